@@ -1,0 +1,170 @@
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { TokenService } from '../../core/auth/tokens.js';
+import { generateSigningKeys } from '../../core/auth/keys.js';
+import { login, makeUser, makeWorkspace, startTestPlatform, testKeys, type TestPlatform } from '../../test/support/platform.js';
+
+describe('auth server: login, refresh and verify', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform();
+  });
+  after(() => t.close());
+
+  const settings = { issuer: 'modelplane', audience: 'modelplane-api', accessTtlSeconds: 900, refreshTtlSeconds: 86400, cacheSize: 0 };
+
+  it('issues an access and a refresh token bound to the workspace', async () => {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'supervisor']]);
+    const tokens = await login(t.auth, user, ws.name);
+    const verify = await t.auth.get('/api/auth/token/verify', { token: tokens.access });
+    expect(verify.status).to.equal(200);
+    expect(verify.body.valid).to.equal(true);
+    expect(verify.body.token_data).to.include({ token_type: 'access', user_id: user.id, workspace: ws.name });
+    expect(verify.body.token_data.permissions).to.have.members(['user', 'supervisor']);
+    expect(verify.body.token_data.jti).to.be.a('string');
+    expect(verify.body.token_data.exp - verify.body.token_data.iat).to.equal(900);
+  });
+
+  it('issues an unbound token without a workspace: it lists workspaces and verifies itself, nothing else', async () => {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'user']]);
+    const tokens = await login(t.auth, user);
+    const verify = await t.auth.get('/api/auth/token/verify', { token: tokens.access });
+    expect(verify.body.token_data.workspace).to.equal(null);
+    const list = await t.auth.get('/api/auth/workspace', { token: tokens.access });
+    expect(list.status).to.equal(200);
+    expect(list.body.map((w: { name: string }) => w.name)).to.deep.equal([ws.name]);
+    const invite = await t.auth.post('/api/auth/invitation', { token: tokens.access, json: { email: 'x@example.test', role: 'user' } });
+    expect(invite.status).to.equal(400);
+    const logo = await t.auth.get(`/api/auth/workspace/${ws.id}/logo`, { token: tokens.access });
+    expect(logo.status).to.equal(404);
+  });
+
+  it('refuses a wrong password, an unknown e-mail and a foreign workspace', async () => {
+    const user = await makeUser(t.platform);
+    const other = await makeWorkspace(t.platform);
+    const wrong = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: 'nope' } });
+    expect(wrong.status).to.equal(401);
+    expect(wrong.body).to.include({ message_code: 'not_authenticated' });
+    const unknown = await t.auth.post('/api/auth/token/obtain', { json: { email: 'ghost@example.test', password: 'nope' } });
+    expect(unknown.status).to.equal(401);
+    const foreign = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, workspace: other.name } });
+    expect(foreign.status).to.equal(403);
+    const missing = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, workspace: 'no-such-ws' } });
+    expect(missing.status).to.equal(403);
+    expect(missing.body.message).to.equal(foreign.body.message);
+  });
+
+  it('answers 400 with the field for a malformed body', async () => {
+    const reply = await t.auth.post('/api/auth/token/obtain', { json: { email: 'a@b.c' } });
+    expect(reply.status).to.equal(400);
+    expect(reply.body.message_code).to.equal('validation_error');
+    expect(reply.body.message).to.match(/password/);
+    const notJson = await t.auth.post('/api/auth/token/obtain', { rawBody: '{"email":', headers: { 'content-type': 'application/json' } });
+    expect(notJson.status).to.equal(400);
+  });
+
+  it('rotates refresh tokens and revokes the whole family when a rotated one is reused', async () => {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'user']]);
+    const first = await login(t.auth, user, ws.name);
+    const second = await t.auth.post('/api/auth/token/refresh', { json: { refresh: first.refresh } });
+    expect(second.status).to.equal(200);
+    expect(second.body.refresh).to.not.equal(first.refresh);
+    expect((await t.auth.get('/api/auth/token/verify', { token: second.body.access })).status).to.equal(200);
+
+    const reuse = await t.auth.post('/api/auth/token/refresh', { json: { refresh: first.refresh } });
+    expect(reuse.status).to.equal(401);
+    const afterReuse = await t.auth.post('/api/auth/token/refresh', { json: { refresh: second.body.refresh } });
+    expect(afterReuse.status).to.equal(401);
+    expect(afterReuse.body.message).to.match(/revoked/);
+  });
+
+  it('refuses forged and misused tokens', async () => {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'supervisor']]);
+    const good = await login(t.auth, user, ws.name);
+    const claims = { token_type: 'access', user_id: user.id, workspace: ws.name, workspace_id: ws.id, permissions: ['user', 'supervisor', 'staff'] };
+
+    const none = new UnsecuredJWT(claims).setIssuer('modelplane').setAudience('modelplane-api').setSubject(String(user.id)).setJti('x').setIssuedAt().setExpirationTime('10m').encode();
+    const otherKey = await new TokenService(generateSigningKeys(), settings).issueAccess({ userId: user.id, workspace: ws, permissions: ['user', 'staff'] });
+    const expired = await new TokenService(testKeys, settings, () => Date.now() - 3600_000).issueAccess({ userId: user.id, workspace: ws, permissions: ['user'] });
+    const wrongAudience = await new TokenService(testKeys, { ...settings, audience: 'someone-else' }).issueAccess({ userId: user.id, workspace: ws, permissions: ['user'] });
+    const hmacWithPublicKey = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer('modelplane')
+      .setAudience('modelplane-api')
+      .setSubject(String(user.id))
+      .setJti('y')
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(new Uint8Array(testKeys.publicKey.export({ type: 'spki', format: 'der' })));
+    const tampered = good.access.replace(/\.([^.]+)\./, (_m, payload: string) => {
+      const body = JSON.parse(Buffer.from(payload, 'base64url').toString());
+      body.permissions.push('staff');
+      return `.${Buffer.from(JSON.stringify(body)).toString('base64url')}.`;
+    });
+
+    for (const [label, token] of Object.entries({ none, otherKey, expired, wrongAudience, hmacWithPublicKey, tampered, refreshAsAccess: good.refresh, garbage: 'abc.def.ghi' })) {
+      const reply = await t.auth.get('/api/auth/token/verify', { token });
+      expect(reply.status, label).to.equal(401);
+      expect(reply.body.message_code, label).to.equal('not_authenticated');
+    }
+    const expiredReply = await t.auth.get('/api/auth/token/verify', { token: expired });
+    expect(expiredReply.body.message).to.match(/expired/);
+    expect((await t.auth.get('/api/auth/token/verify')).status).to.equal(401);
+    const accessAsRefresh = await t.auth.post('/api/auth/token/refresh', { json: { refresh: good.access } });
+    expect(accessAsRefresh.status).to.equal(401);
+  });
+
+  it('publishes the verification key as JWKS', async () => {
+    const reply = await t.auth.get('/api/auth/jwks.json');
+    expect(reply.status).to.equal(200);
+    expect(reply.body.keys[0]).to.include({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', kid: testKeys.kid });
+    expect(reply.body.keys[0]).to.not.have.property('d');
+  });
+
+  it('serves its OpenAPI document, health and readiness', async () => {
+    const doc = await t.auth.get('/openapi.json');
+    expect(doc.body.openapi).to.equal('3.1.0');
+    expect(doc.body.paths).to.have.property('/api/auth/token/obtain');
+    expect(doc.body.paths).to.not.have.property('/api/auth/workspace/{workspaceId}/token');
+    expect((await t.auth.get('/healthz')).status).to.equal(200);
+    expect((await t.auth.get('/readyz')).status).to.equal(200);
+    expect((await t.auth.get('/api/nowhere')).status).to.equal(404);
+  });
+});
+
+describe('auth server: rate limits', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ loginLimitPerAccount: 3, loginLimitPerClient: 1000 });
+  });
+  after(() => t.close());
+
+  it('answers 429 with Retry-After once an account is over its login limit', async () => {
+    const user = await makeUser(t.platform);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: 'wrong' } })).status);
+    expect(statuses).to.deep.equal([401, 401, 401, 429]);
+    const limited = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password } });
+    expect(limited.status).to.equal(429);
+    expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
+    expect(limited.body.message_code).to.equal('rate_limited');
+  });
+
+  it('limits per client address too', async () => {
+    const limited = await startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2 });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        statuses.push((await limited.auth.post('/api/auth/token/obtain', { json: { email: `${crypto.randomUUID()}@x.test`, password: 'x' } })).status);
+      }
+      expect(statuses).to.deep.equal([401, 401, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});

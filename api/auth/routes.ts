@@ -1,0 +1,127 @@
+import { Router, type Request } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { authenticate, principalOf } from '../../core/http/authenticate.js';
+import { pageOf, sendPage } from '../../core/http/pagination.js';
+import { collect, receiveFile } from '../../core/http/multipart.js';
+import { jwks } from '../../core/auth/keys.js';
+import { NotAllowedError } from '../../core/errors/errors.js';
+import { isStaff } from '../../core/auth/principal.js';
+
+const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+const intParam = (value: unknown) => Number(value);
+
+/** Routes of the auth server; handlers only translate HTTP to service calls. */
+export function authRoutes(platform: Platform): Router {
+  const { identity, config } = platform;
+  const auth = authenticate(platform.authenticator);
+  const router = Router();
+
+  router.post('/api/auth/token/obtain', async (req, res) => {
+    res.json(await identity.login.obtain(req.body, clientAddress(req)));
+  });
+  router.post('/api/auth/token/refresh', async (req, res) => {
+    res.json(await identity.login.refresh(req.body.refresh));
+  });
+  router.get('/api/auth/token/verify', auth('any'), (_req, res) => {
+    res.json({ valid: true, token_data: principalOf(res).tokenData });
+  });
+  router.get('/api/auth/jwks.json', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.json(jwks(platform.keys));
+  });
+  router.post('/o/token', async (req, res) => {
+    const basic = basicCredentials(req.headers.authorization);
+    res.json(await identity.login.clientCredentials({ ...req.body, ...basic }, clientAddress(req)));
+  });
+
+  router.get('/api/auth/workspace', auth('any'), async (req, res) => {
+    const { items, total } = await identity.workspaces.list(principalOf(res), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.post('/api/auth/workspace', auth('staff'), async (req, res) => {
+    res.status(201).json(await identity.workspaces.create(principalOf(res), req.body));
+  });
+  router.get('/api/auth/workspace/:workspaceId', auth('staff'), async (req, res) => {
+    res.json(await identity.workspaces.get(intParam(req.params.workspaceId)));
+  });
+  router.put('/api/auth/workspace/:workspaceId', auth('staff'), async (req, res) => {
+    res.status(202).json(await identity.workspaces.setDisabled(intParam(req.params.workspaceId), req.body.disabled));
+  });
+  router.delete('/api/auth/workspace/:workspaceId', auth('staff'), async (req, res) => {
+    await identity.workspaces.remove(intParam(req.params.workspaceId));
+    res.status(204).end();
+  });
+  router.put('/api/auth/workspace/:workspaceId/logo', auth('any'), async (req, res) => {
+    const file = await receiveFile(req, 'logo', config.maxLogoBytes, collect);
+    await identity.workspaces.saveLogo(principalOf(res), intParam(req.params.workspaceId), file.contentType, file.result);
+    res.status(202).json({ message: 'Logo stored.', message_code: 'ok' });
+  });
+  router.get('/api/auth/workspace/:workspaceId/logo', auth('any'), async (req, res) => {
+    const logo = await identity.workspaces.logo(principalOf(res), intParam(req.params.workspaceId));
+    res.setHeader('Content-Type', 'application/octet-stream');
+    res.setHeader('X-Logo-Content-Type', logo.content_type);
+    res.setHeader('Content-Disposition', 'attachment; filename="logo"');
+    res.send(logo.data);
+  });
+
+  if (config.exposeTokenApi) mountTokenApi(router, platform, auth);
+
+  router.post('/api/auth/invitation', auth('any'), async (req, res) => {
+    res.status(201).json(await identity.invitations.invite(principalOf(res), req.body));
+  });
+  router.get('/api/auth/invitation', auth('any'), async (req, res) => {
+    res.json(await identity.invitations.listPending(principalOf(res), workspaceIdOf(req, principalOf(res))));
+  });
+  router.delete('/api/auth/invitation/id/:invitationId', auth('any'), async (req, res) => {
+    await identity.invitations.revoke(principalOf(res), workspaceIdOf(req, principalOf(res)), intParam(req.params.invitationId));
+    res.status(204).end();
+  });
+  router.get('/api/auth/invitation/:token', async (req, res) => {
+    res.json(await identity.invitations.describe(String(req.params.token)));
+  });
+  router.post('/api/auth/invitation/:token/accept', auth('any'), async (req, res) => {
+    res.json(await identity.invitations.accept(principalOf(res), String(req.params.token)));
+  });
+  router.post('/api/auth/register', async (req, res) => {
+    res.status(201).json(await identity.invitations.register(req.body));
+  });
+  return router;
+}
+
+function mountTokenApi(router: Router, platform: Platform, auth: ReturnType<typeof authenticate>) {
+  const tokens = platform.identity.apiTokens;
+  const ids = (req: Request) => [intParam(req.params.workspaceId), intParam(req.params.tokenId)] as const;
+  router.get('/api/auth/workspace/:workspaceId/token', auth('any'), async (req, res) => {
+    const { items, total } = await tokens.list(principalOf(res), intParam(req.params.workspaceId), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.get('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+    res.json(await tokens.get(principalOf(res), ...ids(req)));
+  });
+  router.patch('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+    res.json(await tokens.setActive(principalOf(res), ...ids(req), req.body.is_active));
+  });
+  router.delete('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+    await tokens.remove(principalOf(res), ...ids(req));
+    res.status(204).end();
+  });
+}
+
+/** The workspace an invitation listing is about: the token's, or (staff) the one named. */
+function workspaceIdOf(req: Request, principal: ReturnType<typeof principalOf>): number {
+  const named = req.query.workspace_id === undefined ? undefined : Number(req.query.workspace_id);
+  const workspaceId = named ?? principal.workspace?.id;
+  if (workspaceId === undefined) throw new NotAllowedError('Name a workspace_id or use a token bound to a workspace.');
+  if (!isStaff(principal) && named !== undefined && named !== principal.workspace?.id) return -1;
+  return workspaceId;
+}
+
+/** RFC 6749 §2.3.1: client credentials may come as HTTP Basic instead of form fields. */
+function basicCredentials(header: string | undefined): { client_id?: string; client_secret?: string } {
+  const match = /^Basic ([A-Za-z0-9+/=]{1,1024})$/.exec(header ?? '');
+  if (!match?.[1]) return {};
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return {};
+  return { client_id: decodeURIComponent(decoded.slice(0, colon)), client_secret: decodeURIComponent(decoded.slice(colon + 1)) };
+}

@@ -1,0 +1,36 @@
+import { variables, type ConfigValues } from './variables.js';
+
+export type Config = Readonly<ConfigValues>;
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, reason: string, value: string) {
+    super(`Invalid configuration: ${variable}=${JSON.stringify(value)}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Reads every variable once, validates it and returns a frozen object.
+ * A wrong value throws a ConfigError naming the variable; nothing else in the
+ * code base reads the environment.
+ */
+export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValues> = {}): Config {
+  const values: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(variables)) {
+    const raw = env[spec.name] ?? spec.default ?? '';
+    try {
+      values[key] = spec.parse(raw);
+    } catch (error) {
+      throw new ConfigError(spec.name, (error as Error).message, raw);
+    }
+  }
+  return Object.freeze({ ...(values as ConfigValues), ...overrides });
+}
+
+/** Markdown table of every variable, for the README. */
+export function configTable(): string {
+  const rows = Object.values(variables).map((v) => `| \`${v.name}\` | ${v.default === '' || v.default === undefined ? '(empty)' : `\`${v.default}\``} | ${v.description} |`);
+  return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}

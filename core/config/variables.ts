@@ -1,0 +1,85 @@
+// The single catalogue of environment variables. The README table is generated
+// from it (`modelplane config-table`) and a test keeps the two in step.
+
+export type Parser<T> = (raw: string) => T;
+
+export interface Variable<T> {
+  name: string;
+  default: string | undefined;
+  description: string;
+  parse: Parser<T>;
+}
+
+const variable = <T>(name: string, def: string | undefined, description: string, parse: Parser<T>): Variable<T> => ({
+  name,
+  default: def,
+  description,
+  parse,
+});
+
+export const parsers = {
+  string: (raw: string) => raw,
+  boolean: (raw: string) => {
+    const value = raw.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(value)) return true;
+    if (['false', '0', 'no', 'off'].includes(value)) return false;
+    throw new Error('expected true or false');
+  },
+  integer: (min: number, max: number) => (raw: string) => {
+    if (!/^-?\d+$/.test(raw.trim())) throw new Error('expected an integer');
+    const value = Number(raw);
+    if (value < min || value > max) throw new Error(`expected an integer between ${min} and ${max}`);
+    return value;
+  },
+  url: (protocols: string[]) => (raw: string) => {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error('expected a URL');
+    }
+    if (!protocols.includes(url.protocol)) throw new Error(`expected a URL with scheme ${protocols.join(' or ')}`);
+    return raw.replace(/\/+$/, '');
+  },
+  oneOf: <T extends string>(values: readonly T[]) => (raw: string) => {
+    if (!(values as readonly string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}`);
+    return raw as T;
+  },
+  optional: <T>(parse: Parser<T>) => (raw: string) => (raw === '' ? undefined : parse(raw)),
+};
+
+const port = parsers.integer(0, 65535);
+
+export const variables = {
+  dataDir: variable('MODELPLANE_DATA_DIR', './.modelplane', 'Folder of the embedded database, dev keys and filesystem storage.', parsers.string),
+  databaseUrl: variable('DATABASE_URL', '', 'PostgreSQL URL. Empty: embedded PGlite under the data folder.', parsers.optional(parsers.url(['postgres:', 'postgresql:']))),
+  databasePoolMax: variable('DATABASE_POOL_MAX', '10', 'Connections per process in the PostgreSQL pool.', parsers.integer(1, 200)),
+  logLevel: variable('MODELPLANE_LOG_LEVEL', 'info', 'pino log level.', parsers.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)),
+  bindHost: variable('MODELPLANE_BIND_HOST', '127.0.0.1', 'Address the HTTP servers listen on (0.0.0.0 in containers).', parsers.string),
+  authPort: variable('MODELPLANE_AUTH_PORT', '8080', 'Port of the auth server.', port),
+  privatePort: variable('MODELPLANE_PRIVATE_PORT', '8081', 'Port of the private server.', port),
+  publicPort: variable('MODELPLANE_PUBLIC_PORT', '8082', 'Port of the public server.', port),
+  devMode: variable('MODELPLANE_DEV_MODE', 'false', 'Development mode: loopback URLs and filesystem storage allowed. `modelplane dev` turns it on.', parsers.boolean),
+  jwtPrivateKeyFile: variable('MODELPLANE_JWT_PRIVATE_KEY_FILE', '', 'PEM (PKCS#8) Ed25519 signing key of the auth server. Empty: generated under the data folder.', parsers.optional(parsers.string)),
+  jwtPublicKeyFile: variable('MODELPLANE_JWT_PUBLIC_KEY_FILE', '', 'PEM (SPKI) Ed25519 verification key for servers that do not sign. Empty: derived from the signing key.', parsers.optional(parsers.string)),
+  jwtIssuer: variable('MODELPLANE_JWT_ISSUER', 'modelplane', 'JWT `iss` claim issued and required.', parsers.string),
+  jwtAudience: variable('MODELPLANE_JWT_AUDIENCE', 'modelplane-api', 'JWT `aud` claim issued and required.', parsers.string),
+  accessTokenTtl: variable('MODELPLANE_ACCESS_TOKEN_TTL_SECONDS', '900', 'Lifetime of access tokens.', parsers.integer(30, 86400)),
+  refreshTokenTtl: variable('MODELPLANE_REFRESH_TOKEN_TTL_SECONDS', '86400', 'Lifetime of refresh tokens.', parsers.integer(60, 2592000)),
+  tokenCacheSize: variable('MODELPLANE_TOKEN_CACHE_SIZE', '10000', 'Verified-token cache entries per process (signature checks only).', parsers.integer(0, 1000000)),
+  exposeTokenApi: variable('MODELPLANE_EXPOSE_TOKEN_API', 'false', 'Mount the API-token management endpoints on the auth server.', parsers.boolean),
+  loginLimitPerAccount: variable('MODELPLANE_LOGIN_LIMIT_PER_ACCOUNT', '10', 'Login or client-credential attempts per account and window.', parsers.integer(1, 100000)),
+  loginLimitPerClient: variable('MODELPLANE_LOGIN_LIMIT_PER_CLIENT', '60', 'Login or client-credential attempts per client address and window.', parsers.integer(1, 100000)),
+  loginLimitWindow: variable('MODELPLANE_LOGIN_LIMIT_WINDOW_SECONDS', '60', 'Window of the login rate limits.', parsers.integer(1, 86400)),
+  trustProxy: variable('MODELPLANE_TRUST_PROXY', 'false', 'Trust X-Forwarded-For from this many hops (number) or `true`/`false`.', parsers.string),
+  maxBodyBytes: variable('MODELPLANE_MAX_BODY_BYTES', '1048576', 'Largest JSON or form body accepted.', parsers.integer(1024, 104857600)),
+  maxLogoBytes: variable('MODELPLANE_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
+  adminEmail: variable('MODELPLANE_ADMIN_EMAIL', 'admin@modelplane.local', 'E-mail of the staff user created at first start.', parsers.string),
+  adminPassword: variable('MODELPLANE_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),
+  dashboardUrl: variable('MODELPLANE_DASHBOARD_URL', 'http://localhost:8080/dashboard', 'Public URL of the dashboard, used in invitation links.', parsers.url(['http:', 'https:'])),
+  invitationTtl: variable('MODELPLANE_INVITATION_TTL_SECONDS', '604800', 'Lifetime of invitations.', parsers.integer(60, 31536000)),
+  validateResponses: variable('MODELPLANE_VALIDATE_RESPONSES', 'false', 'Check every response against the OpenAPI document (tests turn it on).', parsers.boolean),
+} as const;
+
+export type Variables = typeof variables;
+export type ConfigValues = { [K in keyof Variables]: ReturnType<Variables[K]['parse']> };

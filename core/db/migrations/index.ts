@@ -1,0 +1,18 @@
+import type { Knex } from 'knex';
+import * as identity from './0001_identity.js';
+
+interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+// Migrations are imported, not discovered on disk, so the same list runs from
+// TypeScript sources, the compiled dist/ folder and the container image alike.
+const migrations: Migration[] = [{ name: '0001_identity', ...identity }];
+
+export const migrationSource: Knex.MigrationSource<Migration> = {
+  getMigrations: async () => migrations,
+  getMigrationName: (migration) => migration.name,
+  getMigration: async (migration) => migration,
+};

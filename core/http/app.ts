@@ -1,0 +1,96 @@
+import crypto from 'node:crypto';
+import express, { type Express, type Router } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import { pinoHttp } from 'pino-http';
+import type { Logger } from 'pino';
+import type { OpenApiDocument } from './openapi.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+
+export interface HttpAppOptions {
+  name: string;
+  logger: Logger;
+  openApi: OpenApiDocument;
+  routes: Router;
+  maxBodyBytes: number;
+  trustProxy: string;
+  validateResponses: boolean;
+  /** Resolves when the process can serve traffic (database reachable, …). */
+  ready: () => Promise<void>;
+  /** Mounted before validation: routes outside the OpenAPI document (dashboard, metrics). */
+  extra?: Router;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * The common shape of every HTTP server: request ids and logs, health, the
+ * OpenAPI document served and enforced, size-limited parsers, the routes,
+ * then the one error middleware.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', parseTrustProxy(options.trustProxy));
+  app.set('query parser', 'simple');
+
+  app.use(
+    pinoHttp({
+      logger: options.logger.child({ server: options.name }),
+      genReqId: (req, res) => {
+        const incoming = req.headers['x-request-id'];
+        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
+    }),
+  );
+  app.use((req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    // One route per resource: `/x/` is `/x` (the spec writes both forms).
+    if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await options.ready();
+      res.json({ status: 'ready' });
+    } catch (error) {
+      res.status(503).json({ status: 'unavailable', message: (error as Error).message });
+    }
+  });
+  const published = structuredClone(options.openApi);
+  app.get('/openapi.json', (_req, res) => {
+    res.json(published);
+  });
+  if (options.extra) app.use(options.extra);
+
+  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 }));
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec: structuredClone(options.openApi) as never,
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+      validateSecurity: false,
+      fileUploader: false,
+      validateFormats: true,
+    }),
+  );
+  app.use(options.routes);
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.logger));
+  return app;
+}
+
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false' || value === '') return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}

@@ -1,0 +1,74 @@
+import type { Request } from 'express';
+import busboy from 'busboy';
+import type { Readable } from 'node:stream';
+import { InputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/errors.js';
+
+export interface IncomingFile {
+  fileName: string;
+  contentType: string;
+}
+
+export interface ReceivedFile<T> extends IncomingFile {
+  result: T;
+  size: number;
+}
+
+/**
+ * Streams the one file of field `field` in a multipart body into `sink`,
+ * without buffering it here. More than `maxBytes` → 413 (the sink's stream
+ * errors, so a partial write is abandoned); no such field → 400.
+ */
+export function receiveFile<T>(req: Request, field: string, maxBytes: number, sink: (stream: Readable, file: IncomingFile) => Promise<T>): Promise<ReceivedFile<T>> {
+  if (!req.is('multipart/form-data')) return Promise.reject(new UnsupportedMediaTypeError('Expected multipart/form-data.'));
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+    } catch {
+      reject(new InputError('Malformed multipart body.'));
+      return;
+    }
+    let pending: Promise<ReceivedFile<T>> | undefined;
+    let failed = false;
+    const fail = (error: Error) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(parser);
+      req.resume();
+      reject(error);
+    };
+    parser.on('file', (name, stream, info) => {
+      if (name !== field || pending) {
+        stream.resume();
+        return;
+      }
+      let size = 0;
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+      });
+      stream.on('limit', () => {
+        stream.destroy(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes.`));
+        fail(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes.`));
+      });
+      const file = { fileName: info.filename ?? '', contentType: (info.mimeType || 'application/octet-stream').toLowerCase() };
+      pending = sink(stream, file).then((result) => ({ ...file, result, size }));
+      pending.catch(fail);
+    });
+    parser.on('filesLimit', () => fail(new InputError('Send exactly one file.')));
+    parser.on('partsLimit', () => fail(new InputError('Too many parts in the multipart body.')));
+    parser.on('error', () => fail(new InputError('Malformed multipart body.')));
+    parser.on('close', () => {
+      if (failed) return;
+      if (!pending) return fail(new InputError(`${field}: a file is required.`));
+      pending.then(resolve, fail);
+    });
+    req.pipe(parser);
+  });
+}
+
+/** Collects a (small, size-limited) stream into memory. */
+export async function collect(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}

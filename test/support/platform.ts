@@ -1,0 +1,75 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { loadConfig } from '../../core/config/config.js';
+import type { ConfigValues } from '../../core/config/variables.js';
+import { createLogger } from '../../core/logging/logger.js';
+import { generateSigningKeys } from '../../core/auth/keys.js';
+import { createPlatform, type Platform } from '../../core/platform.js';
+import { addMember, createUser, createWorkspace } from '../../core/identity/admin.js';
+import type { Role } from '../../core/db/models.js';
+import { createAuthServer } from '../../api/auth/server.js';
+import { sharedDatabase } from './database.js';
+import { Client } from './http.js';
+
+/** One signing key for every platform of a test process, so tokens cross them. */
+export const testKeys = generateSigningKeys();
+
+export const PASSWORD = 'Correct-Horse-Battery-9';
+
+export interface TestPlatform {
+  platform: Platform;
+  auth: Client;
+  close(): Promise<void>;
+}
+
+export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
+
+/** A platform over the shared test database, its servers listening on free ports. */
+export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number): Promise<TestPlatform> {
+  const config = loadConfig({ MODELPLANE_VALIDATE_RESPONSES: 'true', MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' }, overrides);
+  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, logger: createLogger(config.logLevel), now });
+  const auth = await listen(createAuthServer(platform));
+  return {
+    platform,
+    auth: new Client(auth.url),
+    async close() {
+      auth.server.closeAllConnections();
+      await new Promise((resolve) => auth.server.close(resolve));
+      await platform.close();
+    },
+  };
+}
+
+export const unique = (prefix: string) => `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
+
+export interface TestUser {
+  id: number;
+  email: string;
+  password: string;
+}
+
+export async function makeUser(platform: Platform, options: { staff?: boolean } = {}): Promise<TestUser> {
+  const email = `${unique('user')}@example.test`;
+  const user = await createUser(platform.db, { email, password: PASSWORD, staff: options.staff });
+  return { id: user.id, email, password: PASSWORD };
+}
+
+export async function makeWorkspace(platform: Platform, members: Array<[TestUser, Role]> = []) {
+  const workspace = await createWorkspace(platform.db, unique('ws'));
+  for (const [user, role] of members) await addMember(platform.db, user.email, workspace.name, role);
+  return { id: workspace.id, name: workspace.name };
+}
+
+/** Logs in through the API and returns the access token (and refresh). */
+export async function login(client: Client, user: TestUser, workspace?: string) {
+  const reply = await client.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, ...(workspace ? { workspace } : {}) } });
+  if (reply.status !== 200) throw new Error(`login failed: ${reply.status} ${reply.text}`);
+  return reply.body as { access: string; refresh: string };
+}
