@@ -21,7 +21,7 @@ export class Client {
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: BodyInit | undefined;
+    let body: RequestInit['body'];
     if (options.json !== undefined) {
       headers['content-type'] ??= 'application/json';
       body = JSON.stringify(options.json);
@@ -31,7 +31,7 @@ export class Client {
     } else if (options.multipart) {
       body = options.multipart;
     } else if (options.rawBody !== undefined) {
-      body = options.rawBody as BodyInit;
+      body = options.rawBody as RequestInit['body'];
     }
     const response = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
     const text = await response.text();

@@ -1,0 +1,21 @@
+import { Router, type Express } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { createHttpApp } from '../../core/http/app.js';
+import { loadOpenApi } from '../../core/http/openapi.js';
+import { pingDatabase } from '../../core/db/database.js';
+
+const document = loadOpenApi(new URL('./openapi.yaml', import.meta.url));
+
+/** The private server: model registration, deployments, storage, metrics. */
+export function createPrivateServer(platform: Platform): Express {
+  return createHttpApp({
+    name: 'private',
+    logger: platform.logger,
+    openApi: document,
+    routes: Router(),
+    maxBodyBytes: platform.config.maxBodyBytes,
+    trustProxy: platform.config.trustProxy,
+    validateResponses: platform.config.validateResponses,
+    ready: () => pingDatabase(platform.db),
+  });
+}

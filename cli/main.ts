@@ -1,0 +1,163 @@
+import { Command, Option } from 'commander';
+import { configTable, loadConfig, type Config } from '../core/config/config.js';
+import { migrateLatest } from '../core/db/database.js';
+import { createPlatform, type Platform } from '../core/platform.js';
+import { addMember, bootstrap, createUser, createWorkspace } from '../core/identity/admin.js';
+import { workspacesStore } from '../core/identity/workspaces.store.js';
+import { NotFoundError } from '../core/errors/errors.js';
+import type { Role } from '../core/db/models.js';
+import { startServers, type ServerName } from './servers.js';
+
+/** Entry point of the `modelplane` command (bin/modelplane.js). */
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command('modelplane').description('Multi-tenant control plane for serving machine-learning models.').showHelpAfterError();
+
+  program
+    .command('serve')
+    .description('Run HTTP servers')
+    .addArgument(new Command().createArgument('<server>', 'auth | private | public | all').choices(['auth', 'private', 'public', 'all']))
+    .action(async (server: string) => {
+      const names: ServerName[] = server === 'all' ? ['auth', 'private', 'public'] : [server as ServerName];
+      await runUntilSignal(loadConfig(), (platform) => startServers(platform, names));
+    });
+
+  program
+    .command('migrate')
+    .description('Apply database migrations')
+    .action(() => withPlatform(loadConfig(), async (p) => console.log(`migrations applied: ${(await migrateLatest(p.db)).join(', ') || 'none (up to date)'}`)));
+
+  program
+    .command('dev')
+    .description('Everything on one machine with embedded defaults (PGlite, in-process queue, filesystem storage)')
+    .action(async () => {
+      const config = loadConfig(process.env, { devMode: true });
+      await runUntilSignal(config, async (platform) => {
+        await migrateLatest(platform.db);
+        const result = await bootstrap(platform.db, config.adminEmail, config.adminPassword);
+        const servers = await startServers(platform, ['auth', 'private', 'public']);
+        printWelcome(config, servers, result);
+        return servers;
+      });
+    });
+
+  program.command('config-table').description('Print the environment variables as a Markdown table').action(() => console.log(configTable()));
+
+  const admin = program.command('admin').description('Administration of users and workspaces');
+  admin
+    .command('bootstrap')
+    .description('Create the first staff user and the workspace "default" when no staff user exists')
+    .action(() =>
+      withPlatform(loadConfig(), async (p) => {
+        await migrateLatest(p.db);
+        const result = await bootstrap(p.db, p.config.adminEmail, p.config.adminPassword);
+        console.log(result.created ? describeBootstrap(result) : 'A staff user already exists; nothing to do.');
+      }),
+    );
+  admin
+    .command('create-user')
+    .description('Create a user (password from --password or MODELPLANE_NEW_USER_PASSWORD)')
+    .requiredOption('--email <email>')
+    .option('--password <password>')
+    .option('--staff', 'platform-wide staff user', false)
+    .action((options: { email: string; password?: string; staff: boolean }) =>
+      withPlatform(loadConfig(), async (p) => {
+        const password = options.password ?? process.env.MODELPLANE_NEW_USER_PASSWORD;
+        if (!password) throw new Error('Give --password or MODELPLANE_NEW_USER_PASSWORD.');
+        const user = await createUser(p.db, { email: options.email, password, staff: options.staff });
+        console.log(`user ${user.email} created (id ${user.id}${user.is_staff ? ', staff' : ''})`);
+      }),
+    );
+  admin
+    .command('create-workspace <name>')
+    .description('Create a workspace')
+    .action((name: string) =>
+      withPlatform(loadConfig(), async (p) => {
+        const workspace = await createWorkspace(p.db, name);
+        console.log(`workspace ${workspace.name} created (id ${workspace.id})`);
+      }),
+    );
+  admin
+    .command('add-member')
+    .description('Add a user to a workspace, or change their role')
+    .requiredOption('--email <email>')
+    .requiredOption('--workspace <name>')
+    .addOption(new Option('--role <role>').choices(['user', 'supervisor']).default('user'))
+    .action((options: { email: string; workspace: string; role: Role }) =>
+      withPlatform(loadConfig(), async (p) => {
+        await addMember(p.db, options.email, options.workspace, options.role);
+        console.log(`${options.email} is ${options.role} of ${options.workspace}`);
+      }),
+    );
+  admin
+    .command('create-oauth-app')
+    .description('Create an OAuth application (client credentials) in a workspace; the secret is printed once')
+    .requiredOption('--workspace <name>')
+    .requiredOption('--name <name>')
+    .addOption(new Option('--role <role>').choices(['user', 'supervisor']).default('user'))
+    .action((options: { workspace: string; name: string; role: Role }) =>
+      withPlatform(loadConfig(), async (p) => {
+        const workspace = await workspacesStore.liveByName(p.db, options.workspace);
+        if (!workspace) throw new NotFoundError(`No workspace ${options.workspace}.`);
+        const app = await p.identity.oauth.create(null, workspace.id, { name: options.name, role: options.role });
+        console.log(JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret, workspace: workspace.name }, null, 2));
+      }),
+    );
+
+  await program.parseAsync(argv);
+}
+
+async function withPlatform(config: Config, work: (platform: Platform) => Promise<void>): Promise<void> {
+  const platform = createPlatform(config);
+  try {
+    await work(platform);
+  } finally {
+    await platform.close();
+  }
+}
+
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** Starts long-running parts and stops them cleanly on SIGTERM / SIGINT. */
+async function runUntilSignal(config: Config, start: (platform: Platform) => Promise<Closable[]>): Promise<void> {
+  const platform = createPlatform(config);
+  let parts: Closable[];
+  try {
+    parts = await start(platform);
+  } catch (error) {
+    await platform.close();
+    throw error;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      platform.logger.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await Promise.allSettled(parts.map((part) => part.close()));
+  await platform.close();
+}
+
+function describeBootstrap(result: Awaited<ReturnType<typeof bootstrap>>): string {
+  const password = result.generatedPassword ? `password ${result.generatedPassword}  (generated: shown only now)` : 'password from MODELPLANE_ADMIN_PASSWORD';
+  return `staff user ${result.email} created, supervisor of workspace "${result.workspace}"; ${password}`;
+}
+
+function printWelcome(config: Config, servers: Array<{ name: string; url: string }>, result: Awaited<ReturnType<typeof bootstrap>>): void {
+  const auth = servers.find((s) => s.name === 'auth')?.url ?? '';
+  const lines = [
+    '',
+    'modelplane is running (dev mode, embedded defaults)',
+    ...servers.map((s) => `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`),
+    '',
+    result.created ? `First start: ${describeBootstrap(result)}` : `Sign in as ${config.adminEmail} (created at first start).`,
+    'Log in:',
+    `  curl -s ${auth}/api/auth/token/obtain -H 'content-type: application/json' \\`,
+    `    -d '{"email":"${config.adminEmail}","password":"<password>","workspace":"default"}'`,
+    '',
+  ];
+  console.log(lines.join('\n'));
+}

@@ -1,0 +1,35 @@
+import fs from 'node:fs';
+import { expect } from 'chai';
+import { ConfigError, configTable, loadConfig } from './config.js';
+import { variables } from './variables.js';
+
+describe('config', () => {
+  it('gives every variable its documented default', () => {
+    const config = loadConfig({});
+    expect(config.authPort).to.equal(8080);
+    expect(config.privatePort).to.equal(8081);
+    expect(config.publicPort).to.equal(8082);
+    expect(config.exposeTokenApi).to.equal(false);
+    expect(config.databaseUrl).to.equal(undefined);
+    expect(Object.isFrozen(config)).to.equal(true);
+  });
+
+  it('stops with a message naming the variable when a value is wrong', () => {
+    const cases: Record<string, string> = {
+      MODELPLANE_AUTH_PORT: 'eighty',
+      MODELPLANE_EXPOSE_TOKEN_API: 'maybe',
+      DATABASE_URL: 'mysql://x',
+      MODELPLANE_LOG_LEVEL: 'loud',
+      MODELPLANE_ACCESS_TOKEN_TTL_SECONDS: '1',
+    };
+    for (const [name, value] of Object.entries(cases)) {
+      expect(() => loadConfig({ [name]: value }), name).to.throw(ConfigError, name);
+    }
+  });
+
+  it('is documented variable by variable in the README', () => {
+    const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const v of Object.values(variables)) expect(readme, v.name).to.include(`\`${v.name}\``);
+    expect(configTable().split('\n')).to.have.length(Object.keys(variables).length + 2);
+  });
+});

@@ -1,0 +1,23 @@
+// Copies the non-TypeScript files the compiled code reads (OpenAPI documents,
+// CRDs' schemas, dashboard assets) next to their modules in dist/.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const roots = ['api', 'core', 'executor', 'operator', 'demo', 'dashboard'];
+const keep = /\.(ya?ml|json|html|css|js|svg|png|ico|txt)$/;
+
+function copy(dir) {
+  if (!fs.existsSync(dir)) return;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const from = path.join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== 'node_modules') copy(from);
+    } else if (keep.test(entry.name) && !entry.name.endsWith('.test.js')) {
+      const to = path.join('dist', from);
+      fs.mkdirSync(path.dirname(to), { recursive: true });
+      fs.copyFileSync(from, to);
+    }
+  }
+}
+
+for (const root of roots) copy(root);
