@@ -1,8 +1,9 @@
-import { Router, type Express } from 'express';
+import type { Express } from 'express';
 import type { Platform } from '../../core/platform.js';
 import { createHttpApp } from '../../core/http/app.js';
 import { loadOpenApi } from '../../core/http/openapi.js';
 import { pingDatabase } from '../../core/db/database.js';
+import { privateRoutes } from './routes.js';
 
 const document = loadOpenApi(new URL('./openapi.yaml', import.meta.url));
 
@@ -12,7 +13,7 @@ export function createPrivateServer(platform: Platform): Express {
     name: 'private',
     logger: platform.logger,
     openApi: document,
-    routes: Router(),
+    routes: privateRoutes(platform),
     maxBodyBytes: platform.config.maxBodyBytes,
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,

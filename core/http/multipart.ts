@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import busboy from 'busboy';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { InputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/errors.js';
 
 export interface IncomingFile {
@@ -23,7 +23,8 @@ export function receiveFile<T>(req: Request, field: string, maxBytes: number, si
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+      // busboy reports 'limit' on reaching fileSize; one byte more means "over maxBytes".
+      parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: maxBytes + 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
     } catch {
       reject(new InputError('Malformed multipart body.'));
       return;
@@ -42,16 +43,24 @@ export function receiveFile<T>(req: Request, field: string, maxBytes: number, si
         stream.resume();
         return;
       }
+      // Count through a pass-through: a 'data' listener on the part itself would
+      // start it flowing before the sink reads, and bytes would be lost.
       let size = 0;
-      stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
+      const counted = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          size += chunk.length;
+          done(null, chunk);
+        },
       });
+      stream.on('error', (error) => counted.destroy(error));
+      stream.pipe(counted);
       stream.on('limit', () => {
-        stream.destroy(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes.`));
+        counted.destroy(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes.`));
+        stream.resume();
         fail(new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes.`));
       });
       const file = { fileName: info.filename ?? '', contentType: (info.mimeType || 'application/octet-stream').toLowerCase() };
-      pending = sink(stream, file).then((result) => ({ ...file, result, size }));
+      pending = sink(counted, file).then((result) => ({ ...file, result, size }));
       pending.catch(fail);
     });
     parser.on('filesLimit', () => fail(new InputError('Send exactly one file.')));

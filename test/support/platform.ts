@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -10,6 +13,9 @@ import { createPlatform, type Platform } from '../../core/platform.js';
 import { addMember, createUser, createWorkspace } from '../../core/identity/admin.js';
 import type { Role } from '../../core/db/models.js';
 import { createAuthServer } from '../../api/auth/server.js';
+import { createPrivateServer } from '../../api/private/server.js';
+import { createPublicServer } from '../../api/public/server.js';
+import { SecretBox } from '../../core/crypto/secrets.js';
 import { sharedDatabase } from './database.js';
 import { Client } from './http.js';
 
@@ -21,8 +27,14 @@ export const PASSWORD = 'Correct-Horse-Battery-9';
 export interface TestPlatform {
   platform: Platform;
   auth: Client;
+  private: Client;
+  public: Client;
+  dataDir: string;
   close(): Promise<void>;
 }
+
+/** One encryption key per test process too. */
+export const testBox = new SecretBox(crypto.randomBytes(32));
 
 export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
   const server = http.createServer(app);
@@ -33,16 +45,35 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
 
 /** A platform over the shared test database, its servers listening on free ports. */
 export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number): Promise<TestPlatform> {
-  const config = loadConfig({ MODELPLANE_VALIDATE_RESPONSES: 'true', MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' }, overrides);
-  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, logger: createLogger(config.logLevel), now });
-  const auth = await listen(createAuthServer(platform));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-test-'));
+  const config = loadConfig(
+    {
+      MODELPLANE_VALIDATE_RESPONSES: 'true',
+      MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      MODELPLANE_DATA_DIR: dataDir,
+      // Test doubles of model servers and registries listen on loopback.
+      MODELPLANE_DEV_MODE: 'true',
+      MODELPLANE_RELAY_POLL_MS: '50',
+      MODELPLANE_EXECUTOR_RETRY_BACKOFF_MS: '10',
+    },
+    overrides,
+  );
+  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: createLogger(config.logLevel), now });
+  const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
+  platform.relay.start();
   return {
     platform,
-    auth: new Client(auth.url),
+    auth: new Client(servers[0]!.url),
+    private: new Client(servers[1]!.url),
+    public: new Client(servers[2]!.url),
+    dataDir,
     async close() {
-      auth.server.closeAllConnections();
-      await new Promise((resolve) => auth.server.close(resolve));
+      for (const { server } of servers) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
       await platform.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import * as identity from './0001_identity.js';
+import * as registry from './0002_registry.js';
+import * as invocations from './0003_invocations.js';
 
 interface Migration {
   name: string;
@@ -9,7 +11,11 @@ interface Migration {
 
 // Migrations are imported, not discovered on disk, so the same list runs from
 // TypeScript sources, the compiled dist/ folder and the container image alike.
-const migrations: Migration[] = [{ name: '0001_identity', ...identity }];
+const migrations: Migration[] = [
+  { name: '0001_identity', ...identity },
+  { name: '0002_registry', ...registry },
+  { name: '0003_invocations', ...invocations },
+];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
   getMigrations: async () => migrations,

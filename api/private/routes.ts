@@ -1,0 +1,57 @@
+import { Router, type Request } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { authenticate, principalOf } from '../../core/http/authenticate.js';
+import { pageOf, sendPage } from '../../core/http/pagination.js';
+import { mountFileRoutes } from '../shared/file-routes.js';
+
+const param = (req: Request, name: string) => String(req.params[name]);
+
+/** Routes of the private server: models, deployments, storage and supervisors' uploads. */
+export function privateRoutes(platform: Platform): Router {
+  const { models, deployments, storage, uploads } = platform.services;
+  const auth = authenticate(platform.authenticator);
+  const supervisor = auth('supervisor');
+  const member = auth('workspace');
+  const router = Router();
+
+  router.post('/api/platform_model', supervisor, async (req, res) => {
+    res.status(201).json(await models.register(principalOf(res), req.body));
+  });
+  router.delete('/api/platform_model/:modelCode/version/:modelVersion', supervisor, async (req, res) => {
+    await models.remove(principalOf(res), param(req, 'modelCode'), param(req, 'modelVersion'));
+    res.status(204).end();
+  });
+
+  router.post('/api/deployment', supervisor, async (req, res) => {
+    res.status(201).json([await deployments.create(principalOf(res), req.body)]);
+  });
+  router.get('/api/deployment', member, async (req, res) => {
+    const { items, total } = await deployments.list(principalOf(res), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.get('/api/deployment/:deploymentKey', member, async (req, res) => {
+    res.json([await deployments.get(principalOf(res), param(req, 'deploymentKey'))]);
+  });
+  router.delete('/api/deployment/:deploymentKey', supervisor, async (req, res) => {
+    await deployments.remove(principalOf(res), param(req, 'deploymentKey'));
+    res.status(204).end();
+  });
+
+  router.post('/api/storage', supervisor, async (req, res) => {
+    res.status(201).json(await storage.create(principalOf(res), req.body));
+  });
+  router.get('/api/storage', supervisor, async (req, res) => {
+    const { items, total } = await storage.list(principalOf(res), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.get('/api/storage/:storage_key', supervisor, async (req, res) => {
+    res.json(await storage.get(principalOf(res), param(req, 'storage_key')));
+  });
+  router.delete('/api/storage/:storage_key', supervisor, async (req, res) => {
+    await storage.remove(principalOf(res), param(req, 'storage_key'));
+    res.status(204).end();
+  });
+
+  mountFileRoutes(router, uploads, supervisor);
+  return router;
+}

@@ -1,0 +1,60 @@
+import { Router, type Request } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { authenticate, principalOf } from '../../core/http/authenticate.js';
+import { pageOf, sendPage } from '../../core/http/pagination.js';
+import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
+
+const model = (req: Request) => [String(req.params.modelCode), String(req.params.modelVersion)] as const;
+const session = (req: Request) => [...model(req), String(req.params.sessionId)] as const;
+
+/** Routes of the public server: models, sessions, invocations, feedback, member uploads. */
+export function publicRoutes(platform: Platform): Router {
+  const { catalog, invocations, uploads } = platform.services;
+  const member = authenticate(platform.authenticator)('workspace');
+  const router = Router();
+  const base = '/api/model/:modelCode/version/:modelVersion';
+
+  router.get('/api/model', member, async (_req, res) => {
+    res.json(await catalog.list(principalOf(res)));
+  });
+  router.get(base, member, async (req, res) => {
+    res.json(await catalog.get(principalOf(res), ...model(req)));
+  });
+  router.get('/api/platform_model/:modelCode/version/:modelVersion/model_card', member, async (req, res) => {
+    const file = await catalog.modelCard(principalOf(res), ...model(req));
+    await sendFile(res, await uploads.openFile(file));
+  });
+
+  router.get(`${base}/session`, member, async (req, res) => {
+    const { items, total } = await invocations.listSessions(principalOf(res), ...model(req), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.post(`${base}/session`, member, async (req, res) => {
+    res.status(201).json(await invocations.createSession(principalOf(res), ...model(req)));
+  });
+  router.patch(`${base}/session/:sessionId`, member, async (req, res) => {
+    res.json(await invocations.setSessionState(principalOf(res), ...session(req), req.query.state as 'OPEN' | 'CLOSED'));
+  });
+
+  const invocationsPath = `${base}/session/:sessionId/invocation`;
+  router.get(invocationsPath, member, async (req, res) => {
+    const { items, total } = await invocations.list(principalOf(res), ...session(req), pageOf(req));
+    sendPage(res, items, total);
+  });
+  router.post(invocationsPath, member, async (req, res) => {
+    res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
+  });
+  router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
+    res.json(await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId)));
+  });
+  router.get(`${invocationsPath}/:invocationId/check_progress`, member, async (req, res) => {
+    const { status } = await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId));
+    res.json({ status });
+  });
+  router.post(`${invocationsPath}/:invocationId/feedback`, member, async (req, res) => {
+    res.status(201).json(await invocations.feedback(principalOf(res), ...session(req), String(req.params.invocationId), req.body.request.body));
+  });
+
+  mountFileRoutes(router, uploads, member);
+  return router;
+}

@@ -1,0 +1,52 @@
+import type { HttpClient } from '../net/http-client.js';
+
+export type RequestType = 'FEATURES' | 'PROMPT' | 'FEEDBACK' | 'OTHER';
+
+/** One earlier exchange given to a model: the session's history, or the invocation an explainer explains. */
+export interface ContextEntry {
+  request: string;
+  response: string;
+}
+
+export interface InferenceInput {
+  modelCode: string;
+  version: string;
+  /** The invocation's `request.body`, as the user sent it. */
+  body: string;
+  requestType: RequestType;
+  /** For `need_context` models and explainers, oldest first. */
+  context?: ContextEntry[];
+}
+
+export interface InferenceOutput {
+  /** Stored as the invocation's response: JSON text. */
+  response: string;
+}
+
+/** Asks a model catalog whether it knows a model version. */
+export interface RegistryConnector {
+  /**
+   * The registry's metadata for the pair, or null when the registry does not
+   * know it. Throws UpstreamError when the registry cannot be asked.
+   */
+  lookup(modelCode: string, version: string): Promise<Record<string, unknown> | null>;
+  /** Resolves when the registry answers; throws UpstreamError otherwise. */
+  health(): Promise<void>;
+}
+
+/** Runs a model version on the servers of a deployment. */
+export interface ServerProxy {
+  /** Throws UpstreamError when the model server fails, InputError when the body cannot be encoded for it. */
+  infer(input: InferenceInput): Promise<InferenceOutput>;
+  health(): Promise<void>;
+}
+
+/** Validated init parameters: strings only, URLs normalized, empty values dropped. */
+export type ConnectorInit = Readonly<Record<string, string>>;
+
+export interface ConnectorDeps {
+  /** Shared per process: it holds the URL policy and the keep-alive connections. */
+  http: HttpClient;
+  /** Named in every error, so an operator knows which deployment failed. */
+  deploymentKey: string;
+}

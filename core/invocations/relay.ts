@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { WorkQueue } from '../queue/queue.js';
+
+export interface RelayOptions {
+  batchSize: number;
+  pollMs: number;
+  /** A QUEUED row published this long ago and still not claimed is published again. */
+  republishAfterMs: number;
+}
+
+/**
+ * The transactional outbox relay. An invocation is committed QUEUED first;
+ * the relay publishes unpublished rows and marks them only after the broker
+ * confirmed, so a broker outage delays work but loses none. It also returns
+ * to the queue work whose executor lease expired (a worker died).
+ */
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failures = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly queue: WorkQueue,
+    private readonly logger: Logger,
+    private readonly options: RelayOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Publish now (after a commit that queued work) instead of waiting for the next poll. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One full pass; resolves when nothing unpublished is left (or publishing failed). */
+  async runOnce(): Promise<void> {
+    await this.recoverExpiredLeases();
+    await this.resetStalePublications();
+    while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.running) return;
+    this.running = this.runOnce().then(
+      () => {
+        this.failures = 0;
+      },
+      (error: unknown) => {
+        this.failures += 1;
+        this.logger.warn({ err: error, failures: this.failures }, 'outbox relay could not publish; will retry');
+      },
+    );
+    await this.running;
+    this.running = undefined;
+    if (this.stopped) return;
+    const backoff = this.failures ? Math.min(this.options.pollMs * 2 ** this.failures, 10_000) : this.options.pollMs;
+    if (this.again && !this.failures) {
+      this.again = false;
+      this.schedule(0);
+    } else this.schedule(backoff);
+  }
+
+  private async publishBatch(): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const rows = (await trx('invocations')
+        .where({ status: 'QUEUED' })
+        .whereNull('published_at')
+        .orderBy('created_at')
+        .limit(this.options.batchSize)
+        .forUpdate()
+        .skipLocked()
+        .select('id')) as Array<{ id: string }>;
+      if (!rows.length) return 0;
+      const ids = rows.map((r) => r.id);
+      await this.queue.publish(ids);
+      await trx('invocations').whereIn('id', ids).update({ published_at: trx.fn.now() });
+      return ids.length;
+    });
+  }
+
+  private async recoverExpiredLeases(): Promise<void> {
+    const recovered = await this.db('invocations')
+      .where({ status: 'IN_PROGRESS' })
+      .where('lease_expires_at', '<', this.db.fn.now())
+      .update({ status: 'QUEUED', published_at: null, lease_expires_at: null });
+    if (recovered) this.logger.warn({ recovered }, 'returned invocations of vanished workers to the queue');
+  }
+
+  private async resetStalePublications(): Promise<void> {
+    const cutoff = new Date(Date.now() - this.options.republishAfterMs);
+    await this.db('invocations').where({ status: 'QUEUED' }).where('published_at', '<', cutoff).update({ published_at: null });
+  }
+}

@@ -1,0 +1,79 @@
+import type { Runner } from '../db/database.js';
+
+export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
+export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
+export type RequestType = 'FEATURES' | 'PROMPT' | 'FEEDBACK' | 'OTHER';
+
+export interface InvocationRow {
+  id: string;
+  workspace_id: number;
+  session_id: string;
+  user_id: number;
+  model_id: number;
+  order: number;
+  type: InvocationType;
+  request_type: RequestType;
+  body: string;
+  status: InvocationStatus;
+  response: string;
+  error: string | null;
+  model_key: string;
+  related_to: string | null;
+  with_explanation: boolean;
+  output_storage_key: string | null;
+  attempts: number;
+  published_at: Date | null;
+  lease_expires_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export type NewInvocation = Pick<
+  InvocationRow,
+  'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
+> & { response?: string; completed_at?: Date | null };
+
+export interface SessionRow {
+  id: string;
+  workspace_id: number;
+  user_id: number;
+  model_id: number;
+  state: 'OPEN' | 'CLOSED';
+  next_order: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const sessionsStore = {
+  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
+    (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
+  /** Only the caller's session of that model: anything else is "not found". */
+  ofUser: (db: Runner, id: string, modelId: number, userId: number) => db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).first(),
+  lockOfUser: (db: Runner, id: string, modelId: number, userId: number) =>
+    db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).forUpdate().first(),
+  lockById: (db: Runner, id: string) => db<SessionRow>('sessions').where({ id }).forUpdate().first(),
+  listOfUser: (db: Runner, modelId: number, userId: number, page: { limit: number; offset: number }) =>
+    db<SessionRow>('sessions').where({ model_id: modelId, user_id: userId }).orderBy('created_at').limit(page.limit).offset(page.offset),
+  countOfUser: async (db: Runner, modelId: number, userId: number) =>
+    Number(((await db('sessions').where({ model_id: modelId, user_id: userId }).count('* as n').first()) as { n: number }).n),
+  setState: async (db: Runner, id: string, state: SessionRow['state']) =>
+    (await db<SessionRow>('sessions').where({ id }).update({ state, updated_at: new Date() } as never).returning('*'))[0] as SessionRow,
+  /** Reserves the next `order` of the session (the caller holds the session's row lock). */
+  takeOrder: async (db: Runner, id: string) =>
+    ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
+};
+
+export const invocationsStore = {
+  insert: async (db: Runner, row: NewInvocation & { order: number }) =>
+    (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,
+  inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
+  byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
+  listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
+    db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),
+  countInSession: async (db: Runner, sessionId: string) =>
+    Number(((await db('invocations').where({ session_id: sessionId }).count('* as n').first()) as { n: number }).n),
+  /** Earlier invocations of the session, for models that need the session context. */
+  contextBefore: (db: Runner, sessionId: string, order: number) =>
+    db<InvocationRow>('invocations').where({ session_id: sessionId }).where('order', '<', order).orderBy('order').select('body', 'response', 'type', 'status'),
+};

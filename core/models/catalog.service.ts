@@ -1,0 +1,41 @@
+import type { Db } from '../db/database.js';
+import { NotFoundError } from '../errors/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { filesStore, type FileRow } from '../files/store.js';
+import { modelsStore, type ModelRow } from './store.js';
+import { presentChain, presentModel } from './present.js';
+
+/** What workspace members read about models (public server). */
+export class ModelCatalogService {
+  constructor(private readonly db: Db) {}
+
+  async list(principal: Principal) {
+    const workspace = principal.workspace!;
+    const rows = await modelsStore.listLive(this.db, workspace.id);
+    const explained = new Set(rows.map((r) => r.explains_id).filter((id): id is number => id !== null));
+    return rows.map((row) => ({
+      model_metadata: presentModel(row, workspace.name),
+      is_explainer: row.explains_id !== null,
+      has_explainer: explained.has(row.id),
+    }));
+  }
+
+  async get(principal: Principal, code: string, version: string) {
+    const model = await this.live(principal, code, version);
+    return presentChain([model, ...(await modelsStore.explainersOf(this.db, model))], principal.workspace!.name);
+  }
+
+  /** A live model of the caller's workspace, or 404. */
+  async live(principal: Principal, code: string, version: string): Promise<ModelRow> {
+    const model = await modelsStore.liveByPair(this.db, principal.workspace!.id, code, version);
+    if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
+    return model;
+  }
+
+  async modelCard(principal: Principal, code: string, version: string): Promise<FileRow> {
+    const model = await this.live(principal, code, version);
+    const file = model.model_card_file_id ? await filesStore.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;
+    if (!file) throw new NotFoundError('This model has no model card.');
+    return file;
+  }
+}

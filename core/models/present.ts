@@ -1,0 +1,42 @@
+import type { ModelRow } from './store.js';
+
+export interface ModelMetadata {
+  model_code: string;
+  name: string;
+  description: string;
+  version: string;
+  workspace: string;
+  realtime_execution: boolean;
+  allow_download: boolean;
+  need_context: boolean;
+  input_schema: object;
+  output_schema: object;
+  feedback_schema: object | null;
+  native_metadata: object;
+  explainer_metadata?: ModelMetadata;
+}
+
+export function presentModel(row: ModelRow, workspace: string): ModelMetadata {
+  return {
+    model_code: row.model_code,
+    name: row.name,
+    description: row.description,
+    version: row.version,
+    workspace,
+    realtime_execution: row.realtime_execution,
+    allow_download: row.allow_download,
+    need_context: row.need_context,
+    input_schema: row.input_schema,
+    output_schema: row.output_schema,
+    feedback_schema: row.feedback_schema,
+    native_metadata: row.native_metadata,
+  };
+}
+
+/** A model with its explainer chain nested as `explainer_metadata`. */
+export function presentChain(chain: ModelRow[], workspace: string): ModelMetadata {
+  const [head, ...rest] = chain;
+  const metadata = presentModel(head!, workspace);
+  if (rest.length) metadata.explainer_metadata = presentChain(rest, workspace);
+  return metadata;
+}

@@ -1,0 +1,126 @@
+import type { Logger } from 'pino';
+import type { Db } from '../core/db/database.js';
+import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
+import { DELIVERY_LIMIT } from '../core/queue/queue.js';
+import type { OutboxRelay } from '../core/invocations/relay.js';
+import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
+import type { ModelRow } from '../core/models/store.js';
+import { claim, complete, extendLease, fail, release } from './claims.js';
+
+export interface InferenceInput {
+  modelCode: string;
+  version: string;
+  body: string;
+  requestType: string;
+  context?: Array<{ request: string; response: string }>;
+}
+
+export interface InferenceProxy {
+  infer(input: InferenceInput): Promise<{ response: string }>;
+}
+
+/** The server proxy of the deployment that serves a model. */
+export type ProxyResolver = (model: ModelRow) => Promise<InferenceProxy>;
+
+export interface ExecutorOptions {
+  concurrency: number;
+  leaseMs: number;
+  /** Base delay before a transient failure is handed back to the broker. */
+  retryBackoffMs: number;
+}
+
+export interface ExecutorDeps {
+  db: Db;
+  queue: WorkQueue;
+  relay: OutboxRelay;
+  logger: Logger;
+  resolveProxy: ProxyResolver;
+  options: ExecutorOptions;
+  /** Observes each finished run (metrics). */
+  onFinished?: (row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number) => void;
+}
+
+/** Errors that may succeed on a later attempt (model server down, timeouts, 5xx). */
+export const isTransient = (error: unknown) => Boolean((error as { transient?: boolean } | null)?.transient);
+
+/**
+ * Runs queued invocations: claim (QUEUED → IN_PROGRESS under a lease), call the
+ * model server, commit COMPLETED or ERROR, then ack. A redelivered message for
+ * a finished invocation is a no-op; a transient failure goes back to the broker
+ * until the delivery limit, after which the invocation is ERROR and the message
+ * dead-lettered.
+ */
+export class Executor {
+  private consumer: Consumer | undefined;
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  async start(): Promise<void> {
+    this.deps.relay.start();
+    this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency);
+  }
+
+  /** Stops consuming and waits for in-flight invocations (SIGTERM drain). */
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    await this.deps.relay.stop();
+  }
+
+  async handle(id: string, delivery: Delivery): Promise<void> {
+    const { db, logger, options } = this.deps;
+    const row = await claim(db, id, options.leaseMs);
+    if (!row) return; // finished already, or another worker holds a live lease
+    const log = logger.child({ invocationId: id, attempt: delivery.attempt });
+    const heartbeat = setInterval(() => void extendLease(db, row, options.leaseMs).catch(() => undefined), Math.max(options.leaseMs / 3, 100));
+    const started = Date.now();
+    const model = (await db<ModelRow>('models').where({ id: row.model_id }).first())!;
+    try {
+      const input = await this.inputOf(row, model);
+      const proxy = await this.deps.resolveProxy(model);
+      const { response } = await proxy.infer(input);
+      const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
+      const next = await complete(db, row, response, explainer);
+      this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
+      if (next) this.deps.relay.kick();
+      log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
+    } catch (error) {
+      await this.failed(row, model, error, delivery, started, log);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async failed(row: InvocationRow, model: ModelRow, error: unknown, delivery: Delivery, started: number, log: Logger): Promise<void> {
+    const reason = (error as Error).message || 'The model server failed.';
+    if (isTransient(error) && delivery.attempt < DELIVERY_LIMIT) {
+      log.warn({ err: error }, 'transient failure; retrying');
+      await release(this.deps.db, row, reason);
+      await sleep(this.deps.options.retryBackoffMs * 2 ** (delivery.attempt - 1));
+      throw error; // nack: the broker redelivers
+    }
+    const final = isTransient(error) ? `Failed after ${delivery.attempt} attempts: ${reason}` : reason;
+    await fail(this.deps.db, row, final);
+    this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
+    log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
+    if (isTransient(error)) throw error; // past the delivery limit: dead-lettered
+  }
+
+  /** The model's input: the body, plus the session context or the explained invocation. */
+  private async inputOf(row: InvocationRow, model: ModelRow): Promise<InferenceInput> {
+    const input: InferenceInput = { modelCode: model.model_code, version: model.version, body: row.body, requestType: row.request_type };
+    if (row.type === 'EXPLAIN' && row.related_to) {
+      const explained = await invocationsStore.byId(this.deps.db, row.related_to);
+      if (explained) input.context = [{ request: explained.body, response: explained.response }];
+    } else if (model.need_context) {
+      const earlier = await invocationsStore.contextBefore(this.deps.db, row.session_id, row.order);
+      input.context = earlier.filter((e) => e.type !== 'DATA_SUBMISSION').map((e) => ({ request: e.body, response: e.response }));
+    }
+    return input;
+  }
+
+  private explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
+    return this.deps.db<ModelRow>('models').where({ explains_id: model.id }).whereNull('deleted_at').first();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

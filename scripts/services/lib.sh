@@ -1,0 +1,237 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in scripts/services/. Source it; do not run it.
+#
+# Every service keeps its binaries (when built here), data, logs and pid files
+# under one state directory:
+#   ${MODELPLANE_SERVICES_DIR:-$HOME/.cache/modelplane/services}
+# Nothing here needs systemd: each service is started as a plain background
+# process on an unprivileged loopback port.
+
+set -euo pipefail
+
+SERVICES_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+STATE_DIR="${MODELPLANE_SERVICES_DIR:-${HOME:-/root}/.cache/modelplane/services}"
+SERVICE_NAME="${SERVICE_NAME:-services}"
+
+log() { printf '[services:%s] %s\n' "$SERVICE_NAME" "$*" >&2; }
+warn() { printf '[services:%s] WARNING: %s\n' "$SERVICE_NAME" "$*" >&2; }
+die() {
+  printf '[services:%s] ERROR: %s\n' "$SERVICE_NAME" "$*" >&2
+  exit 1
+}
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+ensure_state_dir() {
+  mkdir -p "$STATE_DIR" "$STATE_DIR/locks" "$STATE_DIR/logs"
+}
+
+# with_lock NAME CMD...: run CMD while holding $STATE_DIR/locks/NAME.lock, so two
+# concurrent `start`s of the same service do not race each other.
+with_lock() {
+  local name="$1"
+  shift
+  ensure_state_dir
+  local lockfile="$STATE_DIR/locks/$name.lock"
+  if command -v flock >/dev/null 2>&1; then
+    (
+      flock -w 900 9 || die "timed out waiting for lock $lockfile"
+      "$@"
+    ) 9>"$lockfile"
+  else
+    "$@"
+  fi
+}
+
+# with_closed_fds CMD...: run CMD (in a subshell) with every file descriptor
+# above 2 closed. Anything that leaves a daemon behind must go through this
+# (or spawn_daemon): otherwise the daemon inherits the lock fd of with_lock and
+# holds the lock forever, or keeps the caller's pipes open.
+with_closed_fds() {
+  (
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+      fd="${fd##*/}"
+      if [ "$fd" -gt 2 ] 2>/dev/null; then
+        eval "exec $fd>&-" 2>/dev/null || true
+      fi
+    done
+    if declare -F "$1" >/dev/null; then
+      "$@"
+    else
+      exec "$@"
+    fi
+  )
+}
+
+# spawn_daemon PIDFILE LOGFILE CMD...: start CMD in the background in its own
+# session, stdin from /dev/null, stdout+stderr appended to LOGFILE, no other
+# fds inherited; writes its pid to PIDFILE.
+spawn_daemon() {
+  local pidfile="$1" logfile="$2"
+  shift 2
+  local setsid_cmd=()
+  command -v setsid >/dev/null 2>&1 && setsid_cmd=(setsid)
+  with_closed_fds "${setsid_cmd[@]}" "$@" </dev/null >>"$logfile" 2>&1 &
+  echo "$!" >"$pidfile"
+}
+
+# run_privileged CMD...: run CMD as root (directly, or with sudo -n when not root).
+run_privileged() {
+  if is_root; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo -n "$@"
+  else
+    return 126
+  fi
+}
+
+# pkg_installed PKG: true when the Debian package PKG is installed.
+pkg_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# apt_install_once PKG...: install the Debian packages that are missing.
+# `apt-get update` runs only when something is missing, and at most once per
+# run: a stamp file younger than an hour means an earlier script of this run
+# (or a recent run) already refreshed the lists. If an install fails after the
+# update was skipped, the lists are refreshed and the install retried once.
+# Services installed this way are not started by the package scripts
+# (policy-rc.d answers 101 for the duration of the install).
+apt_install_once() {
+  local missing=() pkg
+  for pkg in "$@"; do
+    pkg_installed "$pkg" || missing+=("$pkg")
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+
+  command -v apt-get >/dev/null 2>&1 ||
+    die "missing Debian package(s) ${missing[*]} and apt-get is not available: install them by hand"
+  if ! is_root && ! { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+    die "missing Debian package(s) ${missing[*]}: run 'apt-get install -y ${missing[*]}' as root (no root or passwordless sudo here)"
+  fi
+
+  ensure_state_dir
+  local stamp="$STATE_DIR/.apt-updated"
+  local updated=0
+  if [ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]; then
+    log "apt-get update (missing: ${missing[*]})"
+    run_privileged apt-get update -qq >&2 || die "apt-get update failed"
+    touch "$stamp"
+    updated=1
+  fi
+
+  log "apt-get install ${missing[*]}"
+  if ! _apt_install_no_start "${missing[@]}"; then
+    if [ "$updated" -eq 0 ]; then
+      log "install failed; refreshing package lists and retrying"
+      run_privileged apt-get update -qq >&2 || die "apt-get update failed"
+      touch "$stamp"
+      _apt_install_no_start "${missing[@]}" ||
+        die "could not install Debian package(s): ${missing[*]}"
+    else
+      die "could not install Debian package(s): ${missing[*]}"
+    fi
+  fi
+  for pkg in "${missing[@]}"; do
+    pkg_installed "$pkg" || die "Debian package $pkg is still not installed after apt-get install"
+  done
+}
+
+# Install with a policy-rc.d that forbids starting services, unless the machine
+# already has one (containers usually do). The temporary one is removed after.
+_apt_install_no_start() {
+  local policy=/usr/sbin/policy-rc.d created=0 rc=0
+  if [ ! -e "$policy" ]; then
+    run_privileged sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy" && created=1
+  fi
+  DEBIAN_FRONTEND=noninteractive run_privileged env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends "$@" >&2 || rc=$?
+  if [ "$created" -eq 1 ]; then
+    run_privileged rm -f "$policy" || true
+  fi
+  return "$rc"
+}
+
+# port_open HOST PORT: true when something accepts TCP connections there.
+port_open() {
+  timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+
+# wait_for_port HOST PORT TIMEOUT_SECONDS [PID]: wait until HOST:PORT accepts
+# connections. With PID, give up early when that process has exited.
+wait_for_port() {
+  local host="$1" port="$2" timeout_s="$3" pid="${4:-}"
+  local deadline=$((SECONDS + timeout_s))
+  while ! port_open "$host" "$port"; do
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      return 1
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+# wait_for_port_closed HOST PORT TIMEOUT_SECONDS
+wait_for_port_closed() {
+  local host="$1" port="$2" timeout_s="$3"
+  local deadline=$((SECONDS + timeout_s))
+  while port_open "$host" "$port"; do
+    [ "$SECONDS" -ge "$deadline" ] && return 1
+    sleep 0.2
+  done
+}
+
+# pidfile_alive FILE: true when FILE names a running process.
+pidfile_alive() {
+  local f="$1" pid
+  [ -s "$f" ] || return 1
+  pid="$(head -n1 "$f" 2>/dev/null | tr -dc '0-9')"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+pidfile_pid() { head -n1 "$1" 2>/dev/null | tr -dc '0-9'; }
+
+# stop_pid PID TIMEOUT_SECONDS: SIGTERM, wait, then SIGKILL.
+stop_pid() {
+  local pid="$1" timeout_s="$2"
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + timeout_s))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      warn "process $pid did not exit after ${timeout_s}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+      break
+    fi
+    sleep 0.1
+  done
+}
+
+# stop_system_daemons OSUSER COMMAND_NAME...: stop processes that a Debian
+# package's own service started (they run as that package's system user, not
+# as ours). Best effort: `service NAME stop` is not used because there is no
+# init system; the processes are signalled by pid.
+stop_system_daemons() {
+  local osuser="$1"
+  shift
+  getent passwd "$osuser" >/dev/null 2>&1 || return 0
+  local name pids
+  for name in "$@"; do
+    pids="$(pgrep -u "$osuser" -x "$name" 2>/dev/null || true)"
+    [ -z "$pids" ] && continue
+    warn "stopping the Debian-started $name (user $osuser, pid(s) $(echo "$pids" | tr '\n' ' '))"
+    local p
+    for p in $pids; do stop_pid "$p" 15; done
+  done
+}
+
+# usage_exit SCRIPT COMMANDS
+usage_exit() {
+  echo "usage: $1 {$2}" >&2
+  exit 2
+}

@@ -1,0 +1,96 @@
+import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
+import type { Client } from './http.js';
+import { login, makeUser, makeWorkspace, unique, type TestPlatform, type TestUser } from './platform.js';
+
+export const OPEN_INFERENCE_REGISTRY = 'modelplane.registry.OpenInferenceRegistryConnector';
+export const OPEN_INFERENCE_PROXY = 'modelplane.proxy.OpenInferenceServerProxy';
+export const FILESYSTEM_STORAGE = 'modelplane.storage.FilesystemStorage';
+
+export interface Tenant {
+  user: TestUser;
+  ws: { id: number; name: string };
+  token: string;
+}
+
+/** A fresh workspace with one member of the given role, logged in to it. */
+export async function tenant(t: TestPlatform, role: 'user' | 'supervisor' = 'supervisor'): Promise<Tenant> {
+  const user = await makeUser(t.platform);
+  const ws = await makeWorkspace(t.platform, [[user, role]]);
+  return { user, ws, token: (await login(t.auth, user, ws.name)).access };
+}
+
+/** Another member of the same workspace. */
+export async function colleague(t: TestPlatform, of: Tenant, role: 'user' | 'supervisor' = 'user'): Promise<Tenant> {
+  const user = await makeUser(t.platform);
+  await t.platform.db('memberships').insert({ user_id: user.id, workspace_id: of.ws.id, role });
+  return { user, ws: of.ws, token: (await login(t.auth, user, of.ws.name)).access };
+}
+
+export async function startDemoModelServer(): Promise<DemoModelServer & { url: string }> {
+  const server = createDemoModelServer();
+  const { url } = await server.listen(0, '127.0.0.1');
+  return Object.assign(server, { url });
+}
+
+export async function filesystemStorage(client: Client, token: string, key = unique('files')) {
+  const reply = await client.post('/api/storage', { token, json: { storage_key: key, storage_class: FILESYSTEM_STORAGE, connector_init: { path: key } } });
+  if (reply.status !== 201) throw new Error(`storage: ${reply.status} ${reply.text}`);
+  return key;
+}
+
+export async function upload(client: Client, token: string, storageKey: string, content: string | Buffer, fileName = 'card.md', type = 'text/markdown') {
+  const ticket = await client.post(`/api/storage/${storageKey}/files/request_upload`, { token, json: { file_name: fileName, content_type: type } });
+  if (ticket.status !== 201) throw new Error(`request_upload: ${ticket.status} ${ticket.text}`);
+  const form = new FormData();
+  form.append('file', new Blob([typeof content === 'string' ? content : new Uint8Array(content)], { type }), fileName);
+  const stored = await client.post(`/api/storage/${storageKey}/files/proxy_upload/${ticket.body.upload_id}`, { token, multipart: form });
+  if (stored.status !== 201) throw new Error(`proxy_upload: ${stored.status} ${stored.text}`);
+  return stored.body as { file_id: string; sha256: string; size: number };
+}
+
+export async function demoDeployment(client: Client, token: string, demoUrl: string, key = unique('demo')) {
+  const reply = await client.post('/api/deployment', {
+    token,
+    json: {
+      deployment_key: key,
+      registry_connector_class: OPEN_INFERENCE_REGISTRY,
+      registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
+      server_proxy_class: OPEN_INFERENCE_PROXY,
+      server_proxy_init: { server_proxy_url: demoUrl },
+    },
+  });
+  if (reply.status !== 201) throw new Error(`deployment: ${reply.status} ${reply.text}`);
+  return key;
+}
+
+const FEATURES = {
+  type: 'json',
+  description: 'Iris measurements in cm',
+  schema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'],
+    properties: {
+      sepal_length: { type: 'number', minimum: 0 },
+      sepal_width: { type: 'number', minimum: 0 },
+      petal_length: { type: 'number', minimum: 0 },
+      petal_width: { type: 'number', minimum: 0 },
+    },
+  },
+};
+
+/** A payload for a demo model; the (code, version) pair must be one the demo server serves. */
+export function modelPayload(code: string, version: string, cardId: string, extra: Record<string, unknown> = {}) {
+  return {
+    model_code: code,
+    version,
+    name: `${code} ${version}`,
+    description: 'Iris species from flower measurements',
+    input_schema: FEATURES,
+    output_schema: { type: 'json', description: 'Open Inference outputs' },
+    model_card_file_id: cardId,
+    ...extra,
+  };
+}
+
+export const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
