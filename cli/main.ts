@@ -7,6 +7,8 @@ import { workspacesStore } from '../core/identity/workspaces.store.js';
 import { NotFoundError } from '../core/errors/errors.js';
 import type { Role } from '../core/db/models.js';
 import { startServers, type ServerName } from './servers.js';
+import { startExecutor } from '../executor/start.js';
+import { createDemoModelServer } from '../demo/model-server/server.js';
 
 /** Entry point of the `modelplane` command (bin/modelplane.js). */
 export async function main(argv: string[]): Promise<void> {
@@ -19,6 +21,29 @@ export async function main(argv: string[]): Promise<void> {
     .action(async (server: string) => {
       const names: ServerName[] = server === 'all' ? ['auth', 'private', 'public'] : [server as ServerName];
       await runUntilSignal(loadConfig(), (platform) => startServers(platform, names));
+    });
+
+  program
+    .command('executor')
+    .description('Run queued invocations (RabbitMQ when MODELPLANE_AMQP_URL is set)')
+    .action(async () => {
+      await runUntilSignal(loadConfig(), async (platform) => [await startExecutor(platform, { healthPort: platform.config.executorPort })]);
+    });
+
+  program
+    .command('demo-model-server')
+    .description('A small Open Inference Protocol server with an Iris classifier and its explainer')
+    .option('--port <port>', 'port', (v) => Number(v))
+    .action(async (options: { port?: number }) => {
+      const config = loadConfig();
+      const server = createDemoModelServer();
+      const { url } = await server.listen(options.port ?? config.demoModelServerPort, config.bindHost);
+      console.log(`demo model server on ${url} (models: iris-classifier 1, iris-explainer 1, always-fails 1)`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGTERM', () => resolve());
+        process.once('SIGINT', () => resolve());
+      });
+      await server.close();
     });
 
   program
@@ -35,8 +60,11 @@ export async function main(argv: string[]): Promise<void> {
         await migrateLatest(platform.db);
         const result = await bootstrap(platform.db, config.adminEmail, config.adminPassword);
         const servers = await startServers(platform, ['auth', 'private', 'public']);
-        printWelcome(config, servers, result);
-        return servers;
+        const executor = await startExecutor(platform, { healthPort: config.executorPort });
+        const demo = createDemoModelServer();
+        const { url: demoUrl } = await demo.listen(config.demoModelServerPort, config.bindHost);
+        printWelcome(config, servers, result, demoUrl);
+        return [...servers, executor, demo];
       });
     });
 
@@ -146,12 +174,14 @@ function describeBootstrap(result: Awaited<ReturnType<typeof bootstrap>>): strin
   return `staff user ${result.email} created, supervisor of workspace "${result.workspace}"; ${password}`;
 }
 
-function printWelcome(config: Config, servers: Array<{ name: string; url: string }>, result: Awaited<ReturnType<typeof bootstrap>>): void {
+function printWelcome(config: Config, servers: Array<{ name: string; url: string }>, result: Awaited<ReturnType<typeof bootstrap>>, demoUrl: string): void {
   const auth = servers.find((s) => s.name === 'auth')?.url ?? '';
   const lines = [
     '',
     'modelplane is running (dev mode, embedded defaults)',
     ...servers.map((s) => `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`),
+    `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
+    `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,
     '',
     result.created ? `First start: ${describeBootstrap(result)}` : `Sign in as ${config.adminEmail} (created at first start).`,
     'Log in:',

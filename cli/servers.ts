@@ -27,6 +27,8 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
     public: platform.config.publicPort,
   };
   const running: RunningServer[] = [];
+  // The public server queues invocations: its relay publishes them.
+  if (names.includes('public')) platform.relay.start();
   for (const name of names) {
     const server = http.createServer(factories[name](platform));
     server.keepAliveTimeout = 65_000;

@@ -14,6 +14,8 @@ export interface DemoModelServerOptions {
   logger?: Logger;
   /** Largest request body. Default 1 MiB. */
   maxBodyBytes?: number;
+  /** Serve every model under this version instead of "1". */
+  version?: string;
 }
 
 export interface DemoModelServer {
@@ -40,7 +42,7 @@ const MODEL = '\\/v2\\/models\\/([^/]+)(?:\\/versions\\/([^/]+))?';
  * demo-model-server` runs it for the quickstart; tests start it on port 0.
  */
 export function createDemoModelServer(options: DemoModelServerOptions = {}): DemoModelServer {
-  const service = new DemoModelService();
+  const service = new DemoModelService(options.version);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/v2\/health\/(?:live|ready)$/, open: true, handle: () => ({ live: true, ready: true }) },

@@ -10,8 +10,13 @@ export type DemoStats = Record<string, number>;
 
 /** The Open Inference endpoints of the demo models, without the HTTP around them. */
 export class DemoModelService {
-  private readonly models = demoModels();
+  private readonly models: readonly DemoModel[];
   private readonly calls = new Map<string, number>();
+
+  /** `version` serves every demo model under that version instead of "1" (tests need fresh model versions). */
+  constructor(version?: string) {
+    this.models = version ? demoModels().map((model) => ({ ...model, version })) : demoModels();
+  }
 
   serverMetadata() {
     return { name: SERVER_NAME, version: '1', extensions: ['model_repository'] };

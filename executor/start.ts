@@ -1,0 +1,58 @@
+import http from 'node:http';
+import type { Platform } from '../core/platform.js';
+import { pingDatabase } from '../core/db/database.js';
+import { deploymentsStore } from '../core/deployments/store.js';
+import { Executor } from './executor.js';
+
+/** The executor of one process: consumer, relay (for explanation invocations) and a health endpoint. */
+export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
+  const { config } = platform;
+  const executor = new Executor({
+    db: platform.db,
+    queue: platform.queue,
+    relay: platform.relay,
+    logger: platform.logger.child({ component: 'executor' }),
+    resolveProxy: async (model) => {
+      const deployment = await deploymentsStore.byId(platform.db, model.deployment_id);
+      if (!deployment) throw new Error(`The deployment of ${model.model_code} ${model.version} no longer exists.`);
+      return platform.connectors.proxyOf(deployment);
+    },
+    options: {
+      concurrency: config.executorConcurrency,
+      leaseMs: config.executorLeaseSeconds * 1000,
+      retryBackoffMs: config.executorRetryBackoffMs,
+    },
+  });
+  await executor.start();
+  const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort);
+  platform.logger.info({ concurrency: config.executorConcurrency, queue: config.amqpUrl ? 'rabbitmq' : 'in-process' }, 'executor started');
+  return {
+    executor,
+    async close() {
+      await executor.stop();
+      await new Promise((resolve) => health?.close(resolve) ?? resolve(undefined));
+    },
+  };
+}
+
+async function healthServer(platform: Platform, port: number): Promise<http.Server> {
+  const server = http.createServer(async (req, res) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.url === '/healthz') return send(200, { status: 'ok' });
+    if (req.url === '/readyz') {
+      try {
+        await pingDatabase(platform.db);
+        if (!platform.queue.healthy()) throw new Error('queue not connected');
+        return send(200, { status: 'ready' });
+      } catch (error) {
+        return send(503, { status: 'unavailable', message: (error as Error).message });
+      }
+    }
+    send(404, { message: 'Not found.', message_code: 'not_found' });
+  });
+  await new Promise<void>((resolve) => server.listen(port, platform.config.bindHost, resolve));
+  return server;
+}
