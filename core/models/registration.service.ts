@@ -76,12 +76,18 @@ export class ModelRegistrationService {
     return resolved;
   }
 
-  /** The first live deployment whose registry knows the pair. An unreachable registry fails the call (502). */
+  /**
+   * Asks every live deployment at once; the first (oldest) whose registry knows
+   * the pair serves it. When none knows it and a registry could not be asked,
+   * that failure (502 naming the deployment) is the answer, not a 400.
+   */
   private async resolve(deployments: DeploymentRow[], code: string, version: string): Promise<Resolved | undefined> {
-    for (const deployment of deployments) {
-      const registry = await this.connectors.registryOf(deployment).lookup(code, version);
-      if (registry) return { deployment, registry };
+    const answers = await Promise.allSettled(deployments.map((deployment) => this.connectors.registryOf(deployment).lookup(code, version)));
+    for (const [i, answer] of answers.entries()) {
+      if (answer.status === 'fulfilled' && answer.value) return { deployment: deployments[i]!, registry: answer.value };
     }
+    const failure = answers.find((answer): answer is PromiseRejectedResult => answer.status === 'rejected');
+    if (failure) throw failure.reason;
     return undefined;
   }
 

@@ -16,6 +16,8 @@ export interface DemoModelServerOptions {
   maxBodyBytes?: number;
   /** Serve every model under this version instead of "1". */
   version?: string;
+  /** Each inference takes at least this long (tests of work in flight). */
+  inferenceDelayMs?: number;
 }
 
 export interface DemoModelServer {
@@ -53,7 +55,11 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
     {
       method: 'POST',
       pattern: new RegExp(`^${MODEL}\\/infer$`),
-      handle: async ([name = '', version], req) => service.infer(name, version, (await readJsonObject(req, maxBodyBytes)) as InferenceRequestBody),
+      handle: async ([name = '', version], req) => {
+        const body = (await readJsonObject(req, maxBodyBytes)) as InferenceRequestBody;
+        if (options.inferenceDelayMs) await new Promise((resolve) => setTimeout(resolve, options.inferenceDelayMs));
+        return service.infer(name, version, body);
+      },
     },
     { method: 'GET', pattern: /^\/demo\/stats$/, open: true, handle: () => service.stats() },
     { method: 'DELETE', pattern: /^\/demo\/stats$/, open: true, handle: () => (service.resetStats(), service.stats()) },

@@ -26,13 +26,13 @@ ensure_state_dir() {
   mkdir -p "$STATE_DIR" "$STATE_DIR/locks" "$STATE_DIR/logs"
 }
 
-# with_lock NAME CMD...: run CMD while holding $STATE_DIR/locks/NAME.lock, so two
+# with_lock NAME CMD...: run CMD while holding $STATE_DIR/locks/NAME.lck, so two
 # concurrent `start`s of the same service do not race each other.
 with_lock() {
   local name="$1"
   shift
   ensure_state_dir
-  local lockfile="$STATE_DIR/locks/$name.lock"
+  local lockfile="$STATE_DIR/locks/$name.lck"
   if command -v flock >/dev/null 2>&1; then
     (
       flock -w 900 9 || die "timed out waiting for lock $lockfile"
@@ -43,19 +43,25 @@ with_lock() {
   fi
 }
 
-# with_closed_fds CMD...: run CMD (in a subshell) with every file descriptor
-# above 2 closed. Anything that leaves a daemon behind must go through this
-# (or spawn_daemon): otherwise the daemon inherits the lock fd of with_lock and
-# holds the lock forever, or keeps the caller's pipes open.
+# close_inherited_fds: close every file descriptor above 2 of the current
+# (sub)shell. Anything that leaves a daemon behind must do this first (see
+# with_closed_fds and spawn_daemon): otherwise the daemon inherits the lock fd
+# of with_lock and holds the lock forever, or keeps the caller's pipes open.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd="${fd##*/}"
+    if [ "$fd" -gt 2 ] 2>/dev/null; then
+      eval "exec $fd>&-" 2>/dev/null || true
+    fi
+  done
+}
+
+# with_closed_fds CMD...: run CMD (a command or a function, in a subshell)
+# with every file descriptor above 2 closed.
 with_closed_fds() {
   (
-    local fd
-    for fd in /proc/$BASHPID/fd/*; do
-      fd="${fd##*/}"
-      if [ "$fd" -gt 2 ] 2>/dev/null; then
-        eval "exec $fd>&-" 2>/dev/null || true
-      fi
-    done
+    close_inherited_fds
     if declare -F "$1" >/dev/null; then
       "$@"
     else
@@ -64,15 +70,21 @@ with_closed_fds() {
   )
 }
 
-# spawn_daemon PIDFILE LOGFILE CMD...: start CMD in the background in its own
-# session, stdin from /dev/null, stdout+stderr appended to LOGFILE, no other
-# fds inherited; writes its pid to PIDFILE.
+# spawn_daemon PIDFILE LOGFILE CMD...: start the external command CMD in the
+# background in its own session, stdin from /dev/null, stdout+stderr appended
+# to LOGFILE, no other fds inherited; writes its pid to PIDFILE (the pid of
+# CMD itself: the background subshell execs it).
 spawn_daemon() {
   local pidfile="$1" logfile="$2"
   shift 2
-  local setsid_cmd=()
-  command -v setsid >/dev/null 2>&1 && setsid_cmd=(setsid)
-  with_closed_fds "${setsid_cmd[@]}" "$@" </dev/null >>"$logfile" 2>&1 &
+  (
+    close_inherited_fds
+    if command -v setsid >/dev/null 2>&1; then
+      exec setsid "$@"
+    else
+      exec "$@"
+    fi
+  ) </dev/null >>"$logfile" 2>&1 &
   echo "$!" >"$pidfile"
 }
 
@@ -117,7 +129,8 @@ apt_install_once() {
   local updated=0
   if [ -z "$(find "$stamp" -mmin -60 2>/dev/null)" ]; then
     log "apt-get update (missing: ${missing[*]})"
-    run_privileged apt-get update -qq >&2 || die "apt-get update failed"
+    run_privileged apt-get update -qq >>"$STATE_DIR/logs/apt.log" 2>&1 ||
+      die "apt-get update failed (log: $STATE_DIR/logs/apt.log)"
     touch "$stamp"
     updated=1
   fi
@@ -126,7 +139,8 @@ apt_install_once() {
   if ! _apt_install_no_start "${missing[@]}"; then
     if [ "$updated" -eq 0 ]; then
       log "install failed; refreshing package lists and retrying"
-      run_privileged apt-get update -qq >&2 || die "apt-get update failed"
+      run_privileged apt-get update -qq >>"$STATE_DIR/logs/apt.log" 2>&1 ||
+        die "apt-get update failed (log: $STATE_DIR/logs/apt.log)"
       touch "$stamp"
       _apt_install_no_start "${missing[@]}" ||
         die "could not install Debian package(s): ${missing[*]}"
@@ -146,8 +160,14 @@ _apt_install_no_start() {
   if [ ! -e "$policy" ]; then
     run_privileged sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy" && created=1
   fi
-  DEBIAN_FRONTEND=noninteractive run_privileged env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -qq --no-install-recommends "$@" >&2 || rc=$?
+  local aptlog="$STATE_DIR/logs/apt.log"
+  echo "=== $(date -Is) apt-get install $*" >>"$aptlog"
+  run_privileged env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "$@" >>"$aptlog" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    tail -n 20 "$aptlog" >&2 || true
+    warn "apt-get install $* failed (exit $rc, log: $aptlog)"
+  fi
   if [ "$created" -eq 1 ]; then
     run_privileged rm -f "$policy" || true
   fi

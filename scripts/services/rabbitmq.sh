@@ -164,13 +164,24 @@ do_start() {
   log "RabbitMQ ready"
 }
 
+# pids of our node's Erlang VM (its -home argument is our private home dir).
+node_vm_pids() {
+  pgrep -f -- "beam.smp .*-home $RMQ_DIR/home " 2>/dev/null || true
+}
+
 do_stop() {
   if pidfile_alive "$RMQ_PIDFILE"; then
     log "stopping RabbitMQ node $RMQ_NODE"
-    # The node shuts down cleanly on SIGTERM; no need to boot a CLI VM for it.
+    # The start script's wrapper stops the VM cleanly on SIGTERM; no need to
+    # boot a CLI VM (rabbitmqctl stop) for it.
     stop_pid "$(pidfile_pid "$RMQ_PIDFILE")" 60
   fi
   rm -f "$RMQ_PIDFILE"
+  local p
+  for p in $(node_vm_pids); do
+    log "stopping leftover node VM $p"
+    stop_pid "$p" 60
+  done
   wait_for_port_closed "$RMQ_HOST" "$RMQ_PORT" 10 || warn "port $RMQ_PORT still open after stop"
 }
 

@@ -10,7 +10,8 @@ import { S3_STORAGE, StorageClasses } from '../../core/storage/classes.js';
 import { parseEndpoint } from '../../core/storage/s3-endpoint.js';
 
 // Runs against a real MinIO server: `scripts/services/minio.sh start`, then
-// TEST_S3_ENDPOINT, TEST_S3_ACCESS_KEY and TEST_S3_SECRET_KEY.
+// `eval "$(scripts/services/minio.sh env)"` sets TEST_S3_ENDPOINT,
+// TEST_S3_ACCESS_KEY and TEST_S3_SECRET_KEY. Without them every test fails.
 
 const MIB = 1024 * 1024;
 
@@ -26,8 +27,8 @@ function s3ServerFromEnvironment(): S3Server {
   const secretKey = process.env.TEST_S3_SECRET_KEY;
   if (!endpoint || !accessKey || !secretKey) {
     throw new Error(
-      'S3 integration tests need a MinIO server: run `scripts/services/minio.sh start`, then set TEST_S3_ENDPOINT ' +
-        '(e.g. http://127.0.0.1:59000), TEST_S3_ACCESS_KEY and TEST_S3_SECRET_KEY.',
+      'S3 integration tests need a MinIO server and TEST_S3_ENDPOINT, TEST_S3_ACCESS_KEY, TEST_S3_SECRET_KEY: ' +
+        'run `scripts/services/minio.sh start`, then `eval "$(scripts/services/minio.sh env)"`.',
     );
   }
   return { endpoint, accessKey, secretKey };

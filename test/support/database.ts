@@ -8,11 +8,19 @@ import { createDatabase, migrateLatest, type Db } from '../../core/db/database.j
  * (npm test). Tests make their own users and workspaces with unique names, so
  * they never depend on an empty database.
  */
-let shared: Promise<{ db: Db; drop: () => Promise<void> }> | undefined;
+let shared: Promise<{ db: Db; url?: string; drop: () => Promise<void> }> | undefined;
 
 export function sharedDatabase(): Promise<Db> {
   shared ??= open();
   return shared.then((s) => s.db);
+}
+
+/** The URL of the shared PostgreSQL test database, for child processes (PostgreSQL runs only). */
+export async function sharedDatabaseUrl(): Promise<string> {
+  await sharedDatabase();
+  const url = (await shared!).url;
+  if (!url) throw new Error('This test needs PostgreSQL: set TEST_DATABASE_URL (make test starts it with scripts/services/postgres.sh).');
+  return url;
 }
 
 export async function closeSharedDatabase(): Promise<void> {
@@ -45,6 +53,7 @@ async function open() {
   await migrateLatest(db);
   return {
     db,
+    url: target.toString(),
     drop: async () => {
       await db.destroy();
       await admin.raw(`drop database if exists ${name} with (force)`);

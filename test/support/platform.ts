@@ -33,8 +33,11 @@ export interface TestPlatform {
   close(): Promise<void>;
 }
 
-/** One encryption key per test process too. */
-export const testBox = new SecretBox(crypto.randomBytes(32));
+/** One encryption key per test process too (child processes read it from `testSecretKeyFile`). */
+const testSecretKey = crypto.randomBytes(32);
+export const testBox = new SecretBox(testSecretKey);
+export const testSecretKeyFile = path.join(os.tmpdir(), `modelplane-test-secret-${process.pid}.key`);
+fs.writeFileSync(testSecretKeyFile, testSecretKey, { mode: 0o600 });
 
 export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
   const server = http.createServer(app);

@@ -1,0 +1,198 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import amqp from 'amqplib';
+import pino from 'pino';
+import { RabbitQueue } from '../../core/queue/rabbitmq.js';
+import { DELIVERY_LIMIT } from '../../core/queue/queue.js';
+import { startExecutor } from '../../executor/start.js';
+import { startTestPlatform, testSecretKeyFile, unique, type TestPlatform } from '../support/platform.js';
+import { sharedDatabaseUrl } from '../support/database.js';
+import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { requireEnv, serviceScript } from '../support/services.js';
+import { createDemoModelServer } from '../../demo/model-server/server.js';
+
+const silent = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('RabbitMQ queue (real broker)', function () {
+  this.timeout(180_000);
+  let url: string;
+  before(() => {
+    url = requireEnv('TEST_AMQP_URL', 'rabbitmq');
+  });
+
+  it('delivers confirmed, persistent messages and acks after the handler', async () => {
+    const queue = new RabbitQueue({ url, queue: unique('mp-test'), logger: silent });
+    const seen: string[] = [];
+    await queue.consume(async (id) => {
+      seen.push(id);
+    }, 4);
+    await queue.publish(['a', 'b', 'c']);
+    await until(async () => seen.length === 3, 'three deliveries');
+    expect(seen).to.have.members(['a', 'b', 'c']);
+    expect(queue.healthy()).to.equal(true);
+    await queue.close();
+  });
+
+  it('redelivers a failing message up to the delivery limit, then dead-letters it', async () => {
+    const name = unique('mp-test');
+    const queue = new RabbitQueue({ url, queue: name, logger: silent });
+    const attempts: number[] = [];
+    await queue.consume(async (_id, delivery) => {
+      attempts.push(delivery.attempt);
+      throw new Error('poison');
+    }, 1);
+    await queue.publish(['poison']);
+    const connection = await amqp.connect(url);
+    const channel = await connection.createChannel();
+    await until(async () => (await channel.checkQueue(`${name}.dead`)).messageCount === 1, 'the dead letter');
+    expect(attempts).to.deep.equal(Array.from({ length: DELIVERY_LIMIT }, (_, i) => i + 1));
+    await connection.close();
+    await queue.close();
+  });
+});
+
+describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', function () {
+  this.timeout(300_000);
+  let t: TestPlatform;
+  let owner: Tenant;
+  let version: string;
+  let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
+  let queueName: string;
+
+  before(async () => {
+    const amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
+    queueName = unique('mp-invocations');
+    t = await startTestPlatform({ amqpUrl, queueName, executorLeaseSeconds: 3 });
+    version = unique('v');
+    demo = await startDemoModelServer(version);
+    owner = await tenant(t);
+    await demoDeployment(t.private, owner.token, demo.url);
+    const storage = await filesystemStorage(t.private, owner.token);
+    const card = await upload(t.private, owner.token, storage, 'card');
+    const reply = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
+    expect(reply.status).to.equal(201);
+  });
+  after(async () => {
+    if (!t) return;
+    serviceScript('rabbitmq', 'start');
+    await demo?.close();
+    await t.close();
+  });
+
+  const base = () => `/api/model/iris-classifier/version/${version}`;
+
+  async function invokeMany(count: number) {
+    const session = (await t.public.post(`${base()}/session`, { token: owner.token })).body.id;
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const reply = await t.public.post(`${base()}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+      expect(reply.status).to.equal(201);
+      ids.push(reply.body.id);
+    }
+    return ids;
+  }
+
+  async function statuses(ids: string[]) {
+    const rows = await t.platform.db('invocations').whereIn('id', ids).select('status');
+    return rows.map((r: { status: string }) => r.status);
+  }
+
+  it('accepts invocations while RabbitMQ is down and runs each exactly once after it returns', async () => {
+    const executor = await startExecutor(t.platform);
+    try {
+      demo.resetStats();
+      serviceScript('rabbitmq', 'stop');
+      const ids = await invokeMany(30);
+      expect(await statuses(ids)).to.deep.equal(Array(30).fill('QUEUED'));
+      await sleep(2000);
+      serviceScript('rabbitmq', 'start');
+      await until(async () => (await statuses(ids)).every((s) => s === 'COMPLETED'), 'every invocation to complete');
+      expect(demo.stats()[`iris-classifier:${version}`]).to.equal(30);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('recovers an invocation whose executor was killed mid-run, after its lease', async () => {
+    const slowVersion = unique('slow');
+    const slow = createDemoModelServer({ version: slowVersion, inferenceDelayMs: 3000 });
+    const { url: slowUrl } = await slow.listen(0, '127.0.0.1');
+    let child: ChildProcess | undefined;
+    try {
+      await demoDeployment(t.private, owner.token, slowUrl);
+      const storage = await filesystemStorage(t.private, owner.token);
+      const card = await upload(t.private, owner.token, storage, 'card');
+      const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', slowVersion, card.file_id) });
+      expect(registered.status, registered.text).to.equal(201);
+      child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'executor'], {
+        env: {
+          ...process.env,
+          DATABASE_URL: await sharedDatabaseUrl(),
+          MODELPLANE_AMQP_URL: requireEnv('TEST_AMQP_URL', 'rabbitmq'),
+          MODELPLANE_QUEUE_NAME: queueName,
+          MODELPLANE_SECRET_KEY_FILE: testSecretKeyFile,
+          MODELPLANE_DEV_MODE: 'true',
+          MODELPLANE_EXECUTOR_LEASE_SECONDS: '3',
+          MODELPLANE_EXECUTOR_PORT: '0',
+          MODELPLANE_LOG_LEVEL: 'warn',
+          MODELPLANE_DATA_DIR: t.dataDir,
+        },
+        stdio: 'ignore',
+      });
+      const path = `/api/model/iris-classifier/version/${slowVersion}`;
+      const session = (await t.public.post(`${path}/session`, { token: owner.token })).body.id;
+      const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+      await until(async () => (await statuses([created.body.id]))[0] === 'IN_PROGRESS', 'the child executor to claim it');
+      child.kill('SIGKILL');
+      const executor = await startExecutor(t.platform);
+      try {
+        await until(async () => (await statuses([created.body.id]))[0] === 'COMPLETED', 'recovery after the lease');
+        const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
+        expect(row.attempts).to.equal(2);
+      } finally {
+        await executor.close();
+      }
+    } finally {
+      child?.kill('SIGKILL');
+      await slow.close();
+    }
+  });
+
+  it('marks a model server that stays down ERROR after bounded retries and dead-letters the message', async () => {
+    const downVersion = unique('down');
+    const gone = createDemoModelServer({ version: downVersion });
+    const { url: goneUrl } = await gone.listen(0, '127.0.0.1');
+    await demoDeployment(t.private, owner.token, goneUrl);
+    const storage = await filesystemStorage(t.private, owner.token);
+    const card = await upload(t.private, owner.token, storage, 'card');
+    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', downVersion, card.file_id) });
+    expect(registered.status, registered.text).to.equal(201);
+    await gone.close();
+    const executor = await startExecutor(t.platform);
+    try {
+      const path = `/api/model/iris-classifier/version/${downVersion}`;
+      const session = (await t.public.post(`${path}/session`, { token: owner.token })).body.id;
+      const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+      await until(async () => (await statuses([created.body.id]))[0] === 'ERROR', 'ERROR after retries');
+      const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
+      expect(row.error).to.match(new RegExp(`Failed after ${DELIVERY_LIMIT} attempts`));
+      expect(row.attempts).to.equal(DELIVERY_LIMIT);
+      const connection = await amqp.connect(requireEnv('TEST_AMQP_URL', 'rabbitmq'));
+      const channel = await connection.createChannel();
+      await until(async () => (await channel.checkQueue(`${queueName}.dead`)).messageCount >= 1, 'the dead letter');
+      await connection.close();
+    } finally {
+      await executor.close();
+    }
+  });
+});

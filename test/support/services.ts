@@ -1,0 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+
+/** An environment variable a test needs, or a failure saying how to get it (never a silent skip). */
+export function requireEnv(name: string, service: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: start ${service} with \`bash scripts/services/${service}.sh start\` and export \`bash scripts/services/${service}.sh env\` (make test does both).`);
+  return value;
+}
+
+/** Runs a service script (start, stop, restart) synchronously. */
+export function serviceScript(service: string, action: 'start' | 'stop' | 'restart'): void {
+  execFileSync('bash', [path.resolve('scripts/services', `${service}.sh`), action], { stdio: 'ignore', timeout: 120_000 });
+}
