@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '../support/http.js';
+
+const PASSWORD = 'Walkthrough-Pass-42';
+const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
+
+/** The README walkthrough, step by step, against a real `modelplane dev` process on embedded defaults. */
+describe('README walkthrough against `modelplane dev`', function () {
+  this.timeout(120_000);
+  let child: ChildProcess;
+  let dataDir: string;
+  let output = '';
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const auth = new Client(`http://127.0.0.1:${port}`);
+  const priv = new Client(`http://127.0.0.1:${port + 1}`);
+  const pub = new Client(`http://127.0.0.1:${port + 2}`);
+  const demoUrl = `http://127.0.0.1:${port + 3}`;
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-walkthrough-'));
+    child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'dev'], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        MODELPLANE_DATA_DIR: dataDir,
+        MODELPLANE_AUTH_PORT: String(port),
+        MODELPLANE_PRIVATE_PORT: String(port + 1),
+        MODELPLANE_PUBLIC_PORT: String(port + 2),
+        MODELPLANE_DEMO_MODEL_SERVER_PORT: String(port + 3),
+        MODELPLANE_EXECUTOR_PORT: String(port + 4),
+        MODELPLANE_ADMIN_PASSWORD: PASSWORD,
+        MODELPLANE_LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    for (let i = 0; i < 600 && child.exitCode === null && !output.includes('modelplane is running'); i++) await new Promise((r) => setTimeout(r, 100));
+    if (!output.includes('modelplane is running')) throw new Error(`modelplane dev did not start:\n${output}`);
+  });
+  after(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('prints how to log in, then runs login → storage → card → deployment → model → session → predict+explain → feedback', async () => {
+    expect(output).to.include('admin@modelplane.local');
+    const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@modelplane.local', password: PASSWORD, workspace: 'default' } });
+    expect(login.status).to.equal(200);
+    const token = login.body.access as string;
+
+    expect((await priv.post('/api/storage', { token, json: { storage_key: 'cards', storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'cards' } } })).status).to.equal(201);
+    const ticket = await priv.post('/api/storage/cards/files/request_upload', { token, json: { file_name: 'iris.md', content_type: 'text/markdown' } });
+    expect(ticket.body.upload_url).to.equal(`${priv.baseUrl}/api/storage/cards/files/proxy_upload/${ticket.body.upload_id}`);
+    const form = new FormData();
+    form.append('file', new Blob(['# Iris'], { type: 'text/markdown' }), 'iris.md');
+    const card = (await priv.post(`/api/storage/cards/files/proxy_upload/${ticket.body.upload_id}`, { token, multipart: form })).body.file_id;
+
+    const deployment = await priv.post('/api/deployment', {
+      token,
+      json: {
+        deployment_key: 'demo',
+        registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+        registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
+        server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+        server_proxy_init: { server_proxy_url: demoUrl },
+      },
+    });
+    expect(deployment.status, deployment.text).to.equal(201);
+
+    const model = await priv.post('/api/platform_model', {
+      token,
+      json: {
+        model_code: 'iris-classifier',
+        version: '1',
+        name: 'Iris',
+        description: 'Iris species',
+        input_schema: { type: 'json', schema: { type: 'object', properties: { sepal_length: { type: 'number' } } } },
+        output_schema: { type: 'json' },
+        model_card_file_id: card,
+        feedback_schema: { type: 'object', properties: { correct: { type: 'boolean' } }, required: ['correct'] },
+        explainer: { model_code: 'iris-explainer', version: '1', name: 'Explainer', description: 'Contributions', input_schema: { type: 'json' }, output_schema: { type: 'json' }, need_context: true, model_card_file_id: card },
+      },
+    });
+    expect(model.status, model.text).to.equal(201);
+
+    const m = '/api/model/iris-classifier/version/1';
+    const session = (await pub.post(`${m}/session`, { token })).body.id;
+    const invocation = await pub.post(`${m}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, with_explanation: true } });
+    expect(invocation.status).to.equal(201);
+    let items: any[] = [];
+    for (let i = 0; i < 200; i++) {
+      items = (await pub.get(`${m}/session/${session}/invocation`, { token })).body;
+      if (items.length === 2 && items.every((x) => x.status === 'COMPLETED')) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(items.map((x) => [x.type, x.status])).to.deep.equal([
+      ['PREDICT', 'COMPLETED'],
+      ['EXPLAIN', 'COMPLETED'],
+    ]);
+    const feedback = await pub.post(`${m}/session/${session}/invocation/${invocation.body.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
+    expect(feedback.status).to.equal(201);
+    expect(feedback.body.status).to.equal('COMPLETED');
+  });
+});
