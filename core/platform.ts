@@ -16,7 +16,7 @@ import { UrlPolicy } from './net/url-policy.js';
 import { HttpClient } from './net/http-client.js';
 import { ConnectorCatalog } from './connectors/registry.js';
 import { StorageClasses } from './storage/classes.js';
-import { StorageConfigsService } from './files/storage.service.js';
+import { StorageConfigsService, type StorageListener } from './files/storage.service.js';
 import { UploadsService } from './files/uploads.service.js';
 import { DeploymentConnectors } from './deployments/connectors.js';
 import { DeploymentsService, type DeploymentListener } from './deployments/service.js';
@@ -35,8 +35,9 @@ export interface PlatformOptions {
   box?: SecretBox;
   queue?: WorkQueue;
   now?: () => number;
-  /** Desired-state hook for deployments (the Kubernetes writer). */
+  /** Desired-state hooks (the Kubernetes writer). */
   deploymentListener?: DeploymentListener;
+  storageListener?: StorageListener;
 }
 
 const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
@@ -76,7 +77,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
-  const storage = new StorageConfigsService(db, storageClasses, box);
+  const storage = new StorageConfigsService(db, storageClasses, box, options.storageListener);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
   const catalog = new ModelCatalogService(db);

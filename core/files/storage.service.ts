@@ -8,6 +8,13 @@ import type { StorageBackend } from '../storage/backend.js';
 import { fullInit, maskedInit, sealedKeys, sealSecrets, splitSecrets } from '../deployments/secrets.js';
 import { storageConfigsStore, type StorageConfigRow } from './store.js';
 
+/** Hook for the desired-state side (Kubernetes StorageConfig CRs); the embedded default has none. */
+export interface StorageListener {
+  /** Called inside the creating transaction with the full init (secrets included): a failure rolls the creation back. */
+  applied(row: StorageConfigRow, secrets: Record<string, string>): Promise<void>;
+  deleted(row: StorageConfigRow): Promise<void>;
+}
+
 export interface StorageInput {
   storage_key: string;
   storage_class: string;
@@ -20,6 +27,7 @@ export class StorageConfigsService {
     private readonly db: Db,
     private readonly classes: StorageClasses,
     private readonly box: SecretBox,
+    private readonly listener?: StorageListener,
   ) {}
 
   /** Validates the class and its init, checks the bucket is reachable with those credentials, then stores it. */
@@ -32,13 +40,17 @@ export class StorageConfigsService {
     }
     await this.classes.backend(input.storage_class, init).check();
     const { plain, secrets } = splitSecrets(init, storageClass.secretKeys);
-    const row = await storageConfigsStore.insert(this.db, {
-      workspace_id: workspace.id,
-      storage_key: input.storage_key,
-      storage_class: input.storage_class,
-      connector_init: plain,
-      secrets_sealed: sealSecrets(this.box, secrets),
-      created_by_id: principal.user.id,
+    const row = await this.db.transaction(async (trx) => {
+      const created = await storageConfigsStore.insert(trx, {
+        workspace_id: workspace.id,
+        storage_key: input.storage_key,
+        storage_class: input.storage_class,
+        connector_init: plain,
+        secrets_sealed: sealSecrets(this.box, secrets),
+        created_by_id: principal.user.id,
+      });
+      await this.listener?.applied(created, secrets);
+      return created;
     });
     return this.present(row, workspace.name);
   }
@@ -55,7 +67,11 @@ export class StorageConfigsService {
 
   /** De-registers: no further uploads; stored files stay readable. */
   async remove(principal: Principal, key: string) {
-    await storageConfigsStore.markDeleted(this.db, (await this.live(principal, key)).id);
+    const row = await this.live(principal, key);
+    await this.db.transaction(async (trx) => {
+      await storageConfigsStore.markDeleted(trx, row.id);
+      await this.listener?.deleted(row);
+    });
   }
 
   async live(principal: Principal, key: string): Promise<StorageConfigRow> {
