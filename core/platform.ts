@@ -27,6 +27,9 @@ import { MemoryQueue } from './queue/memory.js';
 import { RabbitQueue } from './queue/rabbitmq.js';
 import { OutboxRelay } from './invocations/relay.js';
 import { InvocationsService } from './invocations/service.js';
+import { createPlatformMetrics } from './metrics/platform-metrics.js';
+import { createPrometheusClient } from './metrics/prometheus.js';
+import { MetricsQueryService } from './metrics/query.service.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -77,10 +80,15 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
-  const storage = new StorageConfigsService(db, storageClasses, box, options.storageListener);
+  const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
   const catalog = new ModelCatalogService(db);
+  const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  // Operator configuration, not a request, names this URL: its own client and URL policy.
+  const prometheus = config.prometheusUrl
+    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
+    : undefined;
   const services = {
     storage,
     uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
@@ -88,6 +96,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     models: new ModelRegistrationService(db, connectors),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),
+    metrics: new MetricsQueryService(db, prometheus),
   };
 
   return {
@@ -105,10 +114,12 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     connectors,
     queue,
     relay,
+    metrics,
     services,
     now,
     async close() {
       await relay.stop();
+      prometheus?.close();
       if (!options.queue) await queue.close();
       // A database handed in (tests share one) belongs to whoever made it.
       if (!options.db) await db.destroy();

@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Page } from '../http/pagination.js';
 import type { StorageClasses } from '../storage/classes.js';
 import type { StorageBackend } from '../storage/backend.js';
+import type { UrlPolicy } from '../net/url-policy.js';
 import { fullInit, maskedInit, sealedKeys, sealSecrets, splitSecrets } from '../deployments/secrets.js';
 import { storageConfigsStore, type StorageConfigRow } from './store.js';
 
@@ -27,6 +28,7 @@ export class StorageConfigsService {
     private readonly db: Db,
     private readonly classes: StorageClasses,
     private readonly box: SecretBox,
+    private readonly policy: UrlPolicy,
     private readonly listener?: StorageListener,
   ) {}
 
@@ -35,6 +37,8 @@ export class StorageConfigsService {
     const workspace = principal.workspace!;
     const storageClass = this.classes.get(input.storage_class);
     const init = storageClass.validateInit(input.connector_init);
+    // The platform will call this endpoint: the same outbound URL policy as for model servers.
+    if (typeof init.endpoint === 'string') this.policy.checkSyntax(init.endpoint, 'connector_init.endpoint');
     if (await storageConfigsStore.liveByKey(this.db, workspace.id, input.storage_key)) {
       throw new ConflictError(`A storage configuration "${input.storage_key}" exists in this workspace.`);
     }

@@ -3,15 +3,16 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { Client } from 'minio';
-import { InputError, NotFoundError, PayloadTooLargeError } from '../../core/errors/errors.js';
+import { BadGatewayError, InputError, NotFoundError, PayloadTooLargeError } from '../../core/errors/errors.js';
 import { collect } from '../../core/http/multipart.js';
 import type { StorageBackend } from '../../core/storage/backend.js';
 import { S3_STORAGE, StorageClasses } from '../../core/storage/classes.js';
 import { parseEndpoint } from '../../core/storage/s3-endpoint.js';
+import { requireEnv } from '../support/services.js';
 
-// Runs against a real MinIO server: `scripts/services/minio.sh start`, then
-// `eval "$(scripts/services/minio.sh env)"` sets TEST_S3_ENDPOINT,
-// TEST_S3_ACCESS_KEY and TEST_S3_SECRET_KEY. Without them every test fails.
+// Runs against a real MinIO server: `bash scripts/services/minio.sh start`,
+// then `eval "$(bash scripts/services/minio.sh env)"` sets TEST_S3_ENDPOINT,
+// TEST_S3_ACCESS_KEY and TEST_S3_SECRET_KEY. Without them the suite fails.
 
 const MIB = 1024 * 1024;
 
@@ -22,16 +23,11 @@ interface S3Server {
 }
 
 function s3ServerFromEnvironment(): S3Server {
-  const endpoint = process.env.TEST_S3_ENDPOINT;
-  const accessKey = process.env.TEST_S3_ACCESS_KEY;
-  const secretKey = process.env.TEST_S3_SECRET_KEY;
-  if (!endpoint || !accessKey || !secretKey) {
-    throw new Error(
-      'S3 integration tests need a MinIO server and TEST_S3_ENDPOINT, TEST_S3_ACCESS_KEY, TEST_S3_SECRET_KEY: ' +
-        'run `scripts/services/minio.sh start`, then `eval "$(scripts/services/minio.sh env)"`.',
-    );
-  }
-  return { endpoint, accessKey, secretKey };
+  return {
+    endpoint: requireEnv('TEST_S3_ENDPOINT', 'minio'),
+    accessKey: requireEnv('TEST_S3_ACCESS_KEY', 'minio'),
+    secretKey: requireEnv('TEST_S3_SECRET_KEY', 'minio'),
+  };
 }
 
 function adminClient(server: S3Server): Client {
@@ -130,10 +126,6 @@ describe('S3Storage against a real MinIO server', () => {
     await admin.removeBucket(bucket);
   });
 
-  afterEach(async () => {
-    expect(await incompleteUploads(), 'incomplete multipart uploads left behind').to.deep.equal([]);
-  });
-
   it('passes check() for a reachable bucket with valid credentials', async () => {
     await storage.check();
   });
@@ -194,6 +186,7 @@ describe('S3Storage against a real MinIO server', () => {
     await expectRejection(storage.put(key, source, { contentType: 'application/zip', maxBytes: 20 * MIB }), PayloadTooLargeError);
     expect(source.destroyed, 'the source stream is destroyed, not read to its end').to.equal(true);
     expect(await objectNames()).to.not.include(key);
+    expect(await incompleteUploads(), 'incomplete multipart uploads').to.deep.equal([]);
   });
 
   it('aborts when the source stream fails half-way through a multipart upload', async () => {
@@ -201,6 +194,7 @@ describe('S3Storage against a real MinIO server', () => {
     const error = await expectRejection(storage.put(key, failingAfter(12 * MIB), { contentType: 'application/zip', maxBytes: 50 * MIB }), Error);
     expect(error.message).to.equal('client went away');
     expect(await objectNames()).to.not.include(key);
+    expect(await incompleteUploads(), 'incomplete multipart uploads').to.deep.equal([]);
   });
 
   it('refuses keys that try to leave the prefix', async () => {
@@ -208,6 +202,13 @@ describe('S3Storage against a real MinIO server', () => {
       await expectRejection(storage.put(key, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', maxBytes: 10 }), InputError);
       await expectRejection(storage.get(key), InputError);
     }
+  });
+
+  it('reports a backend failure during an upload as a 502 without the secret', async () => {
+    const broken = classes.backend(S3_STORAGE, initFor({ bucket_name: `modelplane-missing-${randomUUID().slice(0, 8)}` }));
+    const error = await expectRejection(broken.put(`workspace/1/files/${randomUUID()}`, generated(100), { contentType: 'text/plain', maxBytes: 1000 }), BadGatewayError);
+    expect(error.status).to.equal(502);
+    expect(error.message).to.equal('The storage backend failed: the bucket does not exist.');
   });
 
   describe('check() explains what is wrong, as a 400 without the secret', () => {
