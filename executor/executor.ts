@@ -6,6 +6,8 @@ import type { OutboxRelay } from '../core/invocations/relay.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { claim, complete, extendLease, fail, release } from './claims.js';
+import type { UploadsService } from '../core/files/uploads.service.js';
+import { inferenceBody, storedResponse } from './files.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -31,6 +33,8 @@ export interface ExecutorOptions {
 
 export interface ExecutorDeps {
   db: Db;
+  /** Reads file inputs and writes file outputs. */
+  uploads: UploadsService;
   queue: WorkQueue;
   relay: OutboxRelay;
   logger: Logger;
@@ -78,8 +82,9 @@ export class Executor {
       const input = await this.inputOf(row, model);
       const proxy = await this.deps.resolveProxy(model);
       const { response } = await proxy.infer(input);
+      const stored = await storedResponse(this.deps.uploads, row, model, response);
       const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
-      const next = await complete(db, row, response, explainer);
+      const next = await complete(db, row, stored, explainer);
       this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
       if (next) this.deps.relay.kick();
       log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
@@ -107,7 +112,8 @@ export class Executor {
 
   /** The model's input: the body, plus the session context or the explained invocation. */
   private async inputOf(row: InvocationRow, model: ModelRow): Promise<InferenceInput> {
-    const input: InferenceInput = { modelCode: model.model_code, version: model.version, body: row.body, requestType: row.request_type };
+    const body = await inferenceBody(this.deps.db, this.deps.uploads, row, model);
+    const input: InferenceInput = { modelCode: model.model_code, version: model.version, body, requestType: row.request_type };
     if (row.type === 'EXPLAIN' && row.related_to) {
       const explained = await invocationsStore.byId(this.deps.db, row.related_to);
       if (explained) input.context = [{ request: explained.body, response: explained.response }];

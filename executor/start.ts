@@ -1,14 +1,16 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Platform } from '../core/platform.js';
 import { pingDatabase } from '../core/db/database.js';
 import { deploymentsStore } from '../core/deployments/store.js';
 import { Executor } from './executor.js';
 
-/** The executor of one process: consumer, relay (for explanation invocations) and a health endpoint. */
+/** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
   const executor = new Executor({
     db: platform.db,
+    uploads: platform.services.uploads,
     queue: platform.queue,
     relay: platform.relay,
     logger: platform.logger.child({ component: 'executor' }),
@@ -22,12 +24,15 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
       leaseMs: config.executorLeaseSeconds * 1000,
       retryBackoffMs: config.executorRetryBackoffMs,
     },
+    onFinished: (row, model, outcome, seconds) => void platform.metrics.invocations.record(row, model, outcome, seconds),
   });
   await executor.start();
   const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort);
   platform.logger.info({ concurrency: config.executorConcurrency, queue: config.amqpUrl ? 'rabbitmq' : 'in-process' }, 'executor started');
   return {
     executor,
+    /** Where /healthz, /readyz and /metrics answer (with healthPort 0, the port picked). */
+    healthUrl: health ? urlOf(health) : undefined,
     async close() {
       await executor.stop();
       await new Promise((resolve) => health?.close(resolve) ?? resolve(undefined));
@@ -36,12 +41,14 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
 }
 
 async function healthServer(platform: Platform, port: number): Promise<http.Server> {
+  const metrics = platform.metrics.handler('executor');
   const server = http.createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
     if (req.url === '/healthz') return send(200, { status: 'ok' });
+    if (req.url === '/metrics') return metrics(req, res);
     if (req.url === '/readyz') {
       try {
         await pingDatabase(platform.db);
@@ -55,4 +62,9 @@ async function healthServer(platform: Platform, port: number): Promise<http.Serv
   });
   await new Promise<void>((resolve) => server.listen(port, platform.config.bindHost, resolve));
   return server;
+}
+
+function urlOf(server: http.Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }

@@ -200,3 +200,66 @@ describe('public server and executor: sessions, queued invocations, explanation 
     }
   });
 });
+
+describe('public server and executor: file inputs and outputs', () => {
+  let t: TestPlatform;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let demo: DemoModelServer & { url: string };
+
+  before(async () => {
+    t = await startTestPlatform();
+    executor = await startExecutor(t.platform);
+  });
+  after(async () => {
+    await executor.close();
+    await demo?.close();
+    await t.close();
+  });
+
+  it('sends the input file to the model and writes the file it answers to the chosen storage', async () => {
+    const version = unique('v');
+    demo = await startDemoModelServer(version);
+    const owner = await tenant(t);
+    await demoDeployment(t.private, owner.token, demo.url);
+    const storage = await filesystemStorage(t.private, owner.token);
+    const outputs = await filesystemStorage(t.private, owner.token);
+    const card = await upload(t.private, owner.token, storage, 'card');
+    const fileSchema = (description: string) => ({
+      type: 'file',
+      description,
+      schema: { type: 'object', required: ['fileId'], properties: { fileId: { type: 'string' }, outputStorageId: { type: 'string' } } },
+      fileConstraints: { mediaTypes: ['text/csv'], maxSizeMb: 1 },
+      contentSchema: { format: 'csv', delimiter: ',' },
+    });
+    const registered = await t.private.post('/api/platform_model', {
+      token: owner.token,
+      json: { ...modelPayload('csv-summary', version, card.file_id), input_schema: fileSchema('a CSV file'), output_schema: fileSchema('a summary CSV') },
+    });
+    expect(registered.status, registered.text).to.equal(201);
+
+    const member = await colleague(t, owner, 'user');
+    const csv = await upload(t.public, member.token, storage, 'a,b\n1,\n2,3\n', 'data.csv', 'text/csv');
+    const path = `/api/model/csv-summary/version/${version}`;
+    const session = (await t.public.post(`${path}/session`, { token: member.token })).body.id;
+    const invoke = (body: object) => t.public.post(`${path}/session/${session}/invocation`, { token: member.token, json: { type: 'PREDICT', request: { type: 'OTHER', body: JSON.stringify(body) } } });
+
+    const pdf = await upload(t.public, member.token, storage, 'x', 'doc.txt', 'text/plain');
+    expect((await invoke({ fileId: pdf.file_id, outputStorageId: outputs })).status).to.equal(400);
+    expect((await invoke({ fileId: csv.file_id, outputStorageId: 'nowhere' })).status).to.equal(400);
+    expect((await invoke({ fileId: csv.file_id })).status).to.equal(400);
+
+    const created = await invoke({ fileId: csv.file_id, outputStorageId: outputs });
+    expect(created.status, created.text).to.equal(201);
+    let done: any;
+    for (let i = 0; i < 200 && done?.status !== 'COMPLETED' && done?.status !== 'ERROR'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      done = (await t.public.get(`${path}/session/${session}/invocation/${created.body.id}`, { token: member.token })).body;
+    }
+    expect(done.status, done.error).to.equal('COMPLETED');
+    const response = JSON.parse(done.response);
+    expect(response.file).to.include({ file_name: 'summary.csv', content_type: 'text/csv', storage_key: outputs });
+    expect(response.outputs[0]).to.include({ name: 'rows' });
+    const summary = await t.public.get(`/api/storage/${outputs}/files/${response.file.file_id}`, { token: member.token });
+    expect(summary.text).to.equal('column,non_empty\na,2\nb,1\n');
+  });
+});

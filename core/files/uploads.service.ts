@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Db } from '../db/database.js';
 import { ConflictError, GoneError, InputError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -103,6 +103,33 @@ export class UploadsService {
       return presentFile(row);
     } catch (error) {
       await uploadsStore.giveBack(this.db, upload.id);
+      await backend.remove(objectKey).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Stores a file a model produced into a live storage of the workspace (the invocation's outputStorageId). */
+  async storeGenerated(workspaceId: number, storageKey: string, file: { fileName: string; contentType: string; data: Buffer }, createdById: number) {
+    const config = await storageConfigsStore.liveByKey(this.db, workspaceId, storageKey);
+    if (!config) throw new NotFoundError(`Storage configuration "${storageKey}" no longer exists.`);
+    const fileId = crypto.randomUUID();
+    const objectKey = fileObjectKey(workspaceId, fileId);
+    const backend = this.storage.backendOf(config);
+    const stored = await backend.put(objectKey, Readable.from([file.data]), { contentType: file.contentType, maxBytes: this.settings.maxBytes });
+    try {
+      const row = await filesStore.insert(this.db, {
+        id: fileId,
+        workspace_id: workspaceId,
+        storage_config_id: config.id,
+        object_key: objectKey,
+        file_name: safeFileName(file.fileName),
+        content_type: file.contentType,
+        size: stored.size,
+        sha256: stored.sha256,
+        created_by_id: createdById,
+      });
+      return { ...presentFile(row), storage_key: storageKey };
+    } catch (error) {
       await backend.remove(objectKey).catch(() => undefined);
       throw error;
     }

@@ -3,6 +3,7 @@ import { IRIS_FEATURES, IRIS_SPECIES } from './iris-data.js';
 import { IrisClassifier } from './iris-model.js';
 import { irisRows } from './features.js';
 import { BadInferenceRequest, ModelFailure } from './problems.js';
+import { csvSummary } from './csv-summary.js';
 
 export interface TensorMetadata {
   name: string;
@@ -37,7 +38,7 @@ let fitted: IrisClassifier | undefined;
  */
 export function demoModels(): readonly DemoModel[] {
   fitted ??= IrisClassifier.fit();
-  return [irisClassifier(fitted), irisExplainer(fitted), alwaysFails];
+  return [irisClassifier(fitted), irisExplainer(fitted), alwaysFails, csvSummary];
 }
 
 const irisClassifier = (classifier: IrisClassifier): DemoModel => ({
