@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
-import type { Db } from '../db/database.js';
+import type { Db, Tx } from '../db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { Page } from '../http/pagination.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
 import type { OutboxRelay } from './relay.js';
-import { invocationsStore, sessionsStore, type RequestType, type SessionRow } from './store.js';
+import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 
@@ -66,26 +66,15 @@ export class InvocationsService {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
-    const row = await this.db.transaction(async (trx) => {
-      const session = await sessionsStore.lockOfUser(trx, sessionId, model.id, principal.user.id);
-      if (!session) throw new NotFoundError('Session not found.');
-      if (session.state === 'CLOSED') throw new ConflictError('The session is CLOSED; reopen it to invoke.', 'session_closed');
-      return invocationsStore.insert(trx, {
-        id: crypto.randomUUID(),
-        order: await sessionsStore.takeOrder(trx, session.id),
-        workspace_id: model.workspace_id,
-        session_id: session.id,
-        user_id: principal.user.id,
-        model_id: model.id,
-        type: input.type,
-        request_type: input.request.type,
-        body: input.request.body,
-        status: 'QUEUED',
-        model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
-        related_to: null,
-        with_explanation: input.with_explanation ?? false,
-        output_storage_key: outputStorageKey,
-      });
+    const row = await this.append(principal, model, sessionId, 'invoke', {
+      type: input.type,
+      request_type: input.request.type,
+      body: input.request.body,
+      status: 'QUEUED',
+      model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
+      related_to: null,
+      with_explanation: input.with_explanation ?? false,
+      output_storage_key: outputStorageKey,
     });
     this.relay.kick();
     return presentInvocation(row, { omitRelatedTo: true });
@@ -95,18 +84,12 @@ export class InvocationsService {
   async feedback(principal: Principal, code: string, version: string, sessionId: string, invocationId: string, body: string) {
     const { model } = await this.session(principal, code, version, sessionId);
     await validateFeedback(this.db, model, body);
-    const row = await this.db.transaction(async (trx) => {
-      const session = await sessionsStore.lockOfUser(trx, sessionId, model.id, principal.user.id);
-      if (!session) throw new NotFoundError('Session not found.');
-      if (!(await invocationsStore.inSession(trx, session.id, invocationId))) throw new NotFoundError('Invocation not found.');
-      if (session.state === 'CLOSED') throw new ConflictError('The session is CLOSED; reopen it to send feedback.', 'session_closed');
-      return invocationsStore.insert(trx, {
-        id: crypto.randomUUID(),
-        order: await sessionsStore.takeOrder(trx, session.id),
-        workspace_id: model.workspace_id,
-        session_id: session.id,
-        user_id: principal.user.id,
-        model_id: model.id,
+    const row = await this.append(
+      principal,
+      model,
+      sessionId,
+      'send feedback',
+      {
         type: 'DATA_SUBMISSION',
         request_type: 'FEEDBACK',
         body,
@@ -117,9 +100,41 @@ export class InvocationsService {
         related_to: invocationId,
         with_explanation: false,
         output_storage_key: null,
+      },
+      async (trx, session) => {
+        if (!(await invocationsStore.inSession(trx, session.id, invocationId))) throw new NotFoundError('Invocation not found.');
+      },
+    );
+    return presentInvocation(row);
+  }
+
+  /**
+   * Appends an invocation to the caller's OPEN session under the session's row
+   * lock, which also serialises the `order` counter.
+   */
+  private async append(
+    principal: Principal,
+    model: ModelRow,
+    sessionId: string,
+    action: string,
+    fields: Omit<NewInvocation, 'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id'>,
+    check?: (trx: Tx, session: SessionRow) => Promise<void>,
+  ) {
+    return this.db.transaction(async (trx) => {
+      const session = await sessionsStore.lockOfUser(trx, sessionId, model.id, principal.user.id);
+      if (!session) throw new NotFoundError('Session not found.');
+      await check?.(trx, session);
+      if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
+      return invocationsStore.insert(trx, {
+        ...fields,
+        id: crypto.randomUUID(),
+        order: await sessionsStore.takeOrder(trx, session.id),
+        workspace_id: model.workspace_id,
+        session_id: session.id,
+        user_id: principal.user.id,
+        model_id: model.id,
       });
     });
-    return presentInvocation(row);
   }
 
   private checkKind(model: ModelRow, input: InvokeInput): void {
