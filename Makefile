@@ -2,16 +2,18 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres
+SERVICES ?= postgres kube
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
-.PHONY: help install build run test test-fast lint typecheck services services-stop clean
+.PHONY: help install build run test test-fast test-kube test-kube-cluster lint typecheck services services-stop clean
 
 help:
 	@echo "make run         install, build, migrate and start modelplane dev (ports 8080/8081/8082)"
 	@echo "make test        install and start test services, then lint, typecheck and run every test"
 	@echo "make test-fast   the fast tests on embedded PGlite (same as npm test)"
 	@echo "make services    start the services the tests need ($(SERVICES))"
+	@echo "make test-kube   the Kubernetes tests on the envtest-style control plane (scripts/services/kube.sh)"
+	@echo "make test-kube-cluster  the same tests against the cluster of KUBECONFIG, helm from PATH (or TEST_HELM)"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci $(NPM_FLAGS)
@@ -43,6 +45,18 @@ services-stop:
 test: install services lint typecheck build
 	npm test --silent
 	eval "$$(bash scripts/services/all.sh env $(SERVICES))" && npm run test:all --silent
+
+KUBE_TESTS := 'test/integration/kube-*.test.ts'
+KUBE_MOCHA := npx mocha --node-option import=tsx --require test/support/hooks.ts --timeout 180000 --exit $(KUBE_TESTS)
+
+test-kube: install
+	bash scripts/services/all.sh start kube >/dev/null
+	eval "$$(bash scripts/services/all.sh env kube)" && $(KUBE_MOCHA)
+
+# Any cluster (kind, say): the tests make their own namespaces there and leave them behind.
+test-kube-cluster: install
+	@test -n "$$KUBECONFIG" || { echo "KUBECONFIG must name the cluster to test against" >&2; exit 2; }
+	TEST_KUBECONFIG="$$KUBECONFIG" TEST_HELM="$${TEST_HELM:-$$(command -v helm)}" $(KUBE_MOCHA)
 
 clean:
 	rm -rf dist node_modules .modelplane

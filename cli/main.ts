@@ -9,6 +9,8 @@ import type { Role } from '../core/db/models.js';
 import { startServers, type ServerName } from './servers.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
+import { startOperator } from '../operator/start.js';
+import { createLogger, type Logger } from '../core/logging/logger.js';
 
 /** Entry point of the `modelplane` command (bin/modelplane.js). */
 export async function main(argv: string[]): Promise<void> {
@@ -66,6 +68,17 @@ export async function main(argv: string[]): Promise<void> {
         printWelcome(config, servers, result, demoUrl);
         return [...servers, executor, demo];
       });
+    });
+
+  program
+    .command('operator')
+    .description('Reconcile ModelDeployment and StorageConfig resources into the proxy configuration (needs MODELPLANE_KUBE_MODE)')
+    .action(async () => {
+      const config = loadConfig();
+      const logger = createLogger(config.logLevel);
+      const operator = await startOperator(config, logger);
+      await untilSignal(logger);
+      await operator.close();
     });
 
   program.command('config-table').description('Print the environment variables as a Markdown table').action(() => console.log(configTable()));
@@ -190,4 +203,16 @@ function printWelcome(config: Config, servers: Array<{ name: string; url: string
     '',
   ];
   console.log(lines.join('\n'));
+}
+
+/** Resolves on SIGTERM or SIGINT (for processes without a platform, like the operator). */
+function untilSignal(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'shutting down');
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
 }

@@ -30,6 +30,7 @@ import { InvocationsService } from './invocations/service.js';
 import { createPlatformMetrics } from './metrics/platform-metrics.js';
 import { createPrometheusClient } from './metrics/prometheus.js';
 import { MetricsQueryService } from './metrics/query.service.js';
+import { createKubeSide } from './kube/wiring.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -80,7 +81,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
-  const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener);
+  // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
+  const kube = createKubeSide(config, { db, box, logger });
+  const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
   const catalog = new ModelCatalogService(db);
@@ -92,7 +95,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const services = {
     storage,
     uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
-    deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener),
+    deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, connectors),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),
@@ -116,8 +119,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     relay,
     metrics,
     services,
+    kube,
     now,
     async close() {
+      await kube?.resync.stop();
       await relay.stop();
       prometheus?.close();
       if (!options.queue) await queue.close();

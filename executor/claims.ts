@@ -29,9 +29,15 @@ export async function extendLease(db: Db, row: InvocationRow, leaseMs: number): 
 
 /** COMPLETED with the response; with `with_explanation`, queues the explainer's invocation in the same transaction. */
 export async function complete(db: Db, row: InvocationRow, response: string, explainer: ModelRow | undefined): Promise<InvocationRow | undefined> {
+  const completed = { status: 'COMPLETED', response, error: null, lease_expires_at: null };
+  // Nothing to queue after it: one statement, no transaction round trips.
+  if (!row.with_explanation || !explainer) {
+    await owned(db, row).update({ ...completed, completed_at: db.fn.now() });
+    return undefined;
+  }
   return db.transaction(async (trx) => {
-    const updated = await owned(trx, row).update({ status: 'COMPLETED', response, error: null, completed_at: trx.fn.now(), lease_expires_at: null });
-    if (!updated || !row.with_explanation || !explainer) return undefined;
+    const updated = await owned(trx, row).update({ ...completed, completed_at: trx.fn.now() });
+    if (!updated) return undefined;
     await sessionsStore.lockById(trx, row.session_id);
     const order = await sessionsStore.takeOrder(trx, row.session_id);
     return invocationsStore.insert(trx, {

@@ -56,6 +56,9 @@ export const isTransient = (error: unknown) => Boolean((error as { transient?: b
  */
 export class Executor {
   private consumer: Consumer | undefined;
+  // Model rows never change after registration but for their soft delete, which
+  // does not stop queued work: a short-lived copy saves a query per invocation.
+  private readonly models = new Map<number, { row: ModelRow; until: number }>();
 
   constructor(private readonly deps: ExecutorDeps) {}
 
@@ -77,7 +80,7 @@ export class Executor {
     const log = logger.child({ invocationId: id, attempt: delivery.attempt });
     const heartbeat = setInterval(() => void extendLease(db, row, options.leaseMs).catch(() => undefined), Math.max(options.leaseMs / 3, 100));
     const started = Date.now();
-    const model = (await db<ModelRow>('models').where({ id: row.model_id }).first())!;
+    const model = await this.modelOf(row.model_id);
     try {
       const input = await this.inputOf(row, model);
       const proxy = await this.deps.resolveProxy(model);
@@ -124,9 +127,19 @@ export class Executor {
     return input;
   }
 
+  private async modelOf(id: number): Promise<ModelRow> {
+    const cached = this.models.get(id);
+    if (cached && cached.until > Date.now()) return cached.row;
+    const row = (await this.deps.db<ModelRow>('models').where({ id }).first())!;
+    if (this.models.size >= 1000) this.models.clear();
+    this.models.set(id, { row, until: Date.now() + MODEL_CACHE_MS });
+    return row;
+  }
+
   private explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
     return this.deps.db<ModelRow>('models').where({ explains_id: model.id }).whereNull('deleted_at').first();
   }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const MODEL_CACHE_MS = 10_000;

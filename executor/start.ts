@@ -3,21 +3,32 @@ import type { AddressInfo } from 'node:net';
 import type { Platform } from '../core/platform.js';
 import { pingDatabase } from '../core/db/database.js';
 import { deploymentsStore } from '../core/deployments/store.js';
-import { Executor } from './executor.js';
+import { Executor, type InferenceProxy } from './executor.js';
 
 /** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
+  // Kubernetes mode: the operator's proxy configuration (a ConfigMap, followed live); else the database.
+  const clusterProxies = platform.kube?.proxyResolver({ catalog: platform.connectorCatalog, http: platform.http });
+  await clusterProxies?.start();
+  const proxies = new Map<number, { proxy: InferenceProxy; until: number }>();
   const executor = new Executor({
     db: platform.db,
     uploads: platform.services.uploads,
     queue: platform.queue,
     relay: platform.relay,
     logger: platform.logger.child({ component: 'executor' }),
-    resolveProxy: async (model) => {
+    resolveProxy: clusterProxies ? (model) => clusterProxies.resolve(model) : async (model) => {
+      // Deployments are never edited (only soft-deleted, which does not stop queued work):
+      // a short-lived proxy per deployment saves a query and a decryption per invocation.
+      const cached = proxies.get(model.deployment_id);
+      if (cached && cached.until > Date.now()) return cached.proxy;
       const deployment = await deploymentsStore.byId(platform.db, model.deployment_id);
       if (!deployment) throw new Error(`The deployment of ${model.model_code} ${model.version} no longer exists.`);
-      return platform.connectors.proxyOf(deployment);
+      const proxy = platform.connectors.proxyOf(deployment);
+      if (proxies.size >= 1000) proxies.clear();
+      proxies.set(model.deployment_id, { proxy, until: Date.now() + 10_000 });
+      return proxy;
     },
     options: {
       concurrency: config.executorConcurrency,
@@ -35,6 +46,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
     healthUrl: health ? urlOf(health) : undefined,
     async close() {
       await executor.stop();
+      await clusterProxies?.stop();
       await new Promise((resolve) => health?.close(resolve) ?? resolve(undefined));
     },
   };

@@ -4,10 +4,11 @@ import { createHttpApp } from '../../core/http/app.js';
 import { loadOpenApi, withoutPaths } from '../../core/http/openapi.js';
 import { pingDatabase } from '../../core/db/database.js';
 import { authRoutes } from './routes.js';
+import { createDashboard } from '../../dashboard/src/index.js';
 
 const document = loadOpenApi(new URL('./openapi.yaml', import.meta.url));
 
-/** The auth server: login, tokens, workspaces, invitations. */
+/** The auth server: login, tokens, workspaces, invitations, and the web dashboard under /dashboard. */
 export function createAuthServer(platform: Platform): Express {
   const openApi = platform.config.exposeTokenApi ? document : withoutPaths(document, (path) => path.includes('/token/{tokenId}') || path.endsWith('/{workspaceId}/token'));
   return createHttpApp({
@@ -15,9 +16,11 @@ export function createAuthServer(platform: Platform): Express {
     logger: platform.logger,
     openApi,
     routes: authRoutes(platform),
+    extra: createDashboard(platform),
     maxBodyBytes: platform.config.maxBodyBytes,
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,
     ready: () => pingDatabase(platform.db),
+    metrics: platform.metrics.handler('auth'),
   });
 }

@@ -3,6 +3,7 @@ import type { Platform } from '../../core/platform.js';
 import { authenticate, principalOf } from '../../core/http/authenticate.js';
 import { pageOf, sendPage } from '../../core/http/pagination.js';
 import { mountFileRoutes } from '../shared/file-routes.js';
+import { mountMetricRoutes } from './metrics.routes.js';
 
 const param = (req: Request, name: string) => String(req.params[name]);
 
@@ -53,5 +54,6 @@ export function privateRoutes(platform: Platform): Router {
   });
 
   mountFileRoutes(router, uploads, supervisor);
+  mountMetricRoutes(router, platform);
   return router;
 }

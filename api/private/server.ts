@@ -18,5 +18,6 @@ export function createPrivateServer(platform: Platform): Express {
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,
     ready: () => pingDatabase(platform.db),
+    metrics: platform.metrics.handler('private'),
   });
 }

@@ -4,6 +4,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
+import type { MetricsHandler } from '../metrics/exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 
 export interface HttpAppOptions {
@@ -18,6 +19,8 @@ export interface HttpAppOptions {
   ready: () => Promise<void>;
   /** Mounted before validation: routes outside the OpenAPI document (dashboard, metrics). */
   extra?: Router;
+  /** Serves `GET /metrics` (Prometheus text), outside the OpenAPI document like the health checks. */
+  metrics?: MetricsHandler;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -65,6 +68,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       res.status(503).json({ status: 'unavailable', message: (error as Error).message });
     }
   });
+  if (options.metrics) app.get('/metrics', options.metrics);
   const published = structuredClone(options.openApi);
   app.get('/openapi.json', (_req, res) => {
     res.json(published);

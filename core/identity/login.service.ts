@@ -3,7 +3,7 @@ import type { Db, Runner } from '../db/database.js';
 import { NotAllowedError, NotAuthenticatedError, OAuthError } from '../errors/errors.js';
 import { constantTimeEqual, sha256 } from '../crypto/random.js';
 import { verifyPassword } from '../auth/passwords.js';
-import { permissionsFor } from '../auth/principal.js';
+import { permissionsFor, type Principal } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import type { Subject, TokenService } from '../auth/tokens.js';
 import { normaliseEmail, usersStore } from './users.store.js';
@@ -70,6 +70,23 @@ export class LoginService {
       access: await this.deps.tokens.issueAccess(outcome.subject),
       refresh: await this.deps.tokens.issueRefresh(outcome.subject, outcome.family, jti),
     };
+  }
+
+  /**
+   * The dashboard's workspace switcher: a new token family for the same user,
+   * bound to another workspace (or none), with the membership checks of a
+   * login. The caller proved who it is with a valid access token.
+   */
+  async switchWorkspace(principal: Principal, workspace: string | null): Promise<TokenPair> {
+    const user = await usersStore.byId(this.deps.db, principal.user.id);
+    if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('The user of this session is no longer active.');
+    return this.openFamily(await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace));
+  }
+
+  /** Sign-out: the refresh token's whole family stops working. An invalid or expired token has nothing left to revoke. */
+  async revoke(refreshToken: string): Promise<void> {
+    const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);
+    if (claims) await refreshStore.revoke(this.deps.db, claims.fam, 'signed out');
   }
 
   /** POST /o/token/ with grant_type=client_credentials. */

@@ -28,6 +28,11 @@ export class WorkspacesService {
     return { items: rows.map(presentWorkspace), total };
   }
 
+  /** The workspaces the principal is a member of, staff included: where it can sign in. */
+  async memberships(principal: Principal, page: Page) {
+    return (await workspacesStore.listForUser(this.db, principal.user.id, page)).map(presentWorkspace);
+  }
+
   async create(principal: Principal, input: { name: string; disabled?: boolean }) {
     if (!WORKSPACE_NAME.test(input.name)) {
       throw new InputError('name: only lowercase letters, digits, hyphens and underscores, 1 to 63 characters.');

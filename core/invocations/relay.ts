@@ -21,6 +21,7 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
   private failures = 0;
+  private lastMaintenance = 0;
 
   constructor(
     private readonly db: Db,
@@ -52,9 +53,19 @@ export class OutboxRelay {
 
   /** One full pass; resolves when nothing unpublished is left (or publishing failed). */
   async runOnce(): Promise<void> {
+    await this.maintain();
+    while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
+  }
+
+  /**
+   * Lease recovery and stale resets scan the table: at most once per poll
+   * interval, not on every kick (a kick after each commit only publishes).
+   */
+  private async maintain(): Promise<void> {
+    if (Date.now() - this.lastMaintenance < this.options.pollMs) return;
     await this.recoverExpiredLeases();
     await this.resetStalePublications();
-    while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
+    this.lastMaintenance = Date.now();
   }
 
   private schedule(delayMs: number): void {

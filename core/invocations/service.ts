@@ -52,15 +52,18 @@ export class InvocationsService {
   }
 
   async get(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
-    const { session } = await this.session(principal, code, version, sessionId);
-    const row = await invocationsStore.inSession(this.db, session.id, invocationId);
-    if (!row) throw new NotFoundError('Invocation not found.');
-    return presentInvocation(row);
+    const model = await this.models.live(principal, code, version);
+    // One query for the polling path: the caller's session and the invocation in it.
+    const found = await invocationsStore.inSessionOfUser(this.db, sessionId, model.id, principal.user.id, invocationId);
+    if (!found) throw new NotFoundError('Session not found.');
+    if (!found.invocation) throw new NotFoundError('Invocation not found.');
+    return presentInvocation(found.invocation);
   }
 
   /** Queues a prediction or explanation: committed QUEUED, then handed to the relay. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
-    const { model } = await this.session(principal, code, version, sessionId);
+    // The session is checked (404) in `append`, under its lock: no separate read on this hot path.
+    const model = await this.models.live(principal, code, version);
     this.checkKind(model, input);
     if (input.with_explanation && !(await this.db('models').where({ explains_id: model.id }).whereNull('deleted_at').first('id'))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
@@ -121,14 +124,14 @@ export class InvocationsService {
     check?: (trx: Tx, session: SessionRow) => Promise<void>,
   ) {
     return this.db.transaction(async (trx) => {
-      const session = await sessionsStore.lockOfUser(trx, sessionId, model.id, principal.user.id);
+      const session = await sessionsStore.reserveOrderOfUser(trx, sessionId, model.id, principal.user.id);
       if (!session) throw new NotFoundError('Session not found.');
       await check?.(trx, session);
       if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
       return invocationsStore.insert(trx, {
         ...fields,
         id: crypto.randomUUID(),
-        order: await sessionsStore.takeOrder(trx, session.id),
+        order: session.next_order - 1,
         workspace_id: model.workspace_id,
         session_id: session.id,
         user_id: principal.user.id,

@@ -53,6 +53,13 @@ export const sessionsStore = {
   lockOfUser: (db: Runner, id: string, modelId: number, userId: number) =>
     db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).forUpdate().first(),
   lockById: (db: Runner, id: string) => db<SessionRow>('sessions').where({ id }).forUpdate().first(),
+  /**
+   * The caller's session, row-locked, with its next `order` reserved, in one
+   * statement: the new invocation's order is `next_order - 1`. Inside a
+   * transaction, so a later refusal (closed session, …) gives the order back.
+   */
+  reserveOrderOfUser: async (db: Runner, id: string, modelId: number, userId: number) =>
+    (await db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
   listOfUser: (db: Runner, modelId: number, userId: number, page: { limit: number; offset: number }) =>
     db<SessionRow>('sessions').where({ model_id: modelId, user_id: userId }).orderBy('created_at').limit(page.limit).offset(page.offset),
   countOfUser: async (db: Runner, modelId: number, userId: number) =>
@@ -68,6 +75,16 @@ export const invocationsStore = {
   insert: async (db: Runner, row: NewInvocation & { order: number }) =>
     (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
+  /** The caller's session of that model and the invocation in it, in one query: undefined when the session is not theirs. */
+  inSessionOfUser: async (db: Runner, sessionId: string, modelId: number, userId: number, id: string) => {
+    const row = (await db('sessions as s')
+      .leftJoin('invocations as i', (join) => join.on('i.session_id', 's.id').andOn('i.id', db.raw('?', [id])))
+      .where({ 's.id': sessionId, 's.model_id': modelId, 's.user_id': userId })
+      .first('s.id as session_of_user', 'i.*')) as (InvocationRow & { session_of_user: string }) | undefined;
+    if (!row) return undefined;
+    const { session_of_user: _session, ...invocation } = row;
+    return { invocation: invocation.id ? (invocation as InvocationRow) : undefined };
+  },
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
   listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
     db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),

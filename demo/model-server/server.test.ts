@@ -34,6 +34,7 @@ describe('demo model server', () => {
       { name: 'iris-classifier', version: '1', state: 'READY', reason: '' },
       { name: 'iris-explainer', version: '1', state: 'READY', reason: '' },
       { name: 'always-fails', version: '1', state: 'READY', reason: '' },
+      { name: 'csv-summary', version: '1', state: 'READY', reason: '' },
     ]);
   });
 

@@ -9,6 +9,7 @@
 
 set -euo pipefail
 
+# shellcheck disable=SC2034 # used by the scripts that source this file
 SERVICES_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 STATE_DIR="${MODELPLANE_SERVICES_DIR:-${HOME:-/root}/.cache/modelplane/services}"
 SERVICE_NAME="${SERVICE_NAME:-services}"
@@ -49,7 +50,7 @@ with_lock() {
 # of with_lock and holds the lock forever, or keeps the caller's pipes open.
 close_inherited_fds() {
   local fd
-  for fd in /proc/$BASHPID/fd/*; do
+  for fd in /proc/"$BASHPID"/fd/*; do
     fd="${fd##*/}"
     if [ "$fd" -gt 2 ] 2>/dev/null; then
       eval "exec $fd>&-" 2>/dev/null || true
@@ -163,7 +164,7 @@ _apt_install_no_start() {
   local aptlog="$STATE_DIR/logs/apt.log"
   echo "=== $(date -Is) apt-get install $*" >>"$aptlog"
   run_privileged env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends "$@" >>"$aptlog" 2>&1 || rc=$?
+    apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "$@" >>"$aptlog" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then
     tail -n 20 "$aptlog" >&2 || true
     warn "apt-get install $* failed (exit $rc, log: $aptlog)"
@@ -176,6 +177,7 @@ _apt_install_no_start() {
 
 # port_open HOST PORT: true when something accepts TCP connections there.
 port_open() {
+  # shellcheck disable=SC2016 # expanded by the inner bash
   timeout 1 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
 }
 
@@ -185,7 +187,7 @@ wait_for_port() {
   local host="$1" port="$2" timeout_s="$3" pid="${4:-}"
   local deadline=$((SECONDS + timeout_s))
   while ! port_open "$host" "$port"; do
-    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+    if [ -n "$pid" ] && ! pid_running "$pid"; then
       return 1
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
@@ -205,12 +207,22 @@ wait_for_port_closed() {
   done
 }
 
+# pid_running PID: true when PID is a live process (a zombie, killed but not
+# yet reaped by its parent, does not count).
+pid_running() {
+  local pid="$1" stat
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  stat="$(cat "/proc/$pid/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  [ "${stat%% *}" != Z ]
+}
+
 # pidfile_alive FILE: true when FILE names a running process.
 pidfile_alive() {
   local f="$1" pid
   [ -s "$f" ] || return 1
   pid="$(head -n1 "$f" 2>/dev/null | tr -dc '0-9')"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  pid_running "$pid"
 }
 
 pidfile_pid() { head -n1 "$1" 2>/dev/null | tr -dc '0-9'; }
@@ -218,10 +230,10 @@ pidfile_pid() { head -n1 "$1" 2>/dev/null | tr -dc '0-9'; }
 # stop_pid PID TIMEOUT_SECONDS: SIGTERM, wait, then SIGKILL.
 stop_pid() {
   local pid="$1" timeout_s="$2"
-  kill -0 "$pid" 2>/dev/null || return 0
+  pid_running "$pid" || return 0
   kill -TERM "$pid" 2>/dev/null || true
   local deadline=$((SECONDS + timeout_s))
-  while kill -0 "$pid" 2>/dev/null; do
+  while pid_running "$pid"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       warn "process $pid did not exit after ${timeout_s}s; sending SIGKILL"
       kill -KILL "$pid" 2>/dev/null || true

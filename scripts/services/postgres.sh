@@ -41,7 +41,7 @@ as_pg() {
 find_pg_bin() {
   local d
   # Newest installed major version first.
-  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n -r); do
+  for d in $(printf '%s\n' /usr/lib/postgresql/*/bin | sort -t/ -k4 -n -r); do
     if [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ]; then
       echo "$d"
       return 0
@@ -96,9 +96,31 @@ is_running() {
     PG_BIN="${PG_BIN:-$(find_pg_bin)}" || return 1
     as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1 || return 1
   else
-    kill -0 "$pid" 2>/dev/null || return 1
+    pid_running "$pid" || return 1
   fi
   port_open "$PG_HOST" "$PG_PORT"
+}
+
+# After a crash (postmaster killed), wait for its orphaned children to exit and
+# for the postmaster to be reaped: postgres refuses to start while the pid in
+# postmaster.pid (or in the socket lock file) still exists, even as a zombie.
+# If it lingers, drop those stale lock files.
+clear_stale_pidfile() {
+  local f="$PG_DATA/postmaster.pid" pid deadline
+  [ -e "$f" ] || return 0
+  pid="$(head -n1 "$f" 2>/dev/null | tr -dc '0-9')"
+  [ -n "$pid" ] || return 0
+  if pid_running "$pid" && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = postgres ]; then
+    return 0 # a live postmaster: pg_ctl will report it
+  fi
+  deadline=$((SECONDS + 15))
+  while { pgrep -P "$pid" >/dev/null 2>&1 || kill -0 "$pid" 2>/dev/null; } && [ "$SECONDS" -lt "$deadline" ]; do
+    sleep 0.2
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    warn "removing stale lock files of postmaster $pid (not running, not reaped)"
+    rm -f "$f" "$PG_RUN/.s.PGSQL.$PG_PORT.lock"
+  fi
 }
 
 init_cluster() {
@@ -172,7 +194,7 @@ do_start() {
   if port_open "$PG_HOST" "$PG_PORT"; then
     die "port $PG_HOST:$PG_PORT is already in use by another process (not the cluster in $PG_DATA)"
   fi
-  # A stale postmaster.pid from a killed server is handled by postgres itself.
+  clear_stale_pidfile
   log "starting PostgreSQL on $PG_HOST:$PG_PORT ($PG_BIN)"
   if is_root; then touch "$PG_LOG" && chown postgres:postgres "$PG_LOG"; fi
   if ! with_closed_fds as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 -s start >&2; then

@@ -38,6 +38,8 @@ rmq_env() {
   export RABBITMQ_NODE_IP_ADDRESS="$RMQ_HOST"
   export RABBITMQ_NODE_PORT="$RMQ_PORT"
   export RABBITMQ_DIST_PORT="$RMQ_DIST_PORT"
+  # Erlang distribution on loopback only.
+  export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
   export RABBITMQ_CTL_DIST_PORT_MIN="$RMQ_CTL_PORT_MIN"
   export RABBITMQ_CTL_DIST_PORT_MAX="$((RMQ_CTL_PORT_MIN + 9))"
   export ERL_EPMD_PORT="$RMQ_EPMD_PORT"
@@ -76,7 +78,7 @@ write_config() {
   if [ ! -s "$RMQ_DIR/home/.erlang.cookie" ]; then
     # 20 random upper-case letters, as Erlang itself would generate.
     local cookie
-    cookie="$(LC_ALL=C tr -dc 'A-Z' </dev/urandom 2>/dev/null | head -c 20 || true)"
+    cookie="$(LC_ALL=C tr -dc '[:upper:]' </dev/urandom 2>/dev/null | head -c 20 || true)"
     [ "${#cookie}" -eq 20 ] || die "could not generate an Erlang cookie"
     rm -f "$RMQ_DIR/home/.erlang.cookie"
     printf '%s' "$cookie" >"$RMQ_DIR/home/.erlang.cookie"
@@ -109,6 +111,7 @@ is_running() {
 # An AMQP 0-9-1 handshake up to connection.start: proves the broker (not just
 # a socket) is answering.
 amqp_answers() {
+  # shellcheck disable=SC2016 # expanded by the inner bash
   timeout 5 bash -c '
     exec 3<>"/dev/tcp/$1/$2" || exit 1
     printf "AMQP\x00\x00\x09\x01" >&3

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as identity from './0001_identity.js';
 import * as registry from './0002_registry.js';
 import * as invocations from './0003_invocations.js';
+import * as dashboard from './0004_dashboard.js';
 
 interface Migration {
   name: string;
@@ -15,6 +16,7 @@ const migrations: Migration[] = [
   { name: '0001_identity', ...identity },
   { name: '0002_registry', ...registry },
   { name: '0003_invocations', ...invocations },
+  { name: '0004_dashboard', ...dashboard },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { authenticate, principalOf } from '../../core/http/authenticate.js';
+
+/**
+ * `GET /api/metric` and `GET /api/metric/{metricName}`. Any valid token gets
+ * past authentication; the service admits supervisors of the token's
+ * workspace and staff users (who may hold a token without a workspace).
+ */
+export function mountMetricRoutes(router: Router, platform: Platform): void {
+  const { metrics } = platform.services;
+  const signedIn = authenticate(platform.authenticator)('any');
+
+  router.get('/api/metric', signedIn, (_req, res) => {
+    res.json(metrics.list(principalOf(res)));
+  });
+  router.get('/api/metric/:metricName', signedIn, async (req, res) => {
+    res.json(await metrics.query(principalOf(res), String(req.params.metricName), req.query));
+  });
+}

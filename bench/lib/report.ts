@@ -1,0 +1,90 @@
+// The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
+
+export interface Brief {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  statuses: Record<string, number>;
+  errors: number;
+  timeouts: number;
+}
+
+export interface BenchReport {
+  date: string;
+  machine: { cpus: number; model: string; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
+  settings: { durationSec: number; connections: number; modelDelayMs: number; sessions: number; executorConcurrency: number; logLevel: string };
+  baseline: Brief;
+  postSaturated: Brief;
+  postHalf: Brief;
+  getSaturated: Brief;
+  endToEnd: { rate: number; count: number; p50: number; p99: number; legs: Record<string, { p50: number; p99: number }>; load: Brief };
+  direct: Brief;
+  executor: { backlog: number; completed: number; seconds: number; rps: number };
+  modelMax: Brief;
+  rssBytes: Record<string, number>;
+}
+
+const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
+const MiB = 1024 * 1024;
+const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
+const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
+const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
+const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+const lat = (b: { p50: number; p99: number }) => `${n1(b.p50)} / ${n1(b.p99)}`;
+
+/** Anything but 2xx in a load run, e.g. " (503: 12)"; empty when every answer was a success. */
+function failures(b: Brief): string {
+  const bad = Object.entries(b.statuses).filter(([code]) => !code.startsWith('2'));
+  const parts = bad.map(([code, count]) => `${code}: ${count}`);
+  if (b.errors) parts.push(`errors: ${b.errors}`);
+  if (b.timeouts) parts.push(`timeouts: ${b.timeouts}`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+/** A Markdown table, the same in the terminal, the JSON file and the README. */
+export function renderTable(r: BenchReport): string {
+  const rows: string[][] = [];
+  const postRatio = r.postSaturated.rps / r.baseline.rps;
+  const getRatio = r.getSaturated.rps / r.baseline.rps;
+  const executorRatio = r.executor.rps / r.modelMax.rps;
+  const p50Ok = r.endToEnd.p50 <= r.direct.p50 + 10;
+  const p99Ok = r.endToEnd.p99 <= r.direct.p99 + 50;
+  rows.push(['1', 'express "hello" (baseline)', n0(r.baseline.rps) + failures(r.baseline), lat(r.baseline), '', '']);
+  rows.push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)]);
+  rows.push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
+  rows.push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, verdict(getRatio >= 0.5)]);
+  rows.push([
+    '4',
+    `queued invocation, 201 → COMPLETED (server timestamps), ${n0(r.endToEnd.rate)}/s`,
+    `${n0(r.endToEnd.count)} runs` + failures(r.endToEnd.load),
+    lat(r.endToEnd),
+    `p50 ≤ direct + 10 ms, p99 ≤ direct + 50 ms`,
+    verdict(p50Ok && p99Ok),
+  ]);
+  const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
+  rows.push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
+  rows.push(['4', `direct call to the model server, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
+  rows.push(['5', `model server maximum (${r.settings.executorConcurrency} connections, ${r.settings.modelDelayMs} ms model)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
+  rows.push([
+    '5',
+    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.completed)} queued)`,
+    n0(r.executor.rps),
+    '',
+    `≥ 80% of the model server: ${pct(executorRatio)}`,
+    verdict(executorRatio >= 0.8),
+  ]);
+  for (const [name, bytes] of Object.entries(r.rssBytes)) {
+    const api = API_PROCESSES.includes(name);
+    rows.push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
+  }
+  const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'target', 'result'];
+  const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+  const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
+  lines.push(
+    '',
+    `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
+      `${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}.`,
+  );
+  return lines.join('\n');
+}

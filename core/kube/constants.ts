@@ -1,0 +1,41 @@
+// Names shared by the API writer, the operator, the executors, the CRDs in
+// crds/ and the Helm chart: one place, so they cannot drift apart.
+
+export const GROUP = 'modelplane.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+export type ResourceKind = 'deployment' | 'storage';
+
+export interface KindInfo {
+  kind: 'ModelDeployment' | 'StorageConfig';
+  plural: string;
+  short: string;
+}
+
+export const KINDS: Readonly<Record<ResourceKind, KindInfo>> = {
+  deployment: { kind: 'ModelDeployment', plural: 'modeldeployments', short: 'mdep' },
+  storage: { kind: 'StorageConfig', plural: 'storageconfigs', short: 'stcfg' },
+};
+
+export const LABELS = {
+  managedBy: 'app.kubernetes.io/managed-by',
+  /** The workspace, when its name is a valid label value (else a digest of it): `kubectl get mdep -l modelplane.io/workspace=default`. */
+  workspace: 'modelplane.io/workspace',
+  /** `deployment` or `storage`: which kind of resource a Secret holds credentials for. */
+  kind: 'modelplane.io/kind',
+} as const;
+
+export const ANNOTATIONS = {
+  /** Exact workspace name and key, whatever the label and name had to shorten. */
+  workspace: 'modelplane.io/workspace',
+  key: 'modelplane.io/key',
+} as const;
+
+export const MANAGED_BY = 'modelplane';
+
+/** Put by the operator on every resource it has configured: deletion waits until the configuration is removed. */
+export const FINALIZER = 'modelplane.io/proxy-configuration';
+
+/** Server-side apply field managers: the API owns spec and Secrets, the operator status and finalizers. */
+export const FIELD_MANAGERS = { api: 'modelplane-api', operator: 'modelplane-operator' } as const;

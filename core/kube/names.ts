@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { KINDS, type ResourceKind } from './constants.js';
+
+const LABEL_MAX = 63;
+const DIGEST_LENGTH = 8;
+
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\n')).digest('hex');
+
+/** Lowercase letters, digits and single hyphens, no hyphen at either end. */
+function slug(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}
+
+/**
+ * The name of the custom resource of a deployment or storage configuration: a
+ * DNS-1123 label (so it also fits label values and ConfigMap keys), readable
+ * (`<workspace>-<key>`) and deterministic. The digest of the exact kind,
+ * workspace and key keeps names distinct where the readable part collides
+ * (`a-b`+`c` and `a`+`b-c`, case, truncation) and between the two kinds.
+ */
+export function resourceName(kind: ResourceKind, workspace: string, key: string): string {
+  const hash = digest(kind, workspace, key).slice(0, DIGEST_LENGTH);
+  const readable = slug(`${workspace}-${key}`)
+    .slice(0, LABEL_MAX - DIGEST_LENGTH - 1)
+    .replace(/-+$/, '');
+  return readable ? `${readable}-${hash}` : hash;
+}
+
+/** The Secret holding a resource's credentials. */
+export const secretName = (resource: string) => `${resource}-credentials`;
+
+/** The key of a resource's entry in the proxy-configuration ConfigMap. */
+export const configEntryKey = (kind: ResourceKind, resource: string) => `${KINDS[kind].short}.${resource}`;
+
+const LABEL_VALUE = /^[a-z0-9A-Z]([a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])?$/;
+
+/** A workspace name as a label value: itself when Kubernetes accepts it (almost always), else a stable digest. */
+export function workspaceLabel(workspace: string): string {
+  return LABEL_VALUE.test(workspace) ? workspace : `ws-${digest('workspace', workspace).slice(0, 16)}`;
+}

@@ -1,0 +1,75 @@
+import { ANNOTATIONS, API_VERSION, KINDS, LABELS, MANAGED_BY, type ResourceKind } from './constants.js';
+import type { Connector, Desired } from './desired.js';
+import { resourceName, secretName, workspaceLabel } from './names.js';
+
+/** The parts of a Kubernetes object this code reads and writes. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  ownerReferences?: Array<Record<string, unknown>>;
+}
+
+export const nameOf = (desired: Pick<Desired, 'kind' | 'workspace' | 'key'>) => resourceName(desired.kind, desired.workspace, desired.key);
+
+function metadata(desired: Desired, name: string, namespace: string, kindLabel?: ResourceKind): ObjectMeta {
+  return {
+    name,
+    namespace,
+    labels: {
+      [LABELS.managedBy]: MANAGED_BY,
+      [LABELS.workspace]: workspaceLabel(desired.workspace),
+      ...(kindLabel ? { [LABELS.kind]: kindLabel } : {}),
+    },
+    annotations: { [ANNOTATIONS.workspace]: desired.workspace, [ANNOTATIONS.key]: desired.key },
+  };
+}
+
+const hasSecrets = (desired: Desired) => Object.keys(desired.secrets).length > 0;
+const connector = (c: Connector): Connector => ({ className: c.className, init: { ...c.init } });
+
+/** The spec of the custom resource: classes, init without credentials, and a reference to the Secret. */
+export function specOf(desired: Desired): Record<string, unknown> {
+  const secretRef = hasSecrets(desired) ? { secretRef: { name: secretName(nameOf(desired)) } } : {};
+  if (desired.kind === 'deployment') {
+    return { workspace: desired.workspace, deploymentKey: desired.key, registry: connector(desired.registry), serverProxy: connector(desired.serverProxy), ...secretRef };
+  }
+  return { workspace: desired.workspace, storageKey: desired.key, className: desired.className, init: { ...desired.init }, ...secretRef };
+}
+
+/** The ModelDeployment or StorageConfig object the API applies (server-side apply, so only what it owns). */
+export function customResource(desired: Desired, namespace: string): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: KINDS[desired.kind].kind,
+    metadata: metadata(desired, nameOf(desired), namespace),
+    spec: specOf(desired),
+  };
+}
+
+/** The Secret with the credentials, or null when the resource has none. */
+export function credentialsSecret(desired: Desired, namespace: string): KubeObject | null {
+  if (!hasSecrets(desired)) return null;
+  const data = Object.fromEntries(Object.entries(desired.secrets).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')]));
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: metadata(desired, secretName(nameOf(desired)), namespace, desired.kind),
+    type: 'Opaque',
+    data,
+  };
+}

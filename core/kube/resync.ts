@@ -1,0 +1,104 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/database.js';
+import type { SecretBox } from '../crypto/secrets.js';
+import { KINDS, LABELS, MANAGED_BY } from './constants.js';
+import type { KubeConnection } from './connection.js';
+import { paths } from './paths.js';
+import type { KubeObject } from './resources.js';
+import { liveDesired } from './rows.js';
+import { planResync, type ResyncPlan } from './resync-plan.js';
+import type { DesiredStateWriter } from './writer.js';
+
+export interface ResyncOptions {
+  intervalMs: number;
+  /** Leave younger orphans alone: their creating transaction may still be open. */
+  graceMs?: number;
+  now?: () => number;
+}
+
+export interface ResyncReport {
+  applied: number;
+  deleted: number;
+  unchanged: number;
+  failed: number;
+}
+
+const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
+
+/**
+ * Repairs drift between the database and the cluster: resources missing or
+ * edited are applied again, resources and Secrets without a live row are
+ * deleted. The database is the source of truth; every step is idempotent, so
+ * several API replicas may run it at once.
+ */
+export class DesiredStateResync {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+    private readonly kube: KubeConnection,
+    private readonly writer: DesiredStateWriter,
+    private readonly logger: Logger,
+    private readonly options: ResyncOptions,
+  ) {}
+
+  /** Runs now, then every interval (no-op with an interval of 0). */
+  start(): void {
+    if (this.options.intervalMs <= 0 || this.timer || this.running) return;
+    this.stopped = false;
+    const loop = () => {
+      this.running = this.runOnce()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'resync failed; retrying at the next interval'))
+        .finally(() => {
+          this.running = undefined;
+          if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs).unref();
+        });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  async runOnce(): Promise<ResyncReport> {
+    const { client, namespace } = this.kube;
+    const [desired, deployments, storage, secrets] = await Promise.all([
+      liveDesired(this.db, this.box),
+      client.list<KubeObject>(paths.resource('deployment', namespace), { labelSelector: MANAGED }),
+      client.list<KubeObject>(paths.resource('storage', namespace), { labelSelector: MANAGED }),
+      // Only Secrets this code made carry the kind label.
+      client.list<KubeObject>(paths.secret(namespace), { labelSelector: `${MANAGED},${LABELS.kind}` }),
+    ]);
+    const now = (this.options.now ?? Date.now)();
+    const plan = planResync(desired, { resources: [...deployments.items, ...storage.items], secrets: secrets.items }, namespace, now, this.options.graceMs ?? 60_000);
+    const report = await this.execute(plan);
+    const log = report.applied || report.deleted || report.failed ? this.logger.info.bind(this.logger) : this.logger.debug.bind(this.logger);
+    log({ ...report }, 'resync finished');
+    return report;
+  }
+
+  private async execute(plan: ResyncPlan): Promise<ResyncReport> {
+    const report: ResyncReport = { applied: 0, deleted: 0, unchanged: plan.unchanged, failed: 0 };
+    const attempt = async (what: Record<string, unknown>, step: () => Promise<unknown>, counter: 'applied' | 'deleted') => {
+      try {
+        await step();
+        report[counter] += 1;
+      } catch (error) {
+        report.failed += 1;
+        this.logger.warn({ err: error, ...what }, 'resync step failed');
+      }
+    };
+    for (const item of plan.apply) await attempt({ kind: KINDS[item.kind].kind, workspace: item.workspace, key: item.key }, () => this.writer.apply(item), 'applied');
+    for (const { kind, name } of plan.deleteResources) await attempt({ kind: KINDS[kind].kind, name }, () => this.writer.removeByName(kind, name), 'deleted');
+    for (const name of plan.deleteSecrets) await attempt({ secret: name }, () => this.kube.client.delete(paths.secret(this.kube.namespace, name)), 'deleted');
+    return report;
+  }
+}
+

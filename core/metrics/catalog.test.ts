@@ -1,0 +1,31 @@
+import { expect } from 'chai';
+import { FILTER_LABELS, METRIC_CATALOG } from './catalog.js';
+import { PARAMS_PLACEHOLDER } from './promql.js';
+
+describe('metric catalog', () => {
+  it("has SPEC.md's seven metrics with their parameters", () => {
+    const table = Object.fromEntries(METRIC_CATALOG.map((m) => [m.name, [m.required_params, m.optional_params]]));
+    expect(table).to.deep.equal({
+      active_sessions: [[], ['model_code', 'model_version', 'user_id', 'workspace']],
+      closed_sessions: [[], ['model_code', 'model_version', 'user_id', 'workspace']],
+      total_invocations: [[], ['model_code', 'model_version', 'status', 'type']],
+      total_deployments: [[], ['workspace', 'proxy_class', 'connector_class']],
+      total_models: [[], ['workspace', 'model_code', 'model_version']],
+      invocation_failure_rate: [[], ['model_code', 'model_version']],
+      last_model_invocation_duration_seconds: [['model_code', 'model_version'], ['success']],
+    });
+  });
+
+  it('puts the placeholder inside the braces of every selector of every template', () => {
+    for (const metric of METRIC_CATALOG) {
+      const selectors = metric.metrics_query.match(/modelplane_[a-z_]+\{[^}]*\}/g) ?? [];
+      expect(selectors.length, metric.name).to.be.greaterThan(0);
+      for (const selector of selectors) expect(selector, metric.name).to.include(PARAMS_PLACEHOLDER);
+      expect(metric.metrics_query.split(PARAMS_PLACEHOLDER).length - 1, metric.name).to.equal(selectors.length);
+    }
+  });
+
+  it('filters only on labels the instruments carry', () => {
+    expect(FILTER_LABELS).to.have.members(['model_code', 'model_version', 'user_id', 'workspace', 'status', 'type', 'proxy_class', 'connector_class', 'success']);
+  });
+});

@@ -1,0 +1,78 @@
+import { metricNames as n } from './names.js';
+
+/** SPEC.md's metric definition, as `GET /api/metric` answers it. */
+export interface MetricDefinition {
+  name: string;
+  description: string;
+  /** PromQL; every `__PARAMS__` becomes the label matchers (the workspace's always among them). */
+  metrics_query: string;
+  required_params: string[];
+  optional_params: string[];
+}
+
+// Figures read from the database are exported by the private server; with
+// several replicas each exports the same numbers, so the templates first take
+// `max by` the series' own labels (one copy per series, whatever the number of
+// replicas) and only then add up. Executor counters are per process and are
+// summed as they are.
+const once = (labels: string, selector: string) => `max by (${labels}) (${selector})`;
+const sessions = (state: 'OPEN' | 'CLOSED') => `sum by (workspace) (${once('workspace, model_code, model_version, user_id', `${n.sessions}{state="${state}",__PARAMS__}`)})`;
+const invocations = (extra = '') => `sum by (workspace) (${n.invocations}{${extra}__PARAMS__})`;
+
+export const METRIC_CATALOG: readonly MetricDefinition[] = [
+  {
+    name: 'active_sessions',
+    description: 'Number of OPEN sessions.',
+    metrics_query: sessions('OPEN'),
+    required_params: [],
+    optional_params: ['model_code', 'model_version', 'user_id', 'workspace'],
+  },
+  {
+    name: 'closed_sessions',
+    description: 'Number of CLOSED sessions.',
+    metrics_query: sessions('CLOSED'),
+    required_params: [],
+    optional_params: ['model_code', 'model_version', 'user_id', 'workspace'],
+  },
+  {
+    name: 'total_invocations',
+    description: 'Number of invocations the executors have finished (status COMPLETED or ERROR; type PREDICT or EXPLAIN), counted since each executor started.',
+    metrics_query: invocations(),
+    required_params: [],
+    optional_params: ['model_code', 'model_version', 'status', 'type'],
+  },
+  {
+    name: 'total_deployments',
+    description: 'Number of live deployments.',
+    metrics_query: `sum by (workspace) (${once('workspace, proxy_class, connector_class', `${n.deployments}{__PARAMS__}`)})`,
+    required_params: [],
+    optional_params: ['workspace', 'proxy_class', 'connector_class'],
+  },
+  {
+    name: 'total_models',
+    description: 'Number of live registered models (explainers included).',
+    metrics_query: `sum by (workspace) (${once('workspace, model_code, model_version', `${n.models}{__PARAMS__}`)})`,
+    required_params: [],
+    optional_params: ['workspace', 'model_code', 'model_version'],
+  },
+  {
+    name: 'invocation_failure_rate',
+    description: 'Percentage (0 to 100) of finished invocations that ended in ERROR.',
+    // `or 0 * …` turns "no failure yet" into 0 rather than no data.
+    metrics_query: `100 * (${invocations('status="ERROR",')} or 0 * ${invocations()}) / ${invocations()}`,
+    required_params: [],
+    optional_params: ['model_code', 'model_version'],
+  },
+  {
+    name: 'last_model_invocation_duration_seconds',
+    description: 'Duration in seconds of the latest run of a model, by success (true or false); with several executors, the longest of their latest runs.',
+    metrics_query: `max by (workspace, model_code, model_version, success) (${n.lastInvocationDuration}{__PARAMS__})`,
+    required_params: ['model_code', 'model_version'],
+    optional_params: ['success'],
+  },
+];
+
+export const metricByName = (name: string): MetricDefinition | undefined => METRIC_CATALOG.find((m) => m.name === name);
+
+/** Every label a caller may filter on, over the whole catalog. */
+export const FILTER_LABELS: readonly string[] = [...new Set(METRIC_CATALOG.flatMap((m) => [...m.required_params, ...m.optional_params]))];

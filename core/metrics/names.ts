@@ -1,0 +1,21 @@
+// The names of everything modelplane exports, shared by the instruments and
+// the PromQL templates of the catalog so the two cannot drift apart.
+
+export const METRIC_PREFIX = 'modelplane_';
+
+export const metricNames = {
+  /** Counter, from the executors: finished runs by workspace, model_code, model_version, user_id, status, type. */
+  invocations: `${METRIC_PREFIX}invocations_total`,
+  /** Histogram, from the executors: run time by workspace, model_code, model_version, type, success. */
+  invocationDuration: `${METRIC_PREFIX}invocation_duration_seconds`,
+  /** Gauge, from the executors: the latest run time by workspace, model_code, model_version, success. */
+  lastInvocationDuration: `${METRIC_PREFIX}last_invocation_duration_seconds`,
+  /** Gauge, from the database: sessions by workspace, model_code, model_version, user_id, state. */
+  sessions: `${METRIC_PREFIX}sessions`,
+  /** Gauge, from the database: live deployments by workspace, proxy_class, connector_class. */
+  deployments: `${METRIC_PREFIX}deployments`,
+  /** Gauge, from the database: 1 per live model by workspace, model_code, model_version. */
+  models: `${METRIC_PREFIX}models`,
+  /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
+  databaseUp: `${METRIC_PREFIX}database_metrics_up`,
+} as const;

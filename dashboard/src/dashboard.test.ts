@@ -1,0 +1,124 @@
+import { expect } from 'chai';
+import { sha256 } from '../../core/crypto/random.js';
+import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
+import { DashboardClient, csrfOf } from '../../test/support/dashboard-client.js';
+
+describe('dashboard over HTTP', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform();
+  });
+  after(() => t.close());
+
+  async function member(role: 'user' | 'supervisor') {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, role]]);
+    const client = new DashboardClient(t.auth.baseUrl);
+    await client.signIn(user.email, PASSWORD, ws.name);
+    return { user, ws, client };
+  }
+
+  it('sends visitors who are not signed in to the sign-in page, and back afterwards', async () => {
+    const client = new DashboardClient(t.auth.baseUrl);
+    const reply = await client.get('/dashboard/tokens');
+    expect(reply.status).to.equal(303);
+    expect(reply.location).to.equal('/dashboard/sign-in?next=%2Fdashboard%2Ftokens');
+  });
+
+  it('serves pages under a strict Content-Security-Policy without inline script or style', async () => {
+    const reply = await new DashboardClient(t.auth.baseUrl).get('/dashboard/sign-in');
+    expect(reply.status).to.equal(200);
+    expect(reply.headers.get('content-security-policy')).to.contain("default-src 'self'").and.contain("script-src 'self'").and.contain("frame-ancestors 'none'");
+    expect(reply.headers.get('cache-control')).to.equal('no-store');
+    expect(reply.text).not.to.match(/<script>|<script [^>]*>[^<]|<style|\sstyle=|\son[a-z]+=/i);
+    expect(reply.text).to.contain('<label for="field-email">E-mail</label>');
+  });
+
+  it('sets only httpOnly SameSite=Strict cookies, without Secure on a plain-http dashboard', async () => {
+    const client = new DashboardClient(t.auth.baseUrl);
+    const page = await client.get('/dashboard/sign-in');
+    expect(page.setCookies).to.have.length(1);
+    expect(page.setCookies[0]).to.match(/^mp_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly$/);
+    const user = await makeUser(t.platform);
+    const signedIn = await client.post('/dashboard/sign-in', { email: user.email, password: PASSWORD, workspace: '' }, page);
+    expect(signedIn.setCookies.find((c) => c.startsWith('mp_session='))).to.match(/; Path=\/; SameSite=Strict; HttpOnly$/);
+  });
+
+  it('refuses a form without its CSRF token, or with the token of another visitor', async () => {
+    const user = await makeUser(t.platform);
+    const attacker = new DashboardClient(t.auth.baseUrl);
+    const attackerPage = await attacker.get('/dashboard/sign-in');
+    const victim = new DashboardClient(t.auth.baseUrl);
+    await victim.get('/dashboard/sign-in');
+    const missing = await victim.post('/dashboard/sign-in', { email: user.email, password: PASSWORD });
+    const foreign = await victim.post('/dashboard/sign-in', { email: user.email, password: PASSWORD, _csrf: csrfOf(attackerPage.text) });
+    expect([missing.status, foreign.status]).to.deep.equal([403, 403]);
+    expect(foreign.text).to.contain('This form has expired or did not come from the dashboard.');
+    expect(victim.cookies.has('mp_session')).to.equal(false);
+  });
+
+  it('binds the forms of a session to that session: a token from before sign-in no longer works', async () => {
+    const { client } = await member('supervisor');
+    const anonymous = new DashboardClient(t.auth.baseUrl);
+    const page = await anonymous.get('/dashboard/sign-in');
+    const reply = await client.post('/dashboard/tokens', { name: 'x', expiration_date: '2999-01-01', _csrf: csrfOf(page.text) });
+    expect(reply.status).to.equal(403);
+  });
+
+  it('keeps the session id only hashed, and deletes the session on sign-out', async () => {
+    const { client, ws } = await member('supervisor');
+    const id = client.cookies.get('mp_session')!;
+    expect(await t.platform.db('dashboard_sessions').where('id_hash', sha256(id)).first()).to.include({ workspace_id: ws.id });
+    const home = await client.get('/dashboard');
+    const out = await client.post('/dashboard/sign-out', {}, home);
+    expect(out.location).to.equal('/dashboard/sign-in?notice=signed-out');
+    expect(await t.platform.db('dashboard_sessions').where('id_hash', sha256(id)).first()).to.equal(undefined);
+    expect((await client.get('/dashboard')).status).to.equal(303);
+  });
+
+  it('answers 403 to a plain user on every supervisor page and form, and shows none of them in the navigation', async () => {
+    const { client } = await member('user');
+    const home = await client.get('/dashboard');
+    expect(home.status).to.equal(200);
+    for (const path of ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/workspaces']) {
+      expect(home.text).not.to.contain(`href="/dashboard${path}"`);
+      expect((await client.get(`/dashboard${path}`)).status, path).to.equal(403);
+    }
+    const refused = await client.post('/dashboard/tokens', { name: 'sneaky', expiration_date: '2999-01-01' }, home);
+    expect(refused.status).to.equal(403);
+    expect(await t.platform.db('api_tokens').where('name', 'sneaky').first()).to.equal(undefined);
+  });
+
+  it('escapes what users typed wherever it is shown', async () => {
+    const { client } = await member('supervisor');
+    const page = await client.get('/dashboard/members');
+    const email = '<img/src=x/onerror=alert(1)>@example.test';
+    const invited = await client.post('/dashboard/members/invitations', { email, role: 'user' }, page);
+    expect(invited.status).to.equal(200);
+    expect(invited.text).not.to.contain('<img/src');
+    expect(invited.text).to.contain('&lt;img/src=x/onerror=alert(1)&gt;@example.test');
+    const tokens = await client.get('/dashboard/tokens');
+    const created = await client.post('/dashboard/tokens', { name: '"><script>alert(1)</script>', expiration_date: '2999-01-01' }, tokens);
+    expect(created.text).not.to.contain('<script>alert');
+    expect(created.text).to.contain(`&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;`);
+  });
+
+  it('shows a new API key once, and never again in the list', async () => {
+    const { client } = await member('supervisor');
+    const page = await client.get('/dashboard/tokens');
+    const created = await client.post('/dashboard/tokens', { name: 'ci', expiration_date: '2999-01-01' }, page);
+    const key = /id="new-token-key" type="text" readonly value="(mp_[^"]+)"/.exec(created.text)![1]!;
+    expect(created.text).to.contain('it is shown only once');
+    expect((await client.get('/dashboard/tokens')).text).not.to.contain(key);
+  });
+
+  it('uses __Host- cookies with Secure when the dashboard URL is https', async () => {
+    const secure = await startTestPlatform({ dashboardUrl: 'https://dashboard.example.test/dashboard' });
+    try {
+      const page = await new DashboardClient(secure.auth.baseUrl).get('/dashboard/sign-in');
+      expect(page.setCookies[0]).to.match(/^__Host-mp_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly; Secure$/);
+    } finally {
+      await secure.close();
+    }
+  });
+});

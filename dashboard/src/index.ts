@@ -1,0 +1,57 @@
+import { fileURLToPath } from 'node:url';
+import express, { Router } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { BASE, createDashboardContext } from './context.js';
+import { securityHeaders } from './web/security-headers.js';
+import { formBodies } from './web/forms.js';
+import { checkCsrf, loadVisit, signedIn, staffOnly, supervisorOnly } from './routes/visit.js';
+import { mountSessionRoutes } from './routes/session.routes.js';
+import { mountRegisterRoutes } from './routes/register.routes.js';
+import { mountHomeRoutes } from './routes/home.routes.js';
+import { mountTokenRoutes } from './routes/tokens.routes.js';
+import { mountApplicationRoutes } from './routes/applications.routes.js';
+import { mountMemberRoutes } from './routes/members.routes.js';
+import { mountSettingsRoutes } from './routes/settings.routes.js';
+import { mountOverviewRoutes } from './routes/overview.routes.js';
+import { mountMetricRoutes } from './routes/metrics.routes.js';
+import { mountWorkspaceRoutes } from './routes/workspaces.routes.js';
+import { errorPages, pageNotFound } from './routes/errors.js';
+
+// Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
+const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
+
+const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics'];
+const STAFF_SECTIONS = ['/workspaces'];
+
+/**
+ * The web dashboard, mounted by the auth server under /dashboard. Pages are
+ * rendered here; every action goes through the platform's services with the
+ * signed-in user's Principal, exactly as the API would.
+ */
+export function createDashboard(platform: Platform): Router {
+  const dash = createDashboardContext(platform);
+  const app = Router();
+  app.use(securityHeaders);
+  app.use('/static', express.static(PUBLIC_DIR, { index: false, maxAge: '1h', fallthrough: false }));
+  app.use(formBodies({ maxBodyBytes: platform.config.maxBodyBytes, maxFileBytes: platform.config.maxLogoBytes }));
+  app.use(loadVisit(dash));
+  app.use(checkCsrf(dash));
+
+  // Guards first, by section: a page is reached only by those the API would let do the same.
+  app.use(SUPERVISOR_SECTIONS, signedIn, supervisorOnly);
+  app.use(STAFF_SECTIONS, signedIn, staffOnly);
+
+  mountSessionRoutes(app, dash);
+  mountRegisterRoutes(app, dash);
+  mountHomeRoutes(app, dash);
+  mountTokenRoutes(app, dash);
+  mountApplicationRoutes(app, dash);
+  mountMemberRoutes(app, dash);
+  mountSettingsRoutes(app, dash);
+  mountOverviewRoutes(app, dash);
+  mountMetricRoutes(app, dash);
+  mountWorkspaceRoutes(app, dash);
+  app.use(pageNotFound(dash));
+  app.use(errorPages(dash));
+  return Router().use(BASE, app);
+}

@@ -1,0 +1,23 @@
+// Notices named in a redirect (`?notice=token-revoked`): only these fixed
+// texts can be shown, so a crafted link cannot put words on the page.
+const NOTICES: Record<string, string> = {
+  'signed-out': 'You have signed out.',
+  'session-ended': 'Your session has ended. Sign in again.',
+  registered: 'Your account is ready. Sign in to continue.',
+  joined: 'You joined the workspace.',
+  switched: 'Workspace switched.',
+  'token-revoked': 'The API token was revoked: it stops working at once.',
+  'token-enabled': 'The API token was re-enabled.',
+  'token-deleted': 'The API token was deleted.',
+  'application-deleted': 'The OAuth application was deleted; its tokens stop working at once.',
+  'invitation-revoked': 'The invitation was revoked.',
+  'logo-saved': 'The workspace logo was saved.',
+  'workspace-created': 'The workspace was created.',
+  'workspace-disabled': 'The workspace was disabled: its tokens stop working until it is enabled again.',
+  'workspace-enabled': 'The workspace was enabled.',
+  'workspace-deleted': 'The workspace was deleted.',
+};
+
+export function noticeText(key: unknown): string | undefined {
+  return typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
+}

@@ -1,0 +1,80 @@
+import type { ModelMetadata } from '../../../core/models/present.js';
+import { html, type Html } from '../web/html.js';
+import { badge, code, dataTable } from './components.js';
+
+// Read-only overviews: what the supervisor manages through the API.
+
+export interface ModelItem {
+  model_metadata: ModelMetadata;
+  is_explainer: boolean;
+  has_explainer: boolean;
+}
+
+export function modelsBody(models: ModelItem[]): Html {
+  return html`<p class="muted">Models are registered through the private API (<code>POST /api/platform_model</code>).</p>
+${dataTable({
+  caption: 'Registered models',
+  headers: ['Code', 'Version', 'Name', 'Description', 'Kind', 'Deployment', 'Options'],
+  rows: models.map(({ model_metadata: m, is_explainer, has_explainer }) => [
+    code(m.model_code),
+    code(m.version),
+    m.name,
+    m.description,
+    is_explainer ? badge('explainer') : has_explainer ? badge('explained') : badge('model'),
+    deploymentOf(m),
+    options(m),
+  ]),
+  empty: 'No models are registered in this workspace.',
+})}`;
+}
+
+export interface DeploymentItem {
+  deployment_key: string;
+  registry_connector_class: string;
+  registry_connector_init: Record<string, unknown>;
+  server_proxy_class: string;
+  server_proxy_init: Record<string, unknown>;
+}
+
+export function deploymentsBody(deployments: DeploymentItem[]): Html {
+  return html`<p class="muted">Deployments are managed through the private API (<code>/api/deployment</code>); secrets are never shown.</p>
+${dataTable({
+  caption: 'Deployments',
+  headers: ['Key', 'Registry connector', 'Registry', 'Server proxy', 'Server'],
+  rows: deployments.map((d) => [
+    code(d.deployment_key),
+    code(d.registry_connector_class),
+    text(d.registry_connector_init.model_registry_url),
+    code(d.server_proxy_class),
+    text(d.server_proxy_init.server_proxy_url),
+  ]),
+  empty: 'No deployments in this workspace.',
+})}`;
+}
+
+export interface StorageItem {
+  storage_key: string;
+  storage_class: string;
+}
+
+export function storageBody(storage: StorageItem[]): Html {
+  return html`<p class="muted">Storage backends are managed through the private API (<code>/api/storage</code>); credentials are never shown.</p>
+${dataTable({
+  caption: 'Storage configurations',
+  headers: ['Key', 'Class'],
+  rows: storage.map((s) => [code(s.storage_key), code(s.storage_class)]),
+  empty: 'No storage is configured in this workspace.',
+})}`;
+}
+
+function deploymentOf(model: ModelMetadata): Html | string {
+  const key = (model.native_metadata as { deployment_key?: unknown }).deployment_key;
+  return typeof key === 'string' ? code(key) : '—';
+}
+
+function options(model: ModelMetadata): Html {
+  const flags = [model.realtime_execution && 'real-time', model.allow_download && 'download', model.need_context && 'context'].filter((f): f is string => Boolean(f));
+  return flags.length ? html`${flags.map((f) => badge(f))}` : html`<span class="muted">—</span>`;
+}
+
+const text = (value: unknown) => (typeof value === 'string' && value ? value : '—');

@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import type { KubeConnection } from '../core/kube/connection.js';
+import { KINDS, type ResourceKind } from '../core/kube/constants.js';
+import { paths } from '../core/kube/paths.js';
+import { Reflector } from '../core/kube/reflector.js';
+import type { KubeObject } from '../core/kube/resources.js';
+import type { OperatorMetrics } from './metrics.js';
+import { WorkQueue } from './queue.js';
+import type { Outcome } from './reconcile.js';
+
+export interface ControllerOptions {
+  kube: KubeConnection;
+  kind: ResourceKind;
+  reconcile: (name: string) => Promise<Outcome>;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  workers: number;
+  /** Cap of the retry backoff (also how long an unreachable endpoint waits for its next probe at most). */
+  maxBackoffMs: number;
+}
+
+/**
+ * List+watch one kind, queue the key (`namespace/name`) of every change, and
+ * let a few workers reconcile keys one at a time each. What happened (added,
+ * modified, deleted) is deliberately ignored: the reconcile reads the object.
+ */
+export class Controller {
+  private readonly queue: WorkQueue;
+  private readonly reflector: Reflector<KubeObject>;
+  private workers: Array<Promise<void>> = [];
+
+  constructor(private readonly options: ControllerOptions) {
+    this.queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: options.maxBackoffMs });
+    this.reflector = new Reflector<KubeObject>({
+      client: options.kube.client,
+      path: paths.resource(options.kind, options.kube.namespace),
+      // Every resource of the kind, not only the API's: one made with kubectl is reconciled (and validated) too.
+      logger: options.logger,
+      onChange: (name) => this.queue.add(this.keyOf(name)),
+    });
+    options.metrics.queueDepth.set({ kind: KINDS[options.kind].kind }, 0);
+  }
+
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  async start(): Promise<void> {
+    await this.reflector.start();
+    this.workers = Array.from({ length: this.options.workers }, () => this.work());
+    this.options.logger.info({ kind: KINDS[this.options.kind].kind, resources: this.reflector.cache.size }, 'controller started');
+  }
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.reflector.stop();
+    await Promise.all(this.workers);
+  }
+
+  private keyOf(name: string): string {
+    return `${this.options.kube.namespace}/${name}`;
+  }
+
+  private async work(): Promise<void> {
+    for (let key = await this.queue.get(); key !== undefined; key = await this.queue.get()) {
+      try {
+        await this.process(key);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const { kind, metrics, logger } = this.options;
+    const name = key.slice(key.indexOf('/') + 1);
+    const labels = { kind: KINDS[kind].kind };
+    const stopTimer = metrics.reconcileDuration.startTimer(labels);
+    try {
+      const outcome = await this.options.reconcile(name);
+      metrics.reconciles.inc({ ...labels, result: outcome.result });
+      if (outcome.retry) {
+        const delay = this.queue.addRateLimited(key);
+        logger.debug({ key, result: outcome.result, retryInMs: delay }, 'reconciled; retrying later');
+      } else {
+        this.queue.forget(key);
+        if (outcome.requeueAfterMs) this.queue.addAfter(key, outcome.requeueAfterMs);
+      }
+    } catch (error) {
+      metrics.reconciles.inc({ ...labels, result: 'error' });
+      const delay = this.queue.addRateLimited(key);
+      logger.warn({ err: error, key, retryInMs: delay }, 'reconcile failed; retrying with backoff');
+    } finally {
+      stopTimer();
+      metrics.queueDepth.set(labels, this.queue.length);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import type { Logger } from 'pino';
+import type { KubeConnection } from '../core/kube/connection.js';
+import { isNotFound } from '../core/kube/client.js';
+import { FINALIZER, KINDS } from '../core/kube/constants.js';
+import { configEntryKey } from '../core/kube/names.js';
+import { paths } from '../core/kube/paths.js';
+import { entryText } from '../core/kube/proxy-config.js';
+import type { KubeObject } from '../core/kube/resources.js';
+import { readSecret } from '../core/kube/secrets.js';
+import { nextStatus, sameStatus, transitions, type ConditionUpdate, type ResourceStatus } from './conditions.js';
+import type { EventRecorder } from './events.js';
+import type { KindHandler } from './kinds.js';
+import type { ProxyConfigMap } from './proxy-config-map.js';
+
+export interface ReconcileDeps {
+  kube: KubeConnection;
+  handler: KindHandler;
+  configMap: ProxyConfigMap;
+  events: EventRecorder;
+  logger: Logger;
+  /** Ready resources are probed again after this long. */
+  probeIntervalMs: number;
+  now?: () => Date;
+}
+
+export type Result = 'ready' | 'not-ready' | 'invalid' | 'gone' | 'finalized';
+
+/** What the controller does next with the key: nothing, come back later, or retry with backoff. */
+export interface Outcome {
+  result: Result;
+  requeueAfterMs?: number;
+  retry?: boolean;
+}
+
+type Resource = KubeObject & { spec: unknown; status?: ResourceStatus };
+
+interface Evaluation {
+  conditions: ConditionUpdate[];
+  outcome: Outcome;
+}
+
+/**
+ * Brings one resource's proxy configuration in line with its spec. It reads
+ * everything afresh (never trusts the event that queued it), writes only what
+ * differs, and leaves the same state whether it runs once or twice, or is
+ * interrupted at any point and run again.
+ */
+export async function reconcile(deps: ReconcileDeps, name: string): Promise<Outcome> {
+  const entryKey = configEntryKey(deps.handler.kind, name);
+  const object = await readResource(deps, name);
+  if (!object) {
+    // Deleted without our finalizer (or before we ever saw it): make sure nothing is left.
+    await deps.configMap.remove(entryKey);
+    return { result: 'gone' };
+  }
+  if (object.metadata.deletionTimestamp) return finalize(deps, object, entryKey);
+  const current = await ensureFinalizer(deps, object);
+  const evaluation = await evaluate(deps, current, entryKey);
+  await writeStatus(deps, current, evaluation.conditions);
+  return evaluation.outcome;
+}
+
+async function readResource(deps: ReconcileDeps, name: string): Promise<Resource | undefined> {
+  try {
+    return await deps.kube.client.get<Resource>(paths.resource(deps.handler.kind, deps.kube.namespace, name));
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+async function evaluate(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Evaluation> {
+  const { handler, configMap } = deps;
+  const secretName = handler.secretName(object.spec);
+  let secrets: Record<string, string> = {};
+  if (secretName) {
+    try {
+      secrets = await readSecret(deps.kube, secretName);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await configMap.remove(entryKey);
+      return notConfigured('SecretMissing', `Secret ${secretName} named by secretRef does not exist.`, { result: 'not-ready', retry: true });
+    }
+  }
+  const invalid = handler.validate(object.spec, secrets);
+  if (invalid) {
+    // A spec that is no longer valid must not leave its previous configuration in use.
+    await configMap.remove(entryKey);
+    return notConfigured(invalid.reason, invalid.message, { result: 'invalid' });
+  }
+  await configMap.put(entryKey, entryText(handler.entry(object.spec)));
+  const unreachable = await handler.probe(object.spec, secrets);
+  if (unreachable) {
+    return {
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'Unreachable', message: `Configuration written to ConfigMap ${configMap.name}, but a health check failed: ${unreachable.message}` },
+        { type: 'Reachable', status: 'False', reason: unreachable.reason, message: unreachable.message },
+      ],
+      outcome: { result: 'not-ready', retry: true },
+    };
+  }
+  return {
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Configured', message: `Configuration written to ConfigMap ${configMap.name}; endpoints healthy.` },
+      { type: 'Reachable', status: 'True', reason: 'HealthChecksPassed', message: 'Every endpoint answered its health check.' },
+    ],
+    outcome: { result: 'ready', requeueAfterMs: deps.probeIntervalMs },
+  };
+}
+
+function notConfigured(reason: string, message: string, outcome: Outcome): Evaluation {
+  return {
+    conditions: [
+      { type: 'Ready', status: 'False', reason, message },
+      { type: 'Reachable', status: 'Unknown', reason: 'NotProbed', message: 'Endpoints are probed once the configuration is valid.' },
+    ],
+    outcome,
+  };
+}
+
+async function writeStatus(deps: ReconcileDeps, object: Resource, conditions: ConditionUpdate[]): Promise<void> {
+  const now = (deps.now ?? (() => new Date()))().toISOString();
+  const status = nextStatus(object.status, object.metadata.generation ?? 0, conditions, now);
+  if (sameStatus(object.status, status)) return;
+  await deps.kube.client.patch(paths.status(deps.handler.kind, deps.kube.namespace, object.metadata.name), 'merge', { status });
+  for (const condition of transitions(object.status, status).filter((c) => c.type === 'Ready')) {
+    await deps.events.record(object, condition.status === 'True' ? 'Normal' : 'Warning', condition.reason, condition.message);
+  }
+  deps.logger.info({ kind: KINDS[deps.handler.kind].kind, name: object.metadata.name, generation: status.observedGeneration, ready: conditions[0]?.status, reason: conditions[0]?.reason }, 'status updated');
+}
+
+/** Adds our finalizer (optimistic lock on resourceVersion: a concurrent change makes this attempt fail and retry). */
+async function ensureFinalizer(deps: ReconcileDeps, object: Resource): Promise<Resource> {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (finalizers.includes(FINALIZER)) return object;
+  return setFinalizers(deps, object, [...finalizers, FINALIZER]);
+}
+
+function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
+  const path = paths.resource(deps.handler.kind, deps.kube.namespace, object.metadata.name);
+  return deps.kube.client.patch<Resource>(path, 'merge', { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } });
+}
+
+/** Deletion: remove the configuration first, then let the resource go. */
+async function finalize(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Outcome> {
+  const finalizers = object.metadata.finalizers ?? [];
+  if (!finalizers.includes(FINALIZER)) return { result: 'finalized' };
+  await deps.configMap.remove(entryKey);
+  await deps.events.record(object, 'Normal', 'ConfigurationRemoved', `Entry ${entryKey} removed from ConfigMap ${deps.configMap.name}.`);
+  try {
+    await setFinalizers(deps, object, finalizers.filter((finalizer) => finalizer !== FINALIZER));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+  deps.logger.info({ kind: KINDS[deps.handler.kind].kind, name: object.metadata.name }, 'finalized');
+  return { result: 'finalized' };
+}

@@ -1,0 +1,108 @@
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../core/config/config.js';
+import { kubeConnection, type KubeConnection } from '../core/kube/connection.js';
+import { paths } from '../core/kube/paths.js';
+import { ConnectorCatalog } from '../core/connectors/registry.js';
+import { HttpClient } from '../core/net/http-client.js';
+import { UrlPolicy } from '../core/net/url-policy.js';
+import { StorageClasses } from '../core/storage/classes.js';
+import { processRegistry } from '../core/metrics/process-registry.js';
+import { Controller } from './controller.js';
+import { ControllerGroup } from './controller-group.js';
+import { EventRecorder } from './events.js';
+import { deploymentHandler, storageHandler, type KindHandler } from './kinds.js';
+import { LeaderElector } from './leader.js';
+import { createOperatorMetrics } from './metrics.js';
+import { ProxyConfigMap } from './proxy-config-map.js';
+import { reconcile } from './reconcile.js';
+import { startOperatorServer } from './server.js';
+
+export interface RunningOperator {
+  identity: string;
+  url: string;
+  isLeader(): boolean;
+  close(): Promise<void>;
+}
+
+const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
+/**
+ * The connectors and storage classes the operator validates and probes with.
+ * Built here rather than through createPlatform: the operator needs neither
+ * the database nor the signing and encryption keys.
+ */
+function handlers(config: Config, logger: Logger): KindHandler[] {
+  const policy = new UrlPolicy({ allowLoopback: config.devMode, allow: list(config.urlAllow), deny: list(config.urlDeny) });
+  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
+  return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
+}
+
+/** `modelplane operator`: leader election, then one controller per kind while leading; health and metrics always. */
+export async function startOperator(config: Config, logger: Logger, connection?: KubeConnection): Promise<RunningOperator> {
+  const kube = connection ?? kubeConnection(config);
+  if (!kube) throw new Error('modelplane operator needs a cluster: set MODELPLANE_KUBE_MODE to in-cluster or kubeconfig.');
+  const identity = `${os.hostname()}_${randomUUID().slice(0, 8)}`;
+  const log = logger.child({ component: 'operator', identity, namespace: kube.namespace });
+  const metrics = createOperatorMetrics();
+  const elector = config.leaderElection ? new LeaderElector({ kube, name: config.leaseName, identity, leaseSeconds: config.leaseSeconds, logger: log }) : undefined;
+  // Every write of a reconcile is refused once this replica is no longer the leader.
+  const fenced: KubeConnection = {
+    namespace: kube.namespace,
+    client: kube.client.fenced(() => {
+      if (elector && !elector.isLeader) throw new Error('not the leader any more: write refused');
+    }),
+  };
+  const configMap = new ProxyConfigMap(fenced, config.proxyConfigMap, log);
+  const events = new EventRecorder(fenced, identity, log);
+  const probeIntervalMs = config.operatorProbeSeconds * 1000;
+  const group = new ControllerGroup(
+    () =>
+      handlers(config, log).map(
+        (handler) =>
+          new Controller({
+            kube: fenced,
+            kind: handler.kind,
+            reconcile: (name) => reconcile({ kube: fenced, handler, configMap, events, logger: log, probeIntervalMs }, name),
+            logger: log,
+            metrics,
+            workers: 2,
+            maxBackoffMs: probeIntervalMs,
+          }),
+      ),
+    log,
+    (running) => metrics.leader.set(running ? 1 : 0),
+  );
+
+  const server = await startOperatorServer({
+    host: config.bindHost,
+    port: config.operatorPort,
+    logger: log,
+    metrics: [{ registry: metrics.registry }, { registry: processRegistry() }],
+    metricsToken: config.metricsToken,
+    ready: async () => {
+      await kube.client.get(paths.configMap(kube.namespace, config.proxyConfigMap)).catch((error: unknown) => {
+        if ((error as { status?: number }).status !== 404) throw error;
+      });
+    },
+  });
+
+  if (elector) elector.start({ onStartedLeading: async () => group.begin(), onStoppedLeading: () => group.end() });
+  else group.begin();
+  log.info({ url: server.url, leaderElection: Boolean(elector) }, 'operator started');
+
+  return {
+    identity,
+    url: server.url,
+    isLeader: () => (elector ? elector.isLeader : true),
+    async close() {
+      // The elector ends the group when it steps down; without one, end it here.
+      if (elector) await elector.stop();
+      await group.end();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Start, stop or describe several test services at once.
+#   all.sh start [names...]    install if missing, start if not running, then
+#                              print the env lines of those services (stdout)
+#   all.sh stop [names...]     stop them
+#   all.sh restart [names...]
+#   all.sh status [names...]   one line each; exit 1 if any is not running
+#   all.sh env [names...]      print `export ...` lines (starts nothing), e.g.
+#                              eval "$(scripts/services/all.sh env)"
+# names: postgres rabbitmq minio prometheus python kube (default: all of them).
+# Logs go to stderr, env lines to stdout.
+set -euo pipefail
+SERVICE_NAME=all
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ALL_SERVICES=(postgres rabbitmq minio prometheus python kube)
+
+usage() {
+  echo "usage: $0 {start|stop|restart|status|env} [$(echo "${ALL_SERVICES[@]}" | tr ' ' '|')]..." >&2
+  exit 2
+}
+
+[ $# -ge 1 ] || usage
+cmd="$1"
+shift
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=("${ALL_SERVICES[@]}")
+# Also accept one space- or comma-separated argument (make SERVICES="a b").
+read -r -a names <<<"$(echo "${names[*]}" | tr ',' ' ')"
+for n in "${names[@]}"; do
+  case " ${ALL_SERVICES[*]} " in
+    *" $n "*) ;;
+    *) die "unknown service '$n' (known: ${ALL_SERVICES[*]})" ;;
+  esac
+done
+
+svc() {
+  local name="$1"
+  shift
+  bash "$SERVICES_LIB_DIR/$name.sh" "$@"
+}
+
+case "$cmd" in
+  start)
+    for n in "${names[@]}"; do
+      if [ "$n" = python ]; then svc python setup; else svc "$n" start; fi
+    done
+    for n in "${names[@]}"; do svc "$n" env; done
+    ;;
+  stop)
+    rc=0
+    for n in "${names[@]}"; do
+      [ "$n" = python ] && continue
+      svc "$n" stop || rc=1
+    done
+    exit "$rc"
+    ;;
+  restart)
+    for n in "${names[@]}"; do
+      if [ "$n" = python ]; then svc python setup; else svc "$n" restart; fi
+    done
+    for n in "${names[@]}"; do svc "$n" env; done
+    ;;
+  status)
+    rc=0
+    for n in "${names[@]}"; do svc "$n" status || rc=1; done
+    exit "$rc"
+    ;;
+  env)
+    for n in "${names[@]}"; do svc "$n" env; done
+    ;;
+  *) usage ;;
+esac

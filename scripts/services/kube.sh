@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# An envtest-style Kubernetes control plane for the tests: etcd 3.5 and
+# kube-apiserver built from the Go module proxy (wrapper go.mods under
+# $STATE_DIR/kube/build, the usual k8s.io replace block), helm v3 by
+# `go install`, all cached in $STATE_DIR/bin (rebuilt only when a pin changes).
+# No controller-manager, scheduler or kubelet: objects are stored and
+# validated (CRD schemas, RBAC, server-side apply, dry-run), nothing runs.
+#   etcd on 127.0.0.1:52379 (plain HTTP, loopback only), kube-apiserver on
+#   https://127.0.0.1:56443 with its own CA; the kubeconfig authenticates as a
+#   system:masters client certificate.
+# usage: kube.sh start|stop|restart|status|env|build
+set -euo pipefail
+SERVICE_NAME=kube
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+ETCD_VERSION="${MODELPLANE_ETCD_VERSION:-v3.5.35}"
+KUBE_VERSION="${MODELPLANE_KUBE_VERSION:-v1.34.4}"
+HELM_VERSION="${MODELPLANE_HELM_VERSION:-v3.19.5}"
+
+HOST=127.0.0.1
+ETCD_PORT="${MODELPLANE_ETCD_PORT:-52379}"
+ETCD_PEER_PORT="${MODELPLANE_ETCD_PEER_PORT:-52380}"
+APISERVER_PORT="${MODELPLANE_APISERVER_PORT:-56443}"
+
+BIN_DIR="$STATE_DIR/bin"
+KUBE_DIR="$STATE_DIR/kube"
+BUILD_DIR="$KUBE_DIR/build"
+PKI_DIR="$KUBE_DIR/pki"
+ETCD_DATA="$KUBE_DIR/etcd-data"
+KUBECONFIG_FILE="$KUBE_DIR/kubeconfig"
+ETCD_PIDFILE="$KUBE_DIR/etcd.pid"
+APISERVER_PIDFILE="$KUBE_DIR/kube-apiserver.pid"
+ETCD_LOG="$KUBE_DIR/etcd.log"
+APISERVER_LOG="$KUBE_DIR/kube-apiserver.log"
+
+env_lines() {
+  echo "export TEST_KUBECONFIG=$KUBECONFIG_FILE TEST_HELM=$BIN_DIR/helm"
+}
+
+# ---------------------------------------------------------------- building
+
+stamp_of() { cat "$BIN_DIR/$1.version" 2>/dev/null || true; }
+built() { [ -x "$BIN_DIR/$1" ] && [ "$(stamp_of "$1")" = "$2" ]; }
+
+require_go() {
+  command -v go >/dev/null 2>&1 ||
+    die "go is missing: etcd, kube-apiserver and helm are built from source and need Go >= 1.24 on PATH"
+}
+
+# run_build NAME VERSION LOG CMD...: runs CMD in the background (it must
+# leave the binary in $tmpbin/NAME), prints progress every minute, then moves
+# the binary into place with its version stamp. An interrupted build never
+# leaves a half-written binary behind a matching stamp.
+run_build() {
+  local name="$1" version="$2" buildlog="$3"
+  shift 3
+  local start=$SECONDS rc=0 next=60
+  tmpbin="$BIN_DIR/.$name-build.$$"
+  rm -rf "$tmpbin"
+  mkdir -p "$tmpbin"
+  log "building $name $version with $(go env GOVERSION) (minutes on a cold cache; log: $buildlog)"
+  ("$@") >"$buildlog" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    if [ $((SECONDS - start)) -ge "$next" ]; then
+      log "still building $name ($((SECONDS - start))s)"
+      next=$((next + 60))
+    fi
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ] || [ ! -x "$tmpbin/$name" ]; then
+    tail -n 30 "$buildlog" >&2 || true
+    rm -rf "$tmpbin"
+    die "building $name $version failed (exit $rc, log: $buildlog)"
+  fi
+  mv -f "$tmpbin/$name" "$BIN_DIR/$name"
+  rm -rf "$tmpbin"
+  echo "$version" >"$BIN_DIR/$name.version"
+  log "built $name in $((SECONDS - start))s: $BIN_DIR/$name"
+}
+
+# A wrapper module: `go install pkg@version` refuses modules whose go.mod has
+# replace directives (etcd and kubernetes both have them).
+write_wrapper() {
+  local dir="$1" module="$2"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  printf 'module %s\n\ngo 1.24\n' "$module" >"$dir/go.mod"
+}
+
+build_etcd() {
+  local dir="$BUILD_DIR/etcd"
+  write_wrapper "$dir" modelplane.test/etcd-build
+  cd "$dir"
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  nice -n 10 go build -trimpath -o "$tmpbin/etcd" go.etcd.io/etcd/server/v3
+}
+
+# Kubernetes publishes its staging modules (k8s.io/api, client-go, ...) as
+# v0.<minor>.<patch>; its own go.mod points them at ./staging, so the wrapper
+# replaces each with the published version.
+STAGING_MODULES=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api cri-client
+  csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator
+  kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils
+  pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+
+build_apiserver() {
+  local dir="$BUILD_DIR/kube-apiserver" staging="v0.${KUBE_VERSION#v1.}" m
+  write_wrapper "$dir" modelplane.test/kube-apiserver-build
+  cd "$dir"
+  {
+    echo
+    echo 'replace ('
+    for m in "${STAGING_MODULES[@]}"; do echo "	k8s.io/$m => k8s.io/$m $staging"; done
+    echo ')'
+  } >>go.mod
+  go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION"
+  local minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  local pkg=k8s.io/component-base/version
+  nice -n 10 go build -trimpath -o "$tmpbin/kube-apiserver" \
+    -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
+    k8s.io/kubernetes/cmd/kube-apiserver
+}
+
+# Helm's release builds stamp their version and default Kubernetes version
+# (what `helm template` assumes without a cluster) with -ldflags; so does this.
+HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
+build_helm() {
+  local minor="${KUBE_VERSION#v1.}"
+  minor="${minor%%.*}"
+  mkdir -p "$BUILD_DIR"
+  cd "$BUILD_DIR"
+  GOBIN="$tmpbin" nice -n 10 go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
+    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+}
+
+ensure_built() {
+  ensure_state_dir
+  mkdir -p "$BIN_DIR" "$BUILD_DIR"
+  built etcd "$ETCD_VERSION" && built kube-apiserver "$KUBE_VERSION" && built helm "$HELM_STAMP" && return 0
+  require_go
+  built etcd "$ETCD_VERSION" || run_build etcd "$ETCD_VERSION" "$BUILD_DIR/etcd.log" build_etcd
+  built helm "$HELM_STAMP" || run_build helm "$HELM_STAMP" "$BUILD_DIR/helm.log" build_helm
+  built kube-apiserver "$KUBE_VERSION" || run_build kube-apiserver "$KUBE_VERSION" "$BUILD_DIR/kube-apiserver.log" build_apiserver
+}
+
+# Building kube-apiserver takes longer than lib.sh's 15-minute lock wait on a
+# small machine: the build has its own lock with a longer wait.
+with_build_lock() {
+  ensure_state_dir
+  (
+    flock -w 3600 9 || die "timed out waiting for the kube build lock"
+    "$@"
+  ) 9>"$STATE_DIR/locks/kube-build.lck"
+}
+
+# ---------------------------------------------------------------- certificates
+
+ensure_pki() {
+  [ -s "$PKI_DIR/admin.crt" ] && [ -s "$PKI_DIR/sa.pub" ] && return 0
+  command -v openssl >/dev/null 2>&1 || apt_install_once openssl
+  rm -rf "$PKI_DIR"
+  mkdir -p "$PKI_DIR"
+  (
+    cd "$PKI_DIR"
+    umask 077
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=modelplane-test-ca" 2>/dev/null
+    printf '%s\n' 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc' \
+      'extendedKeyUsage=serverAuth' >server.ext
+    sign_cert apiserver "/CN=kube-apiserver" server.ext
+    printf '%s\n' 'extendedKeyUsage=clientAuth' >client.ext
+    sign_cert admin "/O=system:masters/CN=modelplane-test-admin" client.ext
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
+    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
+  )
+  log "generated the test CA, apiserver and admin certificates, service-account keys in $PKI_DIR"
+}
+
+# sign_cert NAME SUBJECT EXTFILE: NAME.key + NAME.crt signed by ca.crt.
+sign_cert() {
+  openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile "$3" -out "$1.crt" 2>/dev/null
+  rm -f "$1.csr"
+}
+
+write_kubeconfig() {
+  local b64='base64 -w0'
+  cat >"$KUBECONFIG_FILE.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: modelplane-test
+    cluster:
+      server: https://$HOST:$APISERVER_PORT
+      certificate-authority-data: $($b64 <"$PKI_DIR/ca.crt")
+users:
+  - name: modelplane-test-admin
+    user:
+      client-certificate-data: $($b64 <"$PKI_DIR/admin.crt")
+      client-key-data: $($b64 <"$PKI_DIR/admin.key")
+contexts:
+  - name: modelplane-test
+    context: { cluster: modelplane-test, user: modelplane-test-admin, namespace: default }
+current-context: modelplane-test
+EOF
+  chmod 600 "$KUBECONFIG_FILE.tmp"
+  mv -f "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
+}
+
+# ---------------------------------------------------------------- processes
+
+etcd_running() { pidfile_alive "$ETCD_PIDFILE" && port_open "$HOST" "$ETCD_PORT"; }
+apiserver_running() { pidfile_alive "$APISERVER_PIDFILE" && port_open "$HOST" "$APISERVER_PORT"; }
+
+apiserver_ready() {
+  curl -fsS -m 2 -o /dev/null --cacert "$PKI_DIR/ca.crt" --cert "$PKI_DIR/admin.crt" --key "$PKI_DIR/admin.key" \
+    "https://$HOST:$APISERVER_PORT/readyz" 2>/dev/null
+}
+
+start_etcd() {
+  etcd_running && return 0
+  port_open "$HOST" "$ETCD_PORT" && die "port $HOST:$ETCD_PORT is already in use by another process (not our etcd)"
+  mkdir -p "$ETCD_DATA"
+  log "starting etcd $ETCD_VERSION on $HOST:$ETCD_PORT"
+  echo "=== start $(date -Is)" >>"$ETCD_LOG"
+  spawn_daemon "$ETCD_PIDFILE" "$ETCD_LOG" "$BIN_DIR/etcd" --name modelplane-test --data-dir "$ETCD_DATA" \
+    --listen-client-urls "http://$HOST:$ETCD_PORT" --advertise-client-urls "http://$HOST:$ETCD_PORT" \
+    --listen-peer-urls "http://$HOST:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://$HOST:$ETCD_PEER_PORT" \
+    --initial-cluster "modelplane-test=http://$HOST:$ETCD_PEER_PORT" --unsafe-no-fsync --quota-backend-bytes 4294967296
+  wait_for_port "$HOST" "$ETCD_PORT" 60 "$(pidfile_pid "$ETCD_PIDFILE")" || {
+    tail -n 30 "$ETCD_LOG" >&2 || true
+    die "etcd did not start (log: $ETCD_LOG)"
+  }
+}
+
+start_apiserver() {
+  apiserver_running && apiserver_ready && return 0
+  if pidfile_alive "$APISERVER_PIDFILE"; then stop_pid "$(pidfile_pid "$APISERVER_PIDFILE")" 20; fi
+  port_open "$HOST" "$APISERVER_PORT" && die "port $HOST:$APISERVER_PORT is already in use by another process (not our kube-apiserver)"
+  log "starting kube-apiserver $KUBE_VERSION on https://$HOST:$APISERVER_PORT"
+  echo "=== start $(date -Is)" >>"$APISERVER_LOG"
+  spawn_daemon "$APISERVER_PIDFILE" "$APISERVER_LOG" "$BIN_DIR/kube-apiserver" \
+    --etcd-servers "http://$HOST:$ETCD_PORT" --etcd-prefix /modelplane-test \
+    --bind-address "$HOST" --advertise-address "$HOST" --secure-port "$APISERVER_PORT" \
+    --cert-dir "$KUBE_DIR/apiserver-certs" \
+    --tls-cert-file "$PKI_DIR/apiserver.crt" --tls-private-key-file "$PKI_DIR/apiserver.key" \
+    --client-ca-file "$PKI_DIR/ca.crt" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$PKI_DIR/sa.pub" \
+    --service-account-signing-key-file "$PKI_DIR/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 --allow-privileged=true \
+    --disable-admission-plugins ServiceAccount --enable-priority-and-fairness=false \
+    --profiling=false --v=1
+  local deadline=$((SECONDS + 120)) pid
+  pid="$(pidfile_pid "$APISERVER_PIDFILE")"
+  until apiserver_ready; do
+    if ! kill -0 "$pid" 2>/dev/null || [ "$SECONDS" -ge "$deadline" ]; then
+      tail -n 30 "$APISERVER_LOG" >&2 || true
+      die "kube-apiserver did not become ready on https://$HOST:$APISERVER_PORT (log: $APISERVER_LOG)"
+    fi
+    sleep 0.5
+  done
+}
+
+do_start() {
+  command -v curl >/dev/null 2>&1 || apt_install_once curl
+  mkdir -p "$KUBE_DIR"
+  ensure_pki
+  start_etcd
+  start_apiserver
+  write_kubeconfig
+  log "kube-apiserver ready (kubeconfig: $KUBECONFIG_FILE)"
+}
+
+do_stop() {
+  local f
+  for f in "$APISERVER_PIDFILE" "$ETCD_PIDFILE"; do
+    if pidfile_alive "$f"; then
+      log "stopping $(basename "$f" .pid)"
+      stop_pid "$(pidfile_pid "$f")" 20
+    fi
+    rm -f "$f"
+  done
+}
+
+do_status() {
+  if etcd_running && apiserver_running && apiserver_ready; then
+    echo "kube: running (kube-apiserver $KUBE_VERSION on https://$HOST:$APISERVER_PORT, etcd $ETCD_VERSION on $HOST:$ETCD_PORT)"
+  else
+    echo "kube: stopped ($(built kube-apiserver "$KUBE_VERSION" && echo built || echo 'not built'))"
+    return 1
+  fi
+}
+
+cmd="${1:-}"
+case "$cmd" in
+  # The (long) cold build runs before, not under, the start lock.
+  start)
+    with_build_lock ensure_built
+    with_lock kube do_start
+    ;;
+  stop) with_lock kube do_stop ;;
+  restart)
+    with_build_lock ensure_built
+    with_lock kube do_stop
+    with_lock kube do_start
+    ;;
+  build) with_build_lock ensure_built ;;
+  status) do_status ;;
+  env) env_lines ;;
+  *) usage_exit "$0" "start|stop|restart|status|env|build" ;;
+esac

@@ -1,0 +1,255 @@
+import { expect } from 'chai';
+import type { KubeConnection } from '../../core/kube/connection.js';
+import { LABELS } from '../../core/kube/constants.js';
+import { configEntryKey, resourceName, secretName } from '../../core/kube/names.js';
+import { paths } from '../../core/kube/paths.js';
+import { DesiredStateResync } from '../../core/kube/resync.js';
+import { customResource, type KubeObject } from '../../core/kube/resources.js';
+import type { RunningOperator } from '../../operator/start.js';
+import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { startExecutor } from '../../executor/start.js';
+import { installCrds, kubeOverrides, kubectlApply, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
+
+const PAT = 'pat-that-must-stay-in-the-secret';
+
+type Resource = KubeObject & { spec: any; status?: any };
+
+describe('Kubernetes: the API writes custom resources', function () {
+  this.timeout(120_000);
+  let kube: KubeConnection;
+  let t: TestPlatform;
+  let operator: RunningOperator;
+  let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
+  let owner: Tenant;
+
+  before(async () => {
+    const client = testKubeClient();
+    await installCrds(client);
+    kube = await testNamespace(client, 'mp-api');
+    t = await startTestPlatform(kubeOverrides(kube.namespace));
+    operator = await startTestOperator(kube.namespace);
+    demo = await startDemoModelServer();
+    owner = await tenant(t);
+  });
+  after(async () => {
+    await operator?.close();
+    await demo?.close();
+    await t?.close();
+  });
+
+  const read = (kind: 'deployment' | 'storage', name: string) => kube.client.get<Resource>(paths.resource(kind, kube.namespace, name));
+  const gone = (path: string) => kube.client.get(path).then(
+    () => false,
+    (error: { status?: number }) => error.status === 404,
+  );
+
+  async function createDeployment(key: string, client = t.private) {
+    return client.post('/api/deployment', {
+      token: owner.token,
+      json: {
+        deployment_key: key,
+        registry_connector_class: OPEN_INFERENCE_REGISTRY,
+        registry_connector_init: { model_registry_url: demo.url, tracking_server_url: demo.url },
+        server_proxy_class: OPEN_INFERENCE_PROXY,
+        server_proxy_init: { server_proxy_url: demo.url, server_proxy_pat: PAT },
+      },
+    });
+  }
+
+  it('creating a deployment applies its ModelDeployment and Secret: right spec and labels, no credential in the CR', async () => {
+    const key = unique('iris');
+    const reply = await createDeployment(key);
+    expect(reply.status, reply.text).to.equal(201);
+    const name = resourceName('deployment', owner.ws.name, key);
+    const resource = await read('deployment', name);
+    expect(resource.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.managedBy]: 'modelplane' });
+    expect(resource.spec).to.deep.equal({
+      workspace: owner.ws.name,
+      deploymentKey: key,
+      registry: { className: OPEN_INFERENCE_REGISTRY, init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
+      serverProxy: { className: OPEN_INFERENCE_PROXY, init: { server_proxy_url: demo.url } },
+      secretRef: { name: secretName(name) },
+    });
+    expect(JSON.stringify(resource)).to.not.include(PAT);
+    const secret = await kube.client.get<KubeObject & { data: Record<string, string> }>(paths.secret(kube.namespace, secretName(name)));
+    expect(Buffer.from(secret.data.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
+    expect(secret.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment' });
+  });
+
+  it('deleting a deployment deletes its resource once the operator has removed its configuration (finalizer), and its Secret', async () => {
+    const key = unique('doomed');
+    expect((await createDeployment(key)).status).to.equal(201);
+    const name = resourceName('deployment', owner.ws.name, key);
+    const entry = configEntryKey('deployment', name);
+    await waitFor('the operator to configure it', async () => {
+      const resource = await read('deployment', name);
+      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
+      return resource.metadata.finalizers?.includes('modelplane.io/proxy-configuration') && configMap.data?.[entry];
+    });
+    const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
+    expect(reply.status).to.equal(204);
+    await waitFor('the ModelDeployment to be gone', () => gone(paths.resource('deployment', kube.namespace, name)));
+    expect(await gone(paths.secret(kube.namespace, secretName(name)))).to.equal(true);
+    const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
+    expect(configMap.data ?? {}).to.not.have.property(entry);
+  });
+
+  it('creating and deleting a storage configuration applies and deletes its StorageConfig', async () => {
+    const key = await filesystemStorage(t.private, owner.token, unique('files'));
+    const name = resourceName('storage', owner.ws.name, key);
+    const resource = await read('storage', name);
+    expect(resource.spec).to.deep.include({ workspace: owner.ws.name, storageKey: key, className: 'modelplane.storage.FilesystemStorage' });
+    expect(resource.spec).to.not.have.property('secretRef');
+    await waitFor('the StorageConfig to be Ready', async () => (await read('storage', name)).status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True');
+    expect((await t.private.delete(`/api/storage/${key}`, { token: owner.token })).status).to.equal(204);
+    await waitFor('the StorageConfig to be gone', () => gone(paths.resource('storage', kube.namespace, name)));
+  });
+
+  it('answers 503 and keeps nothing when the cluster refuses the write', async () => {
+    const broken = await startTestPlatform(kubeOverrides(`missing-${unique('ns')}`));
+    try {
+      const key = unique('refused');
+      const reply = await createDeployment(key, broken.private);
+      expect(reply.status).to.equal(503);
+      expect(reply.body).to.include({ message_code: 'backend_unavailable' });
+      expect(reply.body.message).to.include('Kubernetes API');
+      expect((await t.private.get(`/api/deployment/${key}`, { token: owner.token })).status).to.equal(404);
+      // The transaction was rolled back: the key is still free.
+      expect((await createDeployment(key)).status).to.equal(201);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('the resync repairs drift: a deleted resource comes back, an edited spec is restored, a stray resource goes', async () => {
+    const key = unique('drift');
+    expect((await createDeployment(key)).status).to.equal(201);
+    const name = resourceName('deployment', owner.ws.name, key);
+    // Someone edits the spec with kubectl…
+    await kube.client.patch(paths.resource('deployment', kube.namespace, name), 'merge', { spec: { serverProxy: { init: { server_proxy_url: 'http://elsewhere.example' } } } });
+    // …and leaves a resource the database knows nothing about.
+    const stray = customResource({ kind: 'deployment', workspace: owner.ws.name, key: unique('stray'), registry: { className: OPEN_INFERENCE_REGISTRY, init: {} }, serverProxy: { className: OPEN_INFERENCE_PROXY, init: {} }, secrets: {} }, kube.namespace);
+    await kubectlApply(kube, paths.resource('deployment', kube.namespace, stray.metadata.name), stray);
+    // A resync without grace period (the periodic one waits a minute before deleting strays).
+    const { db, box, kube: side, logger } = t.platform;
+    const resync = new DesiredStateResync(db, box, side!.connection, side!.writer, logger, { intervalMs: 0, graceMs: 0 });
+    const report = await resync.runOnce();
+    expect(report.failed).to.equal(0);
+    expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
+    await waitFor('the stray resource to be gone', () => gone(paths.resource('deployment', kube.namespace, stray.metadata.name)));
+
+    await kube.client.delete(paths.resource('deployment', kube.namespace, name));
+    await waitFor('the deleted resource to be gone', () => gone(paths.resource('deployment', kube.namespace, name)));
+    await resync.runOnce();
+    expect((await read('deployment', name)).spec.deploymentKey).to.equal(key);
+    const again = await resync.runOnce();
+    expect(again.applied).to.equal(0);
+  });
+});
+
+/** A pass-through in front of a model server that counts inference calls. */
+async function countingProxy(target: string) {
+  const { default: http } = await import('node:http');
+  let inferences = 0;
+  const server = http.createServer((req, res) => {
+    if (req.url?.endsWith('/infer')) inferences += 1;
+    const upstream = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get inferences() {
+      return inferences;
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('Kubernetes: executors run invocations with the operator\'s proxy configuration', function () {
+  this.timeout(120_000);
+  let kube: KubeConnection;
+  let t: TestPlatform;
+  let operator: RunningOperator;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
+  let first: Awaited<ReturnType<typeof countingProxy>>;
+  let second: Awaited<ReturnType<typeof countingProxy>>;
+  let owner: Tenant;
+  let version: string;
+  let deploymentName: string;
+
+  before(async () => {
+    const client = testKubeClient();
+    await installCrds(client);
+    kube = await testNamespace(client, 'mp-executor');
+    t = await startTestPlatform(kubeOverrides(kube.namespace));
+    operator = await startTestOperator(kube.namespace);
+    version = unique('v');
+    demo = await startDemoModelServer(version);
+    first = await countingProxy(demo.url);
+    second = await countingProxy(demo.url);
+    owner = await tenant(t);
+    const key = unique('served');
+    const created = await t.private.post('/api/deployment', {
+      token: owner.token,
+      json: {
+        deployment_key: key,
+        registry_connector_class: OPEN_INFERENCE_REGISTRY,
+        registry_connector_init: { model_registry_url: demo.url, tracking_server_url: demo.url },
+        server_proxy_class: OPEN_INFERENCE_PROXY,
+        server_proxy_init: { server_proxy_url: first.url },
+      },
+    });
+    expect(created.status, created.text).to.equal(201);
+    deploymentName = resourceName('deployment', owner.ws.name, key);
+    const storage = await filesystemStorage(t.private, owner.token);
+    const card = await upload(t.private, owner.token, storage, '# Iris card');
+    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
+    expect(registered.status, registered.text).to.equal(201);
+    executor = await startExecutor(t.platform);
+  });
+  after(async () => {
+    await executor?.close();
+    await operator?.close();
+    await Promise.all([first?.close(), second?.close(), demo?.close()]);
+    await t?.close();
+  });
+
+  async function invoke(): Promise<string> {
+    const base = `/api/model/iris-classifier/version/${version}`;
+    const session = (await t.public.post(`${base}/session`, { token: owner.token })).body.id as string;
+    const created = await t.public.post(`${base}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: IRIS } } });
+    expect(created.status, created.text).to.equal(201);
+    const done = await waitFor('the invocation to finish', async () => {
+      const reply = await t.public.get(`${base}/session/${session}/invocation/${created.body.id}`, { token: owner.token });
+      return ['COMPLETED', 'ERROR'].includes(reply.body.status) ? reply.body : undefined;
+    });
+    return done.status as string;
+  }
+
+  it('runs an invocation through the server named in the ConfigMap, and follows a change without restart', async () => {
+    const entry = configEntryKey('deployment', deploymentName);
+    const entryUrl = async () => {
+      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
+      const text = configMap.data?.[entry];
+      return text ? (JSON.parse(text).serverProxy.init.server_proxy_url as string) : undefined;
+    };
+    await waitFor('the operator to write the entry', async () => (await entryUrl()) === first.url);
+    expect(await invoke()).to.equal('COMPLETED');
+    expect([first.inferences, second.inferences]).to.deep.equal([1, 0]);
+
+    // Someone points the resource at another server; the operator rewrites the entry, the executor follows.
+    await kube.client.patch(paths.resource('deployment', kube.namespace, deploymentName), 'merge', { spec: { serverProxy: { init: { server_proxy_url: second.url } } } });
+    await waitFor('the entry to change', async () => (await entryUrl()) === second.url);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await invoke()).to.equal('COMPLETED');
+    expect([first.inferences, second.inferences]).to.deep.equal([1, 1]);
+  });
+});

@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import YAML from 'yaml';
+import type { KubeClient } from '../../core/kube/client.js';
+import type { KubeObject } from '../../core/kube/resources.js';
+import { helmPath, installCrds, testKubeClient, testNamespace } from '../support/kube.js';
+
+const run = promisify(execFile);
+const CHART = 'charts/modelplane';
+
+/** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, metrics token, MinIO host in the allow list). */
+const EVERYTHING = [
+  'servers.public.hpa.enabled=true',
+  'executor.hpa.enabled=true',
+  'serviceMonitor.enabled=true',
+  'secrets.metricsToken=scrape-me',
+  'ingress.tlsSecretName=modelplane-tls',
+  'ingress.className=nginx',
+  'externalMinio.endpoint=http://minio.storage:9000',
+  'config.urlAllow=10.0.0.0/8',
+].flatMap((value) => ['--set', value]);
+
+async function helm(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await run(helmPath(), args, { maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`helm ${args.join(' ')} failed:\n${stderr}\n${stdout}`);
+  }
+}
+
+/** REST path of an object, from the API server's discovery documents (so any cluster works, CRDs included). */
+async function pathOf(client: KubeClient, object: KubeObject, namespace: string, cache: Map<string, Array<{ name: string; kind: string; namespaced: boolean }>>): Promise<string | undefined> {
+  const base = object.apiVersion.includes('/') ? `/apis/${object.apiVersion}` : `/api/${object.apiVersion}`;
+  if (!cache.has(base)) {
+    const discovered = await client.get<{ resources: Array<{ name: string; kind: string; namespaced: boolean }> }>(base).catch(() => ({ resources: [] }));
+    cache.set(base, discovered.resources);
+  }
+  const resource = cache.get(base)!.find((r) => r.kind === object.kind && !r.name.includes('/'));
+  if (!resource) return undefined;
+  return `${base}${resource.namespaced ? `/namespaces/${namespace}` : ''}/${resource.name}/${object.metadata.name}`;
+}
+
+describe('Kubernetes: the Helm chart', function () {
+  this.timeout(180_000);
+  let client: KubeClient;
+  let namespace: string;
+  let kubeVersion: string;
+
+  before(async () => {
+    client = testKubeClient();
+    await installCrds(client);
+    namespace = (await testNamespace(client, 'mp-chart')).namespace;
+    kubeVersion = (await client.get<{ gitVersion: string }>('/version')).gitVersion.replace(/[-+].*$/, '');
+  });
+
+  const render = async (...args: string[]) => {
+    const { stdout } = await helm('template', 'mp', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args);
+    return YAML.parseAllDocuments(stdout)
+      .map((doc) => doc.toJS() as KubeObject | null)
+      .filter((doc): doc is KubeObject => Boolean(doc));
+  };
+
+  it('passes helm lint --strict, with default values and with every option on', async () => {
+    for (const args of [[], EVERYTHING]) {
+      const { stdout } = await helm('lint', '--strict', CHART, '--kube-version', kubeVersion, ...args);
+      expect(stdout).to.include('0 chart(s) failed');
+      expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
+    }
+  });
+
+  it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
+    const kinds = (await render()).map((o) => `${o.kind}/${o.metadata.name}`);
+    for (const expected of [
+      'Deployment/mp-modelplane-auth',
+      'Deployment/mp-modelplane-private',
+      'Deployment/mp-modelplane-public',
+      'Deployment/mp-modelplane-executor',
+      'Deployment/mp-modelplane-operator',
+      'Ingress/mp-modelplane-auth',
+      'Ingress/mp-modelplane-private',
+      'Ingress/mp-modelplane-public',
+      'Role/mp-modelplane-operator',
+      'PodDisruptionBudget/mp-modelplane-operator',
+      'Job/mp-modelplane-migrate',
+      'ConfigMap/mp-modelplane-proxy-config',
+      'CustomResourceDefinition/modeldeployments.modelplane.io',
+      'CustomResourceDefinition/storageconfigs.modelplane.io',
+    ]) {
+      expect(kinds).to.include(expected);
+    }
+    const optional = (await render(...EVERYTHING)).map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(optional).to.include.members(['HorizontalPodAutoscaler/mp-modelplane-public', 'HorizontalPodAutoscaler/mp-modelplane-executor', 'ServiceMonitor/mp-modelplane-operator']);
+  });
+
+  it('runs every container as non-root on a read-only root filesystem, with probes and resources', async () => {
+    for (const object of (await render()).filter((o) => o.kind === 'Deployment')) {
+      const pod = (object.spec as any).template.spec;
+      expect(pod.securityContext.runAsNonRoot, object.metadata.name).to.equal(true);
+      for (const container of pod.containers) {
+        expect(container.securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+        expect(Boolean(container.livenessProbe && container.readinessProbe && container.resources?.limits), `${object.metadata.name}/${container.name}`).to.equal(true);
+      }
+    }
+  });
+
+  for (const [label, args] of [
+    ['default values', []],
+    ['every option on', EVERYTHING],
+  ] as const) {
+    it(`renders manifests the API server accepts (server-side dry-run apply): ${label}`, async () => {
+      const cache = new Map<string, Array<{ name: string; kind: string; namespaced: boolean }>>();
+      const rejected: string[] = [];
+      let accepted = 0;
+      for (const object of await render(...args)) {
+        const path = await pathOf(client, object, namespace, cache);
+        // Kinds this cluster does not serve (ServiceMonitor without the Prometheus operator) cannot be checked here.
+        if (!path) {
+          expect(object.kind, `the cluster does not know ${object.apiVersion} ${object.kind}`).to.equal('ServiceMonitor');
+          continue;
+        }
+        try {
+          await client.patch(path, 'apply', object, { fieldManager: 'helm-dry-run', force: true, dryRun: 'All' });
+          accepted += 1;
+        } catch (error) {
+          rejected.push(`${object.kind}/${object.metadata.name}: ${(error as Error).message}`);
+        }
+      }
+      expect(rejected, rejected.join('\n')).to.deep.equal([]);
+      expect(accepted).to.be.greaterThan(25);
+    });
+  }
+});

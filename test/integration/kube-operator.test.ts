@@ -1,0 +1,230 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'chai';
+import type { KubeConnection } from '../../core/kube/connection.js';
+import { configEntryKey, secretName } from '../../core/kube/names.js';
+import { paths } from '../../core/kube/paths.js';
+import { customResource, type KubeObject } from '../../core/kube/resources.js';
+import type { DesiredDeployment } from '../../core/kube/desired.js';
+import { DesiredStateWriter } from '../../core/kube/writer.js';
+import { createLogger } from '../../core/logging/logger.js';
+import type { RunningOperator } from '../../operator/start.js';
+import { startDemoModelServer } from '../support/fixtures.js';
+import { installCrds, kubectlApply, operatorEnv, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
+
+type Resource = KubeObject & { spec: any; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+const PAT = 'operator-test-pat';
+const CONFIG_MAP = 'modelplane-proxy-config';
+let counter = 0;
+
+function deployment(url: string, secrets: Record<string, string> = { server_proxy_pat: PAT }): DesiredDeployment {
+  counter += 1;
+  return {
+    kind: 'deployment',
+    workspace: 'default',
+    key: `dep-${Date.now().toString(36)}-${counter}`,
+    registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
+    serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
+    secrets,
+  };
+}
+
+/** A model server whose health checks can be made to hang: the operator is then caught in the middle of a reconcile. */
+async function hangingServer() {
+  const pending: http.ServerResponse[] = [];
+  let hang = true;
+  let probed: () => void = () => undefined;
+  const firstProbe = new Promise<void>((resolve) => (probed = resolve));
+  const server = http.createServer((req, res) => {
+    if (hang) {
+      pending.push(res);
+      probed();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.includes('/health/') ? '{}' : '{"name":"x"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    firstProbe,
+    recover() {
+      hang = false;
+      for (const res of pending.splice(0)) res.destroy();
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('Kubernetes: the operator', function () {
+  this.timeout(120_000);
+  let kube: KubeConnection;
+  let writer: DesiredStateWriter;
+  let operator: RunningOperator | undefined;
+  let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
+
+  before(async () => {
+    const client = testKubeClient();
+    await installCrds(client);
+    kube = await testNamespace(client, 'mp-operator');
+    writer = new DesiredStateWriter(kube, createLogger('silent'));
+    demo = await startDemoModelServer();
+    operator = await startTestOperator(kube.namespace);
+  });
+  after(async () => {
+    await operator?.close();
+    await demo?.close();
+  });
+
+  const read = (name: string) => kube.client.get<Resource>(paths.resource('deployment', kube.namespace, name));
+  const condition = (resource: Resource, type: string) => resource.status?.conditions?.find((c) => c.type === type);
+  const configMap = () => kube.client.get<ConfigMap>(paths.configMap(kube.namespace, CONFIG_MAP));
+  const eventsOf = async (name: string) =>
+    (await kube.client.list<KubeObject & { reason: string; type: string }>(paths.event(kube.namespace), { fieldSelector: `involvedObject.name=${name}` })).items;
+  const untilCondition = (name: string, type: string, check: (c: { status: string; reason: string }) => boolean) =>
+    waitFor(`${type} of ${name}`, async () => {
+      const resource = await read(name);
+      const found = condition(resource, type);
+      return found && check(found) && resource.status?.observedGeneration === resource.metadata.generation ? resource : undefined;
+    });
+
+  it('reconciles a ModelDeployment to Ready and writes its proxy configuration, credentials referenced, never copied', async () => {
+    const item = deployment(demo.url);
+    const { metadata } = await writer.apply(item);
+    const resource = await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    expect(condition(resource, 'Ready')).to.include({ reason: 'Configured' });
+    expect(condition(resource, 'Reachable')).to.include({ status: 'True', reason: 'HealthChecksPassed' });
+    expect(resource.metadata.finalizers).to.include('modelplane.io/proxy-configuration');
+    const text = (await configMap()).data?.[configEntryKey('deployment', metadata.name)];
+    expect(JSON.parse(text!)).to.deep.equal({
+      kind: 'ModelDeployment',
+      workspace: 'default',
+      key: item.key,
+      registry: item.registry,
+      serverProxy: item.serverProxy,
+      secretRef: { name: secretName(metadata.name) },
+    });
+    expect(JSON.stringify(await configMap())).to.not.include(PAT);
+    expect((await eventsOf(metadata.name)).map((e) => `${e.type}/${e.reason}`)).to.include('Normal/Configured');
+  });
+
+  it('changes nothing when it reconciles again (a restarted operator re-lists everything)', async () => {
+    const { metadata } = await writer.apply(deployment(demo.url));
+    await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    const before = { resource: (await read(metadata.name)).metadata.resourceVersion, configMap: (await configMap()).metadata.resourceVersion, events: (await eventsOf(metadata.name)).length };
+    await operator!.close();
+    operator = await startTestOperator(kube.namespace);
+    await waitFor('the new operator to reconcile', async () => {
+      const text = await (await fetch(`${operator!.url}/metrics`)).text();
+      return /modelplane_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} [1-9]/.test(text);
+    });
+    expect((await read(metadata.name)).metadata.resourceVersion).to.equal(before.resource);
+    expect((await configMap()).metadata.resourceVersion).to.equal(before.configMap);
+    expect((await eventsOf(metadata.name)).length).to.equal(before.events);
+  });
+
+  it('reports an unreachable model server as a condition with a reason, and an Event', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const { metadata } = await writer.apply(deployment(url));
+    const resource = await untilCondition(metadata.name, 'Reachable', (c) => c.status === 'False');
+    expect(condition(resource, 'Reachable')).to.include({ reason: 'ServerUnreachable' });
+    expect(condition(resource, 'Reachable')!.message).to.include('could not be reached');
+    expect(condition(resource, 'Ready')).to.include({ status: 'False', reason: 'Unreachable' });
+    // The configuration is in place all the same: executors retry, and it works as soon as the server is back.
+    expect((await configMap()).data).to.have.property(configEntryKey('deployment', metadata.name));
+    await waitFor('a Warning event', async () => (await eventsOf(metadata.name)).some((e) => e.type === 'Warning' && e.reason === 'Unreachable'));
+  });
+
+  it('refuses a class it does not know and removes the configuration', async () => {
+    const item = deployment(demo.url, {});
+    const object = customResource(item, kube.namespace);
+    (object.spec as any).serverProxy.className = 'modelplane.proxy.NoSuchProxy';
+    await kubectlApply(kube, paths.resource('deployment', kube.namespace, object.metadata.name), object);
+    const resource = await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'InvalidClass');
+    expect(condition(resource, 'Ready')!.message).to.include('modelplane.proxy.OpenInferenceServerProxy');
+    expect(condition(resource, 'Reachable')).to.include({ status: 'Unknown', reason: 'NotProbed' });
+    expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', object.metadata.name));
+  });
+
+  it('waits for a missing Secret, then converges once it exists', async () => {
+    const item = deployment(demo.url);
+    const object = customResource(item, kube.namespace);
+    await kubectlApply(kube, paths.resource('deployment', kube.namespace, object.metadata.name), object);
+    await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'SecretMissing');
+    await writer.apply(item); // writes the Secret
+    await untilCondition(object.metadata.name, 'Ready', (c) => c.status === 'True');
+  });
+
+  it('converges again after being killed in the middle of a reconcile', async function () {
+    await operator!.close();
+    operator = undefined;
+    const server = await hangingServer();
+    let child: ChildProcess | undefined;
+    let output = '';
+    try {
+      const { metadata } = await writer.apply(deployment(server.url));
+      child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'operator'], {
+        env: { ...process.env, ...operatorEnv(kube.namespace, { MODELPLANE_UPSTREAM_TIMEOUT_MS: '60000', MODELPLANE_LOG_LEVEL: 'info' }) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await Promise.race([server.firstProbe, new Promise((_, reject) => setTimeout(() => reject(new Error(`the operator never probed:\n${output.slice(-3000)}`)), 60_000))]);
+      // Mid-reconcile: finalizer on and configuration written, but no status yet.
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child!.once('exit', resolve));
+      const interrupted = await read(metadata.name);
+      expect(interrupted.metadata.finalizers).to.include('modelplane.io/proxy-configuration');
+      expect(interrupted.status?.conditions ?? []).to.deep.equal([]);
+
+      server.recover();
+      // A new operator waits for the dead one's lease to expire, then picks the resource up.
+      operator = await startTestOperator(kube.namespace);
+      await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    } finally {
+      if (child && child.exitCode === null) child.kill('SIGKILL');
+      await server.close();
+    }
+  });
+
+  it('elects one leader among replicas; a standby takes over when the leader goes', async () => {
+    const standby = await startTestOperator(kube.namespace);
+    const replicas = [operator!, standby];
+    try {
+      await waitFor('one leader', async () => [operator!, standby].filter((o) => o.isLeader()).length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect([operator!, standby].filter((o) => o.isLeader())).to.have.length(1);
+      const leader = replicas.find((o) => o.isLeader())!;
+      const other = replicas.find((o) => o !== leader)!;
+      await leader.close();
+      replicas.splice(replicas.indexOf(leader), 1);
+      operator = other;
+      await waitFor('the standby to lead', async () => other.isLeader());
+      const { metadata } = await writer.apply(deployment(demo.url));
+      await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    } finally {
+      // The survivor stays on as `operator` for the next tests.
+      for (const replica of replicas) if (replica !== operator) await replica.close();
+    }
+  });
+
+  it('serves /healthz and /metrics', async () => {
+    expect((await fetch(`${operator!.url}/healthz`)).status).to.equal(200);
+    const metrics = await (await fetch(`${operator!.url}/metrics`)).text();
+    expect(metrics).to.include('modelplane_operator_reconcile_duration_seconds');
+    expect(metrics).to.match(/modelplane_operator_leader 1/);
+  });
+
+  it('removes the configuration of a resource deleted with kubectl (finalizer)', async () => {
+    const { metadata } = await writer.apply(deployment(demo.url));
+    await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    await kube.client.delete(paths.resource('deployment', kube.namespace, metadata.name));
+    await waitFor('the resource to be gone', () => read(metadata.name).then(() => false, (e: { status?: number }) => e.status === 404));
+    expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', metadata.name));
+  });
+});

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import YAML from 'yaml';
+import { KubeClient } from '../../core/kube/client.js';
+import type { KubeConnection } from '../../core/kube/connection.js';
+import type { KubeObject } from '../../core/kube/resources.js';
+import { loadConfig } from '../../core/config/config.js';
+import type { ConfigValues } from '../../core/config/variables.js';
+import { createLogger } from '../../core/logging/logger.js';
+import { startOperator, type RunningOperator } from '../../operator/start.js';
+import { requireEnv } from './services.js';
+
+// The Kubernetes side of the integration tests. They run against whatever
+// cluster TEST_KUBECONFIG names: the envtest-style control plane of
+// scripts/services/kube.sh (make test), or any cluster (make test-kube-cluster).
+// Each test file works in a namespace of its own.
+
+export const kubeconfigPath = () => requireEnv('TEST_KUBECONFIG', 'kube');
+export const helmPath = () => requireEnv('TEST_HELM', 'kube');
+
+export function testKubeClient(): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfigPath());
+  return new KubeClient(kc, 30_000);
+}
+
+export const CRD_FILES = ['modelplane.io_modeldeployments.yaml', 'modelplane.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
+
+/** A fresh namespace for one test file (never deleted: a bare control plane has no namespace controller to finish it). */
+export async function testNamespace(client: KubeClient, prefix: string): Promise<KubeConnection> {
+  const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+  await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'modelplane.io/test': 'true' } } });
+  return { client, namespace };
+}
+
+/** Applies the CRDs of crds/ (server-side apply: idempotent) and waits until the API serves them. */
+export async function installCrds(client: KubeClient): Promise<void> {
+  for (const file of CRD_FILES) {
+    const crd = YAML.parse(fs.readFileSync(file, 'utf8')) as KubeObject;
+    await client.patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, 'apply', crd, { fieldManager: 'modelplane-tests', force: true });
+    await waitFor(`CRD ${crd.metadata.name} established`, async () => {
+      const current = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+      return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? current : undefined;
+    });
+  }
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails naming what it waited for. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Environment of an operator (in-process or `modelplane operator` child) working on one test namespace. */
+export function operatorEnv(namespace: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    MODELPLANE_KUBE_MODE: 'kubeconfig',
+    KUBECONFIG: kubeconfigPath(),
+    MODELPLANE_KUBE_NAMESPACE: namespace,
+    // Test model servers listen on loopback.
+    MODELPLANE_DEV_MODE: 'true',
+    MODELPLANE_OPERATOR_PORT: '0',
+    MODELPLANE_OPERATOR_PROBE_SECONDS: '5',
+    MODELPLANE_LEASE_SECONDS: '3',
+    MODELPLANE_UPSTREAM_TIMEOUT_MS: '3000',
+    MODELPLANE_DATA_DIR: path.join(process.env.TMPDIR ?? '/tmp', `modelplane-operator-${namespace}`),
+    ...extra,
+  };
+}
+
+/** The platform config overrides of Kubernetes mode on one test namespace. */
+export function kubeOverrides(namespace: string): Partial<ConfigValues> {
+  return { kubeMode: 'kubeconfig', kubeconfig: kubeconfigPath(), kubeNamespace: namespace, kubeResyncSeconds: 0 };
+}
+
+export function startTestOperator(namespace: string, extra: Record<string, string> = {}): Promise<RunningOperator> {
+  const config = loadConfig(operatorEnv(namespace, extra));
+  return startOperator(config, createLogger(config.logLevel));
+}
+
+/** Applies an object as a test would with kubectl (its own field manager, so the API's fields stay the API's). */
+export function kubectlApply(kube: KubeConnection, path: string, object: unknown): Promise<KubeObject> {
+  return kube.client.patch(path, 'apply', object, { fieldManager: 'kubectl-test', force: true });
+}
