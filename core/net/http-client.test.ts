@@ -91,7 +91,7 @@ describe('HttpClient', () => {
     const error = await client({ logger }).request({ method: 'GET', url: `${s.url}/secure`, token }).catch((e: unknown) => e);
     expect(s.seen.map((r) => r.headers.authorization)).to.deep.equal([`Bearer ${token}`, `Bearer ${token}`, `Bearer ${token}`]);
     expect(error).to.be.instanceOf(HttpStatusError);
-    expect((error as HttpStatusError).message).to.contain('answered HTTP 500: {"error":"bad token Bearer [redacted]"}');
+    expect((error as HttpStatusError).message).to.contain('answered HTTP 500: bad token Bearer [redacted]');
     expect(JSON.stringify(error)).not.to.contain(token);
     expect(lines).to.have.length(2);
     expect(lines.join('')).not.to.contain(token);
@@ -162,7 +162,7 @@ describe('HttpClient', () => {
     const status = error as HttpStatusError;
     expect(status.upstreamStatus).to.equal(500);
     expect(status.status).to.equal(502);
-    expect(status.excerpt.length).to.be.at.most(301);
+    expect(status.excerpt.length).to.be.at.most(303);
     expect(status.message).to.match(/^GET http:\/\/127\.0\.0\.1:\d+\/boom answered HTTP 500: \{"error":"model exploded/);
     await client().request({ method: 'GET', url: `${s.url}/missing` }).catch(() => undefined);
     expect(s.seen).to.have.length(2);
