@@ -195,6 +195,7 @@ function printWelcome(config: Config, servers: Array<{ name: string; url: string
     ...servers.map((s) => `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`),
     `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
     `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,
+    `  dashboard ${auth}/dashboard`,
     '',
     result.created ? `First start: ${describeBootstrap(result)}` : `Sign in as ${config.adminEmail} (created at first start).`,
     'Log in:',

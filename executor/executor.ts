@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../core/db/database.js';
+import { isDatabaseUnavailable, type Db } from '../core/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
 import { DELIVERY_LIMIT } from '../core/queue/queue.js';
 import type { OutboxRelay } from '../core/invocations/relay.js';
@@ -75,19 +75,20 @@ export class Executor {
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
-    const row = await claim(db, id, options.leaseMs);
+    const row = await this.durably(() => claim(db, id, options.leaseMs));
     if (!row) return; // finished already, or another worker holds a live lease
     const log = logger.child({ invocationId: id, attempt: delivery.attempt });
+    const model = await this.durably(() => this.modelOf(row.model_id));
     const heartbeat = setInterval(() => void extendLease(db, row, options.leaseMs).catch(() => undefined), Math.max(options.leaseMs / 3, 100));
     const started = Date.now();
-    const model = await this.modelOf(row.model_id);
     try {
       const input = await this.inputOf(row, model);
       const proxy = await this.deps.resolveProxy(model);
       const { response } = await proxy.infer(input);
       const stored = await storedResponse(this.deps.uploads, row, model, response);
       const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
-      const next = await complete(db, row, stored, explainer);
+      // The model has run: its result is committed even across a database restart, never run again for it.
+      const next = await this.durably(() => complete(db, row, stored, explainer));
       this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
       if (next) this.deps.relay.kick();
       log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
@@ -102,12 +103,12 @@ export class Executor {
     const reason = (error as Error).message || 'The model server failed.';
     if (isTransient(error) && delivery.attempt < DELIVERY_LIMIT) {
       log.warn({ err: error }, 'transient failure; retrying');
-      await release(this.deps.db, row, reason);
+      await this.durably(() => release(this.deps.db, row, reason));
       await sleep(this.deps.options.retryBackoffMs * 2 ** (delivery.attempt - 1));
       throw error; // nack: the broker redelivers
     }
     const final = isTransient(error) ? `Failed after ${delivery.attempt} attempts: ${reason}` : reason;
-    await fail(this.deps.db, row, final);
+    await this.durably(() => fail(this.deps.db, row, final));
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     if (isTransient(error)) throw error; // past the delivery limit: dead-lettered
@@ -125,6 +126,25 @@ export class Executor {
       input.context = earlier.filter((e) => e.type !== 'DATA_SUBMISSION').map((e) => ({ request: e.body, response: e.response }));
     }
     return input;
+  }
+
+  /**
+   * Retries a database step while the database is unreachable (a restart, a
+   * failover), for at most one lease: the message stays unacknowledged
+   * meanwhile instead of burning its deliveries, and a result already
+   * computed is not thrown away. Other errors pass through at once.
+   */
+  private async durably<T>(work: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.deps.options.leaseMs;
+    for (let delay = 100; ; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await work();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || Date.now() + delay > deadline) throw error;
+        this.deps.logger.warn({ err: error }, 'database unavailable; retrying');
+        await sleep(delay);
+      }
+    }
   }
 
   private async modelOf(id: number): Promise<ModelRow> {

@@ -1,11 +1,13 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
 import { isConflict, isNotFound } from '../core/kube/client.js';
-import { LABELS, MANAGED_BY } from '../core/kube/constants.js';
+import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../core/kube/constants.js';
 import { paths } from '../core/kube/paths.js';
 import type { KubeObject } from '../core/kube/resources.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+const AS_OPERATOR = { fieldManager: FIELD_MANAGERS.operator };
 
 /**
  * The ConfigMap executors read. Each entry is set or removed with a JSON
@@ -25,7 +27,7 @@ export class ProxyConfigMap {
     if (current?.data?.[key] === text) return false;
     if (!current) {
       try {
-        await this.kube.client.create(paths.configMap(this.kube.namespace), this.fresh({ [key]: text }));
+        await this.kube.client.create(paths.configMap(this.kube.namespace), this.fresh({ [key]: text }), AS_OPERATOR);
         return true;
       } catch (error) {
         if (!isConflict(error)) throw error; // created meanwhile by another writer: patch it
@@ -46,7 +48,7 @@ export class ProxyConfigMap {
   }
 
   private patch(data: Record<string, string | null>) {
-    return this.kube.client.patch(paths.configMap(this.kube.namespace, this.name), 'merge', { data });
+    return this.kube.client.patch(paths.configMap(this.kube.namespace, this.name), 'merge', { data }, AS_OPERATOR);
   }
 
   private async read(): Promise<ConfigMap | undefined> {

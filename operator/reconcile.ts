@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
 import { isNotFound } from '../core/kube/client.js';
-import { FINALIZER, KINDS } from '../core/kube/constants.js';
+import { FIELD_MANAGERS, FINALIZER, KINDS } from '../core/kube/constants.js';
 import { configEntryKey } from '../core/kube/names.js';
 import { paths } from '../core/kube/paths.js';
 import { entryText } from '../core/kube/proxy-config.js';
@@ -33,6 +33,8 @@ export interface Outcome {
 }
 
 type Resource = KubeObject & { spec: unknown; status?: ResourceStatus };
+
+const AS_OPERATOR = { fieldManager: FIELD_MANAGERS.operator };
 
 interface Evaluation {
   conditions: ConditionUpdate[];
@@ -122,7 +124,7 @@ async function writeStatus(deps: ReconcileDeps, object: Resource, conditions: Co
   const now = (deps.now ?? (() => new Date()))().toISOString();
   const status = nextStatus(object.status, object.metadata.generation ?? 0, conditions, now);
   if (sameStatus(object.status, status)) return;
-  await deps.kube.client.patch(paths.status(deps.handler.kind, deps.kube.namespace, object.metadata.name), 'merge', { status });
+  await deps.kube.client.patch(paths.status(deps.handler.kind, deps.kube.namespace, object.metadata.name), 'merge', { status }, AS_OPERATOR);
   for (const condition of transitions(object.status, status).filter((c) => c.type === 'Ready')) {
     await deps.events.record(object, condition.status === 'True' ? 'Normal' : 'Warning', condition.reason, condition.message);
   }
@@ -138,7 +140,7 @@ async function ensureFinalizer(deps: ReconcileDeps, object: Resource): Promise<R
 
 function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
   const path = paths.resource(deps.handler.kind, deps.kube.namespace, object.metadata.name);
-  return deps.kube.client.patch<Resource>(path, 'merge', { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } });
+  return deps.kube.client.patch<Resource>(path, 'merge', { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } }, AS_OPERATOR);
 }
 
 /** Deletion: remove the configuration first, then let the resource go. */

@@ -18,6 +18,8 @@ export function createAuthServer(platform: Platform): Express {
     routes: authRoutes(platform),
     extra: createDashboard(platform),
     maxBodyBytes: platform.config.maxBodyBytes,
+    maxInFlight: platform.config.maxInFlight,
+    maxJsonDepth: platform.config.maxJsonDepth,
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,
     ready: () => pingDatabase(platform.db),

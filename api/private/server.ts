@@ -15,6 +15,8 @@ export function createPrivateServer(platform: Platform): Express {
     openApi: document,
     routes: privateRoutes(platform),
     maxBodyBytes: platform.config.maxBodyBytes,
+    maxInFlight: platform.config.maxInFlight,
+    maxJsonDepth: platform.config.maxJsonDepth,
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,
     ready: () => pingDatabase(platform.db),

@@ -15,6 +15,8 @@ export function createPublicServer(platform: Platform): Express {
     openApi: document,
     routes: publicRoutes(platform),
     maxBodyBytes: platform.config.maxBodyBytes,
+    maxInFlight: platform.config.maxInFlight,
+    maxJsonDepth: platform.config.maxJsonDepth,
     trustProxy: platform.config.trustProxy,
     validateResponses: platform.config.validateResponses,
     ready: () => pingDatabase(platform.db),

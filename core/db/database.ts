@@ -34,6 +34,9 @@ function postgres(url: string, poolMax: number): Db {
     connection: { connectionString: url, connectionTimeoutMillis: 3000, statement_timeout: 15000 } as Knex.PgConnectionConfig,
     pool: { min: 0, max: poolMax, acquireTimeoutMillis: 5000, idleTimeoutMillis: 10000 },
     acquireConnectionTimeout: 5000,
+    // Connection failures reach the callers as query errors (503 with Retry-After, executor retries);
+    // knex's own console copies of them, with stacks, only flood the output during an outage.
+    log: { warn: (message: string) => void (/^(Acquire connection error|Connection Error): /.test(message) || console.warn(message)) },
   });
 }
 
@@ -49,6 +52,14 @@ function pglite(dir: string | undefined): Db {
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
+}
+
+/** Whether an error means the database cannot be reached right now (down, restarting, out of connections), not that the query is wrong. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = (error ?? {}) as { code?: unknown; message?: unknown; name?: unknown };
+  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '53300'];
+  if (typeof e.code === 'string' && codes.includes(e.code)) return true;
+  return e.name === 'KnexTimeoutError' || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(String(e.message ?? ''));
 }
 
 export async function pingDatabase(db: Db): Promise<void> {

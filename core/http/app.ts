@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
 import type { MetricsHandler } from '../metrics/exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { inFlightLimit, rejectDeepJson } from './limits.js';
 
 export interface HttpAppOptions {
   name: string;
@@ -21,6 +22,10 @@ export interface HttpAppOptions {
   extra?: Router;
   /** Serves `GET /metrics` (Prometheus text), outside the OpenAPI document like the health checks. */
   metrics?: MetricsHandler;
+  /** Load shedding: requests in flight beyond this are refused with 503 (0: no limit). */
+  maxInFlight?: number;
+  /** JSON bodies nested deeper than this are refused with 400 before they are parsed. */
+  maxJsonDepth?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -73,9 +78,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(published);
   });
+  // Health, metrics and the document above always answer; everything below is shed under overload.
+  app.use(inFlightLimit(options.maxInFlight ?? 0));
   if (options.extra) app.use(options.extra);
 
-  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) }));
   app.use(express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 }));
   app.use(
     OpenApiValidator.middleware({

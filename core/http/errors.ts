@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { AppError, OAuthError } from '../errors/errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 
 interface ErrorBody {
   message: string;
@@ -43,7 +44,7 @@ function describe(error: unknown): { status: number; body: ErrorBody; headers: R
   if (Array.isArray(e.errors) && typeof e.status === 'number') return validatorError(e.status, e.errors, e.message ?? '');
   if (typeof e.code === 'string' && /^(23505)$/.test(e.code)) return simple(409, 'conflict', 'The resource already exists.');
   if (typeof e.code === 'string' && /^(22|23)/.test(e.code)) return simple(400, 'validation_error', 'The request conflicts with a data constraint.');
-  if (isUnavailable(e)) return { ...simple(503, 'backend_unavailable', 'The database is unavailable. Retry later.'), headers: { 'Retry-After': '1' } };
+  if (isDatabaseUnavailable(e)) return { ...simple(503, 'backend_unavailable', 'The database is unavailable. Retry later.'), headers: { 'Retry-After': '1' } };
   return simple(500, 'internal_error', 'Internal server error.');
 }
 
@@ -61,8 +62,3 @@ function validatorError(status: number, errors: Array<{ path?: string; message?:
 
 const simple = (status: number, code: string, message: string) => ({ status, headers: {} as Record<string, string>, body: { message, message_code: code } });
 
-function isUnavailable(e: { code?: string; message?: string; name?: string }): boolean {
-  const codes = ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '53300'];
-  if (e.code && codes.includes(e.code)) return true;
-  return e.name === 'KnexTimeoutError' || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message ?? '');
-}

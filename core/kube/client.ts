@@ -148,7 +148,8 @@ export class KubeClient {
   private async send(method: string, path: string, options: RequestOptions, timeoutMs: number) {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new KubeApiError(0, 'NoCluster', 'The kubeconfig names no cluster server');
-    const url = new URL(path, server);
+    // Keep any path prefix of the server URL (API proxies such as Rancher's serve clusters under one).
+    const url = new URL(server.replace(/\/+$/, '') + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json' } };
     await this.kc.applyToHTTPSOptions(requestOptions);

@@ -76,16 +76,18 @@ describe('Kubernetes: CRDs', function () {
     expect((await rejection(kube, (spec) => delete spec.serverProxy)).message).to.include('spec.serverProxy');
   });
 
-  it('rejects a StorageConfig init value that is neither a string nor a boolean', async () => {
-    const object = {
+  it('rejects a StorageConfig with a credential, a non-URL endpoint or a mistyped init value', async () => {
+    const storage = (init: Record<string, unknown>) => ({
       apiVersion: 'modelplane.io/v1alpha1',
       kind: 'StorageConfig',
-      metadata: { name: 'bad-storage', namespace: kube.namespace },
-      spec: { workspace: 'default', storageKey: 'files', className: 'modelplane.storage.S3Storage', init: { endpoint: 'http://minio.example:9000', bucket_name: { nested: true } } },
-    };
-    const error = await client.create(paths.resource('storage', kube.namespace), object).catch((e: unknown) => e as KubeApiError);
-    expect(error).to.be.instanceOf(KubeApiError);
-    expect((error as KubeApiError).message).to.include('strings (at most 2048 characters) or booleans');
+      metadata: { name: `bad-storage-${Math.random().toString(16).slice(2, 8)}`, namespace: kube.namespace },
+      spec: { workspace: 'default', storageKey: 'files', className: 'modelplane.storage.S3Storage', init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', ...init } },
+    });
+    const refusal = (init: Record<string, unknown>) => client.create(paths.resource('storage', kube.namespace), storage(init)).then(() => 'accepted', (e: unknown) => (e as Error).message);
+    expect(await refusal({ secret_key: 'leaked' })).to.include('credentials belong in the Secret');
+    expect(await refusal({ endpoint: 'minio.example:9000' })).to.include('endpoint must be an absolute http or https URL');
+    expect(await refusal({ use_ssl: 'yes' })).to.include('spec.init.use_ssl');
+    expect(await refusal({ use_ssl: true, region: 'eu-1' })).to.equal('accepted');
   });
 
   it('keeps the key and workspace of a resource immutable', async () => {

@@ -10,9 +10,9 @@ describe('dashboard line chart', () => {
     expect(svg).to.contain('<title id="c1-title">Open sessions</title>');
     expect(svg).to.contain('active_sessions: latest value 4.');
     const points = /<polyline class="series series-0" points="([^"]+)"/.exec(svg)![1]!.split(' ').map((p) => p.split(',').map(Number));
-    expect(points[0]).to.deep.equal([56, 230]);
-    expect(points[1]).to.deep.equal([380, 143.6]);
-    expect(points[2]).to.deep.equal([704, 57.2]);
+    expect(points[0]).to.deep.equal([44, 194]);
+    expect(points[1]).to.deep.equal([255, 121.2]);
+    expect(points[2]).to.deep.equal([466, 48.4]);
   });
 
   it('escapes series labels and titles', () => {

@@ -16,9 +16,10 @@ export interface ChartOptions {
   step: number;
 }
 
-const WIDTH = 720;
-const HEIGHT = 260;
-const MARGIN = { left: 56, right: 16, top: 14, bottom: 30 };
+// Sized for a panel about 450 px wide, so the 13 px axis labels stay readable.
+const WIDTH = 480;
+const HEIGHT = 220;
+const MARGIN = { left: 44, right: 14, top: 12, bottom: 26 };
 const PLOT_W = WIDTH - MARGIN.left - MARGIN.right;
 const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 const Y_TICKS = 4;
@@ -43,7 +44,7 @@ export function lineChart(series: Series[], options: ChartOptions): Html {
     <title id="${options.id}-title">${options.title}</title>
     <desc id="${options.id}-desc">${describe(drawn)}</desc>
     ${ticks(low, high, Y_TICKS).map((v) => html`<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${round(y(v))}" y2="${round(y(v))}"></line><text class="axis" x="${MARGIN.left - 6}" y="${round(y(v)) + 4}" text-anchor="end">${formatValue(v)}</text>`)}
-    ${ticks(options.start, options.end, X_TICKS).map((t) => html`<text class="axis" x="${round(x(t))}" y="${HEIGHT - 8}" text-anchor="middle">${formatTime(t, spanSeconds)}</text>`)}
+    ${ticks(options.start, options.end, X_TICKS).map((t, i) => html`<text class="axis" x="${round(x(t))}" y="${HEIGHT - 8}" text-anchor="${edgeAnchor(i, X_TICKS)}">${formatTime(t, spanSeconds)}</text>`)}
     <line class="axis-line" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${MARGIN.top + PLOT_H}" y2="${MARGIN.top + PLOT_H}"></line>
     ${drawn.map((s, index) => line(s, index, options.step, x, y))}
   </svg>
@@ -86,6 +87,9 @@ function niceCeil(value: number): number {
   const nice = [1, 2, 2.5, 5, 10].find((m) => m * magnitude >= value)!;
   return nice * magnitude;
 }
+
+/** The outer time labels align inwards so they are not cut at the edges. */
+const edgeAnchor = (index: number, intervals: number) => (index === 0 ? 'start' : index === intervals ? 'end' : 'middle');
 
 function ticks(from: number, to: number, intervals: number): number[] {
   return Array.from({ length: intervals + 1 }, (_, i) => from + ((to - from) * i) / intervals);

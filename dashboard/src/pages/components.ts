@@ -101,7 +101,7 @@ export interface TableOptions {
 export function dataTable(options: TableOptions): Html {
   if (!options.rows.length) return html`<p class="empty">${options.empty}</p>`;
   return html`<div class="table-wrap"><table>
-  <caption>${options.caption}</caption>
+  <caption class="visually-hidden">${options.caption}</caption>
   <thead><tr>${options.headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
   <tbody>${options.rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody>
 </table></div>`;

@@ -1,9 +1,8 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../../core/errors/errors.js';
-import type { Dashboard, Visit } from '../context.js';
+import { at, type Dashboard, type Visit } from '../context.js';
 import { sendPage } from '../render.js';
 import { html } from '../web/html.js';
-import { at } from '../context.js';
 
 const TITLES: Record<number, string> = {
   400: 'That did not work',
@@ -44,7 +43,7 @@ function describe(error: unknown): { status: number; message: string } {
   return { status: 500, message: 'Something went wrong on our side. Try again in a moment.' };
 }
 
-async function sendProblem(dash: Dashboard, req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], status: number, message: string) {
+async function sendProblem(dash: Dashboard, req: Request, res: Response, status: number, message: string) {
   // An error before the visit was established (the database is down, say) still gets a page.
   res.locals.visit ??= { principal: undefined, sessionId: undefined, sessionEnded: false, binding: '', csrfToken: '' } satisfies Visit;
   const body = html`<div class="card stack"><p class="lead">${message}</p><p><a href="${at()}">Back to the dashboard</a></p></div>`;
