@@ -18,6 +18,7 @@ import { toInferenceRequest } from '../core/connectors/open-inference/tensors.js
 import { cli, freePort, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, percentile, type LoadResult } from './lib/load.js';
 import { renderTable, type BenchReport } from './lib/report.js';
+import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const DURATION = Number(env('BENCH_DURATION_SEC', '10'));
@@ -100,6 +101,11 @@ async function main() {
     const baseline = await load({ url: `${url(ports.hello)}/hello`, connections: CONNECTIONS, durationSec: DURATION });
     await hello.stop();
 
+    // (0) the floors: one database round trip, one durable broker hop.
+    console.log('bench: (0) PostgreSQL and RabbitMQ floors');
+    const pgFloor = await postgresRoundTrips(dbUrl.toString(), { clients: CONNECTIONS, pool: 10, durationMs: Math.min(DURATION, 5) * 1000 });
+    const brokerFloor = await brokerHop(amqpUrl, `${queueName}.floor`, 100);
+
     // The tenant: storage, model card, deployment on the model server, the model, sessions.
     const auth = new Client(url(ports.auth));
     const priv = new Client(url(ports.private));
@@ -163,6 +169,8 @@ async function main() {
     const postSaturated = await postLoad(invokePaths(loadSessions));
     const postHalf = await postLoad(invokePaths(loadSessions), Math.max(1, Math.round(postSaturated.rps / 2)));
 
+    const publicMemory = await memoryOf(url(ports.public));
+
     // (3) GET …/invocation/{id}: polling of existing invocations.
     console.log('bench: (3) GET invocation');
     const polled = (await db('invocations').whereIn('session_id', loadSessions).select('id', 'session_id').limit(2000)) as Array<{ id: string; session_id: string }>;
@@ -216,6 +224,7 @@ async function main() {
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version, loadavgBefore: loadBefore, loadavgAfter: loadAfter },
       settings: { durationSec: DURATION, connections: CONNECTIONS, modelDelayMs: MODEL_DELAY_MS, sessions: SESSIONS, executorConcurrency: EXECUTOR_CONCURRENCY, logLevel: LOG_LEVEL },
       baseline: brief(baseline),
+      floors: { postgres: pgFloor, broker: brokerFloor },
       postSaturated: brief(postSaturated),
       postHalf: brief(postHalf),
       getSaturated: brief(getSaturated),
@@ -224,6 +233,7 @@ async function main() {
       executor: { backlog, completed: drain.n, seconds: Number(drain.seconds), rps: executorRate },
       modelMax: brief(modelMax),
       rssBytes: rss,
+      publicMemoryAfterPost: publicMemory,
     };
     const table = renderTable(report);
     console.log(`\n${table}\n`);
@@ -246,6 +256,18 @@ async function main() {
     }
     if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Heap figures of a server from its /metrics (where its RSS goes). */
+async function memoryOf(base: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const pick = (name: string) => Number(new RegExp(`^\\w*${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return {
+    rss: pick('process_resident_memory_bytes'),
+    heapTotal: pick('nodejs_heap_size_total_bytes'),
+    heapUsed: pick('nodejs_heap_size_used_bytes'),
+    external: pick('nodejs_external_memory_bytes'),
+  };
 }
 
 function brief(result: LoadResult) {

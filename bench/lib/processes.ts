@@ -66,7 +66,9 @@ export function startNode(name: string, nodeArgs: string[], env: Record<string, 
   const log = fs.openSync(logFile, 'a');
   // BENCH_PROFILE=public,executor…: a V8 CPU profile of those processes, written to BENCH_PROFILE_DIR when they stop.
   const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? path.dirname(logFile)}`] : [];
-  const child = spawn(process.execPath, [...profile, ...nodeArgs], {
+  // BENCH_NODE_OPTIONS: extra node options for the platform's processes only (e.g. a heap limit to compare).
+  const extra = nodeArgs[0] === 'bin/modelplane.js' || nodeArgs.includes('cli/entry.ts') ? (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...profile, ...extra, ...nodeArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', log, log],

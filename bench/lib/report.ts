@@ -15,6 +15,7 @@ export interface BenchReport {
   machine: { cpus: number; model: string; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
   settings: { durationSec: number; connections: number; modelDelayMs: number; sessions: number; executorConcurrency: number; logLevel: string };
   baseline: Brief;
+  floors: { postgres: { rps: number; p50: number; p99: number }; broker: { confirm: { p50: number; p99: number }; delivery: { p50: number; p99: number } } };
   postSaturated: Brief;
   postHalf: Brief;
   getSaturated: Brief;
@@ -23,6 +24,7 @@ export interface BenchReport {
   executor: { backlog: number; completed: number; seconds: number; rps: number };
   modelMax: Brief;
   rssBytes: Record<string, number>;
+  publicMemoryAfterPost?: Record<string, number>;
 }
 
 const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
@@ -50,6 +52,10 @@ export function renderTable(r: BenchReport): string {
   const executorRatio = r.executor.rps / r.modelMax.rps;
   const p50Ok = r.endToEnd.p50 <= r.direct.p50 + 10;
   const p99Ok = r.endToEnd.p99 <= r.direct.p99 + 50;
+  const f = r.floors;
+  rows.push(['0', `floor: PostgreSQL \`select 1\` round trips (${r.settings.connections} clients, pool of 10)`, n0(f.postgres.rps), lat(f.postgres), '', '']);
+  rows.push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
+  rows.push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
   rows.push(['1', 'express "hello" (baseline)', n0(r.baseline.rps) + failures(r.baseline), lat(r.baseline), '', '']);
   rows.push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)]);
   rows.push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);

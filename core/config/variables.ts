@@ -73,7 +73,7 @@ export const variables = {
   loginLimitWindow: variable('MODELPLANE_LOGIN_LIMIT_WINDOW_SECONDS', '60', 'Window of the login rate limits.', parsers.integer(1, 86400)),
   trustProxy: variable('MODELPLANE_TRUST_PROXY', 'false', 'Trust X-Forwarded-For from this many hops (number) or `true`/`false`.', parsers.string),
   maxBodyBytes: variable('MODELPLANE_MAX_BODY_BYTES', '1048576', 'Largest JSON or form body accepted.', parsers.integer(1024, 104857600)),
-  maxJsonDepth: variable('MODELPLANE_MAX_JSON_DEPTH', '100', 'Deepest nesting of a JSON body (and of JSON text in an invocation or feedback body) accepted; deeper is a 400.', parsers.integer(8, 10000)),
+  maxJsonDepth: variable('MODELPLANE_MAX_JSON_DEPTH', '100', 'Deepest nesting of a JSON request body accepted; deeper is a 400 before it is parsed. (JSON text inside an invocation or feedback body: at most 100.)', parsers.integer(8, 10000)),
   maxInFlight: variable('MODELPLANE_MAX_IN_FLIGHT', '256', 'Load shedding: requests one HTTP server handles at once; more are refused with 503 and `Retry-After` (health checks and `/metrics` excepted). 0: no limit.', parsers.integer(0, 1000000)),
   maxLogoBytes: variable('MODELPLANE_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
   adminEmail: variable('MODELPLANE_ADMIN_EMAIL', 'admin@modelplane.local', 'E-mail of the staff user created at first start.', parsers.string),

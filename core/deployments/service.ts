@@ -16,10 +16,14 @@ export interface DeploymentInput {
   server_proxy_init: unknown;
 }
 
-/** Hook for the desired-state side (Kubernetes CRs); the embedded default has none. */
+/**
+ * Hook for the desired-state side (Kubernetes CRs); the embedded default has none.
+ * Called inside the transaction, with the workspace name (the hook must not
+ * query the database itself: the embedded one has a single connection).
+ */
 export interface DeploymentListener {
-  applied(row: DeploymentRow): Promise<void>;
-  deleted(row: DeploymentRow): Promise<void>;
+  applied(row: DeploymentRow, workspace: string): Promise<void>;
+  deleted(row: DeploymentRow, workspace: string): Promise<void>;
 }
 
 /** Deployments of a workspace: a registry connector plus a server proxy. Keys are never reused. */
@@ -52,7 +56,7 @@ export class DeploymentsService {
         created_by_id: principal.user.id,
       });
       // The cluster write happens inside the transaction: if it fails, nothing is kept.
-      await this.listener?.applied(created);
+      await this.listener?.applied(created, workspace.name);
       return created;
     });
     return this.present(row, workspace.name);
@@ -77,7 +81,7 @@ export class DeploymentsService {
     }
     await this.db.transaction(async (trx) => {
       await deploymentsStore.markDeleted(trx, row.id);
-      await this.listener?.deleted(row);
+      await this.listener?.deleted(row, principal.workspace!.name);
     });
   }
 

@@ -12,8 +12,8 @@ import { storageConfigsStore, type StorageConfigRow } from './store.js';
 /** Hook for the desired-state side (Kubernetes StorageConfig CRs); the embedded default has none. */
 export interface StorageListener {
   /** Called inside the creating transaction with the full init (secrets included): a failure rolls the creation back. */
-  applied(row: StorageConfigRow, secrets: Record<string, string>): Promise<void>;
-  deleted(row: StorageConfigRow): Promise<void>;
+  applied(row: StorageConfigRow, secrets: Record<string, string>, workspace: string): Promise<void>;
+  deleted(row: StorageConfigRow, workspace: string): Promise<void>;
 }
 
 export interface StorageInput {
@@ -53,7 +53,7 @@ export class StorageConfigsService {
         secrets_sealed: sealSecrets(this.box, secrets),
         created_by_id: principal.user.id,
       });
-      await this.listener?.applied(created, secrets);
+      await this.listener?.applied(created, secrets, workspace.name);
       return created;
     });
     return this.present(row, workspace.name);
@@ -74,7 +74,7 @@ export class StorageConfigsService {
     const row = await this.live(principal, key);
     await this.db.transaction(async (trx) => {
       await storageConfigsStore.markDeleted(trx, row.id);
-      await this.listener?.deleted(row);
+      await this.listener?.deleted(row, principal.workspace!.name);
     });
   }
 

@@ -30,13 +30,20 @@ export function receiveFile<T>(req: Request, field: string, maxBytes: number, si
       return;
     }
     let pending: Promise<ReceivedFile<T>> | undefined;
+    let part: Transform | undefined;
     let failed = false;
     const fail = (error: Error) => {
       if (failed) return;
       failed = true;
       req.unpipe(parser);
       req.resume();
-      reject(error);
+      // A sink still writing is stopped, and settles before the caller hears of
+      // the failure: its clean-up must not race a write that is still going on.
+      part?.destroy(error);
+      void (pending ?? Promise.resolve()).then(
+        () => reject(error),
+        () => reject(error),
+      );
     };
     parser.on('file', (name, stream, info) => {
       if (name !== field || pending) {
@@ -52,6 +59,7 @@ export function receiveFile<T>(req: Request, field: string, maxBytes: number, si
           done(null, chunk);
         },
       });
+      part = counted;
       stream.on('error', (error) => counted.destroy(error));
       stream.pipe(counted);
       stream.on('limit', () => {

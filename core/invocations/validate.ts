@@ -6,6 +6,7 @@ import type { IoSchema } from '../models/payload.js';
 import type { ModelRow } from '../models/store.js';
 import { filesStore, storageConfigsStore } from '../files/store.js';
 import { mediaTypeAllowed } from '../files/uploads.service.js';
+import { jsonDeeperThan } from '../http/limits.js';
 
 // Input and feedback validation against a model's schemas. Compiled
 // validators are cached per model (schemas of a registered model never change).
@@ -23,7 +24,12 @@ function validatorFor(model: ModelRow, which: 'input' | 'feedback', schema: obje
   return validate;
 }
 
+// Bodies are JSON text inside JSON: nested deeper than this, they are refused
+// before anything (the validator, the file-reference walk) recurses into them.
+const MAX_BODY_DEPTH = 100;
+
 function parseJson(body: string, field: string): unknown {
+  if (jsonDeeperThan(body, MAX_BODY_DEPTH)) throw new InputError(`${field}: JSON nested deeper than ${MAX_BODY_DEPTH} levels.`);
   try {
     return JSON.parse(body);
   } catch {

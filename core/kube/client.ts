@@ -20,6 +20,8 @@ export const isConflict = (error: unknown) => error instanceof KubeApiError && e
 
 export type PatchType = 'apply' | 'merge' | 'json';
 
+const WATCH_IDLE_MS = 10 * 60_000;
+
 const CONTENT_TYPES: Record<PatchType, string> = {
   apply: 'application/apply-patch+yaml',
   merge: 'application/merge-patch+json',
@@ -116,7 +118,8 @@ export class KubeClient {
 
   /** A watch stream from `resourceVersion`; each event goes to `onEvent` in order. */
   async watch<T>(path: string, query: RequestOptions['query'], onEvent: (event: WatchEvent<T>) => void): Promise<Watching> {
-    const { res, req } = await this.send('GET', path, { query: { ...query, watch: true, allowWatchBookmarks: true } }, 0);
+    // The server ends a watch after its timeoutSeconds; a connection silent for much longer is dead.
+    const { res, req } = await this.send('GET', path, { query: { ...query, watch: true, allowWatchBookmarks: true } }, WATCH_IDLE_MS);
     if ((res.statusCode ?? 0) >= 300) throw apiError(res.statusCode ?? 0, await readAll(res), 'WATCH', path);
     const done = new Promise<void>((resolve, reject) => {
       let buffered = '';
@@ -128,7 +131,14 @@ export class KubeClient {
           const line = buffered.slice(0, newline).trim();
           buffered = buffered.slice(newline + 1);
           if (!line) continue;
-          const event = JSON.parse(line) as WatchEvent<T>;
+          let event: WatchEvent<T>;
+          try {
+            event = JSON.parse(line) as WatchEvent<T>;
+          } catch {
+            req.destroy();
+            reject(new KubeApiError(0, 'BadWatchEvent', `unreadable watch event on ${path}`));
+            return;
+          }
           if (event.type === 'ERROR') {
             const status = event.object as { code?: number; reason?: string; message?: string };
             req.destroy();
@@ -151,7 +161,7 @@ export class KubeClient {
     // Keep any path prefix of the server URL (API proxies such as Rancher's serve clusters under one).
     const url = new URL(server.replace(/\/+$/, '') + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json' } };
+    const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json', 'user-agent': 'modelplane' } };
     await this.kc.applyToHTTPSOptions(requestOptions);
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {

@@ -29,7 +29,7 @@ export function createKubeSide(config: Config, deps: { db: Db; box: SecretBox; l
   return {
     connection,
     writer,
-    listeners: kubeListeners(writer, deps.db, deps.box, logger),
+    listeners: kubeListeners(writer, deps.box, logger),
     resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }),
     proxyResolver: ({ catalog, http }) => new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, catalog, http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };

@@ -4,7 +4,13 @@ import { expect } from 'chai';
 import YAML from 'yaml';
 import type { KubeClient } from '../../core/kube/client.js';
 import type { KubeObject } from '../../core/kube/resources.js';
-import { helmPath, installCrds, testKubeClient, testNamespace } from '../support/kube.js';
+import { paths } from '../../core/kube/paths.js';
+import { configEntryKey, secretName } from '../../core/kube/names.js';
+import { readSecret } from '../../core/kube/secrets.js';
+import { DesiredStateWriter } from '../../core/kube/writer.js';
+import { createLogger } from '../../core/logging/logger.js';
+import { startDemoModelServer } from '../support/fixtures.js';
+import { clientFor, helmPath, installCrds, kubeconfigAs, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/modelplane';
@@ -131,4 +137,61 @@ describe('Kubernetes: the Helm chart', function () {
       expect(accepted).to.be.greaterThan(25);
     });
   }
+
+  it("gives each component the access it needs and no more (the chart's RBAC, by impersonating its ServiceAccounts)", async () => {
+    const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap'];
+    const cache = new Map<string, Array<{ name: string; kind: string; namespaced: boolean }>>();
+    for (const object of (await render()).filter((o) => rbacKinds.includes(o.kind))) {
+      await client.patch((await pathOf(client, object, namespace, cache))!, 'apply', object, { fieldManager: 'helm-test', force: true });
+    }
+    const as = (component: string) => clientFor(kubeconfigAs(namespace, `mp-modelplane-${component}`));
+    const forbidden = (call: Promise<unknown>) => call.then(
+      () => false,
+      (error: { status?: number }) => error.status === 403,
+    );
+
+    // The API writes a deployment with its credentials.
+    const demo = await startDemoModelServer();
+    const operator = await startTestOperator(namespace, {
+      KUBECONFIG: kubeconfigAs(namespace, 'mp-modelplane-operator'),
+      MODELPLANE_PROXY_CONFIGMAP: 'mp-modelplane-proxy-config',
+      MODELPLANE_LEASE_NAME: 'mp-modelplane-operator',
+    });
+    try {
+      const api = { client: as('api'), namespace };
+      const { metadata } = await new DesiredStateWriter(api, createLogger('silent')).apply({
+        kind: 'deployment',
+        workspace: 'default',
+        key: 'rbac',
+        registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
+        serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
+        secrets: { server_proxy_pat: 'rbac-pat' },
+      });
+      await api.client.list(paths.secret(namespace), { labelSelector: 'app.kubernetes.io/managed-by=modelplane' });
+
+      // The operator, as its ServiceAccount, reconciles it to Ready (Lease, Secret, ConfigMap, status, Events).
+      await waitFor('the operator to make it Ready', async () => {
+        const resource = await client.get<any>(paths.resource('deployment', namespace, metadata.name));
+        return resource.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
+      });
+      const operatorClient = as('operator');
+      expect(await forbidden(operatorClient.list(paths.secret(namespace)))).to.equal(true);
+      expect(await forbidden(operatorClient.delete(paths.resource('deployment', namespace, metadata.name)))).to.equal(true);
+
+      // Executors read the proxy ConfigMap (watched by name) and the Secret it names, nothing else.
+      const executor = as('executor');
+      const entries = await executor.list<any>(paths.configMap(namespace), { fieldSelector: 'metadata.name=mp-modelplane-proxy-config' });
+      expect(entries.items[0].data).to.have.property(configEntryKey('deployment', metadata.name));
+      expect(await readSecret({ client: executor, namespace }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
+      expect(await forbidden(executor.list(paths.configMap(namespace)))).to.equal(true);
+      expect(await forbidden(executor.list(paths.secret(namespace)))).to.equal(true);
+      expect(await forbidden(executor.get(paths.resource('deployment', namespace, metadata.name)))).to.equal(true);
+
+      // The auth and public servers' account may do nothing at all.
+      expect(await forbidden(as('server').get(paths.configMap(namespace, 'mp-modelplane-proxy-config')))).to.equal(true);
+    } finally {
+      await operator.close();
+      await demo.close();
+    }
+  });
 });

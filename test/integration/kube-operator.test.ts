@@ -116,9 +116,11 @@ describe('Kubernetes: the operator', function () {
     const before = { resource: (await read(metadata.name)).metadata.resourceVersion, configMap: (await configMap()).metadata.resourceVersion, events: (await eventsOf(metadata.name)).length };
     await operator!.close();
     operator = await startTestOperator(kube.namespace);
-    await waitFor('the new operator to reconcile', async () => {
+    const ready = (await kube.client.list<Resource>(paths.resource('deployment', kube.namespace))).items.filter((r) => condition(r, 'Ready')?.status === 'True').length;
+    await waitFor('the new operator to reconcile every ready resource', async () => {
       const text = await (await fetch(`${operator!.url}/metrics`)).text();
-      return /modelplane_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} [1-9]/.test(text);
+      const count = /modelplane_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} (\d+)/.exec(text)?.[1];
+      return Number(count ?? 0) >= ready;
     });
     expect((await read(metadata.name)).metadata.resourceVersion).to.equal(before.resource);
     expect((await configMap()).metadata.resourceVersion).to.equal(before.configMap);

@@ -95,3 +95,18 @@ export function startTestOperator(namespace: string, extra: Record<string, strin
 export function kubectlApply(kube: KubeConnection, path: string, object: unknown): Promise<KubeObject> {
   return kube.client.patch(path, 'apply', object, { fieldManager: 'kubectl-test', force: true });
 }
+
+/** A copy of the test kubeconfig acting as a ServiceAccount (impersonation): what RBAC lets that account do. */
+export function kubeconfigAs(namespace: string, serviceAccount: string): string {
+  const config = YAML.parse(fs.readFileSync(kubeconfigPath(), 'utf8')) as { users: Array<{ user: Record<string, unknown> }> };
+  for (const entry of config.users) entry.user.as = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  const file = path.join(process.env.TMPDIR ?? '/tmp', `modelplane-kubeconfig-${namespace}-${serviceAccount}.yaml`);
+  fs.writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
+  return file;
+}
+
+export function clientFor(kubeconfig: string): KubeClient {
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  return new KubeClient(kc, 30_000);
+}
