@@ -5,7 +5,8 @@ import { createAuthServer } from '../api/auth/server.js';
 import { createPrivateServer } from '../api/private/server.js';
 import { createPublicServer } from '../api/public/server.js';
 
-export type ServerName = 'auth' | 'private' | 'public';
+export type { ServerName } from '../api/shared/server-app.js';
+import type { ServerName } from '../api/shared/server-app.js';
 
 const factories: Record<ServerName, (platform: Platform) => Express> = {
   auth: createAuthServer,

@@ -1,0 +1,24 @@
+import type { Express, Router } from 'express';
+import type { Platform } from '../../core/platform.js';
+import { createHttpApp } from '../../core/http/app.js';
+import type { OpenApiDocument } from '../../core/http/openapi.js';
+import { pingDatabase } from '../../core/db/database.js';
+
+export type ServerName = 'auth' | 'private' | 'public';
+
+/** One of the three HTTP servers: the common app with the platform's limits, readiness and metrics. */
+export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: Router; extra?: Router }): Express {
+  const { config } = platform;
+  return createHttpApp({
+    name,
+    logger: platform.logger,
+    ...parts,
+    maxBodyBytes: config.maxBodyBytes,
+    maxInFlight: config.maxInFlight,
+    maxJsonDepth: config.maxJsonDepth,
+    trustProxy: config.trustProxy,
+    validateResponses: config.validateResponses,
+    ready: () => pingDatabase(platform.db),
+    metrics: platform.metrics.handler(name),
+  });
+}
