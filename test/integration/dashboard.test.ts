@@ -147,7 +147,10 @@ describe('dashboard in a browser', function () {
     const key = await page.locator('#new-token-key').inputValue();
     expect(key).to.match(/^mp_/);
     await page.getByRole('button', { name: 'Copy' }).click();
-    expect(await page.locator('[data-copy-status="new-token-key"]').textContent()).to.equal('Copied to the clipboard.');
+    // The copy is asynchronous (Clipboard API promise): wait for the announcement.
+    const status = page.locator('[data-copy-status="new-token-key"]');
+    await status.filter({ hasText: 'Copied to the clipboard.' }).waitFor({ timeout: 10_000 });
+    expect(await status.textContent()).to.equal('Copied to the clipboard.');
     expect(await page.evaluate('navigator.clipboard.readText()')).to.equal(key);
     await screenshot(page, 'api-tokens');
 
