@@ -1,3 +1,4 @@
+import { createMailer } from './mail/mailer.js';
 import path from 'node:path';
 import type { Config } from './config/config.js';
 import { createLogger, type Logger } from './logging/logger.js';
@@ -73,7 +74,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     workspaces: new WorkspacesService(db),
     apiTokens: new ApiTokensService(db, now),
     oauth: new OAuthApplicationsService(db),
-    invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now),
+    invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
   };
 
   const policy = new UrlPolicy({ allowLoopback: config.devMode, allow: list(config.urlAllow), deny: list(config.urlDeny) });

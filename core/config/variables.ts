@@ -113,6 +113,8 @@ export const variables = {
   leaderElection: variable('MODELPLANE_LEADER_ELECTION', 'true', 'Operator replicas elect one leader through a Lease; only the leader reconciles.', parsers.boolean),
   leaseName: variable('MODELPLANE_LEASE_NAME', 'modelplane-operator', 'Name of the operator\'s leader-election Lease.', parsers.string),
   leaseSeconds: variable('MODELPLANE_LEASE_SECONDS', '15', 'Leader lease duration: the leader renews it every fifth of that and stops reconciling when it could not renew for two thirds of it; a standby takes over after a whole one.', parsers.integer(2, 600)),
+  smtpUrl: variable('MODELPLANE_SMTP_URL', '', 'SMTP server for invitation mail (smtp:// or smtps://, credentials in the URL). Empty: no mail; the inviter passes the link on.', parsers.optional(parsers.url(['smtp:', 'smtps:']))),
+  mailFrom: variable('MODELPLANE_MAIL_FROM', 'modelplane <no-reply@modelplane.local>', 'Sender of invitation mail.', parsers.string),
   validateResponses: variable('MODELPLANE_VALIDATE_RESPONSES', 'false', 'Check every response against the OpenAPI document (tests turn it on).', parsers.boolean),
 } as const;
 

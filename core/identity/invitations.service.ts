@@ -9,6 +9,7 @@ import { normaliseEmail, usersStore } from './users.store.js';
 import { workspacesStore } from './workspaces.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentInvitation } from './present.js';
+import type { Mail, Mailer } from '../mail/mailer.js';
 
 export interface InvitationSettings {
   ttlSeconds: number;
@@ -34,6 +35,7 @@ export class InvitationsService {
     private readonly db: Db,
     private readonly settings: InvitationSettings,
     private readonly now: () => number = Date.now,
+    private readonly mailer?: Mailer,
   ) {}
 
   async invite(principal: Principal, input: { email: string; role: Role; workspace_id?: number }) {
@@ -56,7 +58,9 @@ export class InvitationsService {
       invited_by_id: principal.user.id,
       expires_at: new Date(this.now() + this.settings.ttlSeconds * 1000),
     });
-    return presentInvitation(row, workspace.name, this.invitationUrl(token));
+    const invitationUrl = this.invitationUrl(token);
+    const mailSent = this.mailer ? await this.mailer.send(invitationMail(email, workspace.name, input.role, invitationUrl, row.expires_at)) : false;
+    return { ...presentInvitation(row, workspace.name, invitationUrl), mail_sent: mailSent };
   }
 
   invitationUrl(token: string): string {
@@ -167,4 +171,19 @@ export class InvitationsService {
     if (!ids.length) return [];
     return (await this.db('workspaces').whereIn('id', ids).whereNull('deleted_at').orderBy('id').select('name')).map((r: { name: string }) => r.name);
   }
+}
+
+function invitationMail(to: string, workspace: string, role: Role, url: string, expiresAt: Date): Mail {
+  return {
+    to,
+    subject: `You are invited to the modelplane workspace ${workspace}`,
+    text: [
+      `You have been invited to join the workspace "${workspace}" on modelplane as ${role}.`,
+      '',
+      `Open this link to accept (it works once, until ${expiresAt.toISOString()}):`,
+      url,
+      '',
+      'If you did not expect this invitation, ignore this message.',
+    ].join('\n'),
+  };
 }
