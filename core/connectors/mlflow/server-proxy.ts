@@ -1,7 +1,7 @@
 import type { UrlPolicy } from '../../net/url-policy.js';
-import { callUpstream } from '../errors.js';
+import { HttpServerProxy } from '../http-server-proxy.js';
 import { validateInit, type InitSpec } from '../init.js';
-import type { ConnectorDeps, ConnectorInit, InferenceInput, InferenceOutput, ServerProxy } from '../types.js';
+import type { ConnectorInit, InferenceInput, InferenceOutput } from '../types.js';
 import { toScoringPayload, withContext } from './payload.js';
 
 export const MLFLOW_PROXY_SPEC: InitSpec = {
@@ -15,32 +15,18 @@ export const MLFLOW_PROXY_SPEC: InitSpec = {
  * server serves one model, so the model code and version select nothing here;
  * the registry connector has already checked that the deployment knows them.
  */
-export class MlflowServerProxy implements ServerProxy {
-  private readonly base: string;
-  private readonly token: string | undefined;
-
-  constructor(
-    init: ConnectorInit,
-    private readonly deps: ConnectorDeps,
-  ) {
-    this.base = init.server_proxy_url as string;
-    this.token = init.server_proxy_pat;
-  }
-
+export class MlflowServerProxy extends HttpServerProxy {
   static validateInit(init: unknown, field: string, policy: UrlPolicy): ConnectorInit {
     return validateInit(init, field, MLFLOW_PROXY_SPEC, policy);
   }
 
   async infer(input: InferenceInput): Promise<InferenceOutput> {
     const payload = withContext(toScoringPayload(input.body), input.context);
-    // Not idempotent: a retry after the server may have run the model would run it twice.
-    const answer = await callUpstream(this.deps.deploymentKey, 'model server', () =>
-      this.deps.http.request({ method: 'POST', url: `${this.base}/invocations`, json: payload, token: this.token, idempotent: false }),
-    );
+    const answer = await this.runModel(`${this.base}/invocations`, payload);
     return { response: JSON.stringify(answer.body) };
   }
 
   async health(): Promise<void> {
-    await callUpstream(this.deps.deploymentKey, 'model server', () => this.deps.http.request({ method: 'GET', url: `${this.base}/ping`, token: this.token }));
+    await this.probe(`${this.base}/ping`);
   }
 }
