@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
 import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtures.js';
 import type { Reply } from '../support/http.js';
-import { finishedInvocation, ModelServers, registerMlflowModel, startMlflowScoring, startMlflowTracking, type RegisteredMlflowModel, type StartedServer } from '../support/model-servers.js';
+import { ModelServers, predictInNewSession, registerMlflowModel, startMlflowScoring, startMlflowTracking, type RegisteredMlflowModel, type StartedServer } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
@@ -83,14 +83,8 @@ describe('MLflow behind the MLflow connectors (real tracking server, registry an
   }
 
   async function invoke(body: unknown) {
-    const session = await t.public.post(`${modelPath()}/session`, { token: owner.token });
-    expect(session.status, session.text).to.equal(201);
-    const path = `${modelPath()}/session/${session.body.id}/invocation`;
-    const created = await t.public.post(path, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: JSON.stringify(body) } } });
-    expect(created.status, created.text).to.equal(201);
-    const finished = await finishedInvocation(t.public, owner.token, `${path}/${created.body.id}`);
-    const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
-    return { finished, attempts: row.attempts as number };
+    const { finished, attempts } = await predictInNewSession(t, owner.token, modelPath(), body);
+    return { finished, attempts };
   }
 
   it("registers the model version from MLflow's registry (201), with its registry record as native_metadata", async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
 import { filesystemStorage, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, tenant, upload, type Tenant } from '../support/fixtures.js';
 import type { Reply } from '../support/http.js';
-import { finishedInvocation, ModelServers, startMlserver, type MlserverModel } from '../support/model-servers.js';
+import { ModelServers, predictInNewSession, startMlserver, type MlserverModel } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
@@ -71,15 +71,9 @@ describe('MLServer behind the Open Inference connectors (real MLServer, scikit-l
   }
 
   async function invoke(body: unknown) {
-    const session = await t.public.post(`${modelPath()}/session`, { token: owner.token });
-    expect(session.status, session.text).to.equal(201);
-    const path = `${modelPath()}/session/${session.body.id}/invocation`;
-    const created = await t.public.post(path, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: JSON.stringify(body) } } });
-    expect(created.status, created.text).to.equal(201);
+    const { created, finished, attempts } = await predictInNewSession(t, owner.token, modelPath(), body);
     expect(created.body.status).to.equal('QUEUED');
-    const finished = await finishedInvocation(t.public, owner.token, `${path}/${created.body.id}`);
-    const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
-    return { finished, attempts: row.attempts as number };
+    return { finished, attempts };
   }
 
   it("registers the model MLServer serves (201), with MLServer's metadata as native_metadata", async () => {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client, Reply } from './http.js';
+import type { TestPlatform } from './platform.js';
 
 /**
  * Real model servers for the integration tests (MLServer, the MLflow tracking
@@ -407,4 +408,20 @@ export async function finishedInvocation(client: Client, token: string, path: st
     await sleep(100);
   }
   throw new Error(`invocation ${path} did not finish within ${Math.round(timeoutMs / 1000)} s; last seen: ${last?.text}`);
+}
+
+/**
+ * Opens a fresh session of the model at `modelPath`, queues one PREDICT with
+ * `body` (as JSON text) and waits for it to finish. Returns the create reply,
+ * the finished invocation and how many times the executor claimed it.
+ */
+export async function predictInNewSession(t: TestPlatform, token: string, modelPath: string, body: unknown) {
+  const session = await t.public.post(`${modelPath}/session`, { token });
+  if (session.status !== 201) throw new Error(`session: ${session.status} ${session.text}`);
+  const path = `${modelPath}/session/${session.body.id}/invocation`;
+  const created = await t.public.post(path, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: JSON.stringify(body) } } });
+  if (created.status !== 201) throw new Error(`invocation: ${created.status} ${created.text}`);
+  const finished = await finishedInvocation(t.public, token, `${path}/${created.body.id}`);
+  const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
+  return { created, finished, attempts: row.attempts as number };
 }
