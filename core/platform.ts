@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Config } from './config/config.js';
 import { createLogger, type Logger } from './logging/logger.js';
 import { createDatabase, type Db } from './db/database.js';
+import { acquireChangeFeed, releaseChangeFeed } from './db/change-feed.js';
 import { loadSigningKeys, type SigningKeys } from './auth/keys.js';
 import { TokenService } from './auth/tokens.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -56,6 +57,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
+  const changes = acquireChangeFeed(db, logger.child({ component: 'changes' }));
   const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
   const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);
   const tokens = new TokenService(
@@ -87,7 +89,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
-  const catalog = new ModelCatalogService(db);
+  const catalog = new ModelCatalogService(db, changes);
   const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
@@ -110,7 +112,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     keys,
     box,
     tokens,
-    authenticator: new Authenticator(db, tokens, now),
+    authenticator: new Authenticator(db, tokens, now, changes),
     identity,
     policy,
     http,
@@ -127,6 +129,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await relay.stop();
       prometheus?.close();
       if (!options.queue) await queue.close();
+      await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.
       if (!options.db) await db.destroy();
     },

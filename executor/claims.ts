@@ -1,24 +1,78 @@
 import crypto from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Db, Tx } from '../core/db/database.js';
 import { invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
+import { MicroBatch } from '../core/db/micro-batch.js';
 
 // The executor's writes to an invocation. Every one is conditional on the row
 // still being IN_PROGRESS under this claim (same `attempts`), so a worker whose
 // lease was taken over can never overwrite the new owner's result.
 
-export async function claim(db: Db, id: string, leaseMs: number): Promise<InvocationRow | undefined> {
-  const [row] = await db('invocations')
-    .where({ id })
-    .where((q) => q.where({ status: 'QUEUED' }).orWhere((q2) => q2.where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now())))
-    .update({
-      status: 'IN_PROGRESS',
-      started_at: db.fn.now(),
-      lease_expires_at: new Date(Date.now() + leaseMs),
-      attempts: db.raw('attempts + 1'),
-    })
-    .returning('*');
-  return row as InvocationRow | undefined;
+/** Whether a row may be claimed: QUEUED, or IN_PROGRESS under a lease that ran out (its worker vanished). */
+const claimable = (db: Db) => (q: Knex.QueryBuilder) =>
+  q.where({ status: 'QUEUED' }).orWhere((q2) => q2.where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now()));
+
+/**
+ * The executor's two writes per run, each grouped with the same writes of
+ * other runs in the same event-loop turn (MicroBatch): one claim statement
+ * for a burst of deliveries, one completion statement for a burst of answers.
+ */
+export class RunWrites {
+  private readonly claims: MicroBatch<string, InvocationRow | undefined>;
+  private readonly completions: MicroBatch<{ row: InvocationRow; response: string }, boolean>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly leaseMs: number,
+  ) {
+    this.claims = new MicroBatch((ids) => this.claimAll(ids));
+    this.completions = new MicroBatch((items) => this.completeAll(items));
+  }
+
+  /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */
+  claim(id: string): Promise<InvocationRow | undefined> {
+    return this.claims.add(id);
+  }
+
+  /** COMPLETED with the response, when nothing is to be queued after it; false when the claim was lost. */
+  complete(row: InvocationRow, response: string): Promise<boolean> {
+    return this.completions.add({ row, response });
+  }
+
+  private async claimAll(ids: string[]): Promise<Array<InvocationRow | undefined>> {
+    const rows = (await this.db('invocations')
+      .whereIn('id', [...new Set(ids)])
+      .where(claimable(this.db))
+      .update({ status: 'IN_PROGRESS', started_at: this.db.fn.now(), lease_expires_at: new Date(Date.now() + this.leaseMs), attempts: this.db.raw('attempts + 1') })
+      .returning('*')) as InvocationRow[];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    // A message delivered twice in one batch runs once: only the first caller gets the row.
+    return ids.map((id) => {
+      const row = byId.get(id);
+      byId.delete(id);
+      return row;
+    });
+  }
+
+  private async completeAll(items: Array<{ row: InvocationRow; response: string }>): Promise<boolean[]> {
+    const db = this.db;
+    const done = (await db('invocations as i')
+      .update({ status: 'COMPLETED', response: db.ref('v.response'), error: null, lease_expires_at: null, completed_at: db.fn.now() })
+      .updateFrom(
+        db.raw('unnest(?::uuid[], ?::int[], ?::text[]) as v(id, attempts, response)', [
+          items.map((item) => item.row.id),
+          items.map((item) => item.row.attempts),
+          items.map((item) => item.response),
+        ]),
+      )
+      .where('i.id', db.ref('v.id'))
+      .where('i.attempts', db.ref('v.attempts'))
+      .where('i.status', 'IN_PROGRESS')
+      .returning('i.id')) as Array<{ id: string }>;
+    const completed = new Set(done.map((row) => row.id));
+    return items.map((item) => completed.has(item.row.id));
+  }
 }
 
 const owned = (db: Db | Tx, row: InvocationRow) => db('invocations').where({ id: row.id, status: 'IN_PROGRESS', attempts: row.attempts });
@@ -27,14 +81,9 @@ export async function extendLease(db: Db, row: InvocationRow, leaseMs: number): 
   await owned(db, row).update({ lease_expires_at: new Date(Date.now() + leaseMs) });
 }
 
-/** COMPLETED with the response; with `with_explanation`, queues the explainer's invocation in the same transaction. */
-export async function complete(db: Db, row: InvocationRow, response: string, explainer: ModelRow | undefined): Promise<InvocationRow | undefined> {
+/** COMPLETED with the response, and the explainer's invocation queued in the same transaction (`with_explanation`). */
+export async function completeAndExplain(db: Db, row: InvocationRow, response: string, explainer: ModelRow): Promise<InvocationRow | undefined> {
   const completed = { status: 'COMPLETED', response, error: null, lease_expires_at: null };
-  // Nothing to queue after it: one statement, no transaction round trips.
-  if (!row.with_explanation || !explainer) {
-    await owned(db, row).update({ ...completed, completed_at: db.fn.now() });
-    return undefined;
-  }
   return db.transaction(async (trx) => {
     const updated = await owned(trx, row).update({ ...completed, completed_at: trx.fn.now() });
     if (!updated) return undefined;

@@ -5,7 +5,7 @@ import { DELIVERY_LIMIT } from '../core/queue/queue.js';
 import type { OutboxRelay } from '../core/invocations/relay.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
-import { claim, complete, extendLease, fail, release } from './claims.js';
+import { RunWrites, completeAndExplain, extendLease, fail, release } from './claims.js';
 import type { UploadsService } from '../core/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 
@@ -59,8 +59,11 @@ export class Executor {
   // Model rows never change after registration but for their soft delete, which
   // does not stop queued work: a short-lived copy saves a query per invocation.
   private readonly models = new Map<number, { row: ModelRow; until: number }>();
+  private readonly writes: RunWrites;
 
-  constructor(private readonly deps: ExecutorDeps) {}
+  constructor(private readonly deps: ExecutorDeps) {
+    this.writes = new RunWrites(deps.db, deps.options.leaseMs);
+  }
 
   async start(): Promise<void> {
     this.deps.relay.start();
@@ -75,7 +78,7 @@ export class Executor {
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
-    const row = await this.durably(() => claim(db, id, options.leaseMs));
+    const row = await this.durably(() => this.writes.claim(id));
     if (!row) return; // finished already, or another worker holds a live lease
     const log = logger.child({ invocationId: id, attempt: delivery.attempt });
     const model = await this.durably(() => this.modelOf(row.model_id));
@@ -88,7 +91,9 @@ export class Executor {
       const stored = await storedResponse(this.deps.uploads, row, model, response);
       const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
       // The model has run: its result is committed even across a database restart, never run again for it.
-      const next = await this.durably(() => complete(db, row, stored, explainer));
+      let next: InvocationRow | undefined;
+      if (explainer) next = await this.durably(() => completeAndExplain(db, row, stored, explainer));
+      else await this.durably(() => this.writes.complete(row, stored));
       this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
       if (next) this.deps.relay.kick();
       log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');

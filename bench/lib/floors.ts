@@ -32,7 +32,7 @@ export async function postgresRoundTrips(url: string, options: { clients: number
 
 /** One persistent message at a time through a quorum queue like the platform's: publish → confirm, and publish → delivery. */
 export async function brokerHop(url: string, queue: string, messages: number) {
-  const connection = await amqp.connect(url);
+  const connection = await amqp.connect(url, { noDelay: true }); // as the platform connects
   try {
     const publisher = await connection.createConfirmChannel();
     await publisher.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });

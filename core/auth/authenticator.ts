@@ -4,6 +4,8 @@ import { NotAuthenticatedError } from '../errors/errors.js';
 import { sha256 } from '../crypto/random.js';
 import { apiTokensStore } from '../identity/api-tokens.store.js';
 import { permissionsFor, type Principal } from './principal.js';
+import type { ChangeFeed } from '../db/change-feed.js';
+import { ReadCache } from '../db/read-cache.js';
 import type { AccessClaims, TokenService } from './tokens.js';
 
 export const API_TOKEN_PREFIX = 'mp_';
@@ -24,15 +26,21 @@ interface SubjectState {
 
 /**
  * Turns a bearer credential into a Principal. The signature check of a JWT may
- * come from the token cache; the user, workspace and membership are read on
- * every call so disabling, deleting or removing takes effect at once.
+ * come from the token cache; the user, workspace and membership come from a
+ * read cache that every change to them invalidates (ChangeFeed), so
+ * disabling, deleting or removing takes effect on the next request.
  */
 export class Authenticator {
+  private readonly states: ReadCache<SubjectState | undefined> | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly tokens: TokenService,
     private readonly now: () => number = Date.now,
-  ) {}
+    changes?: ChangeFeed,
+  ) {
+    this.states = changes && new ReadCache(changes, 'identity', { maxEntries: 10_000, maxAgeMs: 60_000, now });
+  }
 
   async authenticate(credential: string): Promise<Principal> {
     return credential.startsWith(API_TOKEN_PREFIX) ? this.fromApiToken(credential) : this.fromJwt(credential);
@@ -65,7 +73,14 @@ export class Authenticator {
   }
 
   private async loadState(userId: number, workspaceId: number | null): Promise<SubjectState> {
-    const state = (await this.db('users as u')
+    const read = () => this.readState(userId, workspaceId);
+    const state = await (this.states ? this.states.get(`${userId}:${workspaceId}`, read) : read());
+    if (!state || !state.is_active) throw new NotAuthenticatedError('The user of this token is no longer active.');
+    return state;
+  }
+
+  private async readState(userId: number, workspaceId: number | null): Promise<SubjectState | undefined> {
+    return (await this.db('users as u')
       .leftJoin('workspaces as w', 'w.id', this.db.raw('?', [workspaceId ?? -1]))
       .leftJoin('memberships as m', (join) => join.on('m.user_id', 'u.id').andOn('m.workspace_id', 'w.id'))
       .where('u.id', userId)
@@ -81,8 +96,6 @@ export class Authenticator {
         'w.deleted_at as ws_deleted_at',
         'm.role',
       )) as SubjectState | undefined;
-    if (!state || !state.is_active) throw new NotAuthenticatedError('The user of this token is no longer active.');
-    return state;
   }
 
   private principal(state: SubjectState, bound: boolean, via: Principal['via'], tokenFields: Record<string, unknown>): Principal {

@@ -95,20 +95,25 @@ export class OutboxRelay {
     } else this.schedule(backoff);
   }
 
+  /**
+   * Marks a batch and publishes it inside one transaction: a failed publish
+   * (or a process that dies) rolls the marks back. The mark is a single
+   * UPDATE … RETURNING over rows no other relay holds.
+   */
   private async publishBatch(): Promise<number> {
     return this.db.transaction(async (trx) => {
-      const rows = (await trx('invocations')
+      const unpublished = trx('invocations')
         .where({ status: 'QUEUED' })
         .whereNull('published_at')
         .orderBy('created_at')
         .limit(this.options.batchSize)
         .forUpdate()
         .skipLocked()
-        .select('id')) as Array<{ id: string }>;
+        .select('id');
+      const rows = (await trx('invocations').whereIn('id', unpublished).update({ published_at: trx.fn.now() }).returning('id')) as Array<{ id: string }>;
       if (!rows.length) return 0;
       const ids = rows.map((r) => r.id);
       await this.queue.publish(ids);
-      await trx('invocations').whereIn('id', ids).update({ published_at: trx.fn.now() });
       return ids.length;
     });
   }

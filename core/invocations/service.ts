@@ -62,23 +62,33 @@ export class InvocationsService {
 
   /** Queues a prediction or explanation: committed QUEUED, then handed to the relay. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
-    // The session is checked (404) in `append`, under its lock: no separate read on this hot path.
+    // The session is checked in the append itself (no separate read on this hot path).
     const model = await this.models.live(principal, code, version);
     this.checkKind(model, input);
     if (input.with_explanation && !(await this.db('models').where({ explains_id: model.id }).whereNull('deleted_at').first('id'))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
-    const row = await this.append(principal, model, sessionId, 'invoke', {
-      type: input.type,
-      request_type: input.request.type,
-      body: input.request.body,
-      status: 'QUEUED',
-      model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
-      related_to: null,
-      with_explanation: input.with_explanation ?? false,
-      output_storage_key: outputStorageKey,
-    });
+    const row = await invocationsStore.appendToOpenSession(
+      this.db,
+      { modelId: model.id, userId: principal.user.id },
+      {
+        id: crypto.randomUUID(),
+        workspace_id: model.workspace_id,
+        session_id: sessionId,
+        user_id: principal.user.id,
+        model_id: model.id,
+        type: input.type,
+        request_type: input.request.type,
+        body: input.request.body,
+        status: 'QUEUED',
+        model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
+        related_to: null,
+        with_explanation: input.with_explanation ?? false,
+        output_storage_key: outputStorageKey,
+      },
+    );
+    if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     this.relay.kick();
     return presentInvocation(row, { omitRelatedTo: true });
   }
@@ -138,6 +148,13 @@ export class InvocationsService {
         model_id: model.id,
       });
     });
+  }
+
+  /** Why an append found no OPEN session of the caller: 404, or 409 when it is theirs but CLOSED. */
+  private async refuseAppend(principal: Principal, model: ModelRow, sessionId: string, action: string): Promise<never> {
+    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    if (!session) throw new NotFoundError('Session not found.');
+    throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
   }
 
   private checkKind(model: ModelRow, input: InvokeInput): void {

@@ -71,7 +71,52 @@ export const sessionsStore = {
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
 
+/** SQL types of the insertable columns: INSERT … SELECT needs its parameters typed. */
+const INSERT_TYPES: Record<keyof NewInvocation, string> = {
+  id: 'uuid',
+  workspace_id: 'integer',
+  session_id: 'uuid',
+  user_id: 'integer',
+  model_id: 'integer',
+  type: 'text',
+  request_type: 'text',
+  body: 'text',
+  status: 'text',
+  model_key: 'text',
+  related_to: 'uuid',
+  with_explanation: 'boolean',
+  output_storage_key: 'text',
+  response: 'text',
+  completed_at: 'timestamptz',
+};
+
 export const invocationsStore = {
+  /**
+   * Appends an invocation to the caller's OPEN session in one statement: the
+   * session's `next_order` is taken under its row lock and the row inserted,
+   * atomically, without a transaction's extra round trips (the hot POST path).
+   * Undefined when the session is not the caller's, or not OPEN.
+   */
+  appendToOpenSession: async (db: Runner, owner: { modelId: number; userId: number }, row: NewInvocation) => {
+    const { session_id: sessionId, ...fields } = row;
+    const entries = Object.entries(fields).filter(([, value]) => value !== undefined) as Array<[keyof NewInvocation, unknown]>;
+    const session = db('sessions')
+      .where({ id: sessionId, model_id: owner.modelId, user_id: owner.userId, state: 'OPEN' })
+      .increment('next_order', 1)
+      .returning(['id', 'next_order']);
+    const values = db('s').select(
+      ...entries.map(([column, value]) => db.raw(`cast(? as ${INSERT_TYPES[column]})`, [value as never])),
+      db.raw('s.next_order - 1'),
+      's.id',
+    );
+    const columns = [...entries.map(([column]) => column), 'order', 'session_id'];
+    const rows = (await db
+      .with('s', session)
+      .insert(values)
+      .into(db.raw(`?? (${columns.map(() => '??').join(', ')})`, ['invocations', ...columns]))
+      .returning('*')) as InvocationRow[];
+    return rows[0];
+  },
   insert: async (db: Runner, row: NewInvocation & { order: number }) =>
     (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),

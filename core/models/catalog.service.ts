@@ -4,10 +4,20 @@ import type { Principal } from '../auth/principal.js';
 import { filesStore, type FileRow } from '../files/store.js';
 import { modelsStore, type ModelRow } from './store.js';
 import { presentChain, presentModel } from './present.js';
+import type { ChangeFeed } from '../db/change-feed.js';
+import { ReadCache } from '../db/read-cache.js';
 
 /** What workspace members read about models (public server). */
 export class ModelCatalogService {
-  constructor(private readonly db: Db) {}
+  /** Live models by workspace and pair: read on every invocation call, changed rarely. */
+  private readonly liveModels: ReadCache<ModelRow | undefined> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    changes?: ChangeFeed,
+  ) {
+    this.liveModels = changes && new ReadCache(changes, 'models', { maxEntries: 10_000, maxAgeMs: 60_000 });
+  }
 
   async list(principal: Principal) {
     const workspace = principal.workspace!;
@@ -27,7 +37,9 @@ export class ModelCatalogService {
 
   /** A live model of the caller's workspace, or 404. */
   async live(principal: Principal, code: string, version: string): Promise<ModelRow> {
-    const model = await modelsStore.liveByPair(this.db, principal.workspace!.id, code, version);
+    const workspaceId = principal.workspace!.id;
+    const read = async () => (await modelsStore.liveByPair(this.db, workspaceId, code, version)) as ModelRow | undefined;
+    const model = await (this.liveModels ? this.liveModels.get(JSON.stringify([workspaceId, code, version]), read) : read());
     if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
     return model;
   }

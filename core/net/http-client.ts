@@ -55,7 +55,7 @@ export interface HttpResponse {
  * as an HttpStatusError or HttpTransportError.
  */
 export class HttpClient {
-  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private readonly agents = { http: new http.Agent({ keepAlive: true, noDelay: true }), https: new https.Agent({ keepAlive: true, noDelay: true }) };
   private readonly retry: RetrySettings;
 
   constructor(private readonly options: HttpClientOptions) {

@@ -89,7 +89,9 @@ export class RabbitQueue implements WorkQueue {
 
   private async connect(): Promise<void> {
     if (this.closed) throw new Error('The queue is closed.');
-    const connection = await amqp.connect(this.options.url, { timeout: 5000 });
+    // noDelay: amqplib writes a publish as several frames; with Nagle on, the
+    // broker's delayed ACK holds the last one back and every hop costs ~40 ms.
+    const connection = await amqp.connect(this.options.url, { timeout: 5000, noDelay: true });
     connection.on('error', (error) => this.options.logger.warn({ err: error }, 'rabbitmq connection error'));
     connection.on('close', () => this.lost(connection));
     const channel = await connection.createConfirmChannel();

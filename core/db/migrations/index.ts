@@ -3,6 +3,7 @@ import * as identity from './0001_identity.js';
 import * as registry from './0002_registry.js';
 import * as invocations from './0003_invocations.js';
 import * as dashboard from './0004_dashboard.js';
+import * as changeNotifications from './0005_change_notifications.js';
 
 interface Migration {
   name: string;
@@ -17,6 +18,7 @@ const migrations: Migration[] = [
   { name: '0002_registry', ...registry },
   { name: '0003_invocations', ...invocations },
   { name: '0004_dashboard', ...dashboard },
+  { name: '0005_change_notifications', ...changeNotifications },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -1,0 +1,108 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { pino } from 'pino';
+import { sharedDatabase, sharedDatabaseUrl, usingPostgres } from '../../test/support/database.js';
+import { startTestPlatform, makeUser, makeWorkspace, login, type TestPlatform } from '../../test/support/platform.js';
+import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from './change-feed.js';
+import type { Db } from './database.js';
+
+const quiet = pino({ level: 'silent' });
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A write that does not go through this process's knex: another connection (PostgreSQL) or PGlite itself. */
+async function writeElsewhere(db: Db, sql: string, params: unknown[]): Promise<void> {
+  if (!usingPostgres()) {
+    await (db.client as { pglite: { query(sql: string, params: unknown[]): Promise<unknown> } }).pglite.query(sql, params);
+    return;
+  }
+  const client = new pg.Client({ connectionString: await sharedDatabaseUrl() });
+  await client.connect();
+  try {
+    await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('change feed: request-path caches follow every change', () => {
+  let db: Db;
+  let feed: ChangeFeed;
+
+  before(async () => {
+    db = await sharedDatabase();
+    feed = acquireChangeFeed(db, quiet);
+    await until(() => feed.generation('identity') !== undefined, 'the feed to listen');
+  });
+  after(async () => {
+    await releaseChangeFeed(db);
+  });
+
+  it("moves a topic's generation as soon as this process sends a write", async () => {
+    const before = feed.generation('models');
+    await db('models').where({ id: -1 }).update({ name: 'x' });
+    expect(feed.generation('models')).to.not.equal(before);
+  });
+
+  it('moves it when another connection commits a change (the table triggers notify)', async () => {
+    const before = feed.generation('identity');
+    await writeElsewhere(db, 'update workspaces set disabled = disabled where id = $1', [-1]);
+    await until(() => feed.generation('identity') !== before, 'the notification');
+  });
+
+  describe('authentication', () => {
+    let t: TestPlatform;
+    before(async () => {
+      t = await startTestPlatform();
+    });
+    after(async () => {
+      await t.close();
+    });
+
+    it('reads the subject of a token once while nothing changes', async () => {
+      const user = await makeUser(t.platform);
+      const ws = await makeWorkspace(t.platform, [[user, 'user']]);
+      const { access } = await login(t.auth, user, ws.name);
+      await t.platform.authenticator.authenticate(access);
+      const queries: string[] = [];
+      const count = (query: { sql: string }) => queries.push(query.sql);
+      db.on('query', count);
+      try {
+        for (let i = 0; i < 3; i++) await t.platform.authenticator.authenticate(access);
+      } finally {
+        db.off('query', count);
+      }
+      expect(queries.filter((sql) => /from "users"/.test(sql))).to.have.length(0);
+    });
+
+    it('refuses a user disabled by another process on the next request after its notification', async () => {
+      const user = await makeUser(t.platform);
+      const ws = await makeWorkspace(t.platform, [[user, 'user']]);
+      const { access } = await login(t.auth, user, ws.name);
+      expect((await t.public.get('/api/model', { token: access })).status).to.equal(200);
+      const before = feed.generation('identity');
+      await writeElsewhere(db, 'update users set is_active = false where id = $1', [user.id]);
+      await until(() => feed.generation('identity') !== before, 'the notification');
+      expect((await t.public.get('/api/model', { token: access })).status).to.equal(401);
+    });
+
+    it('refuses a member removed by this process on the very next request', async () => {
+      const supervisor = await makeUser(t.platform);
+      const member = await makeUser(t.platform);
+      const ws = await makeWorkspace(t.platform, [
+        [supervisor, 'supervisor'],
+        [member, 'user'],
+      ]);
+      const { access } = await login(t.auth, member, ws.name);
+      expect((await t.public.get('/api/model', { token: access })).status).to.equal(200);
+      await db('memberships').where({ user_id: member.id, workspace_id: ws.id }).delete();
+      expect((await t.public.get('/api/model', { token: access })).status).to.equal(401);
+    });
+  });
+});

@@ -1,0 +1,172 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Db } from './database.js';
+import { ANNOUNCED_TABLES, CHANGES_CHANNEL } from './migrations/0005_change_notifications.js';
+
+/** What a cache on the request path may copy; each topic is a set of announced tables. */
+export type ChangeTopic = 'identity' | 'models';
+
+const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number], ChangeTopic> = {
+  users: 'identity',
+  workspaces: 'identity',
+  memberships: 'identity',
+  models: 'models',
+};
+const TOPICS: ChangeTopic[] = ['identity', 'models'];
+/** A write statement knex is about to send, and its table. */
+const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"?(\w+)"?/i;
+
+/**
+ * Generations of the cached topics. A topic's generation moves on every
+ * change of one of its tables, as seen two ways:
+ * - this process's own writes, the moment knex sends them, so a request that
+ *   follows a change in the same process never sees the old value;
+ * - PostgreSQL's notification after the commit (the 0005 triggers), so every
+ *   process learns of every change, whoever made it.
+ * While the notification connection is down, `generation` is undefined and
+ * caches read through: a change can never be missed, only not cached.
+ */
+export class ChangeFeed {
+  private readonly generations = new Map<ChangeTopic, number>(TOPICS.map((topic) => [topic, 0]));
+  private listening = false;
+
+  generation(topic: ChangeTopic): number | undefined {
+    return this.listening ? this.generations.get(topic) : undefined;
+  }
+
+  tableChanged(table: string): void {
+    const topic = TOPIC_OF_TABLE[table as keyof typeof TOPIC_OF_TABLE];
+    if (topic) this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
+  }
+
+  /** Whether notifications are arriving; every change of state starts all topics afresh. */
+  setListening(listening: boolean): void {
+    this.listening = listening;
+    for (const topic of TOPICS) this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
+  }
+}
+
+interface Listener {
+  stop(): Promise<void>;
+}
+
+interface Shared {
+  feed: ChangeFeed;
+  users: number;
+  listener: Listener;
+}
+
+const shared = new WeakMap<Db, Shared>();
+
+/**
+ * The change feed of a database, shared by every platform built on the same
+ * knex instance (tests build several over one). Release it when done: the
+ * last release closes the notification connection.
+ */
+export function acquireChangeFeed(db: Db, logger: Logger): ChangeFeed {
+  let entry = shared.get(db);
+  if (!entry) {
+    const feed = new ChangeFeed();
+    db.on('query', (query: { sql?: string }) => {
+      const table = WRITE.exec(query.sql ?? '')?.[1];
+      if (table) feed.tableChanged(table);
+    });
+    entry = { feed, users: 0, listener: listen(db, feed, logger) };
+    shared.set(db, entry);
+  }
+  entry.users += 1;
+  return entry.feed;
+}
+
+export async function releaseChangeFeed(db: Db): Promise<void> {
+  const entry = shared.get(db);
+  if (!entry || --entry.users > 0) return;
+  shared.delete(db);
+  await entry.listener.stop();
+}
+
+function listen(db: Db, feed: ChangeFeed, logger: Logger): Listener {
+  const client = db.client as { pglite?: PGliteListen; config: { connection?: unknown } };
+  return client.pglite ? listenPglite(client.pglite, feed, logger) : new PostgresListener(client.config.connection, feed, logger);
+}
+
+interface PGliteListen {
+  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
+/** The embedded database: one process, notifications delivered as its queries complete. */
+function listenPglite(pglite: PGliteListen, feed: ChangeFeed, logger: Logger): Listener {
+  const unlisten = pglite.listen(CHANGES_CHANNEL, (table) => feed.tableChanged(table)).then(
+    (stop) => {
+      feed.setListening(true);
+      return stop;
+    },
+    (error: unknown) => {
+      logger.warn({ err: error }, 'change notifications unavailable; request caches stay off');
+      return undefined;
+    },
+  );
+  return {
+    async stop() {
+      feed.setListening(false);
+      await (await unlisten)?.().catch(() => undefined);
+    },
+  };
+}
+
+/** One dedicated connection (not from the pool) that LISTENs, reconnecting with backoff. */
+class PostgresListener implements Listener {
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private delayMs = 200;
+
+  constructor(
+    private readonly connection: unknown,
+    private readonly feed: ChangeFeed,
+    private readonly logger: Logger,
+  ) {
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const base = typeof this.connection === 'string' ? { connectionString: this.connection } : (this.connection as pg.ClientConfig);
+    // keepAlive: a silently dropped connection must be noticed, or changes would go unseen.
+    const client = new pg.Client({ ...base, keepAlive: true });
+    this.client = client;
+    client.on('notification', (message) => this.feed.tableChanged(message.payload ?? ''));
+    client.on('error', () => this.lost(client));
+    client.on('end', () => this.lost(client));
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANGES_CHANNEL}`);
+      if (this.stopped || this.client !== client) return;
+      this.delayMs = 200;
+      this.feed.setListening(true);
+    } catch (error) {
+      this.logger.debug({ err: error }, 'change notifications: could not listen yet');
+      this.lost(client);
+    }
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.feed.setListening(false);
+    client.end().catch(() => undefined);
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.connect(), this.delayMs);
+    this.timer.unref();
+    this.delayMs = Math.min(this.delayMs * 2, 5000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    this.feed.setListening(false);
+    await client?.end().catch(() => undefined);
+  }
+}
