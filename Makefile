@@ -14,7 +14,7 @@ help:
 	@echo "make services    start the services the tests need ($(SERVICES))"
 	@echo "make test-kube   the Kubernetes tests on the envtest-style control plane (scripts/services/kube.sh)"
 	@echo "make test-kube-cluster  the same tests against the cluster of KUBECONFIG, helm from PATH (or TEST_HELM)"
-	@echo "make bench       benchmarks on PostgreSQL and RabbitMQ: a table, and bench/results/<date>.json"
+	@echo "make bench       benchmarks on PostgreSQL, RabbitMQ and MLServer: a table, and bench/results/<date>.json"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci $(NPM_FLAGS)
@@ -61,8 +61,8 @@ test-kube-cluster: install
 
 # The platform runs as built (bin/modelplane.js): memory figures need the build, not tsx.
 bench: build
-	bash scripts/services/all.sh start postgres rabbitmq >/dev/null
-	eval "$$(bash scripts/services/all.sh env postgres rabbitmq)" && npx tsx bench/run.ts
+	bash scripts/services/all.sh start postgres rabbitmq python >/dev/null
+	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
 
 clean:
 	rm -rf dist node_modules .modelplane

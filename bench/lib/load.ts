@@ -1,3 +1,4 @@
+import http from 'node:http';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -27,8 +28,14 @@ export interface LoadOptions {
   timeoutSec?: number;
 }
 
-/** One autocannon run; latencies in milliseconds. */
+/**
+ * One load run; latencies in milliseconds. As fast as the server answers:
+ * autocannon. At a given rate: `paced`, since autocannon spends each
+ * connection's per-second allowance at the start of every second (bursts),
+ * and its latency correction then assumes a request every millisecond.
+ */
 export async function load(options: LoadOptions): Promise<LoadResult> {
+  if (options.overallRate) return paced({ ...options, overallRate: options.overallRate });
   let next = 0;
   const paths = options.paths;
   const result = await autocannon({
@@ -68,4 +75,58 @@ export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index]!;
+}
+
+/**
+ * Open-loop load at an even rate: one request every 1000/rate ms over at most
+ * `connections` keep-alive sockets, whatever the answers. A request's latency
+ * runs from when it was due, so time spent waiting for a free socket counts.
+ */
+async function paced(options: LoadOptions & { overallRate: number }): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections, noDelay: true });
+  const target = new URL(options.url);
+  const body = options.body === undefined ? undefined : Buffer.from(options.body);
+  const headers = { ...options.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
+  const interval = 1000 / options.overallRate;
+  const total = Math.round(options.durationSec * options.overallRate);
+  const latencies: number[] = [];
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  let timeouts = 0;
+  const one = (index: number, due: number) =>
+    new Promise<void>((resolve) => {
+      const path = options.paths?.length ? options.paths[index % options.paths.length]! : `${target.pathname}${target.search}`;
+      const request = http.request({ agent, host: target.hostname, port: target.port, method: options.method ?? 'GET', path, headers, timeout: (options.timeoutSec ?? 10) * 1000 }, (response) => {
+        response.resume();
+        response.once('end', () => {
+          latencies.push(performance.now() - due);
+          statuses[String(response.statusCode)] = (statuses[String(response.statusCode)] ?? 0) + 1;
+          resolve();
+        });
+      });
+      let timedOut = false;
+      request.once('timeout', () => {
+        timedOut = true;
+        timeouts += 1;
+        request.destroy(new Error('timeout'));
+      });
+      request.once('error', () => {
+        if (!timedOut) errors += 1;
+        resolve();
+      });
+      request.end(body);
+    });
+  const started = performance.now();
+  const inFlight: Array<Promise<void>> = [];
+  for (let index = 0; index < total; index++) {
+    const due = started + index * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    inFlight.push(one(index, due));
+  }
+  await Promise.all(inFlight);
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, statuses, errors, timeouts };
 }

@@ -10,18 +10,44 @@ export interface Brief {
   timeouts: number;
 }
 
+export interface Throughput {
+  completed: number;
+  /** Invocations that ended in ERROR. */
+  failed: number;
+  seconds: number;
+  rps: number;
+}
+
 export interface BenchReport {
   date: string;
   machine: { cpus: number; model: string; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
-  settings: { durationSec: number; connections: number; modelDelayMs: number; sessions: number; executorConcurrency: number; logLevel: string };
-  baseline: Brief;
+  settings: {
+    durationSec: number;
+    connections: number;
+    /** BENCH_MODEL_SERVER: mlserver or demo. */
+    modelServer: string;
+    /** What it is, e.g. "MLServer 1.7.1, scikit-learn iris". */
+    modelServerLabel: string;
+    /** The demo model server's inference time (BENCH_MODEL_DELAY_MS); null for MLServer. */
+    modelDelayMs: number | null;
+    sessions: number;
+    executorConcurrency: number;
+    logLevel: string;
+  };
   floors: { postgres: { rps: number; p50: number; p99: number }; broker: { confirm: { p50: number; p99: number }; delivery: { p50: number; p99: number } } };
+  /** (1) measured just before (2): the denominator of (2)'s ratio. */
+  baselineForPost: Brief;
   postSaturated: Brief;
   postHalf: Brief;
+  /** (1) measured just before (3): the denominator of (3)'s ratio. */
+  baselineForGet: Brief;
   getSaturated: Brief;
+  /** What the whole path sustains: POST at saturation with the executor running, completed ÷ first created_at → last completed_at. */
+  endToEndSaturation: Throughput & { load: Brief };
+  /** At 50% of endToEndSaturation.rps. */
   endToEnd: { rate: number; count: number; p50: number; p99: number; legs: Record<string, { p50: number; p99: number }>; load: Brief };
   direct: Brief;
-  executor: { backlog: number; completed: number; seconds: number; rps: number };
+  executor: Throughput & { backlog: number };
   modelMax: Brief;
   rssBytes: Record<string, number>;
   publicMemoryAfterPost?: Record<string, number>;
@@ -44,25 +70,38 @@ function failures(b: Brief): string {
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
+const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)})` : '');
+
 /** A Markdown table, the same in the terminal, the JSON file and the README. */
 export function renderTable(r: BenchReport): string {
   const rows: string[][] = [];
-  const postRatio = r.postSaturated.rps / r.baseline.rps;
-  const getRatio = r.getSaturated.rps / r.baseline.rps;
+  const postRatio = r.postSaturated.rps / r.baselineForPost.rps;
+  const getRatio = r.getSaturated.rps / r.baselineForGet.rps;
   const executorRatio = r.executor.rps / r.modelMax.rps;
   const p50Ok = r.endToEnd.p50 <= r.direct.p50 + 10;
   const p99Ok = r.endToEnd.p99 <= r.direct.p99 + 50;
   const f = r.floors;
+  const e2e = r.endToEndSaturation;
+  const model = r.settings.modelServerLabel;
   rows.push(['0', `floor: PostgreSQL \`select 1\` round trips (${r.settings.connections} clients, pool of 10)`, n0(f.postgres.rps), lat(f.postgres), '', '']);
   rows.push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
   rows.push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
-  rows.push(['1', 'express "hello" (baseline)', n0(r.baseline.rps) + failures(r.baseline), lat(r.baseline), '', '']);
+  rows.push(['1', 'express "hello" (baseline), measured just before (2)', n0(r.baselineForPost.rps) + failures(r.baselineForPost), lat(r.baselineForPost), '', '']);
   rows.push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)]);
   rows.push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
+  rows.push(['1', 'express "hello" (baseline), measured just before (3)', n0(r.baselineForGet.rps) + failures(r.baselineForGet), lat(r.baselineForGet), '', '']);
   rows.push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, verdict(getRatio >= 0.5)]);
   rows.push([
     '4',
-    `queued invocation, 201 → COMPLETED (server timestamps), ${n0(r.endToEnd.rate)}/s`,
+    `end-to-end capacity: POST at saturation with the executor running, ${n0(e2e.completed)} COMPLETED ÷ first 201 → last COMPLETED (${n1(e2e.seconds)} s)`,
+    n0(e2e.rps) + failures(e2e.load) + errored(e2e),
+    '',
+    '',
+    '',
+  ]);
+  rows.push([
+    '4',
+    `queued invocation, 201 → COMPLETED (server timestamps), ${n0(r.endToEnd.rate)}/s (50% of capacity)`,
     `${n0(r.endToEnd.count)} runs` + failures(r.endToEnd.load),
     lat(r.endToEnd),
     `p50 ≤ direct + 10 ms, p99 ≤ direct + 50 ms`,
@@ -70,12 +109,12 @@ export function renderTable(r: BenchReport): string {
   ]);
   const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   rows.push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
-  rows.push(['4', `direct call to the model server, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
-  rows.push(['5', `model server maximum (${r.settings.executorConcurrency} connections, ${r.settings.modelDelayMs} ms model)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
+  rows.push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
+  rows.push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
   rows.push([
     '5',
-    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.completed)} queued)`,
-    n0(r.executor.rps),
+    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)`,
+    n0(r.executor.rps) + errored(r.executor),
     '',
     `≥ 80% of the model server: ${pct(executorRatio)}`,
     verdict(executorRatio >= 0.8),
@@ -90,7 +129,7 @@ export function renderTable(r: BenchReport): string {
   lines.push(
     '',
     `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
-      `${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}.`,
+      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}.`,
   );
   return lines.join('\n');
 }

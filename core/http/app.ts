@@ -1,12 +1,12 @@
-import crypto from 'node:crypto';
 import express, { type Express, type Router } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { pinoHttp } from 'pino-http';
 import type { Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
 import type { MetricsHandler } from '../metrics/exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { inFlightLimit, rejectDeepJson } from './limits.js';
+import { requestLog } from './request-log.js';
+import { memoizeValidatorRoutePatterns } from './route-patterns.js';
 
 export interface HttpAppOptions {
   name: string;
@@ -28,7 +28,8 @@ export interface HttpAppOptions {
   maxJsonDepth?: number;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+/** Probes and scrapes: answered, not logged. */
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * The common shape of every HTTP server: request ids and logs, health, the
@@ -41,22 +42,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', parseTrustProxy(options.trustProxy));
   app.set('query parser', 'simple');
 
-  app.use(
-    pinoHttp({
-      logger: options.logger.child({ server: options.name }),
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
-      // One small line per request: the default serializers copy every header,
-      // which the logger then has to walk for redaction on the hot path.
-      serializers: { req: requestLine, res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }) },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics' },
-    }),
-  );
+  app.use(requestLog(options.logger.child({ server: options.name }), QUIET_PATHS));
   app.use((req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
@@ -87,6 +73,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) }));
   app.use(express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 }));
+  memoizeValidatorRoutePatterns();
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(options.openApi) as never,
@@ -101,10 +88,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));
   return app;
-}
-
-function requestLine(req: { id: unknown; method: string; url: string; remoteAddress?: string; raw?: { ip?: string } }) {
-  return { id: req.id, method: req.method, url: req.url, remoteAddress: req.raw?.ip ?? req.remoteAddress };
 }
 
 function parseTrustProxy(value: string): boolean | number | string {

@@ -57,12 +57,17 @@ export interface Watching {
  * so server-side apply, subresources and JSON patches need no generated types.
  */
 export class KubeClient {
+  private readonly kc: Promise<KubeConfig>;
+
   constructor(
-    private readonly kc: KubeConfig,
+    /** A promise when the client library is still loading (see connection.ts). */
+    kc: KubeConfig | Promise<KubeConfig>,
     private readonly timeoutMs: number,
     /** Throws when this process may not write (the operator when it is not the leader). */
     private readonly writeGuard?: () => void,
-  ) {}
+  ) {
+    this.kc = Promise.resolve(kc);
+  }
 
   /** The same client, refusing every write while `guard` throws. */
   fenced(guard: () => void): KubeClient {
@@ -156,13 +161,14 @@ export class KubeClient {
   }
 
   private async send(method: string, path: string, options: RequestOptions, timeoutMs: number) {
-    const server = this.kc.getCurrentCluster()?.server;
+    const kc = await this.kc;
+    const server = kc.getCurrentCluster()?.server;
     if (!server) throw new KubeApiError(0, 'NoCluster', 'The kubeconfig names no cluster server');
     // Keep any path prefix of the server URL (API proxies such as Rancher's serve clusters under one).
     const url = new URL(server.replace(/\/+$/, '') + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json', 'user-agent': 'modelplane' } };
-    await this.kc.applyToHTTPSOptions(requestOptions);
+    await kc.applyToHTTPSOptions(requestOptions);
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {
       requestOptions.headers = { ...requestOptions.headers, 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) };

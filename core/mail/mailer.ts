@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 
 export interface Mail {
@@ -18,11 +17,13 @@ export interface Mailer {
  */
 export function createMailer(smtpUrl: string | undefined, from: string, logger: Logger): Mailer | undefined {
   if (!smtpUrl) return undefined;
-  const transport = nodemailer.createTransport(smtpUrl, { from });
+  // Loaded only when mail is configured.
+  const transport = import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(smtpUrl, { from }));
+  transport.catch(() => undefined); // reported by the first send
   return {
     async send(mail) {
       try {
-        await transport.sendMail({ from, ...mail });
+        await (await transport).sendMail({ from, ...mail });
         return true;
       } catch (error) {
         logger.error({ err: error, to: mail.to }, 'could not send mail');

@@ -35,7 +35,8 @@ interface UploadedPart {
 
 export class S3Storage implements StorageBackend {
   constructor(
-    private readonly client: Client,
+    /** Resolves once the client library is loaded (s3-class.ts). */
+    private readonly client: Promise<Client>,
     private readonly location: S3Location,
   ) {}
 
@@ -64,14 +65,14 @@ export class S3Storage implements StorageBackend {
   async get(objectKey: string): Promise<ObjectDownload> {
     assertObjectKey(objectKey);
     const { bucket } = this.location;
-    const stat = await this.backend(() => this.client.statObject(bucket, objectKey));
-    const stream = await this.backend(() => this.client.getObject(bucket, objectKey));
+    const stat = await this.backend(async () => (await this.client).statObject(bucket, objectKey));
+    const stream = await this.backend(async () => (await this.client).getObject(bucket, objectKey));
     return { stream, size: stat.size, contentType: contentTypeOf(stat.metaData) };
   }
 
   async remove(objectKey: string): Promise<void> {
     assertObjectKey(objectKey);
-    await this.backend(() => this.client.removeObject(this.location.bucket, objectKey));
+    await this.backend(async () => (await this.client).removeObject(this.location.bucket, objectKey));
   }
 
   async check(): Promise<void> {
@@ -79,7 +80,7 @@ export class S3Storage implements StorageBackend {
     const unreachable = (reason: string) => new InputError(`bucket ${bucket} not reachable at endpoint ${endpoint}: ${reason}.`, { field: 'connector_init' });
     let exists: boolean;
     try {
-      exists = await withTimeout(this.client.bucketExists(bucket), CHECK_TIMEOUT_MS);
+      exists = await withTimeout(this.client.then((client) => client.bucketExists(bucket)), CHECK_TIMEOUT_MS);
     } catch (error) {
       throw unreachable(describeFailure(error, secret));
     }
@@ -87,12 +88,12 @@ export class S3Storage implements StorageBackend {
   }
 
   private async putWhole(objectKey: string, data: Buffer, contentType: string): Promise<void> {
-    await this.backend(() => this.client.putObject(this.location.bucket, objectKey, data, data.length, { 'Content-Type': contentType }));
+    await this.backend(async () => (await this.client).putObject(this.location.bucket, objectKey, data, data.length, { 'Content-Type': contentType }));
   }
 
   private async putInParts(objectKey: string, first: Buffer, rest: AsyncGenerator<Buffer, void, undefined>, contentType: string): Promise<void> {
     const { bucket } = this.location;
-    const uploadId = await this.backend(() => this.client.initiateNewMultipartUpload(bucket, objectKey, { 'Content-Type': contentType }));
+    const uploadId = await this.backend(async () => (await this.client).initiateNewMultipartUpload(bucket, objectKey, { 'Content-Type': contentType }));
     let completing = false;
     try {
       const uploaded = [await this.putPart(objectKey, uploadId, 1, first)];
@@ -100,7 +101,7 @@ export class S3Storage implements StorageBackend {
         uploaded.push(await this.putPart(objectKey, uploadId, uploaded.length + 1, next.value));
       }
       completing = true;
-      await this.backend(() => this.client.completeMultipartUpload(bucket, objectKey, uploadId, uploaded));
+      await this.backend(async () => (await this.client).completeMultipartUpload(bucket, objectKey, uploadId, uploaded));
     } catch (error) {
       await this.abandon(objectKey, uploadId, completing);
       throw error;
@@ -111,8 +112,8 @@ export class S3Storage implements StorageBackend {
     // Content-MD5 lets the server reject a part damaged in transit (over TLS the
     // client signs no payload hash of its own).
     const headers = { 'Content-MD5': createHash('md5').update(data).digest('base64') };
-    const part = await this.backend(() =>
-      this.client.uploadPart({ bucketName: this.location.bucket, objectName: objectKey, uploadID: uploadId, partNumber, headers }, data),
+    const part = await this.backend(async () =>
+      (await this.client).uploadPart({ bucketName: this.location.bucket, objectName: objectKey, uploadID: uploadId, partNumber, headers }, data),
     );
     return { part: partNumber, etag: part.etag };
   }
@@ -120,9 +121,9 @@ export class S3Storage implements StorageBackend {
   /** Best effort: the original error is what the caller needs to see. */
   private async abandon(objectKey: string, uploadId: string, completing: boolean): Promise<void> {
     const { bucket } = this.location;
-    await this.client.abortMultipartUpload(bucket, objectKey, uploadId).catch(() => undefined);
+    await (await this.client).abortMultipartUpload(bucket, objectKey, uploadId).catch(() => undefined);
     // A completion that failed on the way back may still have created the object.
-    if (completing) await this.client.removeObject(bucket, objectKey).catch(() => undefined);
+    if (completing) await (await this.client).removeObject(bucket, objectKey).catch(() => undefined);
   }
 
   /** Runs a client call; a missing object becomes 404, any other failure a 502 without the secret. */

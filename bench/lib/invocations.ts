@@ -1,0 +1,77 @@
+import type { Knex } from 'knex';
+import { percentile } from './load.js';
+
+// What the database says about the invocations of a set of sessions: every
+// figure here comes from the servers' own timestamps, not from the load tool.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Invocations of `sessionIds` not final yet (QUEUED or IN_PROGRESS). */
+export async function openCount(db: Knex, sessionIds: string[]): Promise<number> {
+  const row = (await db('invocations').whereIn('session_id', sessionIds).whereIn('status', ['QUEUED', 'IN_PROGRESS']).count('* as n').first()) as { n: string };
+  return Number(row.n);
+}
+
+export async function queuedCount(db: Knex, sessionIds: string[]): Promise<number> {
+  const row = (await db('invocations').whereIn('session_id', sessionIds).where({ status: 'QUEUED' }).count('* as n').first()) as { n: string };
+  return Number(row.n);
+}
+
+/** Polls until every invocation of `sessionIds` is COMPLETED or ERROR. */
+export async function waitFinal(db: Knex, sessionIds: string[], what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if ((await openCount(db, sessionIds)) === 0) return;
+    await sleep(100);
+  }
+  throw new Error(`bench: timed out waiting for ${what} (${await openCount(db, sessionIds)} invocations still open)`);
+}
+
+export interface Throughput {
+  completed: number;
+  failed: number;
+  /** From the earliest `from` timestamp to the last completed_at. */
+  seconds: number;
+  /** completed / seconds. */
+  rps: number;
+}
+
+/**
+ * Completed invocations of `sessionIds` per second, between the first `from`
+ * (started_at: the executor's work alone; created_at: the whole path, from
+ * the first commit of the API) and the last completed_at.
+ */
+export async function throughput(db: Knex, sessionIds: string[], from: 'created_at' | 'started_at'): Promise<Throughput> {
+  const row = (await db('invocations')
+    .whereIn('session_id', sessionIds)
+    .first(
+      db.raw(`count(*) filter (where status = 'COMPLETED')::int as completed`),
+      db.raw(`count(*) filter (where status = 'ERROR')::int as failed`),
+      db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(${from}))::float as seconds`),
+    )) as { completed: number; failed: number; seconds: number | null };
+  const seconds = row.seconds ?? NaN;
+  return { completed: row.completed, failed: row.failed, seconds, rps: row.completed / seconds };
+}
+
+const LEGS = ['queued', 'delivered', 'ran'] as const;
+
+/**
+ * 201 → COMPLETED of the completed invocations of `sessionIds` (ms), and where
+ * the time goes: commit → published by the relay (queued), → claimed by the
+ * executor (delivered), → committed COMPLETED (ran).
+ */
+export async function latencies(db: Knex, sessionIds: string[]) {
+  const rows = (await db('invocations')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'COMPLETED' })
+    .select(
+      db.raw('extract(epoch from completed_at - created_at) * 1000 as total'),
+      db.raw('extract(epoch from published_at - created_at) * 1000 as queued'),
+      db.raw('extract(epoch from started_at - published_at) * 1000 as delivered'),
+      db.raw('extract(epoch from completed_at - started_at) * 1000 as ran'),
+    )) as Array<Record<'total' | (typeof LEGS)[number], string>>;
+  const column = (name: 'total' | (typeof LEGS)[number]) => rows.map((row) => Number(row[name])).sort((a, b) => a - b);
+  const total = column('total');
+  const legs = Object.fromEntries(LEGS.map((leg) => [leg, { p50: percentile(column(leg), 50), p99: percentile(column(leg), 99) }]));
+  return { count: total.length, p50: percentile(total, 50), p99: percentile(total, 99), legs };
+}

@@ -1,0 +1,71 @@
+import { Client } from '../../test/support/http.js';
+import { MODEL, type BenchModelServer } from './model-server.js';
+
+// The tenant of a benchmark run, through the platform's own API: a token of the
+// bootstrapped staff user, storage, a model card, a deployment on the model
+// server, the platform model, and sessions to invoke it in.
+
+export interface Tenant {
+  token: string;
+  /** Headers of an authenticated JSON request, for autocannon. */
+  headers: Record<string, string>;
+  /** The model's path under the public API: /api/model/{code}/version/{version}. */
+  base: string;
+  /** `n` fresh sessions of the model; their ids. */
+  sessions(n: number): Promise<string[]>;
+}
+
+export async function setUpTenant(urls: { auth: string; private: string; public: string }, admin: { email: string; password: string }, model: BenchModelServer): Promise<Tenant> {
+  const auth = new Client(urls.auth);
+  const priv = new Client(urls.private);
+  const pub = new Client(urls.public);
+  const token = (await expectOk(auth.post('/api/auth/token/obtain', { json: { ...admin, workspace: 'default' } }))).body.access as string;
+  await expectOk(priv.post('/api/storage', { token, json: { storage_key: 'bench', storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'bench' } } }));
+  const ticket = await expectOk(priv.post('/api/storage/bench/files/request_upload', { token, json: { file_name: 'card.md', content_type: 'text/markdown' } }));
+  const form = new FormData();
+  form.append('file', new Blob(['# Iris'], { type: 'text/markdown' }), 'card.md');
+  const card = await expectOk(priv.post(`/api/storage/bench/files/proxy_upload/${ticket.body.upload_id}`, { token, multipart: form }));
+  await expectOk(
+    priv.post('/api/deployment', {
+      token,
+      json: {
+        deployment_key: 'bench',
+        registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+        registry_connector_init: { model_registry_url: model.url },
+        server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+        server_proxy_init: { server_proxy_url: model.url },
+      },
+    }),
+  );
+  await expectOk(
+    priv.post('/api/platform_model', {
+      token,
+      json: {
+        model_code: MODEL.name,
+        version: MODEL.version,
+        name: 'Iris',
+        description: `Iris species (${model.label})`,
+        input_schema: model.inputSchema,
+        output_schema: { type: 'json' },
+        model_card_file_id: card.body.file_id,
+      },
+    }),
+  );
+  const base = `/api/model/${MODEL.name}/version/${MODEL.version}`;
+  return {
+    token,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    base,
+    async sessions(n) {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) ids.push((await expectOk(pub.post(`${base}/session`, { token }))).body.id as string);
+      return ids;
+    },
+  };
+}
+
+async function expectOk<T extends { status: number; text: string }>(reply: Promise<T>): Promise<T> {
+  const r = await reply;
+  if (r.status >= 300) throw new Error(`setup request failed: ${r.status} ${r.text}`);
+  return r;
+}
