@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import amqp from 'amqplib';
-import { cli, freePort, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
+import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type LoadResult } from './lib/load.js';
 import { renderTable, type BenchReport } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
@@ -185,6 +185,7 @@ async function main() {
         sessions: SESSIONS,
         executorConcurrency: EXECUTOR_CONCURRENCY,
         logLevel: LOG_LEVEL,
+        serverNodeOptions: nodeOptionsOf(cli(['serve', 'public'])).join(' '),
       },
       floors: { postgres: pgFloor, broker: brokerFloor },
       baselineForPost: brief(baselineForPost),

@@ -8,6 +8,7 @@ import type { ModelRow } from '../core/models/store.js';
 import { RunWrites, completeAndExplain, extendLease, fail, release } from './claims.js';
 import type { UploadsService } from '../core/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
+import { Slots } from './slots.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -60,14 +61,19 @@ export class Executor {
   // does not stop queued work: a short-lived copy saves a query per invocation.
   private readonly models = new Map<number, { row: ModelRow; until: number }>();
   private readonly writes: RunWrites;
+  /** Model calls in flight: at most `concurrency`, whatever the prefetch. */
+  private readonly modelCalls: Slots;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.writes = new RunWrites(deps.db, deps.options.leaseMs);
+    this.modelCalls = new Slots(deps.options.concurrency);
   }
 
   async start(): Promise<void> {
     this.deps.relay.start();
-    this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency);
+    // Twice the model calls are claimed ahead: the claim and completion round
+    // trips of some runs overlap the model calls of others.
+    this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency * PREFETCH_PER_CALL);
   }
 
   /** Stops consuming and waits for in-flight invocations (SIGTERM drain). */
@@ -87,7 +93,7 @@ export class Executor {
     try {
       const input = await this.inputOf(row, model);
       const proxy = await this.deps.resolveProxy(model);
-      const { response } = await proxy.infer(input);
+      const { response } = await this.modelCalls.run(() => proxy.infer(input));
       const stored = await storedResponse(this.deps.uploads, row, model, response);
       const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
       // The model has run: its result is committed even across a database restart, never run again for it.
@@ -168,3 +174,4 @@ export class Executor {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MODEL_CACHE_MS = 10_000;
+const PREFETCH_PER_CALL = 2;

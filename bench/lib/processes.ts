@@ -61,13 +61,30 @@ export function script(file: string, args: string[]): string[] {
   return ['--import', 'tsx', file, ...args];
 }
 
+const platformProcess = (nodeArgs: string[]) => nodeArgs[0] === 'bin/modelplane.js' || nodeArgs.includes('cli/entry.ts');
+
+/**
+ * Node options of a platform process: the API servers run as the Helm chart
+ * runs them (its `serverNodeOptions`, a heap cap); BENCH_NODE_OPTIONS, when
+ * set, replaces them for every platform process (e.g. to compare heap limits).
+ */
+export function nodeOptionsOf(nodeArgs: string[]): string[] {
+  const override = process.env.BENCH_NODE_OPTIONS;
+  if (override !== undefined) return override.split(' ').filter(Boolean);
+  return nodeArgs.includes('serve') ? chartServerNodeOptions() : [];
+}
+
+function chartServerNodeOptions(): string[] {
+  const values = fs.readFileSync(path.join(ROOT, 'charts/modelplane/values.yaml'), 'utf8');
+  return (/^serverNodeOptions:\s*(.*)$/m.exec(values)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
+}
+
 /** Runs node with `nodeArgs` from the repository root; stdout and stderr go to `logFile`. */
 export function startNode(name: string, nodeArgs: string[], env: Record<string, string>, logFile: string): Child {
   const log = fs.openSync(logFile, 'a');
   // BENCH_PROFILE=public,executor…: a V8 CPU profile of those processes, written to BENCH_PROFILE_DIR when they stop.
   const profile = (process.env.BENCH_PROFILE ?? '').split(',').includes(name) ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR ?? path.dirname(logFile)}`] : [];
-  // BENCH_NODE_OPTIONS: extra node options for the platform's processes only (e.g. a heap limit to compare).
-  const extra = nodeArgs[0] === 'bin/modelplane.js' || nodeArgs.includes('cli/entry.ts') ? (process.env.BENCH_NODE_OPTIONS ?? '').split(' ').filter(Boolean) : [];
+  const extra = platformProcess(nodeArgs) ? nodeOptionsOf(nodeArgs) : [];
   const child = spawn(process.execPath, [...profile, ...extra, ...nodeArgs], {
     cwd: ROOT,
     env: { ...process.env, ...env },

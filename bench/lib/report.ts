@@ -33,6 +33,8 @@ export interface BenchReport {
     sessions: number;
     executorConcurrency: number;
     logLevel: string;
+    /** Node options of the API servers (the chart's serverNodeOptions, or BENCH_NODE_OPTIONS). */
+    serverNodeOptions: string;
   };
   floors: { postgres: { rps: number; p50: number; p99: number }; broker: { confirm: { p50: number; p99: number }; delivery: { p50: number; p99: number } } };
   /** (1) measured just before (2): the denominator of (2)'s ratio. */
@@ -129,7 +131,7 @@ export function renderTable(r: BenchReport): string {
   lines.push(
     '',
     `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
-      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}.`,
+      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
   );
   return lines.join('\n');
 }

@@ -93,7 +93,7 @@ export const variables = {
   filesystemStorage: variable('MODELPLANE_FILESYSTEM_STORAGE', 'false', 'Allow the dev-only FilesystemStorage class (always on in `modelplane dev`). Files go under the data folder.', parsers.boolean),
   amqpUrl: variable('MODELPLANE_AMQP_URL', '', 'RabbitMQ URL (amqp://…). Empty: the in-process queue (one process only).', parsers.optional(parsers.url(['amqp:', 'amqps:']))),
   queueName: variable('MODELPLANE_QUEUE_NAME', 'modelplane.invocations', 'Quorum queue of invocation ids (its dead-letter queue adds `.dead`).', parsers.string),
-  executorConcurrency: variable('MODELPLANE_EXECUTOR_CONCURRENCY', '8', 'Invocations one executor runs at once (also its prefetch).', parsers.integer(1, 1000)),
+  executorConcurrency: variable('MODELPLANE_EXECUTOR_CONCURRENCY', '8', 'Model calls one executor makes at once; it claims up to twice as many ahead (its prefetch), so database work overlaps the calls.', parsers.integer(1, 1000)),
   executorLeaseSeconds: variable('MODELPLANE_EXECUTOR_LEASE_SECONDS', '60', 'An IN_PROGRESS invocation whose worker stops renewing this lease is run again.', parsers.integer(2, 3600)),
   executorRetryBackoffMs: variable('MODELPLANE_EXECUTOR_RETRY_BACKOFF_MS', '500', 'First delay before a transient model-server failure is retried (doubles per attempt).', parsers.integer(0, 60000)),
   relayPollMs: variable('MODELPLANE_RELAY_POLL_MS', '1000', 'How often the outbox relay looks for unpublished invocations and expired leases.', parsers.integer(10, 60000)),
