@@ -57,7 +57,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
-  const changes = acquireChangeFeed(db, logger.child({ component: 'changes' }));
+  // Request-path caches that follow every committed change (MODELPLANE_READ_CACHE_SIZE=0: none).
+  const readCache = config.readCacheSize > 0 ? { changes: acquireChangeFeed(db, logger.child({ component: 'changes' })), maxEntries: config.readCacheSize } : undefined;
   const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
   const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);
   const tokens = new TokenService(
@@ -89,7 +90,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
-  const catalog = new ModelCatalogService(db, changes);
+  const catalog = new ModelCatalogService(db, readCache);
   const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
@@ -112,7 +113,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     keys,
     box,
     tokens,
-    authenticator: new Authenticator(db, tokens, now, changes),
+    authenticator: new Authenticator(db, tokens, now, readCache),
     identity,
     policy,
     http,
@@ -129,7 +130,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await relay.stop();
       prometheus?.close();
       if (!options.queue) await queue.close();
-      await releaseChangeFeed(db);
+      if (readCache) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.
       if (!options.db) await db.destroy();
     },

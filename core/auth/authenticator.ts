@@ -37,9 +37,9 @@ export class Authenticator {
     private readonly db: Db,
     private readonly tokens: TokenService,
     private readonly now: () => number = Date.now,
-    changes?: ChangeFeed,
+    cache?: { changes: ChangeFeed; maxEntries: number },
   ) {
-    this.states = changes && new ReadCache(changes, 'identity', { maxEntries: 10_000, maxAgeMs: 60_000, now });
+    this.states = cache && new ReadCache(cache.changes, 'identity', { maxEntries: cache.maxEntries, maxAgeMs: 60_000, now });
   }
 
   async authenticate(credential: string): Promise<Principal> {

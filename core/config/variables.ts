@@ -67,6 +67,12 @@ export const variables = {
   accessTokenTtl: variable('MODELPLANE_ACCESS_TOKEN_TTL_SECONDS', '900', 'Lifetime of access tokens.', parsers.integer(30, 86400)),
   refreshTokenTtl: variable('MODELPLANE_REFRESH_TOKEN_TTL_SECONDS', '86400', 'Lifetime of refresh tokens.', parsers.integer(60, 2592000)),
   tokenCacheSize: variable('MODELPLANE_TOKEN_CACHE_SIZE', '10000', 'Verified-token cache entries per process (signature checks only).', parsers.integer(0, 1000000)),
+  readCacheSize: variable(
+    'MODELPLANE_READ_CACHE_SIZE',
+    '10000',
+    'Entries per process of the caches of token subjects (user, workspace, membership) and live models, invalidated by PostgreSQL change notifications; 0 reads them on every request.',
+    parsers.integer(0, 1000000),
+  ),
   exposeTokenApi: variable('MODELPLANE_EXPOSE_TOKEN_API', 'false', 'Mount the API-token management endpoints on the auth server.', parsers.boolean),
   loginLimitPerAccount: variable('MODELPLANE_LOGIN_LIMIT_PER_ACCOUNT', '10', 'Login or client-credential attempts per account and window.', parsers.integer(1, 100000)),
   loginLimitPerClient: variable('MODELPLANE_LOGIN_LIMIT_PER_CLIENT', '60', 'Login or client-credential attempts per client address and window.', parsers.integer(1, 100000)),

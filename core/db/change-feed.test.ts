@@ -81,6 +81,26 @@ describe('change feed: request-path caches follow every change', () => {
       expect(queries.filter((sql) => /from "users"/.test(sql))).to.have.length(0);
     });
 
+    it('reads the subject on every request when the read cache is off (MODELPLANE_READ_CACHE_SIZE=0)', async () => {
+      const strict = await startTestPlatform({ readCacheSize: 0 });
+      try {
+        const user = await makeUser(strict.platform);
+        const ws = await makeWorkspace(strict.platform, [[user, 'user']]);
+        const { access } = await login(strict.auth, user, ws.name);
+        const queries: string[] = [];
+        const count = (query: { sql: string }) => queries.push(query.sql);
+        db.on('query', count);
+        try {
+          for (let i = 0; i < 3; i++) await strict.platform.authenticator.authenticate(access);
+        } finally {
+          db.off('query', count);
+        }
+        expect(queries.filter((sql) => /from "users"/.test(sql))).to.have.length(3);
+      } finally {
+        await strict.close();
+      }
+    });
+
     it('refuses a user disabled by another process on the next request after its notification', async () => {
       const user = await makeUser(t.platform);
       const ws = await makeWorkspace(t.platform, [[user, 'user']]);

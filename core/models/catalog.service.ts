@@ -14,9 +14,9 @@ export class ModelCatalogService {
 
   constructor(
     private readonly db: Db,
-    changes?: ChangeFeed,
+    cache?: { changes: ChangeFeed; maxEntries: number },
   ) {
-    this.liveModels = changes && new ReadCache(changes, 'models', { maxEntries: 10_000, maxAgeMs: 60_000 });
+    this.liveModels = cache && new ReadCache(cache.changes, 'models', { maxEntries: cache.maxEntries, maxAgeMs: 60_000 });
   }
 
   async list(principal: Principal) {
