@@ -54,6 +54,7 @@ interface Shared {
   feed: ChangeFeed;
   users: number;
   listener: Listener;
+  onQuery: (query: { sql?: string }) => void;
 }
 
 const shared = new WeakMap<Db, Shared>();
@@ -67,11 +68,12 @@ export function acquireChangeFeed(db: Db, logger: Logger): ChangeFeed {
   let entry = shared.get(db);
   if (!entry) {
     const feed = new ChangeFeed();
-    db.on('query', (query: { sql?: string }) => {
+    const onQuery = (query: { sql?: string }) => {
       const table = WRITE.exec(query.sql ?? '')?.[1];
       if (table) feed.tableChanged(table);
-    });
-    entry = { feed, users: 0, listener: listen(db, feed, logger) };
+    };
+    db.on('query', onQuery);
+    entry = { feed, users: 0, listener: listen(db, feed, logger), onQuery };
     shared.set(db, entry);
   }
   entry.users += 1;
@@ -82,6 +84,7 @@ export async function releaseChangeFeed(db: Db): Promise<void> {
   const entry = shared.get(db);
   if (!entry || --entry.users > 0) return;
   shared.delete(db);
+  db.off('query', entry.onQuery);
   await entry.listener.stop();
 }
 

@@ -17,6 +17,7 @@ export interface RelayOptions {
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -47,7 +48,7 @@ export class OutboxRelay {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.cancel();
     await this.running;
   }
 
@@ -69,9 +70,20 @@ export class OutboxRelay {
   }
 
   private schedule(delayMs: number): void {
+    this.cancel();
+    // A kick runs on the next turn of the event loop (setTimeout would wait at least 1 ms).
+    if (delayMs === 0) this.immediate = setImmediate(() => void this.tick());
+    else {
+      this.timer = setTimeout(() => void this.tick(), delayMs);
+      this.timer.unref();
+    }
+  }
+
+  private cancel(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
-    this.timer.unref();
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = undefined;
+    this.immediate = undefined;
   }
 
   private async tick(): Promise<void> {
