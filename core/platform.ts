@@ -89,7 +89,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const kube = createKubeSide(config, { db, box, logger });
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
-  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000 });
+  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000, dispatchGraceMs: 2000 });
   const catalog = new ModelCatalogService(db, readCache);
   const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.

@@ -101,7 +101,7 @@ export class Executor {
       if (explainer) next = await this.durably(() => completeAndExplain(db, row, stored, explainer));
       else await this.durably(() => this.writes.complete(row, stored));
       this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
-      if (next) this.deps.relay.kick();
+      if (next) this.deps.relay.dispatch(next.id);
       log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
     } catch (error) {
       await this.failed(row, model, error, delivery, started, log);

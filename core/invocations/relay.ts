@@ -1,12 +1,15 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { WorkQueue } from '../queue/queue.js';
+import { MicroBatch } from '../db/micro-batch.js';
 
 export interface RelayOptions {
   batchSize: number;
   pollMs: number;
   /** A QUEUED row published this long ago and still not claimed is published again. */
   republishAfterMs: number;
+  /** Unpublished rows younger than this are left to their own dispatch (see `dispatch`). */
+  dispatchGraceMs: number;
 }
 
 /**
@@ -23,6 +26,7 @@ export class OutboxRelay {
   private stopped = false;
   private failures = 0;
   private lastMaintenance = 0;
+  private readonly marks = new MicroBatch<string, void>((ids) => this.markDispatched(ids));
 
   constructor(
     private readonly db: Db,
@@ -30,6 +34,27 @@ export class OutboxRelay {
     private readonly logger: Logger,
     private readonly options: RelayOptions,
   ) {}
+
+  /**
+   * Publishes a just-committed invocation now, outside any transaction, and
+   * marks it published once the broker confirmed: no relay batch and no row
+   * lock stand between the commit and the executor. Should the publish fail,
+   * or the process die first, the row stays unmarked and a relay pass
+   * publishes it after `dispatchGraceMs`; a second copy of a message is
+   * harmless, since executors claim conditionally.
+   */
+  dispatch(id: string): void {
+    this.queue.publish([id]).then(
+      () =>
+        this.marks.add(id).catch((error: unknown) => {
+          this.logger.warn({ err: error, invocationId: id }, 'could not mark a dispatched invocation; a relay pass will publish it again');
+        }),
+      (error: unknown) => {
+        this.logger.debug({ err: error, invocationId: id }, 'dispatch failed; the relay will publish it');
+        this.kick();
+      },
+    );
+  }
 
   start(): void {
     this.stopped = false;
@@ -117,6 +142,7 @@ export class OutboxRelay {
       const unpublished = trx('invocations')
         .where({ status: 'QUEUED' })
         .whereNull('published_at')
+        .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [this.options.dispatchGraceMs])
         .orderBy('created_at')
         .limit(this.options.batchSize)
         .forUpdate()
@@ -128,6 +154,11 @@ export class OutboxRelay {
       await this.queue.publish(ids);
       return ids.length;
     });
+  }
+
+  private async markDispatched(ids: string[]): Promise<void[]> {
+    await this.db('invocations').whereIn('id', ids).whereNull('published_at').update({ published_at: this.db.fn.now() });
+    return ids.map(() => undefined);
   }
 
   private async recoverExpiredLeases(): Promise<void> {

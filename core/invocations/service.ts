@@ -60,7 +60,7 @@ export class InvocationsService {
     return presentInvocation(found.invocation);
   }
 
-  /** Queues a prediction or explanation: committed QUEUED, then handed to the relay. */
+  /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path).
     const model = await this.models.live(principal, code, version);
@@ -89,7 +89,7 @@ export class InvocationsService {
       },
     );
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
-    this.relay.kick();
+    this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });
   }
 

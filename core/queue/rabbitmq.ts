@@ -38,10 +38,17 @@ export class RabbitQueue implements WorkQueue {
 
   async publish(ids: string[]): Promise<void> {
     const channel = await this.channel();
-    for (const id of ids) {
-      channel.sendToQueue(this.options.queue, Buffer.from(id), { persistent: true, contentType: 'text/plain', messageId: id });
-    }
-    await channel.waitForConfirms();
+    // Each message's own confirm: concurrent publishers do not wait on one another's messages.
+    await Promise.all(
+      ids.map(
+        (id) =>
+          new Promise<void>((resolve, reject) => {
+            channel.sendToQueue(this.options.queue, Buffer.from(id), { persistent: true, contentType: 'text/plain', messageId: id }, (error: unknown) =>
+              error ? reject(error instanceof Error ? error : new Error(`RabbitMQ did not confirm message ${id}`)) : resolve(),
+            );
+          }),
+      ),
+    );
   }
 
   async consume(handle: Handler, concurrency: number): Promise<Consumer> {
