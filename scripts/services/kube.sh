@@ -267,6 +267,7 @@ start_apiserver() {
 }
 
 do_start() {
+  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"
   command -v curl >/dev/null 2>&1 || apt_install_once curl
   mkdir -p "$KUBE_DIR"
   ensure_pki

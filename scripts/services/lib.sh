@@ -23,6 +23,22 @@ die() {
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
+# Takes a service's ports (and a-b ranges) out of the kernel's ephemeral range
+# (32768-60999 by default, where these ports sit): otherwise a client's
+# outgoing connection may be handed a port while its service is stopped, and
+# the restart fails with EADDRINUSE (tests stop and restart PostgreSQL and
+# RabbitMQ under load). Needs root; without it, a note and nothing else.
+reserve_ports() {
+  local file=/proc/sys/net/ipv4/ip_local_reserved_ports list current
+  list="$(IFS=,; echo "$*")"
+  if [ -w "$file" ]; then
+    current="$(cat "$file" 2>/dev/null || true)"
+    printf '%s\n' "${current:+$current,}$list" >"$file" 2>/dev/null || warn "could not reserve ports $list from the ephemeral range"
+  else
+    log "ports $list are not reserved from the ephemeral range (needs root); a restart could find one taken"
+  fi
+}
+
 ensure_state_dir() {
   mkdir -p "$STATE_DIR" "$STATE_DIR/locks" "$STATE_DIR/logs"
 }

@@ -86,6 +86,7 @@ healthy() {
 }
 
 do_start() {
+  reserve_ports "$MINIO_PORT" "$((MINIO_PORT + 1))"
   if is_running; then
     return 0
   fi

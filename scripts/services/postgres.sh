@@ -181,6 +181,7 @@ EOF
 }
 
 do_start() {
+  reserve_ports "$PG_PORT"
   if is_running; then
     return 0
   fi

@@ -67,6 +67,7 @@ ready() {
 }
 
 do_start() {
+  reserve_ports "$PROM_PORT"
   if is_running; then
     return 0
   fi

@@ -134,6 +134,7 @@ provision() {
 }
 
 do_start() {
+  reserve_ports "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT" "$RMQ_CTL_PORT_MIN-$((RMQ_CTL_PORT_MIN + 9))"
   if is_running; then
     return 0
   fi
