@@ -17,7 +17,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import amqp from 'amqplib';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
-import { load, type LoadResult } from './lib/load.js';
+import { load } from './lib/load.js';
 import { renderTable, type BenchReport } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -188,16 +188,16 @@ async function main() {
         serverNodeOptions: nodeOptionsOf(cli(['serve', 'public'])).join(' '),
       },
       floors: { postgres: pgFloor, broker: brokerFloor },
-      baselineForPost: brief(baselineForPost),
-      postSaturated: brief(postSaturated),
-      postHalf: brief(postHalf),
-      baselineForGet: brief(baselineForGet),
-      getSaturated: brief(getSaturated),
-      endToEndSaturation: { ...e2eCapacity, load: brief(e2eSaturationLoad) },
-      endToEnd: { rate: e2eRate, ...e2e, load: brief(e2eLoad) },
-      direct: brief(directHalf),
+      baselineForPost: baselineForPost,
+      postSaturated: postSaturated,
+      postHalf: postHalf,
+      baselineForGet: baselineForGet,
+      getSaturated: getSaturated,
+      endToEndSaturation: { ...e2eCapacity, load: e2eSaturationLoad },
+      endToEnd: { rate: e2eRate, ...e2e, load: e2eLoad },
+      direct: directHalf,
       executor: { backlog, ...executor },
-      modelMax: brief(modelMax),
+      modelMax: modelMax,
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
     };
@@ -234,10 +234,6 @@ async function memoryOf(base: string): Promise<Record<string, number>> {
     heapUsed: pick('nodejs_heap_size_used_bytes'),
     external: pick('nodejs_external_memory_bytes'),
   };
-}
-
-function brief(result: LoadResult) {
-  return { rps: result.rps, p50: result.p50, p99: result.p99, requests: result.requests, statuses: result.statuses, errors: result.errors, timeouts: result.timeouts };
 }
 
 main().then(

@@ -1,14 +1,8 @@
 // The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
+import type { LoadResult } from './load.js';
 
-export interface Brief {
-  rps: number;
-  p50: number;
-  p99: number;
-  requests: number;
-  statuses: Record<string, number>;
-  errors: number;
-  timeouts: number;
-}
+/** The figures of one load run, as load() returns them. */
+export type Brief = LoadResult;
 
 export interface Throughput {
   completed: number;

@@ -9,7 +9,7 @@ import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
-import { installCrds, kubeOverrides, kubectlApply, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
+import { kubeOverrides, kubectlApply, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const PAT = 'pat-that-must-stay-in-the-secret';
 
@@ -24,9 +24,7 @@ describe('Kubernetes: the API writes custom resources', function () {
   let owner: Tenant;
 
   before(async () => {
-    const client = testKubeClient();
-    await installCrds(client);
-    kube = await testNamespace(client, 'mp-api');
+    kube = await testNamespace('mp-api');
     t = await startTestPlatform(kubeOverrides(kube.namespace));
     operator = await startTestOperator(kube.namespace);
     demo = await startDemoModelServer();
@@ -186,9 +184,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   let deploymentName: string;
 
   before(async () => {
-    const client = testKubeClient();
-    await installCrds(client);
-    kube = await testNamespace(client, 'mp-executor');
+    kube = await testNamespace('mp-executor');
     t = await startTestPlatform(kubeOverrides(kube.namespace));
     operator = await startTestOperator(kube.namespace);
     version = unique('v');

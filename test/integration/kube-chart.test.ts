@@ -10,7 +10,7 @@ import { readSecret } from '../../core/kube/secrets.js';
 import { DesiredStateWriter } from '../../core/kube/writer.js';
 import { createLogger } from '../../core/logging/logger.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { clientFor, helmPath, installCrds, kubeconfigAs, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
+import { clientFor, helmPath, kubeconfigAs, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/modelplane';
@@ -55,9 +55,7 @@ describe('Kubernetes: the Helm chart', function () {
   let kubeVersion: string;
 
   before(async () => {
-    client = testKubeClient();
-    await installCrds(client);
-    namespace = (await testNamespace(client, 'mp-chart')).namespace;
+    ({ client, namespace } = await testNamespace('mp-chart'));
     kubeVersion = (await client.get<{ gitVersion: string }>('/version')).gitVersion.replace(/[-+].*$/, '');
   });
 

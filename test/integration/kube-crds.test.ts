@@ -4,7 +4,7 @@ import type { KubeConnection } from '../../core/kube/connection.js';
 import { paths } from '../../core/kube/paths.js';
 import { customResource } from '../../core/kube/resources.js';
 import type { DesiredDeployment } from '../../core/kube/desired.js';
-import { installCrds, testKubeClient, testNamespace } from '../support/kube.js';
+import { testNamespace } from '../support/kube.js';
 
 const valid: DesiredDeployment = {
   kind: 'deployment',
@@ -34,9 +34,8 @@ describe('Kubernetes: CRDs', function () {
   let kube: KubeConnection;
 
   before(async () => {
-    client = testKubeClient();
-    await installCrds(client);
-    kube = await testNamespace(client, 'mp-crds');
+    kube = await testNamespace('mp-crds');
+    client = kube.client;
   });
 
   it('installs both CRDs with their short names, printer columns and status subresource', async () => {

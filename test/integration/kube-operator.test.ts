@@ -11,7 +11,7 @@ import { DesiredStateWriter } from '../../core/kube/writer.js';
 import { createLogger } from '../../core/logging/logger.js';
 import type { RunningOperator } from '../../operator/start.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { installCrds, kubectlApply, operatorEnv, startTestOperator, testKubeClient, testNamespace, waitFor } from '../support/kube.js';
+import { kubectlApply, operatorEnv, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 type Resource = KubeObject & { spec: any; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
 type ConfigMap = KubeObject & { data?: Record<string, string> };
@@ -66,9 +66,7 @@ describe('Kubernetes: the operator', function () {
   let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
 
   before(async () => {
-    const client = testKubeClient();
-    await installCrds(client);
-    kube = await testNamespace(client, 'mp-operator');
+    kube = await testNamespace('mp-operator');
     writer = new DesiredStateWriter(kube, createLogger('silent'));
     demo = await startDemoModelServer();
     operator = await startTestOperator(kube.namespace);

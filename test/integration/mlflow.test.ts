@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
 import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtures.js';
 import type { Reply } from '../support/http.js';
-import { ModelServers, predictInNewSession, registerMlflowModel, startMlflowScoring, startMlflowTracking, type RegisteredMlflowModel, type StartedServer } from '../support/model-servers.js';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { ModelServers, predictInNewSession, registerMlflowModel, startWithPlatform, startMlflowScoring, startMlflowTracking, type RegisteredMlflowModel, type StartedServer } from '../support/model-servers.js';
+import { unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
 const MLFLOW_REGISTRY = 'modelplane.registry.MlflowRegistryConnector';
@@ -32,12 +32,8 @@ describe('MLflow behind the MLflow connectors (real tracking server, registry an
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
     servers = new ModelServers(requireEnv('TEST_MLFLOW_VENV', 'python'));
-    // The MLflow servers take a while to start: bring the platform up meanwhile.
-    const [server, platform] = await Promise.allSettled([startMlflowTracking(servers), startTestPlatform()]);
-    if (platform.status === 'fulfilled') t = platform.value; // closed in after() even when MLflow failed
-    if (server.status === 'rejected') throw server.reason;
-    if (platform.status === 'rejected') throw platform.reason;
-    tracking = server.value;
+    // It takes a while to start: the platform comes up meanwhile.
+    ({ server: tracking, t } = await startWithPlatform(startMlflowTracking(servers)));
     model = await registerMlflowModel(servers, tracking.url, name);
     scoring = await startMlflowScoring(servers, tracking.url, `models:/${name}/${model.version}`);
 

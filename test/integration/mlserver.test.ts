@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
 import { filesystemStorage, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, tenant, upload, type Tenant } from '../support/fixtures.js';
 import type { Reply } from '../support/http.js';
-import { ModelServers, predictInNewSession, startMlserver, type MlserverModel } from '../support/model-servers.js';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { ModelServers, predictInNewSession, startMlserver, startWithPlatform, type MlserverModel } from '../support/model-servers.js';
+import { unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
 /**
@@ -27,12 +27,8 @@ describe('MLServer behind the Open Inference connectors (real MLServer, scikit-l
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
     servers = new ModelServers(requireEnv('TEST_PYTHON_VENV', 'python'));
-    // MLServer takes a while to start: bring the platform up meanwhile.
-    const [server, platform] = await Promise.allSettled([startMlserver(servers, { name, version }), startTestPlatform()]);
-    if (platform.status === 'fulfilled') t = platform.value; // closed in after() even when MLServer failed
-    if (server.status === 'rejected') throw server.reason;
-    if (platform.status === 'rejected') throw platform.reason;
-    mlserver = server.value;
+    // It takes a while to start: the platform comes up meanwhile.
+    ({ server: mlserver, t } = await startWithPlatform(startMlserver(servers, { name, version })));
     executor = await startExecutor(t.platform);
     owner = await tenant(t, 'supervisor');
     const storage = await filesystemStorage(t.private, owner.token);

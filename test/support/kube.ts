@@ -20,7 +20,7 @@ import { requireEnv } from './services.js';
 export const kubeconfigPath = () => requireEnv('TEST_KUBECONFIG', 'kube');
 export const helmPath = () => requireEnv('TEST_HELM', 'kube');
 
-export function testKubeClient(): KubeClient {
+function testKubeClient(): KubeClient {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath());
   return new KubeClient(kc, 30_000);
@@ -28,15 +28,21 @@ export function testKubeClient(): KubeClient {
 
 export const CRD_FILES = ['modelplane.io_modeldeployments.yaml', 'modelplane.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
 
-/** A fresh namespace for one test file (never deleted: a bare control plane has no namespace controller to finish it). */
-export async function testNamespace(client: KubeClient, prefix: string): Promise<KubeConnection> {
+/**
+ * A fresh namespace for one test file, on the test cluster with the CRDs
+ * installed (never deleted: a bare control plane has no namespace controller
+ * to finish it).
+ */
+export async function testNamespace(prefix: string): Promise<KubeConnection> {
+  const client = testKubeClient();
+  await installCrds(client);
   const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
   await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'modelplane.io/test': 'true' } } });
   return { client, namespace };
 }
 
 /** Applies the CRDs of crds/ (server-side apply: idempotent) and waits until the API serves them. */
-export async function installCrds(client: KubeClient): Promise<void> {
+async function installCrds(client: KubeClient): Promise<void> {
   for (const file of CRD_FILES) {
     const crd = YAML.parse(fs.readFileSync(file, 'utf8')) as KubeObject;
     await client.patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, 'apply', crd, { fieldManager: 'modelplane-tests', force: true });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client, Reply } from './http.js';
-import type { TestPlatform } from './platform.js';
+import { startTestPlatform, type TestPlatform } from './platform.js';
 
 /**
  * Real model servers for the integration tests (MLServer, the MLflow tracking
@@ -282,6 +282,17 @@ export class ModelServers {
     fs.rmSync(this.workDir, { recursive: true, force: true });
     workDirs.delete(this.workDir);
   }
+}
+
+/**
+ * A model server (slow to start) and the test platform, started side by side.
+ * Should either fail, the other is stopped before the error is thrown.
+ */
+export async function startWithPlatform<S>(starting: Promise<S>): Promise<{ server: S; t: TestPlatform }> {
+  const [server, platform] = await Promise.allSettled([starting, startTestPlatform()]);
+  if (server.status === 'fulfilled' && platform.status === 'fulfilled') return { server: server.value, t: platform.value };
+  if (platform.status === 'fulfilled') await platform.value.close();
+  throw server.status === 'rejected' ? server.reason : (platform as PromiseRejectedResult).reason;
 }
 
 function timing(what: string, started: number): void {
