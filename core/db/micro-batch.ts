@@ -1,41 +1,86 @@
 /**
- * Groups calls made in the same turn of the event loop into one database
- * statement. Under light load every batch holds one call and adds no delay
- * (it runs on setImmediate); under heavy load the event loop handles several
- * arrivals per turn and a batch saves a round trip per extra call.
+ * Groups calls into one database statement. Calls made in the same turn of
+ * the event loop form a batch; with `maxInFlight`, calls arriving while that
+ * many batches are running wait for one to finish and go together in the
+ * next (group commit). Under light load every batch holds one call and adds
+ * no delay (it runs on setImmediate); under heavy load a batch saves a round
+ * trip, and the wake-up of a database backend, per extra call.
  */
 export class MicroBatch<I, O> {
   private pending: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private scheduled = false;
+  private inFlight = 0;
+  private readonly maxItems: number;
+  private readonly maxInFlight: number;
 
-  /** `run` gets the items of one batch and returns one output per item, in order. */
+  /**
+   * `run` gets the items of one batch and returns one output per item, in
+   * order; an output made by `rejectItem` fails that item's caller alone.
+   */
   constructor(
-    private readonly run: (items: I[]) => Promise<O[]>,
-    private readonly maxItems = 100,
-  ) {}
+    private readonly run: (items: I[]) => Promise<Array<O | RejectedItem>>,
+    options: { maxItems?: number; maxInFlight?: number } = {},
+  ) {
+    this.maxItems = options.maxItems ?? 100;
+    this.maxInFlight = options.maxInFlight ?? Infinity;
+  }
 
   add(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
       if (this.pending.length >= this.maxItems) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      else this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || !this.pending.length) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
     });
   }
 
   private flush(): void {
-    this.scheduled = false;
-    const batch = this.pending.splice(0, this.maxItems);
-    if (this.pending.length && !this.scheduled) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
+    while (this.pending.length && this.inFlight < this.maxInFlight) {
+      const batch = this.pending.splice(0, this.maxItems);
+      this.inFlight += 1;
+      this.run(batch.map((entry) => entry.item))
+        .then(
+          (outputs) =>
+            batch.forEach((entry, index) => {
+              const output = outputs[index];
+              if (output instanceof RejectedItem) entry.reject(output.error);
+              else entry.resolve(output as O);
+            }),
+          (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+        )
+        .finally(() => {
+          this.inFlight -= 1;
+          this.schedule();
+        });
+      // A partial batch: what arrives in this turn still joins the next one.
+      if (this.pending.length < this.maxItems) break;
     }
-    if (!batch.length) return;
-    this.run(batch.map((entry) => entry.item)).then(
-      (outputs) => batch.forEach((entry, index) => entry.resolve(outputs[index] as O)),
-      (error: unknown) => batch.forEach((entry) => entry.reject(error)),
-    );
+    if (this.pending.length && this.inFlight < this.maxInFlight) this.schedule();
   }
+}
+
+/** The output of a batch item that failed on its own (see `eachAlone`). */
+export class RejectedItem {
+  constructor(readonly error: unknown) {}
+}
+
+export function rejectItem(error: unknown): RejectedItem {
+  return new RejectedItem(error);
+}
+
+/**
+ * Runs the items one by one, for a batch that failed as a whole: one bad item
+ * (a value the database refuses) then fails alone, not its neighbours.
+ */
+export async function eachAlone<I, O>(items: I[], single: (item: I) => Promise<O>): Promise<Array<O | RejectedItem>> {
+  const settled = await Promise.allSettled(items.map(single));
+  return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : rejectItem(outcome.reason)));
 }

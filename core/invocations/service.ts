@@ -9,6 +9,7 @@ import type { OutboxRelay } from './relay.js';
 import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
+import { InvocationBatches } from './batches.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -19,11 +20,15 @@ export interface InvokeInput {
 
 /** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
 export class InvocationsService {
+  private readonly batches: InvocationBatches;
+
   constructor(
     private readonly db: Db,
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
-  ) {}
+  ) {
+    this.batches = new InvocationBatches(db);
+  }
 
   async listSessions(principal: Principal, code: string, version: string, page: Page) {
     const model = await this.models.live(principal, code, version);
@@ -53,8 +58,8 @@ export class InvocationsService {
 
   async get(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
     const model = await this.models.live(principal, code, version);
-    // One query for the polling path: the caller's session and the invocation in it.
-    const found = await invocationsStore.inSessionOfUser(this.db, sessionId, model.id, principal.user.id, invocationId);
+    // One query for the polling path (batched with concurrent polls): the caller's session and the invocation in it.
+    const found = await this.batches.read({ sessionId, modelId: model.id, userId: principal.user.id, id: invocationId });
     if (!found) throw new NotFoundError('Session not found.');
     if (!found.invocation) throw new NotFoundError('Invocation not found.');
     return presentInvocation(found.invocation);
@@ -62,32 +67,28 @@ export class InvocationsService {
 
   /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
-    // The session is checked in the append itself (no separate read on this hot path).
+    // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
     this.checkKind(model, input);
     if (input.with_explanation && !(await this.db('models').where({ explains_id: model.id }).whereNull('deleted_at').first('id'))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
-    const row = await invocationsStore.appendToOpenSession(
-      this.db,
-      { modelId: model.id, userId: principal.user.id },
-      {
-        id: crypto.randomUUID(),
-        workspace_id: model.workspace_id,
-        session_id: sessionId,
-        user_id: principal.user.id,
-        model_id: model.id,
-        type: input.type,
-        request_type: input.request.type,
-        body: input.request.body,
-        status: 'QUEUED',
-        model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
-        related_to: null,
-        with_explanation: input.with_explanation ?? false,
-        output_storage_key: outputStorageKey,
-      },
-    );
+    const row = await this.batches.append({
+      id: crypto.randomUUID(),
+      workspace_id: model.workspace_id,
+      session_id: sessionId,
+      user_id: principal.user.id,
+      model_id: model.id,
+      type: input.type,
+      request_type: input.request.type,
+      body: input.request.body,
+      status: 'QUEUED',
+      model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
+      related_to: null,
+      with_explanation: input.with_explanation ?? false,
+      output_storage_key: outputStorageKey,
+    });
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });

@@ -90,6 +90,62 @@ const INSERT_TYPES: Record<keyof NewInvocation, string> = {
   completed_at: 'timestamptz',
 };
 
+/** An invocation queued by a POST: the columns a batched append writes (the rest take their defaults). */
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at'>;
+
+// Columns of a batched append, as jsonb_to_recordset reads them (`ord`: the item's place in the batch).
+const BATCH_COLUMNS: Array<keyof QueuedInvocation> = [
+  'id',
+  'workspace_id',
+  'session_id',
+  'user_id',
+  'model_id',
+  'type',
+  'request_type',
+  'body',
+  'status',
+  'model_key',
+  'related_to',
+  'with_explanation',
+  'output_storage_key',
+];
+const BATCH_RECORD = ['ord integer', ...BATCH_COLUMNS.map((column) => `${column} ${INSERT_TYPES[column]}`)].join(', ');
+const BATCH_INSERT_COLUMNS = BATCH_COLUMNS.map((column) => `"${column}"`).join(', ');
+const BATCH_SELECT_COLUMNS = BATCH_COLUMNS.map((column) => `i."${column}"`).join(', ');
+
+/**
+ * Appends many invocations in one statement, each to its OPEN session of its
+ * own user and model: each session's `next_order` moves once by the number of
+ * its items, under its row lock, and the items take the orders in batch order.
+ */
+const APPEND_BATCH_SQL = `
+with input as (select * from jsonb_to_recordset(?::jsonb) as t(${BATCH_RECORD})),
+wanted as (select session_id, model_id, user_id, count(*)::integer as n from input group by session_id, model_id, user_id),
+s as (
+  update sessions set next_order = sessions.next_order + wanted.n
+  from wanted
+  where sessions.id = wanted.session_id and sessions.model_id = wanted.model_id and sessions.user_id = wanted.user_id and sessions.state = 'OPEN'
+  returning sessions.id, sessions.model_id, sessions.user_id, sessions.next_order - wanted.n as first_order
+)
+insert into invocations (${BATCH_INSERT_COLUMNS}, "order")
+select ${BATCH_SELECT_COLUMNS}, s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
+from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
+returning *`;
+
+/** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
+const READ_BATCH_SQL = `
+select k.ord as batch_ord, s.id as session_of_user, i.*
+from jsonb_to_recordset(?::jsonb) as k(ord integer, session_id uuid, model_id integer, user_id integer, id uuid)
+join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id
+left join invocations i on i.session_id = s.id and i.id = k.id`;
+
+export interface InvocationKey {
+  sessionId: string;
+  modelId: number;
+  userId: number;
+  id: string;
+}
+
 export const invocationsStore = {
   /**
    * Appends an invocation to the caller's OPEN session in one statement: the
@@ -116,6 +172,24 @@ export const invocationsStore = {
       .into(db.raw(`?? (${columns.map(() => '??').join(', ')})`, ['invocations', ...columns]))
       .returning('*')) as InvocationRow[];
     return rows[0];
+  },
+  /**
+   * `appendToOpenSession` for many rows in one statement; each row's session
+   * must be OPEN and belong to the row's user and model. One output per row,
+   * in order: the inserted row, or undefined when its session refused it.
+   */
+  appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[]) => {
+    const input = rows.map((row, ord) => ({ ord, ...row }));
+    const inserted = (await db.raw(APPEND_BATCH_SQL, [JSON.stringify(input)])).rows as InvocationRow[];
+    const byId = new Map(inserted.map((row) => [row.id, row]));
+    return rows.map((row) => byId.get(row.id));
+  },
+  /** `inSessionOfUser` for many keys in one query, one output per key, in order. */
+  inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
+    const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
+    const found = (await db.raw(READ_BATCH_SQL, [JSON.stringify(input)])).rows as Array<InvocationRow & { batch_ord: number; session_of_user: string }>;
+    const byOrd = new Map(found.map(({ batch_ord: ord, session_of_user: _session, ...invocation }) => [ord, invocation.id ? (invocation as InvocationRow) : undefined]));
+    return keys.map((_key, ord) => (byOrd.has(ord) ? { invocation: byOrd.get(ord) } : undefined));
   },
   insert: async (db: Runner, row: NewInvocation & { order: number }) =>
     (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,

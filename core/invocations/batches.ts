@@ -1,0 +1,49 @@
+import type { Db } from '../db/database.js';
+import { MicroBatch, eachAlone } from '../db/micro-batch.js';
+import { invocationsStore, type InvocationKey, type InvocationRow, type QueuedInvocation } from './store.js';
+
+// Batches in flight at once per kind. While they run, new calls gather into
+// the next batch (group commit): a busy server sends one statement per batch
+// instead of one per request, and wakes one database backend instead of many.
+const IN_FLIGHT = 2;
+
+type Found = { invocation: InvocationRow | undefined } | undefined;
+
+/**
+ * The two statements of the public API's hot paths, batched across
+ * concurrent requests: the append of a POST …/invocation and the read of a
+ * GET …/invocation/{id}. A batch of one runs the single-row statement; a
+ * batch the database refuses as a whole is retried one by one, so a bad item
+ * fails alone.
+ */
+export class InvocationBatches {
+  private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
+  private readonly reads: MicroBatch<InvocationKey, Found>;
+
+  constructor(db: Db) {
+    const appendOne = (row: QueuedInvocation) => invocationsStore.appendToOpenSession(db, { modelId: row.model_id, userId: row.user_id }, row);
+    const readOne = (key: InvocationKey) => invocationsStore.inSessionOfUser(db, key.sessionId, key.modelId, key.userId, key.id);
+    this.appends = new MicroBatch(
+      (rows) => (rows.length === 1 ? single(rows[0]!, appendOne) : invocationsStore.appendAllToOpenSessions(db, rows).catch(() => eachAlone(rows, appendOne))),
+      { maxInFlight: IN_FLIGHT },
+    );
+    this.reads = new MicroBatch(
+      (keys) => (keys.length === 1 ? single(keys[0]!, readOne) : invocationsStore.inSessionsOfUsers(db, keys).catch(() => eachAlone(keys, readOne))),
+      { maxInFlight: IN_FLIGHT },
+    );
+  }
+
+  /** Appends the row to its OPEN session of its user and model; undefined when the session refuses it. */
+  append(row: QueuedInvocation): Promise<InvocationRow | undefined> {
+    return this.appends.add(row);
+  }
+
+  /** The user's session of the model and the invocation in it; undefined when the session is not theirs. */
+  read(key: InvocationKey): Promise<Found> {
+    return this.reads.add(key);
+  }
+}
+
+async function single<I, O>(item: I, run: (item: I) => Promise<O>): Promise<O[]> {
+  return [await run(item)];
+}
