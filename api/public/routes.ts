@@ -13,6 +13,16 @@ export function publicRoutes(platform: Platform): Router {
   const member = authenticate(platform.authenticator)('workspace');
   const router = Router();
   const base = '/api/model/:modelCode/version/:modelVersion';
+  const invocationsPath = `${base}/session/:sessionId/invocation`;
+
+  // The hot paths first: express tries the routes in order.
+  router.post(invocationsPath, member, async (req, res) => {
+    res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
+  });
+  router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
+    res.json(await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId)));
+  });
+
 
   router.get('/api/model', member, async (_req, res) => {
     res.json(await catalog.list(principalOf(res)));
@@ -36,16 +46,9 @@ export function publicRoutes(platform: Platform): Router {
     res.json(await invocations.setSessionState(principalOf(res), ...session(req), req.query.state as 'OPEN' | 'CLOSED'));
   });
 
-  const invocationsPath = `${base}/session/:sessionId/invocation`;
   router.get(invocationsPath, member, async (req, res) => {
     const { items, total } = await invocations.list(principalOf(res), ...session(req), pageOf(req));
     sendPage(res, items, total);
-  });
-  router.post(invocationsPath, member, async (req, res) => {
-    res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
-  });
-  router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
-    res.json(await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId)));
   });
   router.get(`${invocationsPath}/:invocationId/check_progress`, member, async (req, res) => {
     const { status } = await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId));

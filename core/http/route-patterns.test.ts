@@ -12,6 +12,7 @@ describe('OpenAPI route patterns', () => {
     const again = pathToRegexp('/api/model/:code/version/:version', { sensitive: false, strict: false });
     expect(again).to.equal(first);
     expect(pathToRegexp('/api/model/:code/version/:version', { sensitive: true, strict: false })).to.not.equal(first);
+    expect(pathToRegexp('/api/model/:code/version/:version', { sensitive: false, strict: false, end: false })).to.not.equal(first);
     expect(first.keys.map((k) => k.name)).to.deep.equal(['code', 'version']);
     for (let i = 0; i < 2; i++) expect(first.regexp.exec('/api/model/iris/version/1')?.slice(1)).to.deep.equal(['iris', '1']);
     expect(first.regexp.exec('/api/model/iris')).to.equal(null);

@@ -22,7 +22,7 @@ export function memoizeValidatorRoutePatterns(): void {
   const compile = module.pathToRegexp;
   const compiled = new Map<string, unknown>();
   const memoized: PathToRegexpModule['pathToRegexp'] = (path, options) => {
-    const key = `${path}\u0000${JSON.stringify(options ?? {})}`;
+    const key = `${path}\u0000${optionsKey(options as Record<string, unknown> | undefined)}`;
     let result = compiled.get(key);
     if (result === undefined) {
       result = compile(path, options);
@@ -32,4 +32,12 @@ export function memoizeValidatorRoutePatterns(): void {
   };
   memoized.memoized = true;
   module.pathToRegexp = memoized;
+}
+
+/** The validator passes `{ sensitive, strict }` on every call: a short key for those, JSON for anything else. */
+function optionsKey(options: Record<string, unknown> | undefined): string {
+  if (!options) return '';
+  const keys = Object.keys(options);
+  if (keys.every((key) => key === 'sensitive' || key === 'strict')) return `${options.sensitive ? 's' : '-'}${options.strict ? 's' : '-'}`;
+  return JSON.stringify(options);
 }
