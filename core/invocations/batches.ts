@@ -5,7 +5,7 @@ import { invocationsStore, type InvocationKey, type InvocationRow, type QueuedIn
 // Batches in flight at once per kind. While they run, new calls gather into
 // the next batch (group commit): a busy server sends one statement per batch
 // instead of one per request, and wakes one database backend instead of many.
-const IN_FLIGHT = Number(process.env.MP_IN_FLIGHT ?? 2);
+const IN_FLIGHT = 2;
 
 type Found = { invocation: InvocationRow | undefined } | undefined;
 
