@@ -15,8 +15,8 @@ const claimable = (db: Db) => (q: Knex.QueryBuilder) =>
 
 /**
  * The executor's two writes per run, each grouped with the same writes of
- * other runs in the same event-loop turn (MicroBatch): one claim statement
- * for a burst of deliveries, one completion statement for a burst of answers.
+ * other runs (MicroBatch): one claim statement for a burst of deliveries, one
+ * completion statement for a burst of answers.
  */
 export class RunWrites {
   private readonly claims: MicroBatch<string, InvocationRow | undefined>;
@@ -26,8 +26,9 @@ export class RunWrites {
     private readonly db: Db,
     private readonly leaseMs: number,
   ) {
-    this.claims = new MicroBatch((ids) => this.claimAll(ids));
-    this.completions = new MicroBatch((items) => this.completeAll(items));
+    // One statement of each kind in flight: what arrives meanwhile goes in the next (group commit).
+    this.claims = new MicroBatch((ids) => this.claimAll(ids), { maxInFlight: 1 });
+    this.completions = new MicroBatch((items) => this.completeAll(items), { maxInFlight: 1 });
   }
 
   /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */

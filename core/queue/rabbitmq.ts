@@ -2,6 +2,7 @@ import amqp, { type ConfirmChannel, type ChannelModel, type ConsumeMessage } fro
 import type { Logger } from 'pino';
 import type { Consumer, Delivery, WorkQueue } from './queue.js';
 import { DELIVERY_LIMIT } from './queue.js';
+import { writeCoalescer } from './write-coalescer.js';
 
 export interface RabbitOptions {
   url: string;
@@ -38,6 +39,7 @@ export class RabbitQueue implements WorkQueue {
 
   async publish(ids: string[]): Promise<void> {
     const channel = await this.channel();
+    if (this.connection) writeCoalescer(this.connection)();
     // Each message's own confirm: concurrent publishers do not wait on one another's messages.
     await Promise.all(
       ids.map(
@@ -149,6 +151,7 @@ class RabbitConsumer implements Consumer {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
   private tag: { channel: import('amqplib').Channel; consumerTag: string } | undefined;
+  private coalesce: () => void = () => undefined;
 
   constructor(
     private readonly queue: RabbitQueue,
@@ -160,6 +163,7 @@ class RabbitConsumer implements Consumer {
   async subscribe(): Promise<void> {
     if (this.stopped) return;
     const connection = await this.queue.open();
+    this.coalesce = writeCoalescer(connection);
     const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'rabbitmq consumer channel error'));
     await channel.prefetch(this.concurrency);
@@ -174,9 +178,13 @@ class RabbitConsumer implements Consumer {
     // Quorum queues count earlier deliveries in x-delivery-count.
     const attempt = Number(message.properties.headers?.['x-delivery-count'] ?? 0) + 1;
     const run = this.handle(id, { attempt }).then(
-      () => channel.ack(message),
+      () => {
+        this.coalesce();
+        channel.ack(message);
+      },
       (error: unknown) => {
         this.logger.warn({ err: error, invocationId: id, attempt }, 'handler failed; message returned to the queue');
+        this.coalesce();
         channel.nack(message, false, true);
       },
     );

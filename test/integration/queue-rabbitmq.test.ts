@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import amqp from 'amqplib';
 import pino from 'pino';
+import net from 'node:net';
 import { RabbitQueue } from '../../core/queue/rabbitmq.js';
 import { DELIVERY_LIMIT } from '../../core/queue/queue.js';
 import { startExecutor } from '../../executor/start.js';
@@ -28,6 +29,15 @@ describe('RabbitMQ queue (real broker)', function () {
   let url: string;
   before(() => {
     url = requireEnv('TEST_AMQP_URL', 'rabbitmq');
+  });
+
+  it("finds amqplib's socket, which the write coalescer corks (not a silent no-op after an upgrade)", async () => {
+    const connection = await amqp.connect(url);
+    try {
+      expect((connection as unknown as { connection: { stream: unknown } }).connection.stream).to.be.instanceOf(net.Socket);
+    } finally {
+      await connection.close();
+    }
   });
 
   it('delivers confirmed, persistent messages and acks after the handler', async () => {
