@@ -18,6 +18,7 @@ import knexFactory from 'knex';
 import amqp from 'amqplib';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load } from './lib/load.js';
+import { withCpu } from './lib/cpu.js';
 import { renderTable, type BenchReport } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -100,6 +101,7 @@ async function main() {
       start('public', cli(['serve', 'public']), `${url(ports.public)}/readyz`),
     ]);
     for (const outcome of startup) if (outcome.status === 'rejected') throw outcome.reason;
+    const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
     const modelServer = model!;
     console.log(`bench: model server ${modelServer.label} on ${modelServer.url}`);
 
@@ -107,7 +109,7 @@ async function main() {
     const hello = async (before: string) => {
       console.log(`bench: (1) express hello, before ${before}`);
       await load({ url: `${url(ports.hello)}/hello`, connections: CONNECTIONS, durationSec: WARMUP_SEC });
-      return load({ url: `${url(ports.hello)}/hello`, connections: CONNECTIONS, durationSec: DURATION });
+      return withCpu(pidOf('hello'), () => load({ url: `${url(ports.hello)}/hello`, connections: CONNECTIONS, durationSec: DURATION }));
     };
 
     // (0) the floors: one database round trip, one durable broker hop.
@@ -130,7 +132,7 @@ async function main() {
     const loadSessions = await tenant.sessions(SESSIONS);
     await postLoad(loadSessions, undefined, WARMUP_SEC);
     const baselineForPost = await hello('(2)');
-    const postSaturated = await postLoad(loadSessions);
+    const postSaturated = await withCpu(pidOf('public'), () => postLoad(loadSessions));
     const postHalf = await postLoad(loadSessions, Math.max(1, Math.round(postSaturated.rps / 2)));
 
     const publicMemory = await memoryOf(url(ports.public));
@@ -142,7 +144,7 @@ async function main() {
       load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
     await getLoad(WARMUP_SEC);
     const baselineForGet = await hello('(3)');
-    const getSaturated = await getLoad(DURATION);
+    const getSaturated = await withCpu(pidOf('public'), () => getLoad(DURATION));
 
     // (5) executor throughput: it drains the backlog (2) left, against the model server's own maximum at the same concurrency.
     console.log('bench: (5) model server maximum, executor drain');

@@ -26,9 +26,9 @@ export class RunWrites {
     private readonly db: Db,
     private readonly leaseMs: number,
   ) {
-    // One statement of each kind in flight: what arrives meanwhile goes in the next (group commit).
-    this.claims = new MicroBatch((ids) => this.claimAll(ids), { maxInFlight: 1 });
-    this.completions = new MicroBatch((items) => this.completeAll(items), { maxInFlight: 1 });
+    // Two statements of each kind in flight: what arrives meanwhile goes in the next (group commit).
+    this.claims = new MicroBatch((ids) => this.claimAll(ids), { maxInFlight: 2 });
+    this.completions = new MicroBatch((items) => this.completeAll(items), { maxInFlight: 2 });
   }
 
   /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */

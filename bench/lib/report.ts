@@ -1,8 +1,8 @@
 // The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
 import type { LoadResult } from './load.js';
 
-/** The figures of one load run, as load() returns them. */
-export type Brief = LoadResult;
+/** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
+export type Brief = LoadResult & { cpuUsPerRequest?: number };
 
 export interface Throughput {
   completed: number;
@@ -56,6 +56,9 @@ const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const pct = (v: number) => `${(v * 100).toFixed(0)}%`;
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
 const lat = (b: { p50: number; p99: number }) => `${n1(b.p50)} / ${n1(b.p99)}`;
+/** The serving process's CPU per request, and how many times the baseline's that is. */
+const cpu = (b: Brief, baseline?: Brief) =>
+  b.cpuUsPerRequest === undefined ? '' : `${n0(b.cpuUsPerRequest)}${baseline?.cpuUsPerRequest ? ` (${n1(b.cpuUsPerRequest / baseline.cpuUsPerRequest)} ×)` : ''}`;
 
 /** Anything but 2xx in a load run, e.g. " (503: 12)"; empty when every answer was a success. */
 function failures(b: Brief): string {
@@ -71,6 +74,8 @@ const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)})` : '')
 /** A Markdown table, the same in the terminal, the JSON file and the README. */
 export function renderTable(r: BenchReport): string {
   const rows: string[][] = [];
+  // Cells: #, measure, value, latency, target, result; the server CPU per request goes after the latency where it was measured.
+  const push = (cells: string[], serverCpu = '') => rows.push([...cells.slice(0, 4), serverCpu, ...cells.slice(4)]);
   const postRatio = r.postSaturated.rps / r.baselineForPost.rps;
   const getRatio = r.getSaturated.rps / r.baselineForGet.rps;
   const executorRatio = r.executor.rps / r.modelMax.rps;
@@ -79,15 +84,15 @@ export function renderTable(r: BenchReport): string {
   const f = r.floors;
   const e2e = r.endToEndSaturation;
   const model = r.settings.modelServerLabel;
-  rows.push(['0', `floor: PostgreSQL \`select 1\` round trips (${r.settings.connections} clients, pool of 10)`, n0(f.postgres.rps), lat(f.postgres), '', '']);
-  rows.push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
-  rows.push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
-  rows.push(['1', 'express "hello" (baseline), measured just before (2)', n0(r.baselineForPost.rps) + failures(r.baselineForPost), lat(r.baselineForPost), '', '']);
-  rows.push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)]);
-  rows.push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
-  rows.push(['1', 'express "hello" (baseline), measured just before (3)', n0(r.baselineForGet.rps) + failures(r.baselineForGet), lat(r.baselineForGet), '', '']);
-  rows.push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, verdict(getRatio >= 0.5)]);
-  rows.push([
+  push(['0', `floor: PostgreSQL \`select 1\` round trips (${r.settings.connections} clients, pool of 10)`, n0(f.postgres.rps), lat(f.postgres), '', '']);
+  push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
+  push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
+  push(['1', 'express "hello" (baseline), measured just before (2)', n0(r.baselineForPost.rps) + failures(r.baselineForPost), lat(r.baselineForPost), '', ''], cpu(r.baselineForPost));
+  push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)], cpu(r.postSaturated, r.baselineForPost));
+  push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
+  push(['1', 'express "hello" (baseline), measured just before (3)', n0(r.baselineForGet.rps) + failures(r.baselineForGet), lat(r.baselineForGet), '', ''], cpu(r.baselineForGet));
+  push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, verdict(getRatio >= 0.5)], cpu(r.getSaturated, r.baselineForGet));
+  push([
     '4',
     `end-to-end capacity: POST at saturation with the executor running, ${n0(e2e.completed)} COMPLETED ÷ first 201 → last COMPLETED (${n1(e2e.seconds)} s)`,
     n0(e2e.rps) + failures(e2e.load) + errored(e2e),
@@ -95,7 +100,7 @@ export function renderTable(r: BenchReport): string {
     '',
     '',
   ]);
-  rows.push([
+  push([
     '4',
     `queued invocation, 201 → COMPLETED (server timestamps), ${n0(r.endToEnd.rate)}/s (50% of capacity)`,
     `${n0(r.endToEnd.count)} runs` + failures(r.endToEnd.load),
@@ -104,10 +109,10 @@ export function renderTable(r: BenchReport): string {
     verdict(p50Ok && p99Ok),
   ]);
   const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
-  rows.push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
-  rows.push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
-  rows.push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
-  rows.push([
+  push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
+  push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
+  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
+  push([
     '5',
     `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)`,
     n0(r.executor.rps) + errored(r.executor),
@@ -117,9 +122,9 @@ export function renderTable(r: BenchReport): string {
   ]);
   for (const [name, bytes] of Object.entries(r.rssBytes)) {
     const api = API_PROCESSES.includes(name);
-    rows.push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
+    push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
   }
-  const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'target', 'result'];
+  const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
   const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
