@@ -67,7 +67,7 @@ export class MicroBatch<I, O> {
   }
 }
 
-/** The output of a batch item that failed on its own (see `eachAlone`). */
+/** The output of a batch item that failed on its own (see `isolatingFailures`). */
 export class RejectedItem {
   constructor(readonly error: unknown) {}
 }
@@ -83,4 +83,19 @@ export function rejectItem(error: unknown): RejectedItem {
 export async function eachAlone<I, O>(items: I[], single: (item: I) => Promise<O>): Promise<Array<O | RejectedItem>> {
   const settled = await Promise.allSettled(items.map(single));
   return settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : rejectItem(outcome.reason)));
+}
+
+/**
+ * A batch run whose whole-batch failure is retried item by item, so a bad
+ * item fails alone and not its neighbours; a batch of one fails as it is.
+ */
+export function isolatingFailures<I, O>(many: (items: I[]) => Promise<O[]>): (items: I[]) => Promise<Array<O | RejectedItem>> {
+  return async (items) => {
+    try {
+      return await many(items);
+    } catch (error) {
+      if (items.length === 1) throw error;
+      return eachAlone(items, async (item) => (await many([item]))[0] as O);
+    }
+  };
 }

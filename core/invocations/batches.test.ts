@@ -54,8 +54,8 @@ describe('invocation batches: appends and reads of concurrent requests in one st
     const out = await invocationsStore.appendAllToOpenSessions(t.platform.db, rows);
     expect(out.map((row) => row?.id)).to.deep.equal([rows[0]!.id, rows[1]!.id, rows[2]!.id, undefined, undefined, rows[5]!.id]);
     expect(out.map((row) => row?.order)).to.deep.equal([0, 0, 1, undefined, undefined, 1]);
-    // The next single append continues each session's counter.
-    expect((await invocationsStore.appendToOpenSession(t.platform.db, { modelId, userId: owner.user.id }, queued(first, owner)))?.order).to.equal(2);
+    // A later append continues each session's counter.
+    expect((await invocationsStore.appendAllToOpenSessions(t.platform.db, [queued(first, owner)]))[0]?.order).to.equal(2);
     expect(await invocationsStore.countInSession(t.platform.db, closed)).to.equal(0);
   });
 

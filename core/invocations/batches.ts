@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js';
-import { MicroBatch, eachAlone } from '../db/micro-batch.js';
+import { MicroBatch, isolatingFailures } from '../db/micro-batch.js';
 import { invocationsStore, type InvocationKey, type InvocationRow, type QueuedInvocation } from './store.js';
 
 // Batches in flight at once per kind. While they run, new calls gather into
@@ -12,23 +12,20 @@ type Found = { invocation: InvocationRow | undefined } | undefined;
 /**
  * The two statements of the public API's hot paths, batched across
  * concurrent requests: the append of a POST …/invocation and the read of a
- * GET …/invocation/{id}. A batch of one runs the single-row statement; a
- * batch the database refuses as a whole is retried one by one, so a bad item
- * fails alone.
+ * GET …/invocation/{id}. Under light load a batch holds one call; a batch the
+ * database refuses as a whole is retried one by one, so a bad item fails alone.
  */
 export class InvocationBatches {
   private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
   private readonly reads: MicroBatch<InvocationKey, Found>;
 
   constructor(db: Db) {
-    const appendOne = (row: QueuedInvocation) => invocationsStore.appendToOpenSession(db, { modelId: row.model_id, userId: row.user_id }, row);
-    const readOne = (key: InvocationKey) => invocationsStore.inSessionOfUser(db, key.sessionId, key.modelId, key.userId, key.id);
     this.appends = new MicroBatch(
-      (rows) => (rows.length === 1 ? single(rows[0]!, appendOne) : invocationsStore.appendAllToOpenSessions(db, rows).catch(() => eachAlone(rows, appendOne))),
+      isolatingFailures((rows: QueuedInvocation[]) => invocationsStore.appendAllToOpenSessions(db, rows)),
       { maxInFlight: IN_FLIGHT },
     );
     this.reads = new MicroBatch(
-      (keys) => (keys.length === 1 ? single(keys[0]!, readOne) : invocationsStore.inSessionsOfUsers(db, keys).catch(() => eachAlone(keys, readOne))),
+      isolatingFailures((keys: InvocationKey[]) => invocationsStore.inSessionsOfUsers(db, keys)),
       { maxInFlight: IN_FLIGHT },
     );
   }
@@ -42,8 +39,4 @@ export class InvocationBatches {
   read(key: InvocationKey): Promise<Found> {
     return this.reads.add(key);
   }
-}
-
-async function single<I, O>(item: I, run: (item: I) => Promise<O>): Promise<O[]> {
-  return [await run(item)];
 }

@@ -71,8 +71,11 @@ export const sessionsStore = {
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
 
-/** SQL types of the insertable columns: INSERT … SELECT needs its parameters typed. */
-const INSERT_TYPES: Record<keyof NewInvocation, string> = {
+/** An invocation queued by a POST: the columns an append writes (the rest take their defaults). */
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at'>;
+
+/** The columns of an append and their SQL types, as jsonb_to_recordset reads them (`ord`: the item's place in the batch). */
+const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
   id: 'uuid',
   workspace_id: 'integer',
   session_id: 'uuid',
@@ -86,30 +89,9 @@ const INSERT_TYPES: Record<keyof NewInvocation, string> = {
   related_to: 'uuid',
   with_explanation: 'boolean',
   output_storage_key: 'text',
-  response: 'text',
-  completed_at: 'timestamptz',
 };
-
-/** An invocation queued by a POST: the columns a batched append writes (the rest take their defaults). */
-export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at'>;
-
-// Columns of a batched append, as jsonb_to_recordset reads them (`ord`: the item's place in the batch).
-const BATCH_COLUMNS: Array<keyof QueuedInvocation> = [
-  'id',
-  'workspace_id',
-  'session_id',
-  'user_id',
-  'model_id',
-  'type',
-  'request_type',
-  'body',
-  'status',
-  'model_key',
-  'related_to',
-  'with_explanation',
-  'output_storage_key',
-];
-const BATCH_RECORD = ['ord integer', ...BATCH_COLUMNS.map((column) => `${column} ${INSERT_TYPES[column]}`)].join(', ');
+const BATCH_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
+const BATCH_RECORD = ['ord integer', ...BATCH_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
 const BATCH_INSERT_COLUMNS = BATCH_COLUMNS.map((column) => `"${column}"`).join(', ');
 const BATCH_SELECT_COLUMNS = BATCH_COLUMNS.map((column) => `i."${column}"`).join(', ');
 
@@ -148,35 +130,12 @@ export interface InvocationKey {
 
 export const invocationsStore = {
   /**
-   * Appends an invocation to the caller's OPEN session in one statement: the
-   * session's `next_order` is taken under its row lock and the row inserted,
-   * atomically, without a transaction's extra round trips (the hot POST path).
-   * Undefined when the session is not the caller's, or not OPEN.
-   */
-  appendToOpenSession: async (db: Runner, owner: { modelId: number; userId: number }, row: NewInvocation) => {
-    const { session_id: sessionId, ...fields } = row;
-    const entries = Object.entries(fields).filter(([, value]) => value !== undefined) as Array<[keyof NewInvocation, unknown]>;
-    const session = db('sessions')
-      .where({ id: sessionId, model_id: owner.modelId, user_id: owner.userId, state: 'OPEN' })
-      .increment('next_order', 1)
-      .returning(['id', 'next_order']);
-    const values = db('s').select(
-      ...entries.map(([column, value]) => db.raw(`cast(? as ${INSERT_TYPES[column]})`, [value as never])),
-      db.raw('s.next_order - 1'),
-      's.id',
-    );
-    const columns = [...entries.map(([column]) => column), 'order', 'session_id'];
-    const rows = (await db
-      .with('s', session)
-      .insert(values)
-      .into(db.raw(`?? (${columns.map(() => '??').join(', ')})`, ['invocations', ...columns]))
-      .returning('*')) as InvocationRow[];
-    return rows[0];
-  },
-  /**
-   * `appendToOpenSession` for many rows in one statement; each row's session
-   * must be OPEN and belong to the row's user and model. One output per row,
-   * in order: the inserted row, or undefined when its session refused it.
+   * Appends invocations in one statement (the hot POST path, batched across
+   * requests), each to its OPEN session of its own user and model: the
+   * session's `next_order` is taken under its row lock and the rows inserted,
+   * atomically, without a transaction's extra round trips. One output per row,
+   * in order: the inserted row, or undefined when its session refused it (not
+   * the caller's, or not OPEN).
    */
   appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[]) => {
     const input = rows.map((row, ord) => ({ ord, ...row }));
@@ -184,7 +143,11 @@ export const invocationsStore = {
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return rows.map((row) => byId.get(row.id));
   },
-  /** `inSessionOfUser` for many keys in one query, one output per key, in order. */
+  /**
+   * The caller's session of that model and the invocation in it, for many keys in one query
+   * (the polling path, batched across requests): one output per key, in order, undefined when
+   * the session is not the caller's.
+   */
   inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
     const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
     const found = (await db.raw(READ_BATCH_SQL, [JSON.stringify(input)])).rows as Array<InvocationRow & { batch_ord: number; session_of_user: string }>;
@@ -194,16 +157,6 @@ export const invocationsStore = {
   insert: async (db: Runner, row: NewInvocation & { order: number }) =>
     (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
-  /** The caller's session of that model and the invocation in it, in one query: undefined when the session is not theirs. */
-  inSessionOfUser: async (db: Runner, sessionId: string, modelId: number, userId: number, id: string) => {
-    const row = (await db('sessions as s')
-      .leftJoin('invocations as i', (join) => join.on('i.session_id', 's.id').andOn('i.id', db.raw('?', [id])))
-      .where({ 's.id': sessionId, 's.model_id': modelId, 's.user_id': userId })
-      .first('s.id as session_of_user', 'i.*')) as (InvocationRow & { session_of_user: string }) | undefined;
-    if (!row) return undefined;
-    const { session_of_user: _session, ...invocation } = row;
-    return { invocation: invocation.id ? (invocation as InvocationRow) : undefined };
-  },
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
   listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
     db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),
