@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
+import { operationRoutes, type OperationRoutes } from '../../core/http/operations/routes.js';
 import type { Platform } from '../../core/platform.js';
 import { authenticate, principalOf } from '../../core/http/authenticate.js';
 import { pageOf, sendPage } from '../../core/http/pagination.js';
@@ -11,10 +12,10 @@ const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'u
 const intParam = (value: unknown) => Number(value);
 
 /** Routes of the auth server; handlers only translate HTTP to service calls. */
-export function authRoutes(platform: Platform): Router {
+export function authRoutes(platform: Platform): OperationRoutes {
   const { identity, config } = platform;
   const auth = authenticate(platform.authenticator);
-  const router = Router();
+  const router = operationRoutes();
 
   router.post('/api/auth/token/obtain', async (req, res) => {
     res.json(await identity.login.obtain(req.body, clientAddress(req)));
@@ -88,7 +89,7 @@ export function authRoutes(platform: Platform): Router {
   return router;
 }
 
-function mountTokenApi(router: Router, platform: Platform, auth: ReturnType<typeof authenticate>) {
+function mountTokenApi(router: OperationRoutes, platform: Platform, auth: ReturnType<typeof authenticate>) {
   const tokens = platform.identity.apiTokens;
   const ids = (req: Request) => [intParam(req.params.workspaceId), intParam(req.params.tokenId)] as const;
   router.get('/api/auth/workspace/:workspaceId/token', auth('any'), async (req, res) => {

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { OperationRoutes } from '../../core/http/operations/routes.js';
 import type { Platform } from '../../core/platform.js';
 import { authenticate, principalOf } from '../../core/http/authenticate.js';
 
@@ -7,7 +7,7 @@ import { authenticate, principalOf } from '../../core/http/authenticate.js';
  * past authentication; the service admits supervisors of the token's
  * workspace and staff users (who may hold a token without a workspace).
  */
-export function mountMetricRoutes(router: Router, platform: Platform): void {
+export function mountMetricRoutes(router: OperationRoutes, platform: Platform): void {
   const { metrics } = platform.services;
   const signedIn = authenticate(platform.authenticator)('any');
 

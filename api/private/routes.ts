@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
+import { operationRoutes, type OperationRoutes } from '../../core/http/operations/routes.js';
 import type { Platform } from '../../core/platform.js';
 import { authenticate, principalOf } from '../../core/http/authenticate.js';
 import { pageOf, sendPage } from '../../core/http/pagination.js';
@@ -8,12 +9,12 @@ import { mountMetricRoutes } from './metrics.routes.js';
 const param = (req: Request, name: string) => String(req.params[name]);
 
 /** Routes of the private server: models, deployments, storage and supervisors' uploads. */
-export function privateRoutes(platform: Platform): Router {
+export function privateRoutes(platform: Platform): OperationRoutes {
   const { models, deployments, storage, uploads } = platform.services;
   const auth = authenticate(platform.authenticator);
   const supervisor = auth('supervisor');
   const member = auth('workspace');
-  const router = Router();
+  const router = operationRoutes();
 
   router.post('/api/platform_model', supervisor, async (req, res) => {
     res.status(201).json(await models.register(principalOf(res), req.body));

@@ -1,4 +1,5 @@
-import { Router, type Request } from 'express';
+import type { Request } from 'express';
+import { operationRoutes, type OperationRoutes } from '../../core/http/operations/routes.js';
 import type { Platform } from '../../core/platform.js';
 import { authenticate, principalOf } from '../../core/http/authenticate.js';
 import { pageOf, sendPage } from '../../core/http/pagination.js';
@@ -8,10 +9,10 @@ const model = (req: Request) => [String(req.params.modelCode), String(req.params
 const session = (req: Request) => [...model(req), String(req.params.sessionId)] as const;
 
 /** Routes of the public server: models, sessions, invocations, feedback, member uploads. */
-export function publicRoutes(platform: Platform): Router {
+export function publicRoutes(platform: Platform): OperationRoutes {
   const { catalog, invocations, uploads } = platform.services;
   const member = authenticate(platform.authenticator)('workspace');
-  const router = Router();
+  const router = operationRoutes();
   const base = '/api/model/:modelCode/version/:modelVersion';
   const invocationsPath = `${base}/session/:sessionId/invocation`;
 

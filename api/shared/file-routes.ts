@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
-import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import type { OperationRoutes } from '../../core/http/operations/routes.js';
 import { principalOf } from '../../core/http/authenticate.js';
 import { receiveFile } from '../../core/http/multipart.js';
 import { contentDisposition } from '../../core/storage/file-names.js';
@@ -9,7 +10,7 @@ import type { UploadsService, FileStream } from '../../core/files/uploads.servic
  * The upload flow and downloads, mounted on the private server (supervisors)
  * and the public server (members) with the guard each one needs.
  */
-export function mountFileRoutes(router: Router, uploads: UploadsService, guard: RequestHandler): void {
+export function mountFileRoutes(router: OperationRoutes, uploads: UploadsService, guard: RequestHandler): void {
   const key = (req: Request) => String(req.params.storage_key);
 
   router.post('/api/storage/:storage_key/files/request_upload', guard, async (req, res) => {

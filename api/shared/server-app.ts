@@ -1,4 +1,5 @@
 import type { Express, Router } from 'express';
+import type { OperationRoutes } from '../../core/http/operations/routes.js';
 import type { Platform } from '../../core/platform.js';
 import { createHttpApp } from '../../core/http/app.js';
 import type { OpenApiDocument } from '../../core/http/openapi.js';
@@ -7,7 +8,7 @@ import { pingDatabase } from '../../core/db/database.js';
 export type ServerName = 'auth' | 'private' | 'public';
 
 /** One of the three HTTP servers: the common app with the platform's limits, readiness and metrics. */
-export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: Router; extra?: Router }): Express {
+export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: OperationRoutes; extra?: Router }): Express {
   const { config } = platform;
   return createHttpApp({
     name,

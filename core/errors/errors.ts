@@ -56,6 +56,12 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+export class MethodNotAllowedError extends AppError {
+  constructor(allowed: string[]) {
+    super(405, 'method_not_allowed', 'Method not allowed.', undefined, { Allow: allowed.join(', ') });
+  }
+}
+
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {
     super(415, 'unsupported_media_type', message);

@@ -1,18 +1,20 @@
-import express, { type Express, type Router } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
+import express, { type Express, type RequestHandler, type Router } from 'express';
 import type { Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
 import type { MetricsHandler } from '../metrics/exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { inFlightLimit, rejectDeepJson } from './limits.js';
 import { requestLog } from './request-log.js';
-import { memoizeValidatorRoutePatterns } from './route-patterns.js';
+import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
+import { serveOperations } from './operations/serve.js';
+import type { OperationRoutes } from './operations/routes.js';
 
 export interface HttpAppOptions {
   name: string;
   logger: Logger;
   openApi: OpenApiDocument;
-  routes: Router;
+  /** The handlers of the document's operations. */
+  routes: OperationRoutes;
   maxBodyBytes: number;
   trustProxy: string;
   validateResponses: boolean;
@@ -44,55 +46,44 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', parseTrustProxy(options.trustProxy));
   app.set('query parser', 'simple');
 
+  app.response.json = leanJson;
+
   // Request lines are made of fixed fields (id, method, path, status, time, address), never a
   // credential: their logger skips the redaction pass, which cost more than the line itself.
-  app.use(requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS));
-  app.use((req, res, next) => {
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Cache-Control', 'no-store');
-    // One route per resource: `/x/` is `/x` (the spec writes both forms).
-    if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
-    next();
-  });
-
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', async (_req, res) => {
-    try {
-      await options.ready();
-      res.json({ status: 'ready' });
-    } catch (error) {
-      res.status(503).json({ status: 'unavailable', message: (error as Error).message });
-    }
-  });
-  if (options.metrics) app.get('/metrics', options.metrics);
+  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS);
   const published = structuredClone(options.openApi);
-  app.get('/openapi.json', (_req, res) => {
-    res.json(published);
+  const probes = fixedEndpoints({
+    '/healthz': (_req, res) => void res.json({ status: 'ok' }),
+    '/readyz': async (_req, res) => {
+      try {
+        await options.ready();
+        res.json({ status: 'ready' });
+      } catch (error) {
+        res.status(503).json({ status: 'unavailable', message: (error as Error).message });
+      }
+    },
+    ...(options.metrics ? { '/metrics': options.metrics } : {}),
+    '/openapi.json': (_req, res) => void res.json(published),
   });
-  // Health, metrics and the document above always answer; everything below is shed under overload.
-  app.use(inFlightLimit(options.maxInFlight ?? 0));
+  // Probes, metrics and the document always answer; everything after them is shed under overload.
+  app.use(inTurn(log, commonHeaders, probes, inFlightLimit(options.maxInFlight ?? 0)));
   if (options.extra) app.use(options.extra);
-
-  app.use(express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) }));
-  app.use(express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 }));
-  memoizeValidatorRoutePatterns();
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec: structuredClone(options.openApi) as never,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
-      validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-      validateSecurity: false,
-      fileUploader: false,
-      validateFormats: true,
-    }),
-  );
-  app.use(options.routes);
+  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) });
+  const form = express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 });
+  app.use(whenBody(inTurn(json, form)));
+  app.use(serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses }));
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));
   return app;
 }
+
+const commonHeaders: RequestHandler = (req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+  // One route per resource: `/x/` is `/x` (the spec writes both forms).
+  if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
+  next();
+};
 
 function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true') return true;

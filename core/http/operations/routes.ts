@@ -1,0 +1,58 @@
+import type { RequestHandler } from 'express';
+
+/**
+ * The handlers of a server's documented operations, registered the way express
+ * routes are (`routes.get('/api/model/:modelCode', guard, handler)`), but bound
+ * to the OpenAPI document's operations instead of matched again by a router:
+ * `serveOperations` checks, at start-up, that every operation has handlers and
+ * every handler an operation.
+ */
+export class OperationRoutes {
+  readonly entries: Array<{ method: string; path: string; handlers: RequestHandler[] }> = [];
+
+  get(path: string, ...handlers: RequestHandler[]): this {
+    return this.add('get', path, handlers);
+  }
+  post(path: string, ...handlers: RequestHandler[]): this {
+    return this.add('post', path, handlers);
+  }
+  put(path: string, ...handlers: RequestHandler[]): this {
+    return this.add('put', path, handlers);
+  }
+  patch(path: string, ...handlers: RequestHandler[]): this {
+    return this.add('patch', path, handlers);
+  }
+  delete(path: string, ...handlers: RequestHandler[]): this {
+    return this.add('delete', path, handlers);
+  }
+
+  private add(method: string, expressPath: string, handlers: RequestHandler[]): this {
+    // `/x/:id` is the document's `/x/{id}`.
+    this.entries.push({ method, path: expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}'), handlers });
+    return this;
+  }
+}
+
+export const operationRoutes = () => new OperationRoutes();
+
+/**
+ * Runs an operation's handlers in turn, as an express route does: `next()` goes
+ * on, `next(error)` and a rejected promise go to the error middleware, and
+ * `next()` after the last handler goes to what follows (the 404).
+ */
+export function runHandlers(handlers: readonly RequestHandler[], req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], done: (error?: unknown) => void): void {
+  let index = 0;
+  const next = (error?: unknown): void => {
+    if (error === 'route' || error === 'router') return done();
+    if (error) return done(error);
+    const handler = handlers[index++];
+    if (!handler) return done();
+    try {
+      const result = handler(req, res, next) as unknown;
+      if (result instanceof Promise) result.then(undefined, (reason: unknown) => next(reason ?? new Error('A handler rejected without a reason.')));
+    } catch (thrown) {
+      next(thrown);
+    }
+  };
+  next();
+}
