@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import type { Knex } from 'knex';
 import type { Db, Tx } from '../core/db/database.js';
 import { invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
@@ -9,70 +8,97 @@ import { MicroBatch } from '../core/db/micro-batch.js';
 // still being IN_PROGRESS under this claim (same `attempts`), so a worker whose
 // lease was taken over can never overwrite the new owner's result.
 
-/** Whether a row may be claimed: QUEUED, or IN_PROGRESS under a lease that ran out (its worker vanished). */
-const claimable = (db: Db) => (q: Knex.QueryBuilder) =>
-  q.where({ status: 'QUEUED' }).orWhere((q2) => q2.where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now()));
+type RunWrite = { claim: string } | { complete: { row: InvocationRow; response: string } };
 
 /**
- * The executor's two writes per run, each grouped with the same writes of
- * other runs (MicroBatch): one claim statement for a burst of deliveries, one
- * completion statement for a burst of answers.
+ * One statement for a burst of the executor's two writes per run: claims
+ * (QUEUED, or IN_PROGRESS under a lease that ran out, → IN_PROGRESS under a new
+ * lease) and completions (IN_PROGRESS under this claim → COMPLETED). The
+ * claimed rows come back whole, the completed ones as `completed_id`.
+ */
+const WRITE_BATCH_SQL = `
+with claimed as (
+  update invocations as i
+     set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = ?::timestamptz, attempts = i.attempts + 1
+   where i.id = any(?::uuid[])
+     and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
+  returning i.*
+), completed as (
+  update invocations as i
+     set status = 'COMPLETED', response = v.response, error = null, lease_expires_at = null, completed_at = now()
+    from unnest(?::uuid[], ?::int[], ?::text[]) as v(id, attempts, response)
+   where i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS'
+  returning i.id
+)
+select claimed.*, null::uuid as completed_id from claimed
+union all
+select (null::invocations).*, completed.id from completed`;
+
+/**
+ * The executor's two writes per run, grouped with those of other runs
+ * (MicroBatch): while one statement runs, the claims of new deliveries and the
+ * completions of finished runs gather, and go together in the next.
  */
 export class RunWrites {
-  private readonly claims: MicroBatch<string, InvocationRow | undefined>;
-  private readonly completions: MicroBatch<{ row: InvocationRow; response: string }, boolean>;
+  private readonly batch: MicroBatch<RunWrite, InvocationRow | boolean | undefined>;
 
   constructor(
     private readonly db: Db,
     private readonly leaseMs: number,
   ) {
-    // Two statements of each kind in flight: what arrives meanwhile goes in the next (group commit).
-    this.claims = new MicroBatch((ids) => this.claimAll(ids), { maxInFlight: 2 });
-    this.completions = new MicroBatch((items) => this.completeAll(items), { maxInFlight: 2 });
+    this.batch = new MicroBatch((writes) => this.writeAll(writes), { maxInFlight: 1 });
   }
 
   /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */
-  claim(id: string): Promise<InvocationRow | undefined> {
-    return this.claims.add(id);
+  async claim(id: string): Promise<InvocationRow | undefined> {
+    return (await this.batch.add({ claim: id })) as InvocationRow | undefined;
   }
 
   /** COMPLETED with the response, when nothing is to be queued after it; false when the claim was lost. */
-  complete(row: InvocationRow, response: string): Promise<boolean> {
-    return this.completions.add({ row, response });
+  async complete(row: InvocationRow, response: string): Promise<boolean> {
+    return (await this.batch.add({ complete: { row, response } })) as boolean;
   }
 
-  private async claimAll(ids: string[]): Promise<Array<InvocationRow | undefined>> {
-    const rows = (await this.db('invocations')
-      .whereIn('id', [...new Set(ids)])
-      .where(claimable(this.db))
-      .update({ status: 'IN_PROGRESS', started_at: this.db.fn.now(), lease_expires_at: new Date(Date.now() + this.leaseMs), attempts: this.db.raw('attempts + 1') })
-      .returning('*')) as InvocationRow[];
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    // A message delivered twice in one batch runs once: only the first caller gets the row.
-    return ids.map((id) => {
-      const row = byId.get(id);
-      byId.delete(id);
+  private async writeAll(writes: RunWrite[]): Promise<Array<InvocationRow | boolean | undefined>> {
+    const claims = writes.flatMap((write) => ('claim' in write ? [write.claim] : []));
+    const completions = writes.flatMap((write) => ('complete' in write ? [write.complete] : []));
+    // A row both claimed (a redelivery, its lease run out) and completed here would be updated twice by one
+    // statement, which PostgreSQL does not order: those go one after the other.
+    const claimed = new Set(claims);
+    if (completions.some(({ row }) => claimed.has(row.id))) {
+      const first = await this.statement(claims, []);
+      const second = await this.statement([], completions);
+      return this.outputs(writes, first.claimed, second.completed);
+    }
+    const { claimed: rows, completed } = await this.statement(claims, completions);
+    return this.outputs(writes, rows, completed);
+  }
+
+  private async statement(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
+    const result = (await this.db.raw(WRITE_BATCH_SQL, [
+      new Date(Date.now() + this.leaseMs),
+      [...new Set(claims)],
+      completions.map(({ row }) => row.id),
+      completions.map(({ row }) => row.attempts),
+      completions.map(({ response }) => response),
+    ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
+    const claimed = new Map<string, InvocationRow>();
+    const completed = new Set<string>();
+    for (const { completed_id: completedId, ...row } of result.rows) {
+      if (completedId) completed.add(completedId);
+      else claimed.set(row.id, row as InvocationRow);
+    }
+    return { claimed, completed };
+  }
+
+  private outputs(writes: RunWrite[], claimed: Map<string, InvocationRow>, completed: Set<string>): Array<InvocationRow | boolean | undefined> {
+    return writes.map((write) => {
+      if ('complete' in write) return completed.has(write.complete.row.id);
+      // A message delivered twice in one batch runs once: only the first caller gets the row.
+      const row = claimed.get(write.claim);
+      claimed.delete(write.claim);
       return row;
     });
-  }
-
-  private async completeAll(items: Array<{ row: InvocationRow; response: string }>): Promise<boolean[]> {
-    const db = this.db;
-    const done = (await db('invocations as i')
-      .update({ status: 'COMPLETED', response: db.ref('v.response'), error: null, lease_expires_at: null, completed_at: db.fn.now() })
-      .updateFrom(
-        db.raw('unnest(?::uuid[], ?::int[], ?::text[]) as v(id, attempts, response)', [
-          items.map((item) => item.row.id),
-          items.map((item) => item.row.attempts),
-          items.map((item) => item.response),
-        ]),
-      )
-      .where('i.id', db.ref('v.id'))
-      .where('i.attempts', db.ref('v.attempts'))
-      .where('i.status', 'IN_PROGRESS')
-      .returning('i.id')) as Array<{ id: string }>;
-    const completed = new Set(done.map((row) => row.id));
-    return items.map((item) => completed.has(item.row.id));
   }
 }
 

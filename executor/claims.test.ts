@@ -1,0 +1,87 @@
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import { startTestPlatform, unique, type TestPlatform } from '../test/support/platform.js';
+import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../test/support/fixtures.js';
+import type { DemoModelServer } from '../demo/model-server/server.js';
+import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
+import { RunWrites } from './claims.js';
+
+describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
+  let t: TestPlatform;
+  let demo: DemoModelServer & { url: string };
+  let owner: Tenant;
+  let sessionId: string;
+  let modelId: number;
+  const version = unique('v');
+
+  before(async () => {
+    t = await startTestPlatform();
+    demo = await startDemoModelServer(version);
+    owner = await tenant(t);
+    await demoDeployment(t.private, owner.token, demo.url);
+    const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
+    expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) })).status).to.equal(201);
+    modelId = ((await t.platform.db('models').where({ model_code: 'iris-classifier', version }).first('id')) as { id: number }).id;
+    sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+  });
+  after(async () => {
+    await demo.close();
+    await t.close();
+  });
+
+  const queue = async (n: number): Promise<string[]> => {
+    const rows = Array.from({ length: n }, () => ({
+      id: crypto.randomUUID(),
+      workspace_id: owner.ws.id,
+      session_id: sessionId,
+      user_id: owner.user.id,
+      model_id: modelId,
+      type: 'PREDICT' as const,
+      request_type: 'FEATURES' as const,
+      body: IRIS,
+      status: 'QUEUED' as const,
+      model_key: '',
+      related_to: null,
+      with_explanation: false,
+      output_storage_key: null,
+    }));
+    return (await invocationsStore.appendAllToOpenSessions(t.platform.db, rows)).map((row) => row!.id);
+  };
+  const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
+
+  it('claims a burst of deliveries at once: each row once, a duplicate delivery gets nothing', async () => {
+    const writes = new RunWrites(t.platform.db, 60_000);
+    const ids = await queue(3);
+    const claimed = await Promise.all([...ids, ids[0]!].map((id) => writes.claim(id)));
+    expect(claimed.map((row) => row?.id)).to.deep.equal([...ids, undefined]);
+    for (const row of claimed.slice(0, 3)) expect(row).to.include({ status: 'IN_PROGRESS', attempts: 1 });
+    expect(claimed[0]!.started_at).to.be.instanceOf(Date);
+    // Claimed rows are held under a live lease: a second claim gets nothing.
+    expect(await writes.claim(ids[1]!)).to.equal(undefined);
+  });
+
+  it('completes finished runs and claims new deliveries in the same statement', async () => {
+    const writes = new RunWrites(t.platform.db, 60_000);
+    const [a, b, c] = await queue(3);
+    const rowA = (await writes.claim(a!))!;
+    const rowB = (await writes.claim(b!))!;
+    const [doneA, rowC, doneStale] = await Promise.all([writes.complete(rowA, '{"ok":1}'), writes.claim(c!), writes.complete({ ...rowB, attempts: rowB.attempts + 5 }, 'lost')]);
+    expect(doneA).to.equal(true);
+    expect(rowC).to.include({ id: c, status: 'IN_PROGRESS' });
+    expect(doneStale, 'a completion under another claim').to.equal(false);
+    expect(await stored(a!)).to.include({ status: 'COMPLETED', response: '{"ok":1}', lease_expires_at: null });
+    expect((await stored(a!)).completed_at).to.be.instanceOf(Date);
+    expect(await stored(b!)).to.include({ status: 'IN_PROGRESS', attempts: 1 });
+  });
+
+  it('orders a completion and a takeover of the same row that meet in one batch: the takeover wins, the old claim is lost', async () => {
+    const writes = new RunWrites(t.platform.db, 60_000);
+    const [id] = await queue(1);
+    const first = (await writes.claim(id!))!;
+    await t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1000) });
+    const [completed, takeover] = await Promise.all([writes.complete(first, 'late'), writes.claim(id!)]);
+    expect(takeover).to.include({ id, status: 'IN_PROGRESS', attempts: 2 });
+    expect(completed).to.equal(false);
+    expect(await stored(id!)).to.include({ status: 'IN_PROGRESS', attempts: 2 });
+  });
+});
