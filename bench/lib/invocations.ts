@@ -53,12 +53,13 @@ export async function throughput(db: Knex, sessionIds: string[], from: 'created_
   return { completed: row.completed, failed: row.failed, seconds, rps: row.completed / seconds };
 }
 
-const LEGS = ['queued', 'delivered', 'ran'] as const;
+const LEGS = ['queued', 'ran'] as const;
 
 /**
  * 201 → COMPLETED of the completed invocations of `sessionIds` (ms), and where
- * the time goes: commit → published by the relay (queued), → claimed by the
- * executor (delivered), → committed COMPLETED (ran).
+ * the time goes: append → claimed by an executor (queued: commit, broker hop,
+ * claim), → committed COMPLETED (ran: the model call and the completion).
+ * (`published_at` is not a leg: marks are written in gathered batches.)
  */
 export async function latencies(db: Knex, sessionIds: string[]) {
   const rows = (await db('invocations')
@@ -66,8 +67,7 @@ export async function latencies(db: Knex, sessionIds: string[]) {
     .where({ status: 'COMPLETED' })
     .select(
       db.raw('extract(epoch from completed_at - created_at) * 1000 as total'),
-      db.raw('extract(epoch from published_at - created_at) * 1000 as queued'),
-      db.raw('extract(epoch from started_at - published_at) * 1000 as delivered'),
+      db.raw('extract(epoch from started_at - created_at) * 1000 as queued'),
       db.raw('extract(epoch from completed_at - started_at) * 1000 as ran'),
     )) as Array<Record<'total' | (typeof LEGS)[number], string>>;
   const column = (name: 'total' | (typeof LEGS)[number]) => rows.map((row) => Number(row[name])).sort((a, b) => a - b);

@@ -50,6 +50,21 @@ describe('micro batch', () => {
     expect(sizes).to.deep.equal([1, 3]);
   });
 
+  it('gathers for gatherMs before a batch runs, and drain runs what is pending at once', async () => {
+    const batches: number[][] = [];
+    const batch = new MicroBatch<number, number>(async (items) => (batches.push(items), items), { gatherMs: 30 });
+    const first = batch.add(1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const second = batch.add(2);
+    expect(batches).to.deep.equal([]);
+    expect(await Promise.all([first, second])).to.deep.equal([1, 2]);
+    expect(batches).to.deep.equal([[1, 2]]);
+    const pending = batch.add(3);
+    await batch.drain();
+    expect(batches).to.deep.equal([[1, 2], [3]]);
+    expect(await pending).to.equal(3);
+  });
+
   it('fails only the item whose output is rejected, and eachAlone isolates a bad item', async () => {
     const batch = new MicroBatch<number, number>(async (items) => items.map((n) => (n < 0 ? rejectItem(new Error(`bad ${n}`)) : n)));
     const results = await Promise.allSettled([batch.add(1), batch.add(-2), batch.add(3)]);

@@ -8,21 +8,36 @@
  */
 export class MicroBatch<I, O> {
   private pending: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
-  private scheduled = false;
+  private scheduled: NodeJS.Immediate | NodeJS.Timeout | undefined;
   private inFlight = 0;
+  private readonly running = new Set<Promise<void>>();
   private readonly maxItems: number;
   private readonly maxInFlight: number;
+  private readonly gatherMs: number;
 
   /**
    * `run` gets the items of one batch and returns one output per item, in
    * order; an output made by `rejectItem` fails that item's caller alone.
+   * `gatherMs`: for writes nobody waits on, a batch gathers for that long
+   * before it runs, so under light load too it holds many calls.
    */
   constructor(
     private readonly run: (items: I[]) => Promise<Array<O | RejectedItem>>,
-    options: { maxItems?: number; maxInFlight?: number } = {},
+    options: { maxItems?: number; maxInFlight?: number; gatherMs?: number } = {},
   ) {
     this.maxItems = options.maxItems ?? 100;
     this.maxInFlight = options.maxInFlight ?? Infinity;
+    this.gatherMs = options.gatherMs ?? 0;
+  }
+
+  /** Runs what is pending now, without waiting for the gathering, and resolves when no batch runs. */
+  async drain(): Promise<void> {
+    this.unschedule();
+    while (this.pending.length || this.running.size) {
+      this.flush();
+      await Promise.allSettled([...this.running]);
+    }
+    this.unschedule();
   }
 
   add(item: I): Promise<O> {
@@ -35,18 +50,25 @@ export class MicroBatch<I, O> {
 
   private schedule(): void {
     if (this.scheduled || !this.pending.length) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
+    const go = () => {
+      this.scheduled = undefined;
       this.flush();
-    });
+    };
+    this.scheduled = this.gatherMs > 0 ? setTimeout(go, this.gatherMs) : setImmediate(go);
+  }
+
+  private unschedule(): void {
+    if (this.scheduled === undefined) return;
+    clearTimeout(this.scheduled as NodeJS.Timeout);
+    clearImmediate(this.scheduled as NodeJS.Immediate);
+    this.scheduled = undefined;
   }
 
   private flush(): void {
     while (this.pending.length && this.inFlight < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxItems);
       this.inFlight += 1;
-      this.run(batch.map((entry) => entry.item))
+      const running: Promise<void> = this.run(batch.map((entry) => entry.item))
         .then(
           (outputs) =>
             batch.forEach((entry, index) => {
@@ -58,8 +80,10 @@ export class MicroBatch<I, O> {
         )
         .finally(() => {
           this.inFlight -= 1;
+          this.running.delete(running);
           this.schedule();
         });
+      this.running.add(running);
       // A partial batch: what arrives in this turn still joins the next one.
       if (this.pending.length < this.maxItems) break;
     }
