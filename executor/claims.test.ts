@@ -5,6 +5,10 @@ import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelSe
 import type { DemoModelServer } from '../demo/model-server/server.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import { RunWrites } from './claims.js';
+import { OutboxRelay } from '../core/invocations/relay.js';
+import { MemoryQueue } from '../core/queue/memory.js';
+import { createLogger } from '../core/logging/logger.js';
+import { usingPostgres } from '../test/support/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
   let t: TestPlatform;
@@ -83,5 +87,25 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     expect(takeover).to.include({ id, status: 'IN_PROGRESS', attempts: 2 });
     expect(completed).to.equal(false);
     expect(await stored(id!)).to.include({ status: 'IN_PROGRESS', attempts: 2 });
+  });
+
+  it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
+    // PGlite has one connection: a held lock there blocks every other statement (PostgreSQL only).
+    if (!usingPostgres()) this.skip();
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+    const [held, free] = await queue(2);
+    const trx = await t.platform.db.transaction();
+    try {
+      await trx('invocations').where({ id: held }).forUpdate().first('id');
+      relay.dispatch(held!);
+      relay.dispatch(free!);
+      const stopped = relay.stop().then(() => 'drained');
+      const waited = new Promise((resolve) => setTimeout(() => resolve('blocked'), 3000));
+      expect(await Promise.race([stopped, waited])).to.equal('drained');
+    } finally {
+      await trx.commit();
+    }
+    expect((await stored(free!)).published_at).to.be.instanceOf(Date);
+    expect((await stored(held!)).published_at).to.equal(null);
   });
 });

@@ -74,10 +74,12 @@ export class RunWrites {
     return this.outputs(writes, rows, completed);
   }
 
-  private async statement(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
+  private async statement(claims: string[], unordered: Array<{ row: InvocationRow; response: string }>) {
+    // Rows in id order, as the claims' index scan takes them: two executors' statements lock in the same order.
+    const completions = [...unordered].sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
     const result = (await this.db.raw(WRITE_BATCH_SQL, [
       new Date(Date.now() + this.leaseMs),
-      [...new Set(claims)],
+      [...new Set(claims)].sort(),
       completions.map(({ row }) => row.id),
       completions.map(({ row }) => row.attempts),
       completions.map(({ response }) => response),

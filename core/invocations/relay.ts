@@ -162,8 +162,14 @@ export class OutboxRelay {
     });
   }
 
+  /**
+   * Rows an executor holds locked (claiming or completing them) are skipped, not
+   * waited for: a mark must never stall, or deadlock with, the run path. A
+   * skipped row is past QUEUED by then, and the relay only ever sends QUEUED rows.
+   */
   private async markDispatched(ids: string[]): Promise<void[]> {
-    await this.db('invocations').whereIn('id', ids).whereNull('published_at').update({ published_at: this.db.fn.now() });
+    const free = this.db('invocations').whereIn('id', ids).whereNull('published_at').forUpdate().skipLocked().select('id');
+    await this.db('invocations').whereIn('id', free).update({ published_at: this.db.fn.now() });
     return ids.map(() => undefined);
   }
 
