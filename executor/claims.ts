@@ -46,7 +46,9 @@ export class RunWrites {
     private readonly db: Db,
     private readonly leaseMs: number,
   ) {
-    this.batch = new MicroBatch((writes) => this.writeAll(writes), { maxInFlight: 1 });
+    // Two statements in flight: a claim rarely waits behind a running batch (latency), and what arrives
+    // meanwhile still goes together (one wake-up of the database for many runs).
+    this.batch = new MicroBatch((writes) => this.writeAll(writes), { maxInFlight: 2 });
   }
 
   /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */
