@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../test/support/platform.js';
-import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../test/support/fixtures.js';
+import { queuedPredict, registeredIris, startDemoModelServer, tenant, type Tenant } from '../test/support/fixtures.js';
 import type { DemoModelServer } from '../demo/model-server/server.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import { RunWrites } from './claims.js';
@@ -22,10 +21,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     t = await startTestPlatform();
     demo = await startDemoModelServer(version);
     owner = await tenant(t);
-    await demoDeployment(t.private, owner.token, demo.url);
-    const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
-    expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) })).status).to.equal(201);
-    modelId = ((await t.platform.db('models').where({ model_code: 'iris-classifier', version }).first('id')) as { id: number }).id;
+    modelId = await registeredIris(t, owner, demo.url, version);
     sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
   });
   after(async () => {
@@ -34,21 +30,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   const queue = async (n: number): Promise<string[]> => {
-    const rows = Array.from({ length: n }, () => ({
-      id: crypto.randomUUID(),
-      workspace_id: owner.ws.id,
-      session_id: sessionId,
-      user_id: owner.user.id,
-      model_id: modelId,
-      type: 'PREDICT' as const,
-      request_type: 'FEATURES' as const,
-      body: IRIS,
-      status: 'QUEUED' as const,
-      model_key: '',
-      related_to: null,
-      with_explanation: false,
-      output_storage_key: null,
-    }));
+    const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
     return (await invocationsStore.appendAllToOpenSessions(t.platform.db, rows)).map((row) => row!.id);
   };
   const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;

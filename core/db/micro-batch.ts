@@ -9,7 +9,7 @@
 export class MicroBatch<I, O> {
   private pending: Array<{ item: I; resolve: (value: O) => void; reject: (error: unknown) => void }> = [];
   private scheduled: NodeJS.Immediate | NodeJS.Timeout | undefined;
-  private inFlight = 0;
+  /** The batches running now. */
   private readonly running = new Set<Promise<void>>();
   private readonly maxItems: number;
   private readonly maxInFlight: number;
@@ -65,9 +65,8 @@ export class MicroBatch<I, O> {
   }
 
   private flush(): void {
-    while (this.pending.length && this.inFlight < this.maxInFlight) {
+    while (this.pending.length && this.running.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxItems);
-      this.inFlight += 1;
       const running: Promise<void> = this.run(batch.map((entry) => entry.item))
         .then(
           (outputs) =>
@@ -79,7 +78,6 @@ export class MicroBatch<I, O> {
           (error: unknown) => batch.forEach((entry) => entry.reject(error)),
         )
         .finally(() => {
-          this.inFlight -= 1;
           this.running.delete(running);
           this.schedule();
         });
@@ -87,7 +85,7 @@ export class MicroBatch<I, O> {
       // A partial batch: what arrives in this turn still joins the next one.
       if (this.pending.length < this.maxItems) break;
     }
-    if (this.pending.length && this.inFlight < this.maxInFlight) this.schedule();
+    if (this.pending.length && this.running.size < this.maxInFlight) this.schedule();
   }
 }
 

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
-import { colleague, demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
+import { colleague, IRIS, queuedPredict, registeredIris, startDemoModelServer, tenant, type Tenant } from '../../test/support/fixtures.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
 import { InvocationBatches } from './batches.js';
-import { invocationsStore, type QueuedInvocation } from './store.js';
+import { invocationsStore } from './store.js';
 
 describe('invocation batches: appends and reads of concurrent requests in one statement', () => {
   let t: TestPlatform;
@@ -20,10 +20,7 @@ describe('invocation batches: appends and reads of concurrent requests in one st
     demo = await startDemoModelServer(version);
     owner = await tenant(t);
     other = await colleague(t, owner);
-    await demoDeployment(t.private, owner.token, demo.url);
-    const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
-    expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) })).status).to.equal(201);
-    modelId = ((await t.platform.db('models').where({ model_code: 'iris-classifier', version }).first('id')) as { id: number }).id;
+    modelId = await registeredIris(t, owner, demo.url, version);
   });
   after(async () => {
     await demo.close();
@@ -31,21 +28,7 @@ describe('invocation batches: appends and reads of concurrent requests in one st
   });
 
   const openSession = async (who: Tenant) => (await t.public.post(`${base}/session`, { token: who.token })).body.id as string;
-  const queued = (sessionId: string, who: Tenant, body = IRIS): QueuedInvocation => ({
-    id: crypto.randomUUID(),
-    workspace_id: owner.ws.id,
-    session_id: sessionId,
-    user_id: who.user.id,
-    model_id: modelId,
-    type: 'PREDICT',
-    request_type: 'FEATURES',
-    body,
-    status: 'QUEUED',
-    model_key: '',
-    related_to: null,
-    with_explanation: false,
-    output_storage_key: null,
-  });
+  const queued = (sessionId: string, who: Tenant, body?: string) => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: who.user.id, modelId }, body);
 
   it('appends to many sessions at once: dense orders per session, nothing to a CLOSED or foreign session', async () => {
     const [first, second, closed] = [await openSession(owner), await openSession(owner), await openSession(owner)];

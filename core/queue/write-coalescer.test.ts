@@ -37,6 +37,14 @@ describe('queue write coalescer', () => {
     expect(writes).to.deep.equal(['abc', 'd']);
   });
 
+  it("sends the frames of one pass of amqplib's multiplexer as one write, whenever the pass runs", () => {
+    const { writes, socket } = recordingSocket();
+    const muxer = { _readIncoming: () => ['a', 'b', 'c'].forEach((frame) => socket.write(frame)) };
+    writeCoalescer({ connection: { stream: socket, muxer } } as unknown as ChannelModel);
+    muxer._readIncoming();
+    expect(writes).to.deep.equal(['abc']);
+  });
+
   it('does nothing when the connection has no socket where amqplib keeps it', () => {
     expect(() => writeCoalescer({} as ChannelModel)()).to.not.throw();
   });

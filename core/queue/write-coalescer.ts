@@ -5,16 +5,20 @@ const coalescers = new WeakMap<ChannelModel, () => void>();
 
 /**
  * amqplib writes every frame (an ack, a publish) to the socket as it comes:
- * one system call each, and one wake-up of the broker each. The function
- * returned here corks the connection's socket for the rest of the current
- * event-loop turn, so the frames of a burst (the acks of a completion batch,
- * the publishes of an append batch) leave in one write. One per connection;
- * a no-op if amqplib's socket is not where this expects it.
+ * one system call each, and one wake-up of the broker each. Channel frames
+ * reach the socket through amqplib's multiplexer, in a pass it runs on a later
+ * `setImmediate`, so each pass is corked: the frames of a burst (the acks of a
+ * completion batch, the publishes of an append batch) leave in one write. The
+ * function returned here also corks the socket for the rest of the current
+ * event-loop turn, for frames written to it directly. One per connection; a
+ * no-op if amqplib's socket or multiplexer is not where this expects it.
  */
 export function writeCoalescer(connection: ChannelModel): () => void {
   let coalesce = coalescers.get(connection);
   if (coalesce) return coalesce;
-  const socket = (connection as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+  const inner = (connection as unknown as { connection?: { stream?: Writable; muxer?: Muxer } }).connection;
+  const socket = inner?.stream;
+  if (socket && typeof socket.cork === 'function') corkEachPass(inner?.muxer, socket);
   let corked = false;
   coalesce =
     socket && typeof socket.cork === 'function'
@@ -30,4 +34,22 @@ export function writeCoalescer(connection: ChannelModel): () => void {
       : () => undefined;
   coalescers.set(connection, coalesce);
   return coalesce;
+}
+
+interface Muxer {
+  _readIncoming?: () => void;
+}
+
+/** Wraps the multiplexer's pass (it writes every channel's pending frames) in one cork. */
+function corkEachPass(muxer: Muxer | undefined, socket: Writable): void {
+  const pass = muxer?._readIncoming;
+  if (!muxer || typeof pass !== 'function') return;
+  muxer._readIncoming = function (this: Muxer) {
+    socket.cork();
+    try {
+      pass.call(this);
+    } finally {
+      socket.uncork();
+    }
+  };
 }

@@ -35,6 +35,7 @@ describe('RabbitMQ queue (real broker)', function () {
     const connection = await amqp.connect(url);
     try {
       expect((connection as unknown as { connection: { stream: unknown } }).connection.stream).to.be.instanceOf(net.Socket);
+      expect((connection as unknown as { connection: { muxer: { _readIncoming: unknown } } }).connection.muxer._readIncoming).to.be.a('function');
     } finally {
       await connection.close();
     }

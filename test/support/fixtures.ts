@@ -1,5 +1,7 @@
+import crypto from 'node:crypto';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import type { Client } from './http.js';
+import type { QueuedInvocation } from '../../core/invocations/store.js';
 import { login, makeUser, makeWorkspace, unique, type TestPlatform, type TestUser } from './platform.js';
 
 export const OPEN_INFERENCE_REGISTRY = 'modelplane.registry.OpenInferenceRegistryConnector';
@@ -95,3 +97,31 @@ export function modelPayload(code: string, version: string, cardId: string, extr
 }
 
 export const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
+
+/** The iris classifier `version` registered for `owner` on a demo deployment of `demoUrl`, with a model card; its model id. */
+export async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
+  await demoDeployment(t.private, owner.token, demoUrl);
+  const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
+  const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
+  if (registered.status !== 201) throw new Error(`registering iris-classifier ${version}: ${registered.status} ${registered.text}`);
+  return ((await t.platform.db('models').where({ model_code: 'iris-classifier', version }).first('id')) as { id: number }).id;
+}
+
+/** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */
+export function queuedPredict(to: { workspaceId: number; sessionId: string; userId: number; modelId: number }, body = IRIS): QueuedInvocation {
+  return {
+    id: crypto.randomUUID(),
+    workspace_id: to.workspaceId,
+    session_id: to.sessionId,
+    user_id: to.userId,
+    model_id: to.modelId,
+    type: 'PREDICT',
+    request_type: 'FEATURES',
+    body,
+    status: 'QUEUED',
+    model_key: '',
+    related_to: null,
+    with_explanation: false,
+    output_storage_key: null,
+  };
+}

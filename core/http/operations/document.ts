@@ -6,7 +6,7 @@ import type { OpenApiDocument } from '../openapi.js';
 
 type Json = Record<string, unknown>;
 
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export interface Parameter {
   name: string;
