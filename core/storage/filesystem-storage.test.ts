@@ -99,6 +99,15 @@ describe('FilesystemStorage', () => {
     expect((await filesUnder(root)).filter((file) => file.endsWith('.partial'))).to.deep.equal([]);
   });
 
+  it('leaves no partial file when the source has failed before the copy starts', async () => {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const failed = new Readable({ read() {} });
+      failed.destroy(new Error('client went away'));
+      await expectRejection(storage.put(KEY, failed, { contentType: 'text/plain', maxBytes: 100 }), Error);
+    }
+    expect(await filesUnder(root)).to.deep.equal([]);
+  });
+
   it('refuses object keys that could leave its folder, touching nothing', async () => {
     for (const key of ['../escape', 'a/../../escape', '/etc/passwd', 'a\\..\\escape', '.meta/x']) {
       await expectRejection(storage.put(key, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', maxBytes: 10 }), InputError);

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { mkdir, open, readFile, realpath, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -45,8 +44,12 @@ export class FilesystemStorage implements StorageBackend {
     // half a file and a failed upload never replaces an existing one.
     const partial = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.partial`);
     const meter = new ContentMeter(info.maxBytes);
+    // Opened before the copy starts: a write stream given a path opens it in the
+    // background, so a source failing at once could let that open land after the
+    // clean-up below and leave a stray partial file.
+    const handle = await open(partial, 'wx', 0o600);
     try {
-      await pipeline(stream, (chunks: AsyncIterable<unknown>) => meter.measure(chunks), createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
+      await pipeline(stream, (chunks: AsyncIterable<unknown>) => meter.measure(chunks), handle.createWriteStream());
       await this.writeMeta(objectKey, { contentType: info.contentType });
       await rename(partial, target);
     } catch (error) {
