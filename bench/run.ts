@@ -9,7 +9,8 @@
 // (scripts/services/all.sh env postgres rabbitmq python); optional
 // BENCH_MODEL_SERVER (mlserver, or demo: the demo Node server with a fixed
 // BENCH_MODEL_DELAY_MS, 10), BENCH_DURATION_SEC (10), BENCH_CONNECTIONS (32),
-// BENCH_SESSIONS (32), BENCH_LOG_LEVEL (info).
+// BENCH_SESSIONS (32), BENCH_LOG_LEVEL (info), BENCH_DATABASE (socket when
+// TEST_DATABASE_SOCKET_URL is set, else tcp): how the platform reaches PostgreSQL.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,6 +33,9 @@ const MODEL_SERVER = modelServerKind(env('BENCH_MODEL_SERVER', 'mlserver'));
 const MODEL_DELAY_MS = Number(env('BENCH_MODEL_DELAY_MS', '10'));
 const SESSIONS = Number(env('BENCH_SESSIONS', '32'));
 const LOG_LEVEL = env('BENCH_LOG_LEVEL', 'info');
+// Processes on PostgreSQL's own machine reach it over its Unix socket: loopback TCP makes each
+// statement's writer run the receiving side's TCP stack too (docs/decisions.md).
+const DATABASE_TRANSPORT = databaseTransport(env('BENCH_DATABASE', process.env.TEST_DATABASE_SOCKET_URL ? 'socket' : 'tcp'));
 const EXECUTOR_CONCURRENCY = 8; // the platform's default (MODELPLANE_EXECUTOR_CONCURRENCY)
 const WARMUP_SEC = 3;
 const DRAIN_TIMEOUT_MS = 600_000;
@@ -43,10 +47,15 @@ function required(name: string): string {
   return value;
 }
 
+function databaseTransport(value: string): 'socket' | 'tcp' {
+  if (value === 'socket' || value === 'tcp') return value;
+  throw new Error(`BENCH_DATABASE must be socket or tcp, not ${JSON.stringify(value)}.`);
+}
+
 async function main() {
   const started = new Date();
   const loadBefore = os.loadavg();
-  const adminUrl = required('TEST_DATABASE_URL');
+  const adminUrl = required(DATABASE_TRANSPORT === 'socket' ? 'TEST_DATABASE_SOCKET_URL' : 'TEST_DATABASE_URL');
   const amqpUrl = required('TEST_AMQP_URL');
   const pythonVenv = MODEL_SERVER === 'mlserver' ? required('TEST_PYTHON_VENV') : undefined;
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(2).toString('hex')}`;
@@ -187,6 +196,7 @@ async function main() {
         sessions: SESSIONS,
         executorConcurrency: EXECUTOR_CONCURRENCY,
         logLevel: LOG_LEVEL,
+        databaseTransport: DATABASE_TRANSPORT,
         serverNodeOptions: nodeOptionsOf(cli(['serve', 'public'])).join(' '),
       },
       floors: { postgres: pgFloor, broker: brokerFloor },

@@ -7,7 +7,8 @@ import { RunWrites } from './claims.js';
 import { OutboxRelay } from '../core/invocations/relay.js';
 import { MemoryQueue } from '../core/queue/memory.js';
 import { createLogger } from '../core/logging/logger.js';
-import { usingPostgres } from '../test/support/database.js';
+import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
+import { createDatabase } from '../core/db/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
   let t: TestPlatform;
@@ -89,5 +90,30 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     }
     expect((await stored(free!)).published_at).to.be.instanceOf(Date);
     expect((await stored(held!)).published_at).to.equal(null);
+  });
+
+  it('keeps running its prepared statements when a migration adds a column to invocations under it', async function () {
+    // PGlite prepares nothing by name (PostgreSQL only).
+    if (!usingPostgres()) this.skip();
+    const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepared them
+    const rows = () => Array.from({ length: 2 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
+    const key = (id: string) => ({ sessionId, modelId, userId: owner.user.id, id });
+    const runAll = async () => {
+      const writes = new RunWrites(db, 60_000);
+      const [first, second] = (await invocationsStore.appendAllToOpenSessions(db, rows())).map((row) => row!);
+      const claimed = (await writes.claim(first!.id))!;
+      expect(await writes.complete(claimed, '{"ok":1}')).to.equal(true);
+      const [read] = await invocationsStore.inSessionsOfUsers(db, [key(second!.id)]);
+      return read?.invocation;
+    };
+    try {
+      await runAll();
+      await t.platform.db.raw('alter table invocations add column added_later text');
+      const read = await runAll();
+      expect(read).to.not.have.property('added_later');
+    } finally {
+      await t.platform.db.raw('alter table invocations drop column if exists added_later');
+      await db.destroy();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import type { Db, Tx } from '../core/db/database.js';
-import { invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
+import { invocationColumns, invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { MicroBatch } from '../core/db/micro-batch.js';
+import { prepared } from '../core/db/prepared.js';
 
 // The executor's writes to an invocation. Every one is conditional on the row
 // still being IN_PROGRESS under this claim (same `attempts`), so a worker whose
@@ -22,7 +23,7 @@ with claimed as (
      set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = ?::timestamptz, attempts = i.attempts + 1
    where i.id = any(?::uuid[])
      and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
-  returning i.*
+  returning ${invocationColumns('i')}
 ), completed as (
   update invocations as i
      set status = 'COMPLETED', response = v.response, error = null, lease_expires_at = null, completed_at = now()
@@ -32,7 +33,7 @@ with claimed as (
 )
 select claimed.*, null::uuid as completed_id from claimed
 union all
-select (null::invocations).*, completed.id from completed`;
+select ${invocationColumns('(null::invocations)')}, completed.id from completed`;
 
 /**
  * The executor's two writes per run, grouped with those of other runs
@@ -79,7 +80,7 @@ export class RunWrites {
   private async statement(claims: string[], unordered: Array<{ row: InvocationRow; response: string }>) {
     // Rows in id order, as the claims' index scan takes them: two executors' statements lock in the same order.
     const completions = [...unordered].sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
-    const result = (await this.db.raw(WRITE_BATCH_SQL, [
+    const result = (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
       new Date(Date.now() + this.leaseMs),
       [...new Set(claims)].sort(),
       completions.map(({ row }) => row.id),

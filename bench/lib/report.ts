@@ -27,6 +27,8 @@ export interface BenchReport {
     sessions: number;
     executorConcurrency: number;
     logLevel: string;
+    /** How the platform reached PostgreSQL: its Unix socket or loopback TCP (BENCH_DATABASE). */
+    databaseTransport?: 'socket' | 'tcp';
     /** Node options of the API servers (the chart's serverNodeOptions, or BENCH_NODE_OPTIONS). */
     serverNodeOptions: string;
   };
@@ -130,7 +132,7 @@ export function renderTable(r: BenchReport): string {
   lines.push(
     '',
     `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
-      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
+      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}; PostgreSQL over ${r.settings.databaseTransport === 'socket' ? 'its Unix socket' : 'loopback TCP'}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
   );
   return lines.join('\n');
 }

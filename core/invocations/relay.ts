@@ -2,6 +2,12 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { WorkQueue } from '../queue/queue.js';
 import { MicroBatch } from '../db/micro-batch.js';
+import { prepared } from '../db/prepared.js';
+
+/** Marks dispatched rows published, skipping those an executor holds locked (see markDispatched). */
+const MARK_DISPATCHED_SQL = `
+update invocations set published_at = now()
+ where id in (select id from invocations where id = any(?::uuid[]) and published_at is null for update skip locked)`;
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
@@ -168,8 +174,7 @@ export class OutboxRelay {
    * skipped row is past QUEUED by then, and the relay only ever sends QUEUED rows.
    */
   private async markDispatched(ids: string[]): Promise<void[]> {
-    const free = this.db('invocations').whereIn('id', ids).whereNull('published_at').forUpdate().skipLocked().select('id');
-    await this.db('invocations').whereIn('id', free).update({ published_at: this.db.fn.now() });
+    await prepared(this.db, 'invocations.mark-dispatched', MARK_DISPATCHED_SQL, [ids]);
     return ids.map(() => undefined);
   }
 

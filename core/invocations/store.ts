@@ -1,4 +1,5 @@
 import type { Runner } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
 
 export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
 export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
@@ -27,6 +28,21 @@ export interface InvocationRow {
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+}
+
+const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
+  id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
+  status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
+  attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
+};
+
+/**
+ * The columns of an InvocationRow, for the hot prepared statements (db/prepared.ts). They name
+ * them instead of `*`: a column added by a later migration must not change the result type of a
+ * statement a running server has prepared (PostgreSQL would refuse to run it until reconnection).
+ */
+export function invocationColumns(alias: string): string {
+  return Object.keys(INVOCATION_COLUMN_SET).map((column) => `${alias}."${column}"`).join(', ');
 }
 
 export type NewInvocation = Pick<
@@ -112,11 +128,11 @@ s as (
 insert into invocations (${BATCH_INSERT_COLUMNS}, "order")
 select ${BATCH_SELECT_COLUMNS}, s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
 from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
-returning *`;
+returning ${invocationColumns('invocations')}`;
 
 /** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
 const READ_BATCH_SQL = `
-select k.ord as batch_ord, s.id as session_of_user, i.*
+select k.ord as batch_ord, s.id as session_of_user, ${invocationColumns('i')}
 from jsonb_to_recordset(?::jsonb) as k(ord integer, session_id uuid, model_id integer, user_id integer, id uuid)
 join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id
 left join invocations i on i.session_id = s.id and i.id = k.id`;
@@ -139,7 +155,7 @@ export const invocationsStore = {
    */
   appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[]) => {
     const input = rows.map((row, ord) => ({ ord, ...row }));
-    const inserted = (await db.raw(APPEND_BATCH_SQL, [JSON.stringify(input)])).rows as InvocationRow[];
+    const inserted = (await prepared(db, 'invocations.append', APPEND_BATCH_SQL, [JSON.stringify(input)])).rows as InvocationRow[];
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return rows.map((row) => byId.get(row.id));
   },
@@ -150,7 +166,7 @@ export const invocationsStore = {
    */
   inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
     const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
-    const found = (await db.raw(READ_BATCH_SQL, [JSON.stringify(input)])).rows as Array<InvocationRow & { batch_ord: number; session_of_user: string }>;
+    const found = (await prepared(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)])).rows as Array<InvocationRow & { batch_ord: number; session_of_user: string }>;
     const byOrd = new Map(found.map(({ batch_ord: ord, session_of_user: _session, ...invocation }) => [ord, invocation.id ? (invocation as InvocationRow) : undefined]));
     return keys.map((_key, ord) => (byOrd.has(ord) ? { invocation: byOrd.get(ord) } : undefined));
   },

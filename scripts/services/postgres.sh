@@ -22,6 +22,8 @@ PG_LOG="$PG_DIR/postgres.log"
 
 env_lines() {
   echo "export TEST_DATABASE_URL=postgres://$PG_ROLE:$PG_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB"
+  # The same database over the Unix socket: how processes on the cluster's own machine reach it (bench/).
+  echo "export TEST_DATABASE_SOCKET_URL='postgres://$PG_ROLE:$PG_PASSWORD@localhost/$PG_DB?host=$PG_RUN&port=$PG_PORT'"
 }
 
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the
@@ -152,19 +154,24 @@ full_page_writes = off
 log_min_messages = warning
 log_line_prefix = '%m [%p] '
 EOF
-  # Password (scram) over TCP for everyone; trust on the private socket only.
+  rm -f "$PG_DIR/.provisioned"
+}
+
+# Written at every start, so clusters made by an older version of this script get it too.
+write_hba() {
+  # Password (scram) for everyone, over TCP and over the socket: anyone on the
+  # machine can reach the socket. Provisioning uses the superuser's initdb password.
   as_pg tee "$PG_DATA/pg_hba.conf" >/dev/null <<EOF
-local   all   all                  trust
+local   all   all                  scram-sha-256
 host    all   all   127.0.0.1/32   scram-sha-256
 host    all   all   ::1/128        scram-sha-256
 EOF
-  rm -f "$PG_DIR/.provisioned"
 }
 
 provision() {
   [ -f "$PG_DIR/.provisioned" ] && return 0
   log "creating role $PG_ROLE and database $PG_DB"
-  local psql=(as_pg psql -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -p "$PG_PORT" -U postgres -d postgres)
+  local psql=(as_pg env PGPASSWORD="$PG_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -p "$PG_PORT" -U postgres -d postgres)
   "${psql[@]}" <<EOF
 DO \$\$ BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$PG_ROLE') THEN
@@ -190,6 +197,7 @@ do_start() {
   mkdir -p "$PG_DIR"
   ensure_traversable
   init_cluster
+  write_hba
   mkdir -p "$PG_RUN"
   if is_root; then chown postgres:postgres "$PG_DIR" "$PG_RUN"; fi
   if port_open "$PG_HOST" "$PG_PORT"; then
