@@ -71,8 +71,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     login: new LoginService({
       db,
       tokens,
-      accountLimiter: new RateLimiter(config.loginLimitPerAccount, windowMs, now),
-      clientLimiter: new RateLimiter(config.loginLimitPerClient, windowMs, now),
+      accountLimiter: new RateLimiter(db, config.loginLimitPerAccount, windowMs, now),
+      clientLimiter: new RateLimiter(db, config.loginLimitPerClient, windowMs, now),
     }),
     workspaces: new WorkspacesService(db),
     apiTokens: new ApiTokensService(db, now),

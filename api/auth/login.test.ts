@@ -140,7 +140,7 @@ describe('auth server: login, refresh and verify', () => {
 describe('auth server: rate limits', () => {
   let t: TestPlatform;
   before(async () => {
-    t = await startTestPlatform({ loginLimitPerAccount: 3, loginLimitPerClient: 1000 });
+    t = await startTestPlatform({ loginLimitPerAccount: 3, loginLimitPerClient: 100000 });
   });
   after(() => t.close());
 
@@ -155,16 +155,22 @@ describe('auth server: rate limits', () => {
     expect(limited.body.message_code).to.equal('rate_limited');
   });
 
-  it('limits per client address too', async () => {
-    const limited = await startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2 });
+  it('limits per client address too, counting every replica’s attempts', async () => {
+    // Two replicas behind one proxy hop; the client address is one no other test uses.
+    const replicas = await Promise.all([1, 2].map(() => startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2, trustProxy: '1' })));
+    const address = `2001:db8::${crypto.randomBytes(2).toString('hex')}:${crypto.randomBytes(2).toString('hex')}`;
     try {
       const statuses: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        statuses.push((await limited.auth.post('/api/auth/token/obtain', { json: { email: `${crypto.randomUUID()}@x.test`, password: 'x' } })).status);
+      for (const replica of [0, 1, 0]) {
+        const attempt = { json: { email: `${crypto.randomUUID()}@x.test`, password: 'x' }, headers: { 'x-forwarded-for': address } };
+        statuses.push((await replicas[replica]!.auth.post('/api/auth/token/obtain', attempt)).status);
       }
       expect(statuses).to.deep.equal([401, 401, 429]);
+      // Another address is not affected.
+      const other = await replicas[1]!.auth.post('/api/auth/token/obtain', { json: { email: 'a@x.test', password: 'x' }, headers: { 'x-forwarded-for': '2001:db8::1:2' } });
+      expect(other.status).to.equal(401);
     } finally {
-      await limited.close();
+      await Promise.all(replicas.map((replica) => replica.close()));
     }
   });
 });

@@ -4,7 +4,7 @@ import { makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/
 describe('auth server: OAuth 2.0 client credentials', () => {
   let t: TestPlatform;
   before(async () => {
-    t = await startTestPlatform({ loginLimitPerAccount: 5, loginLimitPerClient: 1000 });
+    t = await startTestPlatform({ loginLimitPerAccount: 5, loginLimitPerClient: 100000 });
   });
   after(() => t.close());
 

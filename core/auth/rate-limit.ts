@@ -1,32 +1,44 @@
+import type { Db } from '../db/database.js';
+import { prepared } from '../db/prepared.js';
+import { sha256 } from '../crypto/random.js';
 import { RateLimitedError } from '../errors/errors.js';
 
 /**
- * Fixed-window attempt counter. In-process: with several auth replicas each
- * enforces its own window (documented in docs/security.md).
+ * Counts one attempt in the key's window, opening a new window when the last
+ * one has ended; gives back the count and when the window ends. One statement:
+ * concurrent attempts of several replicas serialise on the key's row.
+ */
+const HIT_SQL = `
+insert into rate_limit_windows as w (key_hash, count, reset_at) values (?, 1, ?::timestamptz)
+on conflict (key_hash) do update set
+  count = case when w.reset_at <= ?::timestamptz then 1 else w.count + 1 end,
+  reset_at = case when w.reset_at <= ?::timestamptz then excluded.reset_at else w.reset_at end
+returning count, reset_at`;
+
+/** Ended windows are deleted every this many attempts of a process. */
+const PRUNE_EVERY = 500;
+
+/**
+ * Fixed-window attempt counter kept in PostgreSQL, so every auth replica
+ * counts into the same windows: N replicas do not give an attacker N windows.
  */
 export class RateLimiter {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private hits = 0;
 
   constructor(
+    private readonly db: Db,
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Counts one attempt for `key`; throws RateLimitedError (429) past the limit. */
-  hit(key: string): void {
+  async hit(key: string): Promise<void> {
     const now = this.now();
-    if (this.windows.size > 50_000) this.prune(now);
-    let window = this.windows.get(key);
-    if (!window || window.resetAt <= now) {
-      window = { count: 0, resetAt: now + this.windowMs };
-      this.windows.set(key, window);
-    }
-    window.count += 1;
-    if (window.count > this.limit) throw new RateLimitedError(Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
-  }
-
-  private prune(now: number): void {
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    const at = new Date(now);
+    const result = await prepared(this.db, 'rate-limit.hit', HIT_SQL, [sha256(key), new Date(now + this.windowMs), at, at]);
+    const { count, reset_at: resetAt } = (result as { rows: Array<{ count: number; reset_at: Date }> }).rows[0]!;
+    if ((this.hits = (this.hits + 1) % PRUNE_EVERY) === 0) await this.db('rate_limit_windows').where('reset_at', '<=', at).delete();
+    if (count > this.limit) throw new RateLimitedError(Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000)));
   }
 }

@@ -36,8 +36,8 @@ export class LoginService {
   /** POST /api/auth/token/obtain */
   async obtain(input: { email: string; password: string; workspace?: string | null }, clientAddress: string): Promise<TokenPair> {
     const email = normaliseEmail(input.email);
-    this.deps.clientLimiter.hit(`login-ip:${clientAddress}`);
-    this.deps.accountLimiter.hit(`login-account:${email}`);
+    await this.deps.clientLimiter.hit(`login-ip:${clientAddress}`);
+    await this.deps.accountLimiter.hit(`login-account:${email}`);
     const user = await usersStore.byEmail(this.deps.db, email);
     const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
@@ -96,8 +96,8 @@ export class LoginService {
   ): Promise<ClientCredentialsResponse> {
     if (input.grant_type !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
     if (!input.client_id || !input.client_secret) throw new OAuthError(400, 'invalid_request', 'client_id and client_secret are required.');
-    this.deps.clientLimiter.hit(`oauth-ip:${clientAddress}`);
-    this.deps.accountLimiter.hit(`oauth-client:${input.client_id}`);
+    await this.deps.clientLimiter.hit(`oauth-ip:${clientAddress}`);
+    await this.deps.accountLimiter.hit(`oauth-client:${input.client_id}`);
     const app = await oauthStore.byClientId(this.deps.db, input.client_id);
     const secretOk = app ? constantTimeEqual(app.client_secret_hash, sha256(input.client_secret)) : false;
     if (!app || !secretOk) throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');

@@ -58,6 +58,10 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
       MODELPLANE_DEV_MODE: 'true',
       MODELPLANE_RELAY_POLL_MS: '50',
       MODELPLANE_EXECUTOR_RETRY_BACKOFF_MS: '10',
+      // Login windows live in the shared test database, so every platform of a test process
+      // counts into them from 127.0.0.1: the rate-limit tests set their own limits and addresses.
+      MODELPLANE_LOGIN_LIMIT_PER_ACCOUNT: '100000',
+      MODELPLANE_LOGIN_LIMIT_PER_CLIENT: '100000',
     },
     overrides,
   );

@@ -4,6 +4,7 @@ import * as registry from './0002_registry.js';
 import * as invocations from './0003_invocations.js';
 import * as dashboard from './0004_dashboard.js';
 import * as changeNotifications from './0005_change_notifications.js';
+import * as rateLimits from './0006_rate_limits.js';
 
 interface Migration {
   name: string;
@@ -19,6 +20,7 @@ const migrations: Migration[] = [
   { name: '0003_invocations', ...invocations },
   { name: '0004_dashboard', ...dashboard },
   { name: '0005_change_notifications', ...changeNotifications },
+  { name: '0006_rate_limits', ...rateLimits },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
