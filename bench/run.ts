@@ -158,11 +158,15 @@ async function main() {
     // (5) executor throughput: it drains the backlog (2) left, against the model server's own maximum at the same concurrency.
     console.log('bench: (5) model server maximum, executor drain');
     await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
-    const modelMax = await direct({ connections: EXECUTOR_CONCURRENCY });
+    const modelMaxBefore = await direct({ connections: EXECUTOR_CONCURRENCY });
     const backlog = await queuedCount(db, loadSessions);
     await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
     await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
     const executor = await throughput(db, loadSessions, 'started_at');
+    // Measured again after the drain, the executor idle: one slow phase of the VM during a single
+    // measurement would make the denominator small and the ratio flattering. The higher one counts.
+    const modelMaxAfter = await direct({ connections: EXECUTOR_CONCURRENCY });
+    const modelMax = modelMaxAfter.rps > modelMaxBefore.rps ? modelMaxAfter : modelMaxBefore;
 
     // (4) what the whole path sustains: POST at saturation with the executor running, until every invocation is final.
     console.log('bench: (4) end-to-end saturation');
@@ -210,6 +214,7 @@ async function main() {
       direct: directHalf,
       executor: { backlog, ...executor },
       modelMax: modelMax,
+      modelMaxRuns: [modelMaxBefore.rps, modelMaxAfter.rps],
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
     };

@@ -46,7 +46,9 @@ export interface BenchReport {
   endToEnd: { rate: number; count: number; p50: number; p99: number; legs: Record<string, { p50: number; p99: number }>; load: Brief };
   direct: Brief;
   executor: Throughput & { backlog: number };
+  /** The higher of two measurements, before and after the drain (modelMaxRuns, req/s). */
   modelMax: Brief;
+  modelMaxRuns?: number[];
   rssBytes: Record<string, number>;
   publicMemoryAfterPost?: Record<string, number>;
 }
@@ -113,7 +115,7 @@ export function renderTable(r: BenchReport): string {
   const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
   push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `+${n1(r.endToEnd.p50 - r.direct.p50)} / +${n1(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
-  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections)`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
+  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections${r.modelMaxRuns ? `; higher of ${r.modelMaxRuns.map(n0).join(' and ')} before and after the drain` : ''})`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
   push([
     '5',
     `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)`,
