@@ -103,6 +103,18 @@ describe('OpenAPI operations (compiled once, served in one middleware)', () => {
     expect((await client.get('/api/item/%E0%A4%A')).status).to.equal(400);
   });
 
+  it('refuses numbers that Ajv coerces from text to infinity, which its range keywords let through', async () => {
+    for (const limit of ['1e309', 'Infinity', '-Infinity']) {
+      const reply = await client.get(`/api/item/${ID}?limit=${limit}`);
+      expect(reply.status, limit).to.equal(400);
+      expect(reply.body.details).to.deep.equal([{ field: 'limit', message: 'must be a finite number' }]);
+    }
+    const body = await client.put(`/api/item/${ID}`, { json: { name: 'x', kind: 'A', size: '1e309' } });
+    expect(body.status).to.equal(400);
+    expect(body.body.message).to.equal('size: must be a finite number');
+    expect(errors, 'no server error logged').to.deep.equal([]);
+  });
+
   it('prefers a literal segment to a parameter, and backtracks when the literal leads nowhere', async () => {
     expect((await client.get(`/api/item/${ID}/files/latest`)).body).to.deep.equal({ matched: 'literal' });
     expect((await client.get(`/api/item/${ID}/files/report%20one`)).body).to.deep.equal({ matched: 'param', fileName: 'report one' });
