@@ -38,7 +38,13 @@ export class RateLimiter {
     const at = new Date(now);
     const result = await prepared(this.db, 'rate-limit.hit', HIT_SQL, [sha256(key), new Date(now + this.windowMs), at, at]);
     const { count, reset_at: resetAt } = (result as { rows: Array<{ count: number; reset_at: Date }> }).rows[0]!;
-    if ((this.hits = (this.hits + 1) % PRUNE_EVERY) === 0) await this.db('rate_limit_windows').where('reset_at', '<=', at).delete();
+    await this.pruneNowAndThen(at);
     if (count > this.limit) throw new RateLimitedError(Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000)));
+  }
+
+  /** Every PRUNE_EVERY attempts, deletes the windows that have ended (of any key, any replica). */
+  private async pruneNowAndThen(at: Date): Promise<void> {
+    this.hits = (this.hits + 1) % PRUNE_EVERY;
+    if (this.hits === 0) await this.db('rate_limit_windows').where('reset_at', '<=', at).delete();
   }
 }
