@@ -1,38 +1,32 @@
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../test/support/platform.js';
-import { queuedPredict, registeredIris, startDemoModelServer, tenant, type Tenant } from '../test/support/fixtures.js';
-import type { DemoModelServer } from '../demo/model-server/server.js';
+import { unique, type TestPlatform } from '../test/support/platform.js';
+import { queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import { RunWrites } from './claims.js';
 import { OutboxRelay } from '../core/invocations/relay.js';
 import { MemoryQueue } from '../core/queue/memory.js';
 import { createLogger } from '../core/logging/logger.js';
 import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
-import { createDatabase } from '../core/db/database.js';
+import { createDatabase, type Db } from '../core/db/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
+  let iris: IrisPlatform;
   let t: TestPlatform;
-  let demo: DemoModelServer & { url: string };
   let owner: Tenant;
   let sessionId: string;
   let modelId: number;
   const version = unique('v');
 
   before(async () => {
-    t = await startTestPlatform();
-    demo = await startDemoModelServer(version);
-    owner = await tenant(t);
-    modelId = await registeredIris(t, owner, demo.url, version);
+    iris = await startIrisPlatform(version);
+    ({ t, owner, modelId } = iris);
     sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
   });
-  after(async () => {
-    await demo.close();
-    await t.close();
-  });
+  after(() => iris.close());
 
-  const queue = async (n: number): Promise<string[]> => {
+  const queue = async (n: number, db: Db = t.platform.db): Promise<string[]> => {
     const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    return (await invocationsStore.appendAllToOpenSessions(t.platform.db, rows)).map((row) => row!.id);
+    return (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
   };
   const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
 
@@ -96,14 +90,12 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     // PGlite prepares nothing by name (PostgreSQL only).
     if (!usingPostgres()) this.skip();
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepared them
-    const rows = () => Array.from({ length: 2 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    const key = (id: string) => ({ sessionId, modelId, userId: owner.user.id, id });
     const runAll = async () => {
       const writes = new RunWrites(db, 60_000);
-      const [first, second] = (await invocationsStore.appendAllToOpenSessions(db, rows())).map((row) => row!);
-      const claimed = (await writes.claim(first!.id))!;
+      const [first, second] = await queue(2, db);
+      const claimed = (await writes.claim(first!))!;
       expect(await writes.complete(claimed, '{"ok":1}')).to.equal(true);
-      const [read] = await invocationsStore.inSessionsOfUsers(db, [key(second!.id)]);
+      const [read] = await invocationsStore.inSessionsOfUsers(db, [{ sessionId, modelId, userId: owner.user.id, id: second! }]);
       return read?.invocation;
     };
     try {

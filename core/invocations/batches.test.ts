@@ -1,14 +1,13 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
-import { colleague, IRIS, queuedPredict, registeredIris, startDemoModelServer, tenant, type Tenant } from '../../test/support/fixtures.js';
-import type { DemoModelServer } from '../../demo/model-server/server.js';
+import { unique, type TestPlatform } from '../../test/support/platform.js';
+import { colleague, IRIS, queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../../test/support/fixtures.js';
 import { InvocationBatches } from './batches.js';
 import { invocationsStore } from './store.js';
 
 describe('invocation batches: appends and reads of concurrent requests in one statement', () => {
+  let iris: IrisPlatform;
   let t: TestPlatform;
-  let demo: DemoModelServer & { url: string };
   let owner: Tenant;
   let other: Tenant;
   let modelId: number;
@@ -16,16 +15,11 @@ describe('invocation batches: appends and reads of concurrent requests in one st
   const base = `/api/model/iris-classifier/version/${version}`;
 
   before(async () => {
-    t = await startTestPlatform();
-    demo = await startDemoModelServer(version);
-    owner = await tenant(t);
+    iris = await startIrisPlatform(version);
+    ({ t, owner, modelId } = iris);
     other = await colleague(t, owner);
-    modelId = await registeredIris(t, owner, demo.url, version);
   });
-  after(async () => {
-    await demo.close();
-    await t.close();
-  });
+  after(() => iris.close());
 
   const openSession = async (who: Tenant) => (await t.public.post(`${base}/session`, { token: who.token })).body.id as string;
   const queued = (sessionId: string, who: Tenant, body?: string) => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: who.user.id, modelId }, body);

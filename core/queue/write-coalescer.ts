@@ -17,23 +17,24 @@ export function writeCoalescer(connection: ChannelModel): () => void {
   let coalesce = coalescers.get(connection);
   if (coalesce) return coalesce;
   const inner = (connection as unknown as { connection?: { stream?: Writable; muxer?: Muxer } }).connection;
-  const socket = inner?.stream;
-  if (socket && typeof socket.cork === 'function') corkEachPass(inner?.muxer, socket);
-  let corked = false;
-  coalesce =
-    socket && typeof socket.cork === 'function'
-      ? () => {
-          if (corked) return;
-          corked = true;
-          socket.cork();
-          setImmediate(() => {
-            corked = false;
-            socket.uncork();
-          });
-        }
-      : () => undefined;
+  const socket = typeof inner?.stream?.cork === 'function' ? inner.stream : undefined;
+  if (socket) corkEachPass(inner?.muxer, socket);
+  coalesce = socket ? corkForThisTurn(socket) : () => undefined;
   coalescers.set(connection, coalesce);
   return coalesce;
+}
+
+function corkForThisTurn(socket: Writable): () => void {
+  let corked = false;
+  return () => {
+    if (corked) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      socket.uncork();
+    });
+  };
 }
 
 interface Muxer {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import type { Client } from './http.js';
 import type { QueuedInvocation } from '../../core/invocations/store.js';
-import { login, makeUser, makeWorkspace, unique, type TestPlatform, type TestUser } from './platform.js';
+import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
 
 export const OPEN_INFERENCE_REGISTRY = 'modelplane.registry.OpenInferenceRegistryConnector';
 export const OPEN_INFERENCE_PROXY = 'modelplane.proxy.OpenInferenceServerProxy';
@@ -99,12 +99,36 @@ export function modelPayload(code: string, version: string, cardId: string, extr
 export const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
 
 /** The iris classifier `version` registered for `owner` on a demo deployment of `demoUrl`, with a model card; its model id. */
-export async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
+async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
   await demoDeployment(t.private, owner.token, demoUrl);
   const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
   const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
   if (registered.status !== 201) throw new Error(`registering iris-classifier ${version}: ${registered.status} ${registered.text}`);
   return ((await t.platform.db('models').where({ model_code: 'iris-classifier', version }).first('id')) as { id: number }).id;
+}
+
+export interface IrisPlatform {
+  t: TestPlatform;
+  owner: Tenant;
+  modelId: number;
+  close(): Promise<void>;
+}
+
+/** A test platform with a tenant that registered iris-classifier `version` on a demo model server (store-level tests). */
+export async function startIrisPlatform(version: string): Promise<IrisPlatform> {
+  const t = await startTestPlatform();
+  const demo = await startDemoModelServer(version);
+  const owner = await tenant(t);
+  const modelId = await registeredIris(t, owner, demo.url, version);
+  return {
+    t,
+    owner,
+    modelId,
+    async close() {
+      await demo.close();
+      await t.close();
+    },
+  };
 }
 
 /** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */

@@ -2,6 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import type { OpenApiDocument } from '../openapi.js';
 import { operationsOf, type DocumentedOperation, type Parameter } from './document.js';
+import { compileRequest } from './ajv.js';
 
 // Every operation of a document compiled once, at start-up: one validator for
 // its path parameters, one for its query, one per request media type and one
@@ -34,11 +35,11 @@ export interface Engines {
 
 export function compileOperations(doc: OpenApiDocument, engines: Engines): CompiledOperation[] {
   const withComponents = (schema: object) => ({ ...schema, components: doc.components });
-  const objectOf = (ajv: Ajv2020, parameters: Parameter[]) => {
+  const objectOf = (parameters: Parameter[]) => {
     if (parameters.length === 0) return undefined;
     const properties = Object.fromEntries(parameters.map((p) => [p.name, p.schema]));
     const required = parameters.filter((p) => p.required).map((p) => p.name);
-    return ajv.compile(withComponents({ type: 'object', properties, required }));
+    return compileRequest(engines.request, withComponents({ type: 'object', properties, required }));
   };
   return operationsOf(doc).map((operation) => {
     const unsupported = operation.parameters.find((p) => p.in !== 'path' && p.in !== 'query');
@@ -47,9 +48,9 @@ export function compileOperations(doc: OpenApiDocument, engines: Engines): Compi
     return {
       method: operation.method,
       path: operation.path,
-      pathParameters: objectOf(engines.request, operation.parameters.filter((p) => p.in === 'path')),
-      query: { validate: objectOf(engines.request, query), known: new Set(query.map((p) => p.name)) },
-      body: bodyRules(operation, (schema) => engines.request.compile(withComponents(schema))),
+      pathParameters: objectOf(operation.parameters.filter((p) => p.in === 'path')),
+      query: { validate: objectOf(query), known: new Set(query.map((p) => p.name)) },
+      body: bodyRules(operation, (schema) => compileRequest(engines.request, withComponents(schema))),
       responses: engines.response ? responseRules(operation, (schema) => engines.response!.compile(withComponents(schema))) : new Map(),
     };
   });

@@ -10,7 +10,6 @@ import type { CompiledOperation } from './compile.js';
 export function checkRequest(operation: CompiledOperation, req: Request, params: Record<string, string>): void {
   req.params = params;
   if (operation.pathParameters && !operation.pathParameters(params)) throw violation(operation.pathParameters);
-  assertFinite(params);
   checkQuery(operation, req);
   checkBody(operation, req);
 }
@@ -25,7 +24,6 @@ function checkQuery(operation: CompiledOperation, req: Request): void {
     if (query[name] === '') throw new InputError(`Empty value found for query parameter '${name}'.`, [{ field: name, message: 'must not be empty' }]);
   }
   if (operation.query.validate && !operation.query.validate(query)) throw violation(operation.query.validate);
-  assertFinite(query);
 }
 
 function checkBody(operation: CompiledOperation, req: Request): void {
@@ -44,22 +42,6 @@ function checkBody(operation: CompiledOperation, req: Request): void {
     return;
   }
   if (!rule(req.body)) throw violation(rule);
-  assertFinite(req.body);
-}
-
-/**
- * Ajv coerces the text "1e309" or "Infinity" to Infinity for a number or an
- * integer, and its range keywords then skip non-finite numbers: without this,
- * `maximum: 2147483647` let Infinity through to a database query (a 500).
- */
-function assertFinite(value: unknown, path: readonly string[] = []): void {
-  if (typeof value === 'number') {
-    if (Number.isFinite(value)) return;
-    const field = path.join('.');
-    throw new InputError(`${field ? `${field}: ` : ''}must be a finite number`, [{ ...(field ? { field } : {}), message: 'must be a finite number' }]);
-  }
-  if (value === null || typeof value !== 'object') return;
-  for (const [key, item] of Object.entries(value)) if (item !== null && typeof item !== 'string' && typeof item !== 'boolean') assertFinite(item, [...path, key]);
 }
 
 function violation(validate: ValidateFunction): InputError {
