@@ -14,25 +14,32 @@ function pathWithCapacity(capacity: number, tried: number[]) {
 }
 
 describe('bench: sustained end-to-end capacity', () => {
-  it('bisects between a quarter of the upper bound and the bound', async () => {
+  it('is the upper bound when the path keeps up with it', async () => {
+    const tried: number[] = [];
+    const result = await sustainedCapacity(400, 3, pathWithCapacity(400, tried));
+    expect(tried).to.deep.equal([400]);
+    expect(result.rate).to.equal(400);
+  });
+
+  it('bisects between a quarter of the upper bound and the bound when the bound is not kept up with', async () => {
     const tried: number[] = [];
     const result = await sustainedCapacity(400, 3, pathWithCapacity(230, tried));
-    expect(tried).to.deep.equal([100, 250, 175, 213]);
+    expect(tried).to.deep.equal([400, 100, 250, 175, 213]);
     expect(result.rate).to.equal(213);
-    expect(result.steps.map((step) => step.kept)).to.deep.equal([true, false, true, true]);
+    expect(result.steps.map((step) => step.kept)).to.deep.equal([false, true, false, true, true]);
   });
 
   it('halves below the first guess when the path keeps up with less than a quarter of the bound', async () => {
     const tried: number[] = [];
     const result = await sustainedCapacity(400, 1, pathWithCapacity(60, tried));
-    expect(tried).to.deep.equal([100, 50, 75]);
+    expect(tried).to.deep.equal([400, 100, 50, 75]);
     expect(result.rate).to.equal(50);
   });
 
   it('reports 0 when no rate was kept up with', async () => {
     const result = await sustainedCapacity(400, 2, pathWithCapacity(1, []));
     expect(result.rate).to.equal(0);
-    expect(result.steps).to.have.length(4);
+    expect(result.steps).to.have.length(5);
   });
 
   it('does not count a rate as kept when a POST was refused or an invocation failed', () => {

@@ -35,8 +35,9 @@ export function keptUp(rate: number, run: RateRun): boolean {
 }
 
 /**
- * Bisection between a quarter of `upperBound` (halved until kept up with) and
- * `upperBound`, `bisections` times; every step is a fresh run of `runAt`.
+ * `upperBound` itself when it is kept up with; otherwise bisection between a
+ * quarter of it (halved until kept up with) and it, `bisections` times. Every
+ * step is a fresh run of `runAt`.
  */
 export async function sustainedCapacity(upperBound: number, bisections: number, runAt: (rate: number) => Promise<RateRun>): Promise<SustainedCapacity> {
   const steps: CapacityStep[] = [];
@@ -47,6 +48,7 @@ export async function sustainedCapacity(upperBound: number, bisections: number, 
     return step.kept;
   };
   let high = Math.max(1, Math.round(upperBound));
+  if (await attempt(high)) return { rate: high, steps };
   let low = Math.max(1, Math.round(high / 4));
   for (let halvings = 0; !(await attempt(low)); halvings += 1) {
     if (halvings === MAX_HALVINGS || low === 1) return { rate: 0, steps };
