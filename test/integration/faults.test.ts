@@ -1,13 +1,12 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import amqp from 'amqplib';
 import { startExecutor } from '../../executor/start.js';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, tenant, upload, type Tenant } from '../support/fixtures.js';
-import { requireEnv } from '../support/services.js';
+import { deleteTestQueues, requireEnv } from '../support/services.js';
 
 // Faults of the real services under load. The broker and the database are
 // stopped and restarted with the project's own scripts; afterwards every
@@ -90,12 +89,7 @@ describe('fault tolerance under load (real PostgreSQL and RabbitMQ)', function (
     await Promise.allSettled([service('postgres', 'start'), service('rabbitmq', 'start')]);
     await demo?.close();
     await t?.close();
-    const connection = await amqp.connect(amqpUrl).catch(() => undefined);
-    if (connection) {
-      const channel = await connection.createChannel();
-      for (const name of [queueName, `${queueName}.dead`]) await channel.deleteQueue(name).catch(() => undefined);
-      await connection.close().catch(() => undefined);
-    }
+    await deleteTestQueues(amqpUrl, queueName);
   });
 
   async function sessions(count: number): Promise<string[]> {

@@ -9,7 +9,7 @@ import { startExecutor } from '../../executor/start.js';
 import { startTestPlatform, testSecretKeyFile, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
-import { requireEnv, serviceScript } from '../support/services.js';
+import { deleteTestQueues, requireEnv, serviceScript } from '../support/services.js';
 import { createDemoModelServer } from '../../demo/model-server/server.js';
 
 const silent = pino({ level: 'silent' });
@@ -41,8 +41,18 @@ describe('RabbitMQ queue (real broker)', function () {
     }
   });
 
+  const queues: string[] = [];
+  const testQueue = () => {
+    const name = unique('mp-test');
+    queues.push(name);
+    return name;
+  };
+  after(async () => {
+    for (const name of queues) await deleteTestQueues(url, name);
+  });
+
   it('delivers confirmed, persistent messages and acks after the handler', async () => {
-    const queue = new RabbitQueue({ url, queue: unique('mp-test'), logger: silent });
+    const queue = new RabbitQueue({ url, queue: testQueue(), logger: silent });
     const seen: string[] = [];
     await queue.consume(async (id) => {
       seen.push(id);
@@ -55,7 +65,7 @@ describe('RabbitMQ queue (real broker)', function () {
   });
 
   it('redelivers a failing message up to the delivery limit, then dead-letters it', async () => {
-    const name = unique('mp-test');
+    const name = testQueue();
     const queue = new RabbitQueue({ url, queue: name, logger: silent });
     const attempts: number[] = [];
     await queue.consume(async (_id, delivery) => {
@@ -98,6 +108,7 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
     serviceScript('rabbitmq', 'start');
     await demo?.close();
     await t.close();
+    await deleteTestQueues(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queueName);
   });
 
   const base = () => `/api/model/iris-classifier/version/${version}`;

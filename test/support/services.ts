@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import amqp from 'amqplib';
 
 /** An environment variable a test needs, or a failure saying how to get it (never a silent skip). */
 export function requireEnv(name: string, service: string): string {
@@ -11,4 +12,20 @@ export function requireEnv(name: string, service: string): string {
 /** Runs a service script (start, stop, restart) synchronously. */
 export function serviceScript(service: string, action: 'start' | 'stop' | 'restart'): void {
   execFileSync('bash', [path.resolve('scripts/services', `${service}.sh`), action], { stdio: 'ignore', timeout: 120_000 });
+}
+
+/**
+ * Deletes a test's work queue and its dead-letter queue. The broker outlives a
+ * test run on a developer's machine, and every quorum queue left behind keeps
+ * a Raft member (memory, timers) alive in it.
+ */
+export async function deleteTestQueues(url: string, queue: string): Promise<void> {
+  const connection = await amqp.connect(url).catch(() => undefined);
+  if (!connection) return;
+  try {
+    const channel = await connection.createChannel();
+    for (const name of [queue, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => undefined);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
 }
