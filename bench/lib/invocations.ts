@@ -30,6 +30,8 @@ export async function waitFinal(db: Knex, sessionIds: string[], what: string, ti
 export interface Throughput {
   completed: number;
   failed: number;
+  /** The errors of the failed ones, most frequent first (at most five texts). */
+  errors?: Array<{ error: string; count: number }>;
   /** From the earliest `from` timestamp to the last completed_at. */
   seconds: number;
   /** completed / seconds. */
@@ -50,7 +52,20 @@ export async function throughput(db: Knex, sessionIds: string[], from: 'created_
       db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(${from}))::float as seconds`),
     )) as { completed: number; failed: number; seconds: number | null };
   const seconds = row.seconds ?? NaN;
-  return { completed: row.completed, failed: row.failed, seconds, rps: row.completed / seconds };
+  const errors = row.failed ? await errorsOf(db, sessionIds) : undefined;
+  return { completed: row.completed, failed: row.failed, ...(errors ? { errors } : {}), seconds, rps: row.completed / seconds };
+}
+
+/** Why invocations of `sessionIds` ended in ERROR: a run is no measurement of speed if its failures go unexplained. */
+async function errorsOf(db: Knex, sessionIds: string[]): Promise<Array<{ error: string; count: number }>> {
+  const rows = (await db('invocations')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'ERROR' })
+    .groupBy('error')
+    .orderBy('count', 'desc')
+    .limit(5)
+    .select('error', db.raw('count(*)::int as count'))) as Array<{ error: string | null; count: number }>;
+  return rows.map((row) => ({ error: row.error ?? '(no message)', count: row.count }));
 }
 
 const LEGS = ['queued', 'ran'] as const;

@@ -9,6 +9,8 @@ export interface Throughput {
   completed: number;
   /** Invocations that ended in ERROR. */
   failed: number;
+  /** Their errors, most frequent first (at most five texts). */
+  errors?: Array<{ error: string; count: number }>;
   seconds: number;
   rps: number;
 }
@@ -80,7 +82,9 @@ function failures(b: Brief): string {
   return parts.length ? ` (${parts.join(', ')})` : '';
 }
 
-const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)})` : '');
+/** A table cell's excerpt of an error text: one line, at most 120 characters, no pipe. */
+const excerpt = (text: string) => text.replace(/\s+/g, ' ').replace(/\|/g, '/').slice(0, 120);
+const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)}${t.errors?.[0] ? `, most often “${excerpt(t.errors[0].error)}”` : ''})` : '');
 
 /** A Markdown table, the same in the terminal, the JSON file and the README. */
 export function renderTable(r: BenchReport): string {
