@@ -16,7 +16,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import amqp from 'amqplib';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load } from './lib/load.js';
 import { withCpu } from './lib/cpu.js';
@@ -26,6 +25,7 @@ import { modelServerKind, startModelServer, type BenchModelServer } from './lib/
 import { setUpTenant } from './lib/tenant.js';
 import { latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { sustainedCapacity } from './lib/capacity.js';
+import { deleteWorkQueue } from '../test/support/services.js';
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const DURATION = Number(env('BENCH_DURATION_SEC', '10'));
@@ -249,13 +249,7 @@ async function main() {
     await db.destroy();
     await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
     await admin.destroy();
-    const connection = await amqp.connect(amqpUrl).catch(() => undefined);
-    if (connection) {
-      const channel = await connection.createChannel();
-      await channel.deleteQueue(queueName).catch(() => undefined);
-      await channel.deleteQueue(`${queueName}.dead`).catch(() => undefined);
-      await connection.close().catch(() => undefined);
-    }
+    await deleteWorkQueue(amqpUrl, queueName);
     if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,4 +1,5 @@
-import type { Brief, Throughput } from './report.js';
+import type { Brief } from './report.js';
+import type { Throughput } from './invocations.js';
 
 // What the whole path sustains: POST and execution sharing the machine at an
 // even rate, as they do in steady state. POST at saturation followed by the

@@ -29,6 +29,7 @@ export async function waitFinal(db: Knex, sessionIds: string[], what: string, ti
 
 export interface Throughput {
   completed: number;
+  /** Invocations that ended in ERROR. */
   failed: number;
   /** The errors of the failed ones, most frequent first (at most five texts). */
   errors?: Array<{ error: string; count: number }>;

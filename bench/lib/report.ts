@@ -1,19 +1,10 @@
 // The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
 import type { LoadResult } from './load.js';
 import type { SustainedCapacity } from './capacity.js';
+import type { Throughput } from './invocations.js';
 
 /** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
 export type Brief = LoadResult & { cpuUsPerRequest?: number };
-
-export interface Throughput {
-  completed: number;
-  /** Invocations that ended in ERROR. */
-  failed: number;
-  /** Their errors, most frequent first (at most five texts). */
-  errors?: Array<{ error: string; count: number }>;
-  seconds: number;
-  rps: number;
-}
 
 export interface BenchReport {
   date: string;

@@ -14,6 +14,9 @@ export interface RabbitOptions {
 
 type Handler = (id: string, delivery: Delivery) => Promise<void>;
 
+/** The queue a work queue's dead letters go to. */
+export const deadLetterQueueOf = (queue: string) => `${queue}.dead`;
+
 /**
  * RabbitMQ through amqplib: a durable quorum queue with a delivery limit and a
  * dead-letter queue, persistent messages, publisher confirms, manual acks,
@@ -34,7 +37,7 @@ export class RabbitQueue implements WorkQueue {
   }
 
   get deadLetterQueue(): string {
-    return `${this.options.queue}.dead`;
+    return deadLetterQueueOf(this.options.queue);
   }
 
   async publish(ids: string[]): Promise<void> {

@@ -6,7 +6,7 @@ import { createDemoModelServer, type DemoModelServer } from '../../demo/model-se
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, tenant, upload, type Tenant } from '../support/fixtures.js';
-import { deleteTestQueues, requireEnv } from '../support/services.js';
+import { deleteWorkQueue, requireEnv } from '../support/services.js';
 
 // Faults of the real services under load. The broker and the database are
 // stopped and restarted with the project's own scripts; afterwards every
@@ -89,7 +89,7 @@ describe('fault tolerance under load (real PostgreSQL and RabbitMQ)', function (
     await Promise.allSettled([service('postgres', 'start'), service('rabbitmq', 'start')]);
     await demo?.close();
     await t?.close();
-    await deleteTestQueues(amqpUrl, queueName);
+    await deleteWorkQueue(amqpUrl, queueName);
   });
 
   async function sessions(count: number): Promise<string[]> {

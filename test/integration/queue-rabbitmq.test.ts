@@ -9,7 +9,7 @@ import { startExecutor } from '../../executor/start.js';
 import { startTestPlatform, testSecretKeyFile, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
-import { deleteTestQueues, requireEnv, serviceScript } from '../support/services.js';
+import { deleteWorkQueue, requireEnv, serviceScript } from '../support/services.js';
 import { createDemoModelServer } from '../../demo/model-server/server.js';
 
 const silent = pino({ level: 'silent' });
@@ -48,7 +48,7 @@ describe('RabbitMQ queue (real broker)', function () {
     return name;
   };
   after(async () => {
-    for (const name of queues) await deleteTestQueues(url, name);
+    for (const name of queues) await deleteWorkQueue(url, name);
   });
 
   it('delivers confirmed, persistent messages and acks after the handler', async () => {
@@ -108,7 +108,7 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
     serviceScript('rabbitmq', 'start');
     await demo?.close();
     await t.close();
-    await deleteTestQueues(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queueName);
+    await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queueName);
   });
 
   const base = () => `/api/model/iris-classifier/version/${version}`;

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
+import { deadLetterQueueOf } from '../../core/queue/rabbitmq.js';
 
 /** An environment variable a test needs, or a failure saying how to get it (never a silent skip). */
 export function requireEnv(name: string, service: string): string {
@@ -15,16 +16,16 @@ export function serviceScript(service: string, action: 'start' | 'stop' | 'resta
 }
 
 /**
- * Deletes a test's work queue and its dead-letter queue. The broker outlives a
- * test run on a developer's machine, and every quorum queue left behind keeps
- * a Raft member (memory, timers) alive in it.
+ * Deletes a work queue a test or the bench declared, and its dead-letter
+ * queue. The broker outlives a run on a developer's machine, and every quorum
+ * queue left behind keeps a Raft member (memory, timers) alive in it.
  */
-export async function deleteTestQueues(url: string, queue: string): Promise<void> {
+export async function deleteWorkQueue(url: string, queue: string): Promise<void> {
   const connection = await amqp.connect(url).catch(() => undefined);
   if (!connection) return;
   try {
     const channel = await connection.createChannel();
-    for (const name of [queue, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => undefined);
+    for (const name of [queue, deadLetterQueueOf(queue)]) await channel.deleteQueue(name).catch(() => undefined);
   } finally {
     await connection.close().catch(() => undefined);
   }
