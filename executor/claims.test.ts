@@ -66,6 +66,34 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     expect(await stored(id!)).to.include({ status: 'IN_PROGRESS', attempts: 2 });
   });
 
+  it('runs a statement again when PostgreSQL rolled it back to break a deadlock, three times at most', async () => {
+    const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    let failures = 0;
+    let statements = 0;
+    // The database, but its next `failures` statements are deadlock victims.
+    const db = new Proxy(t.platform.db, {
+      get: (target, key) =>
+        key !== 'raw'
+          ? Reflect.get(target, key)
+          : (...args: Parameters<Db['raw']>) => {
+              statements++;
+              if (failures-- > 0) return { options: () => Promise.reject(deadlock()) };
+              return target.raw(...args);
+            },
+    });
+    const writes = new RunWrites(db, 60_000);
+    const [first, second] = await queue(2);
+    failures = 2;
+    expect(await writes.claim(first!)).to.include({ id: first, status: 'IN_PROGRESS' });
+    expect(statements).to.equal(3);
+    failures = 3;
+    statements = 0;
+    const refused = await writes.claim(second!).then(() => undefined, (error: Error) => error);
+    expect(refused?.message).to.equal('deadlock detected');
+    expect(statements).to.equal(3);
+    expect(await stored(second!)).to.include({ status: 'QUEUED' });
+  });
+
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
     // PGlite has one connection: a held lock there blocks every other statement (PostgreSQL only).
     if (!usingPostgres()) this.skip();
@@ -84,6 +112,33 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     }
     expect((await stored(free!)).published_at).to.be.instanceOf(Date);
     expect((await stored(held!)).published_at).to.equal(null);
+  });
+
+  it('runs its hot statements on generic plans: PostgreSQL plans each once per connection, not on every run', async function () {
+    // PGlite prepares nothing by name (PostgreSQL only).
+    if (!usingPostgres()) this.skip();
+    // With statistics of a table in use, a custom plan that can see the size of a list looks cheaper than the
+    // generic plan, and PostgreSQL keeps planning the statement anew: a third of its CPU on the executor's drain.
+    await queue(3000);
+    await t.platform.db.raw('analyze invocations');
+    const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepares them
+    try {
+      for (let run = 0; run < 12; run++) {
+        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+        const writes = new RunWrites(db, 60_000);
+        const ids = await queue(1 + (run % 3), db);
+        for (const id of ids) relay.dispatch(id);
+        const claimed = await Promise.all(ids.map((id) => writes.claim(id)));
+        await Promise.all(claimed.map((row) => writes.complete(row!, '{"ok":1}')));
+        await invocationsStore.inSessionsOfUsers(db, ids.map((id) => ({ sessionId, modelId, userId: owner.user.id, id })));
+        await relay.stop(); // its marks, in one statement
+      }
+      const plans = (await db.raw('select name, generic_plans, custom_plans from pg_prepared_statements order by name')).rows as Array<{ name: string; generic_plans: string; custom_plans: string }>;
+      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-dispatched', 'invocations.read', 'invocations.run-writes']);
+      for (const plan of plans) expect(Number(plan.generic_plans), `${plan.name}: ${plan.custom_plans} custom plans`).to.be.greaterThan(0);
+    } finally {
+      await db.destroy();
+    }
   });
 
   it('keeps running its prepared statements when a migration adds a column to invocations under it', async function () {

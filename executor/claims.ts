@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Db, Tx } from '../core/db/database.js';
+import { isRolledBackConflict, type Db, type Tx } from '../core/db/database.js';
 import { invocationColumns, invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { MicroBatch } from '../core/db/micro-batch.js';
@@ -15,20 +15,24 @@ type RunWrite = { claim: string } | { complete: { row: InvocationRow; response: 
  * One statement for a burst of the executor's two writes per run: claims
  * (QUEUED, or IN_PROGRESS under a lease that ran out, → IN_PROGRESS under a new
  * lease) and completions (IN_PROGRESS under this claim → COMPLETED). The
- * claimed rows come back whole, the completed ones as `completed_id`.
+ * claimed rows come back whole, the completed ones as `completed_id`. The
+ * lists go in as JSON (see `prepared`); `= any(array(…))` keeps the row lookups
+ * on the primary key.
  */
 const WRITE_BATCH_SQL = `
-with claimed as (
+with claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
+completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
+claimed as (
   update invocations as i
      set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = ?::timestamptz, attempts = i.attempts + 1
-   where i.id = any(?::uuid[])
+   where i.id = any(array(select id from claims))
      and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
   returning ${invocationColumns('i')}
 ), completed as (
   update invocations as i
      set status = 'COMPLETED', response = v.response, error = null, lease_expires_at = null, completed_at = now()
-    from unnest(?::uuid[], ?::int[], ?::text[]) as v(id, attempts, response)
-   where i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS'
+    from completions as v
+   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS'
   returning i.id
 )
 select claimed.*, null::uuid as completed_id from claimed
@@ -77,16 +81,8 @@ export class RunWrites {
     return this.outputs(writes, rows, completed);
   }
 
-  private async statement(claims: string[], unordered: Array<{ row: InvocationRow; response: string }>) {
-    // Rows in id order, as the claims' index scan takes them: two executors' statements lock in the same order.
-    const completions = [...unordered].sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
-    const result = (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
-      new Date(Date.now() + this.leaseMs),
-      [...new Set(claims)].sort(),
-      completions.map(({ row }) => row.id),
-      completions.map(({ row }) => row.attempts),
-      completions.map(({ response }) => response),
-    ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
+  private async statement(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
+    const result = await retryConflicts(() => this.run(claims, completions));
     const claimed = new Map<string, InvocationRow>();
     const completed = new Set<string>();
     for (const { completed_id: completedId, ...row } of result.rows) {
@@ -94,6 +90,14 @@ export class RunWrites {
       else claimed.set(row.id, row as InvocationRow);
     }
     return { claimed, completed };
+  }
+
+  private async run(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
+    return (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
+      JSON.stringify([...new Set(claims)].sort()),
+      JSON.stringify(completions.map(({ row, response }) => ({ id: row.id, attempts: row.attempts, response }))),
+      new Date(Date.now() + this.leaseMs),
+    ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
   }
 
   private outputs(writes: RunWrite[], claimed: Map<string, InvocationRow>, completed: Set<string>): Array<InvocationRow | boolean | undefined> {
@@ -106,6 +110,24 @@ export class RunWrites {
     });
   }
 }
+
+/**
+ * The statement's plan, not its text, decides the order in which it locks its
+ * rows, and each connection keeps its own plan: two executors' statements that
+ * meet on the same rows (a takeover, a message sent twice) may lock them in
+ * opposite orders. PostgreSQL then rolls one back, whole, so it runs again.
+ */
+async function retryConflicts<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isRolledBackConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+const CONFLICT_ATTEMPTS = 3;
 
 const owned = (db: Db | Tx, row: InvocationRow) => db('invocations').where({ id: row.id, status: 'IN_PROGRESS', attempts: row.attempts });
 

@@ -62,6 +62,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return e.name === 'KnexTimeoutError' || /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(String(e.message ?? ''));
 }
 
+/** Whether PostgreSQL rolled the statement back to break a deadlock or a serialization conflict: running it again is safe. */
+export function isRolledBackConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 export async function pingDatabase(db: Db): Promise<void> {
   await db.raw('select 1');
 }

@@ -7,7 +7,7 @@ import { prepared } from '../db/prepared.js';
 /** Marks dispatched rows published, skipping those an executor holds locked (see markDispatched). */
 const MARK_DISPATCHED_SQL = `
 update invocations set published_at = now()
- where id in (select id from invocations where id = any(?::uuid[]) and published_at is null for update skip locked)`;
+ where id in (select id from invocations where id = any(array(select jsonb_array_elements_text(?::jsonb)::uuid)) and published_at is null for update skip locked)`;
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
@@ -174,7 +174,7 @@ export class OutboxRelay {
    * skipped row is past QUEUED by then, and the relay only ever sends QUEUED rows.
    */
   private async markDispatched(ids: string[]): Promise<void[]> {
-    await prepared(this.db, 'invocations.mark-dispatched', MARK_DISPATCHED_SQL, [ids]);
+    await prepared(this.db, 'invocations.mark-dispatched', MARK_DISPATCHED_SQL, [JSON.stringify(ids)]);
     return ids.map(() => undefined);
   }
 
