@@ -65,14 +65,22 @@ export function createHttpApp(options: HttpAppOptions): Express {
     ...(options.metrics ? { '/metrics': options.metrics } : {}),
     '/openapi.json': (_req, res) => void res.json(published),
   });
-  // Probes, metrics and the document always answer; everything after them is shed under overload.
-  app.use(inTurn(log, commonHeaders, probes, inFlightLimit(options.maxInFlight ?? 0)));
-  if (options.extra) app.use(options.extra);
   const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) });
   const form = express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 });
-  app.use(whenBody(inTurn(json, form)));
-  app.use(serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses }));
-  app.use(notFoundHandler);
+  // The whole path of a request is one layer of express's router, which matches every layer on every
+  // request. Probes, metrics and the document always answer; everything after them is shed under overload.
+  app.use(
+    inTurn(
+      log,
+      commonHeaders,
+      probes,
+      inFlightLimit(options.maxInFlight ?? 0),
+      ...(options.extra ? [options.extra] : []),
+      whenBody(inTurn(json, form)),
+      serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses }),
+      notFoundHandler,
+    ),
+  );
   app.use(errorHandler(options.logger));
   return app;
 }

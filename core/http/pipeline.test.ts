@@ -16,6 +16,7 @@ describe('HTTP pipeline pieces', () => {
       inTurn(
         (_req, _res, next) => void (seen.push('first'), next()),
         (req, _res, next) => (req.path === '/fail' ? next(new Error('stop')) : next()),
+        async (req, _res, next) => (req.path === '/rejects' ? Promise.reject(new Error('rejected')) : next()),
         fixedEndpoints({ '/fixed': (_req, res) => void res.json({ fixed: true }), '/async': async () => Promise.reject(new Error('async')) }),
       ),
     );
@@ -37,6 +38,7 @@ describe('HTTP pipeline pieces', () => {
     expect(seen).to.deep.equal(['first']);
     expect((await client.get('/fail')).body).to.deep.equal({ error: 'stop' });
     expect((await client.get('/async')).body).to.deep.equal({ error: 'async' });
+    expect((await client.get('/rejects')).body).to.deep.equal({ error: 'rejected' });
   });
 
   it('serves fixed endpoints to GET and HEAD only', async () => {

@@ -4,7 +4,10 @@ import type { RequestHandler, Response } from 'express';
 // middleware registered with `app.use` is one more layer express matches on
 // every request, so the fixed front of each server runs as one layer.
 
-/** The handlers in turn as one middleware; `next(error)` from any of them leaves at once. */
+/**
+ * The handlers in turn as one middleware; `next(error)` from any of them, a
+ * throw or a rejected promise (as express itself would take them) leaves at once.
+ */
 export function inTurn(...handlers: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     let index = 0;
@@ -13,7 +16,8 @@ export function inTurn(...handlers: RequestHandler[]): RequestHandler {
       const handler = handlers[index++];
       if (!handler) return next();
       try {
-        handler(req, res, step);
+        const result: unknown = handler(req, res, step);
+        if (result instanceof Promise) result.catch(next);
       } catch (thrown) {
         next(thrown);
       }
