@@ -16,8 +16,9 @@ type RunWrite = { claim: string } | { complete: { row: InvocationRow; response: 
  * (QUEUED, or IN_PROGRESS under a lease that ran out, → IN_PROGRESS under a new
  * lease) and completions (IN_PROGRESS under this claim → COMPLETED). The
  * claimed rows come back whole, the completed ones as `completed_id`. The
- * lists go in as JSON (see `prepared`); `= any(array(…))` keeps the row lookups
- * on the primary key.
+ * lists go in as JSON (see `prepared`); `i.id = any(array(…))` keeps the
+ * generic plan on an index, where a join with a list it cannot size (it
+ * guesses 100 rows) could scan the table.
  */
 const WRITE_BATCH_SQL = `
 with claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
@@ -94,7 +95,7 @@ export class RunWrites {
 
   private async run(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
     return (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
-      JSON.stringify([...new Set(claims)].sort()),
+      JSON.stringify([...new Set(claims)]),
       JSON.stringify(completions.map(({ row, response }) => ({ id: row.id, attempts: row.attempts, response }))),
       new Date(Date.now() + this.leaseMs),
     ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
