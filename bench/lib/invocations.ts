@@ -20,7 +20,7 @@ export async function queuedCount(db: Knex, sessionIds: string[]): Promise<numbe
 /**
  * Polls until every invocation of `sessionIds` is COMPLETED or ERROR. A count
  * reads every row of the sessions (8–20 ms of a database backend during a
- * drain of 20,000), so polling every 100 ms took CPU from the very drain it
+ * drain of 15,000), so polling every 100 ms took CPU from the very drain it
  * waited for. The polls space out instead (`nextPollMs`). No figure depends on
  * when the wait notices the end: they all come from the rows' timestamps.
  */

@@ -2,7 +2,7 @@ import type { RequestHandler, Response } from 'express';
 
 // Small pieces that keep a request's path through express short: every
 // middleware registered with `app.use` is one more layer express matches on
-// every request, so the fixed front of each server runs as one layer.
+// every request, so a server's whole path runs as one layer (core/http/app.ts).
 
 /**
  * The handlers in turn as one middleware; `next(error)` from any of them, a
