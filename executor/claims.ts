@@ -3,7 +3,7 @@ import { isRolledBackConflict, type Db, type Tx } from '../core/db/database.js';
 import { invocationColumns, invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { MicroBatch } from '../core/db/micro-batch.js';
-import { prepared } from '../core/db/prepared.js';
+import { JSON_UUIDS, prepared } from '../core/db/prepared.js';
 
 // The executor's writes to an invocation. Every one is conditional on the row
 // still being IN_PROGRESS under this claim (same `attempts`), so a worker whose
@@ -21,12 +21,11 @@ type RunWrite = { claim: string } | { complete: { row: InvocationRow; response: 
  * guesses 100 rows) could scan the table.
  */
 const WRITE_BATCH_SQL = `
-with claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
-completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
+with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
 claimed as (
   update invocations as i
      set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = ?::timestamptz, attempts = i.attempts + 1
-   where i.id = any(array(select id from claims))
+   where i.id = any(${JSON_UUIDS})
      and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
   returning ${invocationColumns('i')}
 ), completed as (
@@ -95,9 +94,9 @@ export class RunWrites {
 
   private async run(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
     return (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
-      JSON.stringify([...new Set(claims)]),
       JSON.stringify(completions.map(({ row, response }) => ({ id: row.id, attempts: row.attempts, response }))),
       new Date(Date.now() + this.leaseMs),
+      JSON.stringify([...new Set(claims)]),
     ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
   }
 

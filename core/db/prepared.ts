@@ -18,3 +18,6 @@ import type { Runner } from './database.js';
 export function prepared(db: Runner, name: string, sql: string, bindings: readonly Knex.RawBinding[]): Knex.Raw {
   return db.raw(sql, bindings).options({ name });
 }
+
+/** A list of uuids passed as one JSON parameter (see above), as the array `= any(…)` takes. */
+export const JSON_UUIDS = 'array(select jsonb_array_elements_text(?::jsonb)::uuid)';

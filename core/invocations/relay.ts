@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { WorkQueue } from '../queue/queue.js';
 import { MicroBatch } from '../db/micro-batch.js';
-import { prepared } from '../db/prepared.js';
+import { JSON_UUIDS, prepared } from '../db/prepared.js';
 
 /** Marks dispatched rows published, skipping those an executor holds locked (see markDispatched). */
 const MARK_DISPATCHED_SQL = `
 update invocations set published_at = now()
- where id in (select id from invocations where id = any(array(select jsonb_array_elements_text(?::jsonb)::uuid)) and published_at is null for update skip locked)`;
+ where id in (select id from invocations where id = any(${JSON_UUIDS}) and published_at is null for update skip locked)`;
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
