@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { nextPollMs } from './invocations.js';
+import { unique } from '../../test/support/platform.js';
+import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
+import { invocationsStore } from '../../core/invocations/store.js';
+import { nextPollMs, throughput } from './invocations.js';
 
 describe('bench: waiting for invocations to finish', () => {
   it('polls again in half the time the open invocations would take at the rate just seen', () => {
@@ -18,5 +21,41 @@ describe('bench: waiting for invocations to finish', () => {
 
   it('never waits longer than 2 s, however slow the drain', () => {
     expect(nextPollMs({ open: 100_000, at: 0 }, { open: 99_999, at: 1000 })).to.equal(2000);
+  });
+});
+
+describe('bench: throughput from the invocations’ own timestamps', () => {
+  let iris: IrisPlatform;
+  let sessionId: string;
+  const version = unique('v');
+
+  before(async () => {
+    iris = await startIrisPlatform(version);
+    const { t, owner } = iris;
+    sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    // Started at second 0; one completes per second from 1 to 10, one fails.
+    const rows = Array.from({ length: 11 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId: iris.modelId }));
+    await invocationsStore.appendAllToOpenSessions(t.platform.db, rows);
+    const zero = Date.parse('2026-01-01T00:00:00Z');
+    for (const [index, row] of rows.entries()) {
+      const failed = index === 10;
+      await t.platform.db('invocations').where({ id: row.id }).update({
+        status: failed ? 'ERROR' : 'COMPLETED',
+        started_at: new Date(zero),
+        completed_at: new Date(zero + (failed ? 500 : (index + 1) * 1000)),
+      });
+    }
+  });
+  after(() => iris.close());
+
+  it('counts every completion from the first start to the last completion', async () => {
+    const all = await throughput(iris.t.platform.db, [sessionId], 'started_at');
+    expect(all).to.include({ completed: 10, failed: 1, seconds: 10, rps: 1 });
+  });
+
+  it('after a warm-up, counts only the completions inside the window that opens then', async () => {
+    // Seconds 4 to 10: the completions at 4, 5, … 10 count, over 6 s; the failure still shows.
+    const warm = await throughput(iris.t.platform.db, [sessionId], 'started_at', { warmUpSec: 4 });
+    expect(warm).to.include({ completed: 7, failed: 1, seconds: 6 });
   });
 });

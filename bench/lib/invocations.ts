@@ -71,15 +71,22 @@ export interface Throughput {
 /**
  * Completed invocations of `sessionIds` per second, between the first `from`
  * (started_at: the executor's work alone; created_at: the whole path, from
- * the first commit of the API) and the last completed_at.
+ * the first commit of the API) and the last completed_at. With `warmUpSec`,
+ * the window opens that long after the first `from`, and only completions
+ * inside it count: the steady rate of a process that started cold, as every
+ * load of the bench is measured after a warm-up. Failures count over all.
  */
-export async function throughput(db: Knex, sessionIds: string[], from: 'created_at' | 'started_at'): Promise<Throughput> {
-  const row = (await db('invocations')
+export async function throughput(db: Knex, sessionIds: string[], from: 'created_at' | 'started_at', options: { warmUpSec?: number } = {}): Promise<Throughput> {
+  const opens = db.raw(`min(${from}) + make_interval(secs => ?::float)`, [options.warmUpSec ?? 0]);
+  const row = (await db
+    .with('span', (q) => q.from('invocations').whereIn('session_id', sessionIds).first({ opens }))
+    .from('invocations')
+    .crossJoin(db.raw('span'))
     .whereIn('session_id', sessionIds)
     .first(
-      db.raw(`count(*) filter (where status = 'COMPLETED')::int as completed`),
+      db.raw(`count(*) filter (where status = 'COMPLETED' and completed_at >= span.opens)::int as completed`),
       db.raw(`count(*) filter (where status = 'ERROR')::int as failed`),
-      db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(${from}))::float as seconds`),
+      db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(span.opens))::float as seconds`),
     )) as { completed: number; failed: number; seconds: number | null };
   const seconds = row.seconds ?? NaN;
   const errors = row.failed ? await errorsOf(db, sessionIds) : undefined;

@@ -44,7 +44,8 @@ export interface BenchReport {
   direct: Brief;
   /** Measured before and after endToEnd. */
   directRuns?: Array<{ p50: number; p99: number }>;
-  executor: Throughput & { backlog: number };
+  /** The drain's steady rate: completions after its first warmUpSec (absent in older runs: the whole drain). */
+  executor: Throughput & { backlog: number; warmUpSec?: number; wholeDrain?: Throughput };
   /** The higher of two measurements, before and after the drain (modelMaxRuns, req/s). */
   modelMax: Brief;
   modelMaxRuns?: number[];
@@ -76,6 +77,10 @@ function failures(b: Brief): string {
 /** A table cell's excerpt of an error text: one line, at most 120 characters, no pipe. */
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').replace(/\|/g, '/').slice(0, 120);
 const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)}${t.errors?.[0] ? `, most often “${excerpt(t.errors[0].error)}”` : ''})` : '');
+
+/** How the executor's figure was taken: after its warm-up, with the whole drain's rate beside it. */
+const warmDrain = (e: BenchReport['executor']) =>
+  e.warmUpSec === undefined || !e.wholeDrain ? '' : `, after its first ${e.warmUpSec} s of warm-up (the whole drain, cold start included: ${n0(e.wholeDrain.rps)}/s)`;
 
 /** A Markdown table, the same in the terminal, the JSON file and the README. */
 export function renderTable(r: BenchReport): string {
@@ -122,7 +127,7 @@ export function renderTable(r: BenchReport): string {
   push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections${r.modelMaxRuns ? `; higher of ${r.modelMaxRuns.map(n0).join(' and ')} before and after the drain` : ''})`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
   push([
     '5',
-    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)`,
+    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${warmDrain(r.executor)}`,
     n0(r.executor.rps) + errored(r.executor),
     '',
     `≥ 80% of the model server: ${pct(executorRatio)}`,
