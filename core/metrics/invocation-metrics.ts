@@ -5,6 +5,15 @@ import type { InvocationRow } from '../invocations/store.js';
 import type { ModelRow } from '../models/store.js';
 import { metricNames } from './names.js';
 
+/** Bounds the lookup cache only; prom-client keeps every series it has seen either way. */
+const MAX_CACHED_SERIES = 10_000;
+
+interface RunSeries {
+  total: { inc(): void };
+  duration: { observe(value: number): void };
+  last: { set(value: number): void };
+}
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 /**
@@ -35,6 +44,9 @@ export class InvocationMetrics {
   });
   // Workspace names never change once created, so a name read once stays right.
   private readonly workspaceNames = new Map<number, string>();
+  // The series one kind of run updates, found once: prom-client hashes a label
+  // object on every update, three times per invocation otherwise.
+  private readonly series = new Map<string, RunSeries>();
 
   constructor(
     private readonly db: Db,
@@ -44,15 +56,30 @@ export class InvocationMetrics {
   /** Records one finished run. Never rejects: a metric must not fail an invocation. */
   async record(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number): Promise<void> {
     try {
-      const workspace = await this.workspaceName(row.workspace_id);
-      const modelLabels = { workspace, model_code: model.model_code, model_version: model.version };
-      const success = String(outcome === 'COMPLETED');
-      this.total.inc({ ...modelLabels, user_id: String(row.user_id), status: outcome, type: row.type });
-      this.duration.observe({ ...modelLabels, type: row.type, success }, seconds);
-      this.last.set({ ...modelLabels, success }, seconds);
+      const series = await this.seriesOf(row, model, outcome);
+      series.total.inc();
+      series.duration.observe(seconds);
+      series.last.set(seconds);
     } catch (error) {
       this.logger.warn({ err: error, invocationId: row.id }, 'could not record invocation metrics');
     }
+  }
+
+  private async seriesOf(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR'): Promise<RunSeries> {
+    const key = [row.workspace_id, model.model_code, model.version, row.user_id, outcome, row.type].join('\u0000');
+    const known = this.series.get(key);
+    if (known) return known;
+    const workspace = await this.workspaceName(row.workspace_id);
+    const modelLabels = { workspace, model_code: model.model_code, model_version: model.version };
+    const success = String(outcome === 'COMPLETED');
+    const series: RunSeries = {
+      total: this.total.labels({ ...modelLabels, user_id: String(row.user_id), status: outcome, type: row.type }),
+      duration: this.duration.labels({ ...modelLabels, type: row.type, success }),
+      last: this.last.labels({ ...modelLabels, success }),
+    };
+    if (this.series.size >= MAX_CACHED_SERIES) this.series.clear();
+    this.series.set(key, series);
+    return series;
   }
 
   private async workspaceName(id: number): Promise<string> {
