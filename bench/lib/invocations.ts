@@ -86,6 +86,7 @@ export async function throughput(db: Knex, sessionIds: string[], from: 'created_
     .first(
       db.raw(`count(*) filter (where status = 'COMPLETED' and completed_at >= span.opens)::int as completed`),
       db.raw(`count(*) filter (where status = 'ERROR')::int as failed`),
+      // span is one row: min() only lets its column stand beside the aggregates.
       db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(span.opens))::float as seconds`),
     )) as { completed: number; failed: number; seconds: number | null };
   const seconds = row.seconds ?? NaN;
