@@ -18,7 +18,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load } from './lib/load.js';
-import { withCpu } from './lib/cpu.js';
+import { cpuSince, withCpu } from './lib/cpu.js';
 import { renderTable, type BenchReport, type Brief } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -161,17 +161,21 @@ async function main() {
     // (5) executor throughput: it drains the backlog (2) left, against the model server's own maximum at the same concurrency.
     console.log('bench: (5) model server maximum, executor drain');
     await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
-    const modelMaxBefore = await direct({ connections: EXECUTOR_CONCURRENCY });
+    const modelMaxBefore = await withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY }));
     const backlog = await queuedCount(db, loadSessions);
-    await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
+    const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
+    // CPU of the executor and of the model server over the whole drain: the model server's per call,
+    // set against its figure at its maximum, shows how much of a core the drain left it.
+    const drainCpu = cpuSince([executorProcess.process.pid, modelServer.pid]);
     await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
+    const [executorCpu, modelCpu] = drainCpu().map((seconds) => (seconds * 1e6) / backlog);
     // Its first WARMUP_SEC are not counted, as every other load here is measured after a warm-up: the
     // executor starts cold (its code not yet optimized) when the drain starts. The whole drain is reported too.
     const executorWhole = await throughput(db, loadSessions, 'started_at');
     const executor = await throughput(db, loadSessions, 'started_at', { warmUpSec: WARMUP_SEC });
     // Measured again after the drain, the executor idle: one slow phase of the VM during a single
     // measurement would make the denominator small and the ratio flattering. The higher one counts.
-    const modelMaxAfter = await direct({ connections: EXECUTOR_CONCURRENCY });
+    const modelMaxAfter = await withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY }));
     const modelMax = modelMaxAfter.rps > modelMaxBefore.rps ? modelMaxAfter : modelMaxBefore;
 
     // (4) what the whole path sustains. POST at saturation, then the drain, gives an upper bound (the
@@ -234,7 +238,7 @@ async function main() {
       endToEnd: { rate: e2eRate, ...e2e, load: e2eLoad },
       direct: directHalf,
       directRuns: [directBefore, directAfter].map(({ p50, p99 }) => ({ p50, p99 })),
-      executor: { backlog, ...executor, warmUpSec: WARMUP_SEC, wholeDrain: executorWhole },
+      executor: { backlog, ...executor, warmUpSec: WARMUP_SEC, wholeDrain: executorWhole, cpuUsPerInvocation: executorCpu!, modelCpuUsPerCall: modelCpu! },
       modelMax: modelMax,
       modelMaxRuns: [modelMaxBefore.rps, modelMaxAfter.rps],
       rssBytes: rss,

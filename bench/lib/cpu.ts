@@ -16,6 +16,12 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** Starts counting the CPU of processes `pids`; the function returned gives the seconds each spent since (NaN where unreadable). */
+export function cpuSince(pids: Array<number | undefined>): () => number[] {
+  const before = pids.map((pid) => (pid ? cpuSeconds(pid) : NaN));
+  return () => pids.map((pid, index) => (pid ? cpuSeconds(pid) - before[index]! : NaN));
+}
+
 /** Runs `work` and adds the CPU the process `pid` spent meanwhile, in µs per request of the result. */
 export async function withCpu<R extends { requests: number }>(pid: number | undefined, work: () => Promise<R>): Promise<R & { cpuUsPerRequest: number }> {
   const before = pid ? cpuSeconds(pid) : NaN;

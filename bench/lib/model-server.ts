@@ -23,6 +23,8 @@ export interface BenchModelServer {
   /** The direct call: what the platform's Open Inference proxy sends for `body`, to the same model. */
   inferUrl: string;
   inferBody: string;
+  /** Its process, for its CPU time (bench/lib/cpu.ts). */
+  pid: number | undefined;
   /** Peak RSS (VmHWM) of its process, by name; read before close(). */
   peakRss(): Record<string, number>;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ async function mlserver(venv: string | undefined): Promise<BenchModelServer> {
       body,
       inputSchema: { type: 'json', schema: { type: 'array', minItems: 1, items: { type: 'array', minItems: 4, maxItems: 4, items: { type: 'number' } } } },
       ...direct(started.url, body),
+      pid,
       peakRss: () => ({ mlserver: (peak = Math.max(peak, vmHwm(pid))) }),
       close: () => servers.close(),
     };
@@ -100,6 +103,7 @@ async function demo(options: { port: number; delayMs: number; env: Record<string
       schema: { type: 'object', additionalProperties: false, required: FEATURES, properties: Object.fromEntries(FEATURES.map((k) => [k, { type: 'number', minimum: 0 }])) },
     },
     ...direct(url, body),
+    pid: child.process.pid,
     peakRss: () => ({ 'model-server': child.peakRss() }),
     close: () => child.stop(),
   };

@@ -45,7 +45,14 @@ export interface BenchReport {
   /** Measured before and after endToEnd. */
   directRuns?: Array<{ p50: number; p99: number }>;
   /** The drain's steady rate: completions after its first warmUpSec (absent in older runs: the whole drain). */
-  executor: Throughput & { backlog: number; warmUpSec?: number; wholeDrain?: Throughput };
+  executor: Throughput & {
+    backlog: number;
+    warmUpSec?: number;
+    wholeDrain?: Throughput;
+    /** CPU over the whole drain, per invocation of the backlog: the executor's, and the model server's per call. */
+    cpuUsPerInvocation?: number;
+    modelCpuUsPerCall?: number;
+  };
   /** The higher of two measurements, before and after the drain (modelMaxRuns, req/s). */
   modelMax: Brief;
   modelMaxRuns?: number[];
@@ -79,8 +86,15 @@ const excerpt = (text: string) => text.replace(/\s+/g, ' ').replace(/\|/g, '/').
 const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)}${t.errors?.[0] ? `, most often “${excerpt(t.errors[0].error)}”` : ''})` : '');
 
 /** How the executor's figure was taken: after its warm-up, with the whole drain's rate beside it. */
-const warmDrain = (e: BenchReport['executor']) =>
+export const warmDrain = (e: BenchReport['executor']) =>
   e.warmUpSec === undefined || !e.wholeDrain ? '' : `, after its first ${e.warmUpSec} s of warm-up (the whole drain, cold start included: ${n0(e.wholeDrain.rps)}/s)`;
+
+/** The drain's CPU: the executor's per invocation, and the model server's per call against its figure at its maximum. */
+export function drainCpu(e: BenchReport['executor'], modelMax: Brief): string {
+  if (e.cpuUsPerInvocation === undefined || e.modelCpuUsPerCall === undefined) return '';
+  const atMax = modelMax.cpuUsPerRequest === undefined ? '' : ` (${n0(modelMax.cpuUsPerRequest)} at its maximum)`;
+  return `executor ${n0(e.cpuUsPerInvocation)}; model server ${n0(e.modelCpuUsPerCall)} per call${atMax}`;
+}
 
 /** A Markdown table, the same in the terminal, the JSON file and the README. */
 export function renderTable(r: BenchReport): string {
@@ -124,15 +138,18 @@ export function renderTable(r: BenchReport): string {
   const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
   push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s${r.directRuns ? `; lower of ${r.directRuns.map(lat).join(' and ')} before and after` : ''}`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `${signed(r.endToEnd.p50 - r.direct.p50)} / ${signed(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
-  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections${r.modelMaxRuns ? `; higher of ${r.modelMaxRuns.map(n0).join(' and ')} before and after the drain` : ''})`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', '']);
-  push([
-    '5',
-    `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${warmDrain(r.executor)}`,
-    n0(r.executor.rps) + errored(r.executor),
-    '',
-    `≥ 80% of the model server: ${pct(executorRatio)}`,
-    verdict(executorRatio >= 0.8),
-  ]);
+  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections${r.modelMaxRuns ? `; higher of ${r.modelMaxRuns.map(n0).join(' and ')} before and after the drain` : ''})`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', ''], cpu(r.modelMax));
+  push(
+    [
+      '5',
+      `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${warmDrain(r.executor)}`,
+      n0(r.executor.rps) + errored(r.executor),
+      '',
+      `≥ 80% of the model server: ${pct(executorRatio)}`,
+      verdict(executorRatio >= 0.8),
+    ],
+    drainCpu(r.executor, r.modelMax),
+  );
   for (const [name, bytes] of Object.entries(r.rssBytes)) {
     const api = API_PROCESSES.includes(name);
     push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
