@@ -24,8 +24,8 @@ export function cpuSince(pids: Array<number | undefined>): () => number[] {
 
 /** Runs `work` and adds the CPU the process `pid` spent meanwhile, in µs per request of the result. */
 export async function withCpu<R extends { requests: number }>(pid: number | undefined, work: () => Promise<R>): Promise<R & { cpuUsPerRequest: number }> {
-  const before = pid ? cpuSeconds(pid) : NaN;
+  const spentSince = cpuSince([pid]);
   const result = await work();
-  const spent = pid ? cpuSeconds(pid) - before : NaN;
+  const [spent] = spentSince() as [number];
   return { ...result, cpuUsPerRequest: (spent * 1e6) / result.requests };
 }
