@@ -10,7 +10,9 @@
 // BENCH_MODEL_SERVER (mlserver, or demo: the demo Node server with a fixed
 // BENCH_MODEL_DELAY_MS, 10), BENCH_DURATION_SEC (10), BENCH_CONNECTIONS (32),
 // BENCH_SESSIONS (32), BENCH_LOG_LEVEL (info), BENCH_DATABASE (socket when
-// TEST_DATABASE_SOCKET_URL is set, else tcp): how the platform reaches PostgreSQL.
+// TEST_DATABASE_SOCKET_URL is set, else tcp): how the platform reaches PostgreSQL,
+// BENCH_PLACEMENT (split: the model server on the last CPU and the executor on
+// the others, as separate pods would be; shared: wherever the scheduler puts them).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,6 +25,7 @@ import { renderTable, type BenchReport, type Brief } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant } from './lib/tenant.js';
+import { pin, placementMode, planPlacement } from './lib/placement.js';
 import { latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
@@ -37,6 +40,7 @@ const LOG_LEVEL = env('BENCH_LOG_LEVEL', 'info');
 // Processes on PostgreSQL's own machine reach it over its Unix socket: loopback TCP makes each
 // statement's writer run the receiving side's TCP stack too (docs/decisions.md).
 const DATABASE_TRANSPORT = databaseTransport(env('BENCH_DATABASE', process.env.TEST_DATABASE_SOCKET_URL ? 'socket' : 'tcp'));
+const PLACEMENT = planPlacement(placementMode(env('BENCH_PLACEMENT', 'split')), os.cpus().length);
 const EXECUTOR_CONCURRENCY = 8; // the platform's default (MODELPLANE_EXECUTOR_CONCURRENCY)
 const WARMUP_SEC = 3;
 // Bisections between a quarter of the upper bound and the bound: 3 find the sustained rate within a tenth of the bound.
@@ -115,6 +119,7 @@ async function main() {
     for (const outcome of startup) if (outcome.status === 'rejected') throw outcome.reason;
     const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
     const modelServer = model!;
+    pin(modelServer.pid, PLACEMENT.modelCpus);
     console.log(`bench: model server ${modelServer.label} on ${modelServer.url}`);
 
     // (1) the baseline, a bare express hello: measured again just before each figure it is the denominator of.
@@ -164,6 +169,7 @@ async function main() {
     const modelMaxBefore = await withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY }));
     const backlog = await queuedCount(db, loadSessions);
     const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
+    pin(executorProcess.process.pid, PLACEMENT.executorCpus);
     // CPU of the executor and of the model server over the whole drain: the model server's per call,
     // set against its figure at its maximum, shows how much of a core the drain left it.
     const drainCpu = cpuSince([executorProcess.process.pid, modelServer.pid]);
@@ -225,6 +231,7 @@ async function main() {
         executorConcurrency: EXECUTOR_CONCURRENCY,
         logLevel: LOG_LEVEL,
         databaseTransport: DATABASE_TRANSPORT,
+        placement: PLACEMENT,
         serverNodeOptions: nodeOptionsOf(cli(['serve', 'public'])).join(' '),
       },
       floors: { postgres: pgFloor, broker: brokerFloor },

@@ -2,6 +2,7 @@
 import type { LoadResult } from './load.js';
 import type { SustainedCapacity } from './capacity.js';
 import type { Throughput } from './invocations.js';
+import type { Placement } from './placement.js';
 
 /** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
 export type Brief = LoadResult & { cpuUsPerRequest?: number };
@@ -23,6 +24,8 @@ export interface BenchReport {
     logLevel: string;
     /** How the platform reached PostgreSQL: its Unix socket or loopback TCP (BENCH_DATABASE). */
     databaseTransport?: 'socket' | 'tcp';
+    /** Where the model server and the executor ran (BENCH_PLACEMENT); absent in runs from before it. */
+    placement?: Placement;
     /** Node options of the API servers (the chart's serverNodeOptions, or BENCH_NODE_OPTIONS). */
     serverNodeOptions: string;
   };
@@ -160,7 +163,14 @@ export function renderTable(r: BenchReport): string {
   lines.push(
     '',
     `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
-      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel}; PostgreSQL over ${r.settings.databaseTransport === 'socket' ? 'its Unix socket' : 'loopback TCP'}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
+      `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel};${placementText(r.settings.placement)} PostgreSQL over ${r.settings.databaseTransport === 'socket' ? 'its Unix socket' : 'loopback TCP'}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
   );
   return lines.join('\n');
+}
+
+/** The footer's words for where the model server and the executor ran; nothing for runs from before placement. */
+export function placementText(placement: Placement | undefined): string {
+  if (!placement) return '';
+  if (placement.mode === 'shared') return ' every process where the scheduler put it (BENCH_PLACEMENT=shared);';
+  return ` the model server bound to CPU ${placement.modelCpus} and the executor to CPU ${placement.executorCpus}, every other process where the scheduler put it (BENCH_PLACEMENT=split);`;
 }

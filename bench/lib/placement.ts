@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+
+// Where the model server and the executor run. On a cluster they are separate
+// pods, usually on separate nodes; on the bench's small machine the scheduler
+// would otherwise put them on the same core in turns. Measured on 2 vCPUs, that
+// alone made each MLServer call cost 1.3–1.8 ms of its CPU during the drain,
+// against 1.2 ms at its maximum; with the two kept apart it cost 1.2 ms again
+// (docs/decisions.md). Only these two are placed: the API servers, PostgreSQL,
+// RabbitMQ and the load generator go wherever the scheduler puts them.
+
+export type PlacementMode = 'split' | 'shared';
+
+export interface Placement {
+  mode: PlacementMode;
+  /** CPU list (taskset syntax) of the model server, and of the executor; empty when shared. */
+  modelCpus: string;
+  executorCpus: string;
+}
+
+export function placementMode(value: string): PlacementMode {
+  if (value === 'split' || value === 'shared') return value;
+  throw new Error(`BENCH_PLACEMENT=${value}: expected split (the default) or shared`);
+}
+
+/**
+ * split: the last CPU for the model server, the others for the executor. With
+ * a single CPU, or without taskset, there is nothing to split: shared.
+ */
+export function planPlacement(mode: PlacementMode, cpuCount: number, hasTaskset = tasksetAvailable()): Placement {
+  if (mode === 'shared' || cpuCount < 2 || !hasTaskset) return { mode: 'shared', modelCpus: '', executorCpus: '' };
+  const last = cpuCount - 1;
+  return { mode: 'split', modelCpus: String(last), executorCpus: last === 1 ? '0' : `0-${last - 1}` };
+}
+
+/** Binds every thread of process `pid` (threads it starts later inherit it) to `cpus`; nothing when `cpus` is empty. */
+export function pin(pid: number | undefined, cpus: string): void {
+  if (!pid || !cpus) return;
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/** The CPUs process `pid` may run on, as the kernel lists them (e.g. "0-1"). */
+export function allowedCpus(pid: number): string {
+  return execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
+}
+
+function tasksetAvailable(): boolean {
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
