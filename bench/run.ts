@@ -26,7 +26,8 @@ import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement } from './lib/placement.js';
-import { latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
+import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
+import { pairedDrain } from './lib/paired-drain.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
 
@@ -46,6 +47,11 @@ const WARMUP_SEC = 3;
 // Bisections between a quarter of the upper bound and the bound: 3 find the sustained rate within a tenth of the bound.
 const CAPACITY_BISECTIONS = 3;
 const DRAIN_TIMEOUT_MS = 600_000;
+// (5): segments of the drain and runs of the model server's maximum, taken in turn (bench/lib/paired-drain.ts).
+const DRAIN_SEGMENT_SEC = 6;
+const DRAIN_SEGMENTS = 5;
+const MAX_RUN_SEC = 4;
+const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 
 function required(name: string): string {
@@ -163,26 +169,28 @@ async function main() {
     const baselineForGet = await hello('(3)');
     const getSaturated = await withCpu(pidOf('public'), () => getLoad(DURATION));
 
-    // (5) executor throughput: it drains the backlog (2) left, against the model server's own maximum at the same concurrency.
-    console.log('bench: (5) model server maximum, executor drain');
+    // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
+    // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
+    console.log('bench: (5) executor drain, paired with the model server maximum');
     await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
-    const modelMaxBefore = await withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY }));
     const backlog = await queuedCount(db, loadSessions);
     const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
-    pin(executorProcess.process.pid, PLACEMENT.executorCpus);
-    // CPU of the executor and of the model server over the whole drain: the model server's per call,
-    // set against its figure at its maximum, shows how much of a core the drain left it.
-    const drainCpu = cpuSince([executorProcess.process.pid, modelServer.pid]);
+    const executorPid = executorProcess.process.pid!;
+    pin(executorPid, PLACEMENT.executorCpus);
+    const paired = await pairedDrain(
+      {
+        pause: () => process.kill(executorPid, 'SIGSTOP'),
+        resume: () => process.kill(executorPid, 'SIGCONT'),
+        measureMax: () => withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY, durationSec: MAX_RUN_SEC })),
+        completedBetween: (from, to) => completedBetween(db, loadSessions, from, to),
+        queued: () => queuedCount(db, loadSessions),
+        cpuSince: () => cpuSince([executorPid, modelServer.pid]) as () => [number, number],
+      },
+      // The executor starts cold: as every other load here, it is measured after a warm-up.
+      { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS },
+    );
     await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
-    const [executorCpu, modelCpu] = drainCpu().map((seconds) => (seconds * 1e6) / backlog);
-    // Its first WARMUP_SEC are not counted, as every other load here is measured after a warm-up: the
-    // executor starts cold (its code not yet optimized) when the drain starts. The whole drain is reported too.
-    const executorWhole = await throughput(db, loadSessions, 'started_at');
-    const executor = await throughput(db, loadSessions, 'started_at', { warmUpSec: WARMUP_SEC });
-    // Measured again after the drain, the executor idle: one slow phase of the VM during a single
-    // measurement would make the denominator small and the ratio flattering. The higher one counts.
-    const modelMaxAfter = await withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY }));
-    const modelMax = modelMaxAfter.rps > modelMaxBefore.rps ? modelMaxAfter : modelMaxBefore;
+    const drained = await throughput(db, loadSessions, 'started_at');
 
     // (4) what the whole path sustains. POST at saturation, then the drain, gives an upper bound (the
     // drain has the machine to itself); the sustained rate is found below it with POST and execution
@@ -245,9 +253,20 @@ async function main() {
       endToEnd: { rate: e2eRate, ...e2e, load: e2eLoad },
       direct: directHalf,
       directRuns: [directBefore, directAfter].map(({ p50, p99 }) => ({ p50, p99 })),
-      executor: { backlog, ...executor, warmUpSec: WARMUP_SEC, wholeDrain: executorWhole, cpuUsPerInvocation: executorCpu!, modelCpuUsPerCall: modelCpu! },
-      modelMax: modelMax,
-      modelMaxRuns: [modelMaxBefore.rps, modelMaxAfter.rps],
+      executor: {
+        backlog,
+        completed: drained.completed,
+        failed: drained.failed,
+        ...(drained.errors ? { errors: drained.errors } : {}),
+        rps: paired.rps,
+        ratio: paired.ratio,
+        warmUpSec: WARMUP_SEC,
+        segments: paired.segments,
+        cpuUsPerInvocation: paired.cpuUsPerInvocation,
+        modelCpuUsPerCall: paired.modelCpuUsPerCall,
+      },
+      modelMax: paired.modelMax,
+      modelMaxRuns: paired.maxima.map((run) => run.rps),
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
     };

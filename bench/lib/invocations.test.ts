@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { invocationsStore } from '../../core/invocations/store.js';
-import { nextPollMs, throughput } from './invocations.js';
+import { completedBetween, nextPollMs, throughput } from './invocations.js';
 
 describe('bench: waiting for invocations to finish', () => {
   it('polls again in half the time the open invocations would take at the rate just seen', () => {
@@ -53,9 +53,11 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
     expect(all).to.include({ completed: 10, failed: 1, seconds: 10, rps: 1 });
   });
 
-  it('after a warm-up, counts only the completions inside the window that opens then', async () => {
-    // Seconds 4 to 10: the completions at 4, 5, … 10 count, over 6 s; the failure still shows.
-    const warm = await throughput(iris.t.platform.db, [sessionId], 'started_at', { warmUpSec: 4 });
-    expect(warm).to.include({ completed: 7, failed: 1, seconds: 6 });
+  it('counts the completions inside a window, its start in and its end out, failures not', async () => {
+    const zero = Date.parse('2026-01-01T00:00:00Z');
+    const between = (from: number, to: number) => completedBetween(iris.t.platform.db, [sessionId], new Date(zero + from * 1000), new Date(zero + to * 1000));
+    expect(await between(4, 7)).to.equal(3); // at 4, 5 and 6
+    expect(await between(0, 1)).to.equal(0); // the failure at 0.5 does not count
+    expect(await between(10, 11)).to.equal(1);
   });
 });

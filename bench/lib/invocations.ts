@@ -71,27 +71,31 @@ export interface Throughput {
 /**
  * Completed invocations of `sessionIds` per second, between the first `from`
  * (started_at: the executor's work alone; created_at: the whole path, from
- * the first commit of the API) and the last completed_at. With `warmUpSec`,
- * the window opens that long after the first `from`, and only completions
- * inside it count: the steady rate of a process that started cold, as every
- * load of the bench is measured after a warm-up. Failures count over all.
+ * the first commit of the API) and the last completed_at.
  */
-export async function throughput(db: Knex, sessionIds: string[], from: 'created_at' | 'started_at', options: { warmUpSec?: number } = {}): Promise<Throughput> {
-  const opens = db.raw(`min(${from}) + make_interval(secs => ?::float)`, [options.warmUpSec ?? 0]);
-  const row = (await db
-    .with('span', (q) => q.from('invocations').whereIn('session_id', sessionIds).first({ opens }))
-    .from('invocations')
-    .crossJoin(db.raw('span'))
+export async function throughput(db: Knex, sessionIds: string[], from: 'created_at' | 'started_at'): Promise<Throughput> {
+  const row = (await db('invocations')
     .whereIn('session_id', sessionIds)
     .first(
-      db.raw(`count(*) filter (where status = 'COMPLETED' and completed_at >= span.opens)::int as completed`),
+      db.raw(`count(*) filter (where status = 'COMPLETED')::int as completed`),
       db.raw(`count(*) filter (where status = 'ERROR')::int as failed`),
-      // span is one row: min() only lets its column stand beside the aggregates.
-      db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(span.opens))::float as seconds`),
+      db.raw(`extract(epoch from max(completed_at) filter (where status = 'COMPLETED') - min(${from}))::float as seconds`),
     )) as { completed: number; failed: number; seconds: number | null };
   const seconds = row.seconds ?? NaN;
   const errors = row.failed ? await errorsOf(db, sessionIds) : undefined;
   return { completed: row.completed, failed: row.failed, ...(errors ? { errors } : {}), seconds, rps: row.completed / seconds };
+}
+
+/** Invocations of `sessionIds` COMPLETED at or after `from` and before `to`. */
+export async function completedBetween(db: Knex, sessionIds: string[], from: Date, to: Date): Promise<number> {
+  const row = (await db('invocations')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'COMPLETED' })
+    .where('completed_at', '>=', from)
+    .where('completed_at', '<', to)
+    .count('* as n')
+    .first()) as { n: string | number };
+  return Number(row.n);
 }
 
 /** Why invocations of `sessionIds` ended in ERROR: a run is no measurement of speed if its failures go unexplained. */

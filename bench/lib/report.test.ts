@@ -1,22 +1,34 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, placementText, warmDrain, type BenchReport } from './report.js';
+import { drainCpu, placementText, segmentsText, type BenchReport } from './report.js';
 
-const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({ completed: 900, failed: 0, seconds: 1.5, rps: 600, backlog: 1000, ...extra });
+const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
+const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
+  completed: 1000,
+  failed: 0,
+  rps: 600,
+  ratio: 0.8,
+  backlog: 1000,
+  warmUpSec: 3,
+  segments: [segment(600, 0.8)],
+  cpuUsPerInvocation: NaN,
+  modelCpuUsPerCall: NaN,
+  ...extra,
+});
 const modelMax = (cpuUsPerRequest?: number) => ({ rps: 800, cpuUsPerRequest }) as LoadResult & { cpuUsPerRequest?: number };
 
 describe('bench report: the executor drain row', () => {
-  it('says the rate was taken after the warm-up, with the whole drain beside it', () => {
-    expect(warmDrain(drain({ warmUpSec: 3, wholeDrain: { completed: 1000, failed: 0, seconds: 2, rps: 500 } }))).to.equal(
-      ', after its first 3 s of warm-up (the whole drain, cold start included: 500/s)',
+  it('says how the drain was taken: its segments after the warm-up, each with its rate and ratio', () => {
+    expect(segmentsText(drain({ segments: [segment(612.4, 0.812), segment(590, 0.776)] }))).to.equal(
+      ': median of 2 segments of 6 s after its first 3 s, each against the mean of the maxima just before and after it; in order 612 (81%), 590 (78%)',
     );
-    expect(warmDrain(drain())).to.equal(''); // a run from before the warm-up window
+    expect(segmentsText(drain({ segments: [] }))).to.equal(': no segment, the backlog was too small for one after its first 3 s');
   });
 
   it('gives the executor’s CPU per invocation and the model server’s per call against its maximum', () => {
     expect(drainCpu(drain({ cpuUsPerInvocation: 812.4, modelCpuUsPerCall: 1490 }), modelMax(1302))).to.equal('executor 812; model server 1,490 per call (1,302 at its maximum)');
     expect(drainCpu(drain({ cpuUsPerInvocation: 812.4, modelCpuUsPerCall: 1490 }), modelMax())).to.equal('executor 812; model server 1,490 per call');
-    expect(drainCpu(drain(), modelMax(1302))).to.equal('');
+    expect(drainCpu(drain(), modelMax(1302))).to.equal(''); // no segment: nothing measured
   });
 });
 

@@ -3,6 +3,7 @@ import type { LoadResult } from './load.js';
 import type { SustainedCapacity } from './capacity.js';
 import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
+import type { DrainSegment } from './paired-drain.js';
 
 /** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
 export type Brief = LoadResult & { cpuUsPerRequest?: number };
@@ -47,18 +48,23 @@ export interface BenchReport {
   direct: Brief;
   /** Measured before and after endToEnd. */
   directRuns?: Array<{ p50: number; p99: number }>;
-  /** The drain's steady rate: completions after its first warmUpSec (absent in older runs: the whole drain). */
-  executor: Throughput & {
+  /**
+   * The drain of the backlog: rps is the median of its segments' rates and ratio the median of their ratios to
+   * the model server's maximum around them (bench/lib/paired-drain.ts); completed and failed count the whole backlog.
+   */
+  executor: Omit<Throughput, 'seconds'> & {
     backlog: number;
-    warmUpSec?: number;
-    wholeDrain?: Throughput;
-    /** CPU over the whole drain, per invocation of the backlog: the executor's, and the model server's per call. */
-    cpuUsPerInvocation?: number;
-    modelCpuUsPerCall?: number;
+    ratio: number;
+    /** The executor ran this long before the first segment. */
+    warmUpSec: number;
+    segments: DrainSegment[];
+    /** Over the segments: the executor's CPU per invocation, and the model server's per call. */
+    cpuUsPerInvocation: number;
+    modelCpuUsPerCall: number;
   };
-  /** The higher of two measurements, before and after the drain (modelMaxRuns, req/s). */
+  /** The median of the maxima measured between the drain's segments (modelMaxRuns, req/s, in order). */
   modelMax: Brief;
-  modelMaxRuns?: number[];
+  modelMaxRuns: number[];
   rssBytes: Record<string, number>;
   publicMemoryAfterPost?: Record<string, number>;
 }
@@ -86,15 +92,19 @@ function failures(b: Brief): string {
 
 /** A table cell's excerpt of an error text: one line, at most 120 characters, no pipe. */
 const excerpt = (text: string) => text.replace(/\s+/g, ' ').replace(/\|/g, '/').slice(0, 120);
-const errored = (t: Throughput) => (t.failed ? ` (ERROR: ${n0(t.failed)}${t.errors?.[0] ? `, most often “${excerpt(t.errors[0].error)}”` : ''})` : '');
+const errored = (t: Pick<Throughput, 'failed' | 'errors'>) => (t.failed ? ` (ERROR: ${n0(t.failed)}${t.errors?.[0] ? `, most often “${excerpt(t.errors[0].error)}”` : ''})` : '');
 
-/** How the executor's figure was taken: after its warm-up, with the whole drain's rate beside it. */
-export const warmDrain = (e: BenchReport['executor']) =>
-  e.warmUpSec === undefined || !e.wholeDrain ? '' : `, after its first ${e.warmUpSec} s of warm-up (the whole drain, cold start included: ${n0(e.wholeDrain.rps)}/s)`;
+/** How the executor's figure was taken: its segments after the warm-up, each with its ratio. */
+export function segmentsText(e: BenchReport['executor']): string {
+  if (!e.segments.length) return `: no segment, the backlog was too small for one after its first ${e.warmUpSec} s`;
+  const seconds = n0(e.segments.reduce((sum, s) => sum + (Date.parse(s.to) - Date.parse(s.from)), 0) / 1000 / e.segments.length);
+  const each = e.segments.map((s) => `${n0(s.rps)} (${pct(s.ratio)})`).join(', ');
+  return `: median of ${e.segments.length} segments of ${seconds} s after its first ${e.warmUpSec} s, each against the mean of the maxima just before and after it; in order ${each}`;
+}
 
 /** The drain's CPU: the executor's per invocation, and the model server's per call against its figure at its maximum. */
 export function drainCpu(e: BenchReport['executor'], modelMax: Brief): string {
-  if (e.cpuUsPerInvocation === undefined || e.modelCpuUsPerCall === undefined) return '';
+  if (!Number.isFinite(e.cpuUsPerInvocation) || !Number.isFinite(e.modelCpuUsPerCall)) return '';
   const atMax = modelMax.cpuUsPerRequest === undefined ? '' : ` (${n0(modelMax.cpuUsPerRequest)} at its maximum)`;
   return `executor ${n0(e.cpuUsPerInvocation)}; model server ${n0(e.modelCpuUsPerCall)} per call${atMax}`;
 }
@@ -106,7 +116,7 @@ export function renderTable(r: BenchReport): string {
   const push = (cells: string[], serverCpu = '') => rows.push([...cells.slice(0, 4), serverCpu, ...cells.slice(4)]);
   const postRatio = r.postSaturated.rps / r.baselineForPost.rps;
   const getRatio = r.getSaturated.rps / r.baselineForGet.rps;
-  const executorRatio = r.executor.rps / r.modelMax.rps;
+  const executorRatio = r.executor.ratio;
   const p50Ok = r.endToEnd.p50 <= r.direct.p50 + 10;
   const p99Ok = r.endToEnd.p99 <= r.direct.p99 + 50;
   const f = r.floors;
@@ -141,16 +151,19 @@ export function renderTable(r: BenchReport): string {
   const legs = Object.entries(r.endToEnd.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
   push(['4', `direct call to the model server (${model}), same input, ${n0(r.endToEnd.rate)}/s${r.directRuns ? `; lower of ${r.directRuns.map(lat).join(' and ')} before and after` : ''}`, n0(r.direct.rps) + failures(r.direct), lat(r.direct), `${signed(r.endToEnd.p50 - r.direct.p50)} / ${signed(r.endToEnd.p99 - r.direct.p99)} ms`, '']);
-  push(['5', `model server maximum (${model}, ${r.settings.executorConcurrency} connections${r.modelMaxRuns ? `; higher of ${r.modelMaxRuns.map(n0).join(' and ')} before and after the drain` : ''})`, n0(r.modelMax.rps) + failures(r.modelMax), lat(r.modelMax), '', ''], cpu(r.modelMax));
   push(
     [
       '5',
-      `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${warmDrain(r.executor)}`,
-      n0(r.executor.rps) + errored(r.executor),
+      `model server maximum (${model}, ${r.settings.executorConcurrency} connections, the executor paused): median of ${r.modelMaxRuns.length} runs between the drain's segments, in order ${r.modelMaxRuns.map(n0).join(', ')}`,
+      n0(r.modelMax.rps) + failures(r.modelMax),
+      lat(r.modelMax),
       '',
-      `≥ 80% of the model server: ${pct(executorRatio)}`,
-      verdict(executorRatio >= 0.8),
+      '',
     ],
+    cpu(r.modelMax),
+  );
+  push(
+    ['5', `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${segmentsText(r.executor)}`, n0(r.executor.rps) + errored(r.executor), '', `≥ 80% of the model server: ${pct(executorRatio)}`, verdict(executorRatio >= 0.8)],
     drainCpu(r.executor, r.modelMax),
   );
   for (const [name, bytes] of Object.entries(r.rssBytes)) {

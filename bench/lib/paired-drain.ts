@@ -1,0 +1,124 @@
+import { percentile, type LoadResult } from './load.js';
+
+// (5) the executor's throughput against the model server's own maximum, taken
+// in pairs. This VM's speed drifts by a third within a minute (one maximum was
+// 473/s before a drain and 704/s after it), so a drain and a maximum measured
+// a minute apart compare two different machines. Here the drain runs in
+// segments; between them the executor is paused (SIGSTOP) and the model server
+// driven directly. Each segment is set against the mean of the maxima just
+// before and after it, and the median of those ratios is the figure.
+
+export type MaxRun = LoadResult & { cpuUsPerRequest?: number };
+
+export interface DrainControl {
+  /** Freezes the executor (its leases outlast a pause) and lets it go on. */
+  pause(): void;
+  resume(): void;
+  /** The model server driven directly at the executor's concurrency, the executor paused. */
+  measureMax(): Promise<MaxRun>;
+  /** Invocations of the backlog COMPLETED in [from, to), by their completed_at. */
+  completedBetween(from: Date, to: Date): Promise<number>;
+  /** Invocations of the backlog still QUEUED. */
+  queued(): Promise<number>;
+  /** Starts counting the CPU of the executor and of the model server; the function returned gives their seconds since. */
+  cpuSince(): () => [number, number];
+}
+
+export interface PairedDrainOptions {
+  /** The executor runs this long, unmeasured, before the first pause: it starts cold. */
+  warmUpSec: number;
+  segmentSec: number;
+  maxSegments: number;
+  /** After a pause or a resume: the calls in flight finish, the executor picks up again. */
+  settleMs: number;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => Date;
+}
+
+export interface DrainSegment {
+  from: string;
+  to: string;
+  completed: number;
+  rps: number;
+  /** The model server's maximum (req/s) just before and just after the segment. */
+  maxBefore: number;
+  maxAfter: number;
+  /** rps ÷ the mean of maxBefore and maxAfter. */
+  ratio: number;
+}
+
+export interface PairedDrain {
+  segments: DrainSegment[];
+  /** Every maximum, in order: one before each segment and one after the last. */
+  maxima: MaxRun[];
+  /** Medians: of the segments' rates, of their ratios, and the maximum whose rate is the median. */
+  rps: number;
+  ratio: number;
+  modelMax: MaxRun;
+  /** Over the segments: the executor's CPU per invocation, the model server's per call (µs). */
+  cpuUsPerInvocation: number;
+  modelCpuUsPerCall: number;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs the drain in up to `maxSegments` segments with a maximum before each
+ * and after the last. A segment starts only while the backlog holds a third
+ * more than the last segment drained, so the executor never runs dry inside
+ * one. The executor is left running (resumed) to finish the backlog.
+ */
+export async function pairedDrain(control: DrainControl, options: PairedDrainOptions): Promise<PairedDrain> {
+  const sleep = options.sleep ?? defaultSleep;
+  const now = options.now ?? (() => new Date());
+  await sleep(options.warmUpSec * 1000);
+  const maxima: MaxRun[] = [];
+  const runs: Array<{ from: Date; to: Date; completed: number }> = [];
+  const cpu = [0, 0];
+  try {
+    control.pause();
+    await sleep(options.settleMs);
+    maxima.push(await control.measureMax());
+    while (runs.length < options.maxSegments) {
+      const expected = (runs.at(-1)?.completed ?? maxima[0]!.rps * options.segmentSec) * (4 / 3);
+      if ((await control.queued()) < expected) break;
+      control.resume();
+      await sleep(options.settleMs);
+      const spent = control.cpuSince();
+      const from = now();
+      await sleep(options.segmentSec * 1000);
+      const to = now();
+      control.pause();
+      spent().forEach((seconds, index) => (cpu[index]! += seconds));
+      await sleep(options.settleMs);
+      runs.push({ from, to, completed: await control.completedBetween(from, to) });
+      maxima.push(await control.measureMax());
+    }
+  } finally {
+    control.resume(); // also when a measurement failed: a stopped process would not even stop
+  }
+  const segments = runs.map((run, index) => segmentOf(run, maxima[index]!.rps, maxima[index + 1]!.rps));
+  const completed = runs.reduce((sum, run) => sum + run.completed, 0);
+  return {
+    segments,
+    maxima,
+    rps: median(segments.map((segment) => segment.rps)),
+    ratio: median(segments.map((segment) => segment.ratio)),
+    modelMax: medianRun(maxima),
+    cpuUsPerInvocation: (cpu[0]! * 1e6) / completed,
+    modelCpuUsPerCall: (cpu[1]! * 1e6) / completed,
+  };
+}
+
+function segmentOf(run: { from: Date; to: Date; completed: number }, maxBefore: number, maxAfter: number): DrainSegment {
+  const rps = run.completed / ((run.to.getTime() - run.from.getTime()) / 1000);
+  return { from: run.from.toISOString(), to: run.to.toISOString(), completed: run.completed, rps, maxBefore, maxAfter, ratio: rps / ((maxBefore + maxAfter) / 2) };
+}
+
+const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+
+/** The run whose rate is the median (the lower middle one of an even count). */
+function medianRun(runs: MaxRun[]): MaxRun {
+  const sorted = [...runs].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.ceil(sorted.length / 2) - 1]!;
+}
