@@ -28,6 +28,7 @@ import { setUpTenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement } from './lib/placement.js';
 import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { pairedDrain } from './lib/paired-drain.js';
+import { stealSince } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
 
@@ -155,7 +156,9 @@ async function main() {
     const loadSessions = await tenant.sessions(SESSIONS);
     await postLoad(loadSessions, undefined, WARMUP_SEC);
     const baselineForPost = await hello('(2)');
+    const postSteal = stealSince();
     const postSaturated = await withCpu(pidOf('public'), () => postLoad(loadSessions));
+    const stolenPost = postSteal();
     const postHalf = await postLoad(loadSessions, Math.max(1, Math.round(postSaturated.rps / 2)));
 
     const publicMemory = await memoryOf(url(ports.public));
@@ -167,7 +170,9 @@ async function main() {
       load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
     await getLoad(WARMUP_SEC);
     const baselineForGet = await hello('(3)');
+    const getSteal = stealSince();
     const getSaturated = await withCpu(pidOf('public'), () => getLoad(DURATION));
+    const stolenGet = getSteal();
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
@@ -177,6 +182,7 @@ async function main() {
     const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
     const executorPid = executorProcess.process.pid!;
     pin(executorPid, PLACEMENT.executorCpus);
+    const drainSteal = stealSince();
     const paired = await pairedDrain(
       {
         pause: () => process.kill(executorPid, 'SIGSTOP'),
@@ -189,6 +195,7 @@ async function main() {
       // The executor starts cold: as every other load here, it is measured after a warm-up.
       { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS },
     );
+    const stolenDrain = drainSteal();
     await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
     const drained = await throughput(db, loadSessions, 'started_at');
 
@@ -216,8 +223,10 @@ async function main() {
     // during a single measurement would make the reference slow and the verdict flattering.
     const directBefore = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
     const e2eSessions = await tenant.sessions(SESSIONS);
+    const e2eSteal = stealSince();
     const e2eLoad = await postLoad(e2eSessions, e2eRate);
     await waitFinal(db, e2eSessions, 'end-to-end invocations to finish', DRAIN_TIMEOUT_MS);
+    const stolenE2e = e2eSteal();
     const e2e = await latencies(db, e2eSessions);
     const directAfter = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
     const directHalf = fasterOf(directBefore, directAfter);
@@ -228,7 +237,14 @@ async function main() {
 
     const report: BenchReport = {
       date: started.toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', node: process.version, loadavgBefore: loadBefore, loadavgAfter: loadAfter },
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model ?? '',
+        node: process.version,
+        loadavgBefore: loadBefore,
+        loadavgAfter: loadAfter,
+        steal: { post: stolenPost, get: stolenGet, endToEnd: stolenE2e, executor: stolenDrain },
+      },
       settings: {
         durationSec: DURATION,
         connections: CONNECTIONS,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, placementText, segmentsText, type BenchReport } from './report.js';
+import { drainCpu, placementText, segmentsText, stealText, type BenchReport } from './report.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -39,5 +39,12 @@ describe('bench report: the footer', () => {
     );
     expect(placementText({ mode: 'shared', modelCpus: '', executorCpus: '' })).to.equal(' every process where the scheduler put it (BENCH_PLACEMENT=shared);');
     expect(placementText(undefined)).to.equal(''); // a run from before placement
+  });
+
+  it('gives the hypervisor’s share of the CPU during each figure', () => {
+    expect(stealText({ post: 0.012, get: 0.3, endToEnd: NaN, executor: 0 })).to.equal(
+      " CPU time taken by the hypervisor (steal) during (2) 1.2%, (3) 30.0%, (4)'s latency run n/a, (5) 0.0%;",
+    );
+    expect(stealText(undefined)).to.equal(''); // a run from before steal was measured
   });
 });

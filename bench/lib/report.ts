@@ -10,7 +10,15 @@ export type Brief = LoadResult & { cpuUsPerRequest?: number };
 
 export interface BenchReport {
   date: string;
-  machine: { cpus: number; model: string; node: string; loadavgBefore: number[]; loadavgAfter: number[] };
+  machine: {
+    cpus: number;
+    model: string;
+    node: string;
+    loadavgBefore: number[];
+    loadavgAfter: number[];
+    /** Share of the machine's CPU time the hypervisor took during (2), (3), (4)'s latency run and (5) (bench/lib/steal.ts); absent in older runs. */
+    steal?: { post: number; get: number; endToEnd: number; executor: number };
+  };
   settings: {
     durationSec: number;
     connections: number;
@@ -175,7 +183,7 @@ export function renderTable(r: BenchReport): string {
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
     '',
-    `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)}; ` +
+    `${r.date}, ${r.machine.cpus} × ${r.machine.model}, Node ${r.machine.node}; load average before ${load(r.machine.loadavgBefore)}, after ${load(r.machine.loadavgAfter)};${stealText(r.machine.steal)} ` +
       `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel};${placementText(r.settings.placement)} PostgreSQL over ${r.settings.databaseTransport === 'socket' ? 'its Unix socket' : 'loopback TCP'}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
   );
   return lines.join('\n');
@@ -186,4 +194,11 @@ export function placementText(placement: Placement | undefined): string {
   if (!placement) return '';
   if (placement.mode === 'shared') return ' every process where the scheduler put it (BENCH_PLACEMENT=shared);';
   return ` the model server bound to CPU ${placement.modelCpus} and the executor to CPU ${placement.executorCpus}, every other process where the scheduler put it (BENCH_PLACEMENT=split);`;
+}
+
+/** The footer's words for the VM's steal time during each figure; nothing for runs from before it was measured. */
+export function stealText(steal: BenchReport['machine']['steal']): string {
+  if (!steal) return '';
+  const share = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : 'n/a');
+  return ` CPU time taken by the hypervisor (steal) during (2) ${share(steal.post)}, (3) ${share(steal.get)}, (4)'s latency run ${share(steal.endToEnd)}, (5) ${share(steal.executor)};`;
 }
