@@ -70,11 +70,9 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export async function pairedDrain(control: DrainControl, options: PairedDrainOptions): Promise<PairedDrain> {
   const sleep = options.sleep ?? defaultSleep;
-  const now = options.now ?? (() => new Date());
   await sleep(options.warmUpSec * 1000);
   const maxima: MaxRun[] = [];
-  const runs: Array<{ from: Date; to: Date; completed: number }> = [];
-  const cpu = [0, 0];
+  const runs: SegmentRun[] = [];
   try {
     control.pause();
     await sleep(options.settleMs);
@@ -82,16 +80,7 @@ export async function pairedDrain(control: DrainControl, options: PairedDrainOpt
     while (runs.length < options.maxSegments) {
       const expected = (runs.at(-1)?.completed ?? maxima[0]!.rps * options.segmentSec) * (4 / 3);
       if ((await control.queued()) < expected) break;
-      control.resume();
-      await sleep(options.settleMs);
-      const spent = control.cpuSince();
-      const from = now();
-      await sleep(options.segmentSec * 1000);
-      const to = now();
-      control.pause();
-      spent().forEach((seconds, index) => (cpu[index]! += seconds));
-      await sleep(options.settleMs);
-      runs.push({ from, to, completed: await control.completedBetween(from, to) });
+      runs.push(await runSegment(control, options, sleep));
       maxima.push(await control.measureMax());
     }
   } finally {
@@ -99,18 +88,42 @@ export async function pairedDrain(control: DrainControl, options: PairedDrainOpt
   }
   const segments = runs.map((run, index) => segmentOf(run, maxima[index]!.rps, maxima[index + 1]!.rps));
   const completed = runs.reduce((sum, run) => sum + run.completed, 0);
+  const cpuSeconds = (which: 0 | 1) => runs.reduce((sum, run) => sum + run.cpu[which], 0);
   return {
     segments,
     maxima,
     rps: median(segments.map((segment) => segment.rps)),
     ratio: median(segments.map((segment) => segment.ratio)),
     modelMax: medianRun(maxima),
-    cpuUsPerInvocation: (cpu[0]! * 1e6) / completed,
-    modelCpuUsPerCall: (cpu[1]! * 1e6) / completed,
+    cpuUsPerInvocation: (cpuSeconds(0) * 1e6) / completed,
+    modelCpuUsPerCall: (cpuSeconds(1) * 1e6) / completed,
   };
 }
 
-function segmentOf(run: { from: Date; to: Date; completed: number }, maxBefore: number, maxAfter: number): DrainSegment {
+interface SegmentRun {
+  from: Date;
+  to: Date;
+  completed: number;
+  /** CPU seconds of the executor and of the model server inside the window. */
+  cpu: [number, number];
+}
+
+/** One segment: resume, let the executor pick up, count a window of `segmentSec`, pause again. */
+async function runSegment(control: DrainControl, options: PairedDrainOptions, sleep: (ms: number) => Promise<void>): Promise<SegmentRun> {
+  const now = options.now ?? (() => new Date());
+  control.resume();
+  await sleep(options.settleMs);
+  const spent = control.cpuSince();
+  const from = now();
+  await sleep(options.segmentSec * 1000);
+  const to = now();
+  control.pause();
+  const cpu = spent();
+  await sleep(options.settleMs); // completions inside the window are all committed before they are counted
+  return { from, to, completed: await control.completedBetween(from, to), cpu };
+}
+
+function segmentOf(run: SegmentRun, maxBefore: number, maxAfter: number): DrainSegment {
   const rps = run.completed / ((run.to.getTime() - run.from.getTime()) / 1000);
   return { from: run.from.toISOString(), to: run.to.toISOString(), completed: run.completed, rps, maxBefore, maxAfter, ratio: rps / ((maxBefore + maxAfter) / 2) };
 }
