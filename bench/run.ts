@@ -27,8 +27,8 @@ import { modelServerKind, startModelServer, type BenchModelServer } from './lib/
 import { setUpTenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement } from './lib/placement.js';
 import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
-import { pairedDrain } from './lib/paired-drain.js';
-import { stealSince } from './lib/steal.js';
+import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
+import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
 
@@ -156,9 +156,7 @@ async function main() {
     const loadSessions = await tenant.sessions(SESSIONS);
     await postLoad(loadSessions, undefined, WARMUP_SEC);
     const baselineForPost = await hello('(2)');
-    const postSteal = stealSince();
-    const postSaturated = await withCpu(pidOf('public'), () => postLoad(loadSessions));
-    const stolenPost = postSteal();
+    const [postSaturated, stolenPost] = await withSteal(() => withCpu(pidOf('public'), () => postLoad(loadSessions)));
     const postHalf = await postLoad(loadSessions, Math.max(1, Math.round(postSaturated.rps / 2)));
 
     const publicMemory = await memoryOf(url(ports.public));
@@ -170,9 +168,7 @@ async function main() {
       load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
     await getLoad(WARMUP_SEC);
     const baselineForGet = await hello('(3)');
-    const getSteal = stealSince();
-    const getSaturated = await withCpu(pidOf('public'), () => getLoad(DURATION));
-    const stolenGet = getSteal();
+    const [getSaturated, stolenGet] = await withSteal(() => withCpu(pidOf('public'), () => getLoad(DURATION)));
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
@@ -182,20 +178,17 @@ async function main() {
     const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
     const executorPid = executorProcess.process.pid!;
     pin(executorPid, PLACEMENT.executorCpus);
-    const drainSteal = stealSince();
-    const paired = await pairedDrain(
-      {
-        pause: () => process.kill(executorPid, 'SIGSTOP'),
-        resume: () => process.kill(executorPid, 'SIGCONT'),
-        measureMax: () => withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY, durationSec: MAX_RUN_SEC })),
-        completedBetween: (from, to) => completedBetween(db, loadSessions, from, to),
-        queued: () => queuedCount(db, loadSessions),
-        cpuSince: () => cpuSince([executorPid, modelServer.pid]) as () => [number, number],
-      },
-      // The executor starts cold: as every other load here, it is measured after a warm-up.
-      { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS },
-    );
-    const stolenDrain = drainSteal();
+    const drainControl: DrainControl = {
+      pause: () => process.kill(executorPid, 'SIGSTOP'),
+      resume: () => process.kill(executorPid, 'SIGCONT'),
+      measureMax: () => withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY, durationSec: MAX_RUN_SEC })),
+      completedBetween: (from, to) => completedBetween(db, loadSessions, from, to),
+      queued: () => queuedCount(db, loadSessions),
+      cpuSince: () => cpuSince([executorPid, modelServer.pid]) as () => [number, number],
+    };
+    // The executor starts cold: as every other load here, it is measured after a warm-up.
+    const drainOptions = { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS };
+    const [paired, stolenDrain] = await withSteal(() => pairedDrain(drainControl, drainOptions));
     await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
     const drained = await throughput(db, loadSessions, 'started_at');
 
@@ -223,10 +216,11 @@ async function main() {
     // during a single measurement would make the reference slow and the verdict flattering.
     const directBefore = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
     const e2eSessions = await tenant.sessions(SESSIONS);
-    const e2eSteal = stealSince();
-    const e2eLoad = await postLoad(e2eSessions, e2eRate);
-    await waitFinal(db, e2eSessions, 'end-to-end invocations to finish', DRAIN_TIMEOUT_MS);
-    const stolenE2e = e2eSteal();
+    const [e2eLoad, stolenE2e] = await withSteal(async () => {
+      const accepted = await postLoad(e2eSessions, e2eRate);
+      await waitFinal(db, e2eSessions, 'end-to-end invocations to finish', DRAIN_TIMEOUT_MS);
+      return accepted;
+    });
     const e2e = await latencies(db, e2eSessions);
     const directAfter = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
     const directHalf = fasterOf(directBefore, directAfter);

@@ -28,6 +28,7 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
   let iris: IrisPlatform;
   let sessionId: string;
   const version = unique('v');
+  const zero = Date.parse('2026-01-01T00:00:00Z');
 
   before(async () => {
     iris = await startIrisPlatform(version);
@@ -36,7 +37,6 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
     // Started at second 0; one completes per second from 1 to 10, one fails.
     const rows = Array.from({ length: 11 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId: iris.modelId }));
     await invocationsStore.appendAllToOpenSessions(t.platform.db, rows);
-    const zero = Date.parse('2026-01-01T00:00:00Z');
     for (const [index, row] of rows.entries()) {
       const failed = index === 10;
       await t.platform.db('invocations').where({ id: row.id }).update({
@@ -54,7 +54,6 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
   });
 
   it('counts the completions inside a window, its start in and its end out, failures not', async () => {
-    const zero = Date.parse('2026-01-01T00:00:00Z');
     const between = (from: number, to: number) => completedBetween(iris.t.platform.db, [sessionId], new Date(zero + from * 1000), new Date(zero + to * 1000));
     expect(await between(4, 7)).to.equal(3); // at 4, 5 and 6
     expect(await between(0, 1)).to.equal(0); // the failure at 0.5 does not count

@@ -1,4 +1,5 @@
-import { percentile, type LoadResult } from './load.js';
+import { percentile } from './load.js';
+import type { Brief } from './report.js';
 
 // (5) the executor's throughput against the model server's own maximum, taken
 // in pairs. This VM's speed drifts by a third within a minute (one maximum was
@@ -8,14 +9,12 @@ import { percentile, type LoadResult } from './load.js';
 // driven directly. Each segment is set against the mean of the maxima just
 // before and after it, and the median of those ratios is the figure.
 
-export type MaxRun = LoadResult & { cpuUsPerRequest?: number };
-
 export interface DrainControl {
   /** Freezes the executor (its leases outlast a pause) and lets it go on. */
   pause(): void;
   resume(): void;
   /** The model server driven directly at the executor's concurrency, the executor paused. */
-  measureMax(): Promise<MaxRun>;
+  measureMax(): Promise<Brief>;
   /** Invocations of the backlog COMPLETED in [from, to), by their completed_at. */
   completedBetween(from: Date, to: Date): Promise<number>;
   /** Invocations of the backlog still QUEUED. */
@@ -50,11 +49,11 @@ export interface DrainSegment {
 export interface PairedDrain {
   segments: DrainSegment[];
   /** Every maximum, in order: one before each segment and one after the last. */
-  maxima: MaxRun[];
+  maxima: Brief[];
   /** Medians: of the segments' rates, of their ratios, and the maximum whose rate is the median. */
   rps: number;
   ratio: number;
-  modelMax: MaxRun;
+  modelMax: Brief;
   /** Over the segments: the executor's CPU per invocation, the model server's per call (µs). */
   cpuUsPerInvocation: number;
   modelCpuUsPerCall: number;
@@ -71,7 +70,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export async function pairedDrain(control: DrainControl, options: PairedDrainOptions): Promise<PairedDrain> {
   const sleep = options.sleep ?? defaultSleep;
   await sleep(options.warmUpSec * 1000);
-  const maxima: MaxRun[] = [];
+  const maxima: Brief[] = [];
   const runs: SegmentRun[] = [];
   try {
     control.pause();
@@ -131,7 +130,7 @@ function segmentOf(run: SegmentRun, maxBefore: number, maxAfter: number): DrainS
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 /** The run whose rate is the median (the lower middle one of an even count). */
-function medianRun(runs: MaxRun[]): MaxRun {
+function medianRun(runs: Brief[]): Brief {
   const sorted = [...runs].sort((a, b) => a.rps - b.rps);
   return sorted[Math.ceil(sorted.length / 2) - 1]!;
 }

@@ -1,7 +1,10 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import { expect } from 'chai';
-import { allowedCpus, pin, placementMode, planPlacement } from './placement.js';
+import { pin, placementMode, planPlacement } from './placement.js';
+
+/** The CPUs process `pid` may run on, as the kernel lists them (e.g. "0-1"). */
+const allowedCpus = (pid: number) => execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
 
 describe('bench placement: the model server and the executor on separate CPUs', () => {
   it('gives the model server the last CPU and the executor the others', () => {

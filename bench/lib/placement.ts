@@ -38,11 +38,6 @@ export function pin(pid: number | undefined, cpus: string): void {
   execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { stdio: 'ignore' });
 }
 
-/** The CPUs process `pid` may run on, as the kernel lists them (e.g. "0-1"). */
-export function allowedCpus(pid: number): string {
-  return execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
-}
-
 function tasksetAvailable(): boolean {
   try {
     execFileSync('taskset', ['--version'], { stdio: 'ignore' });

@@ -37,3 +37,10 @@ export function stealSince(read: () => CpuTicks | undefined = readTicks): () => 
     return (after.steal - before.steal) / (after.total - before.total);
   };
 }
+
+/** Runs `work` and gives its result with the share of the machine's CPU stolen meanwhile. */
+export async function withSteal<R>(work: () => Promise<R>): Promise<[R, number]> {
+  const stolenSince = stealSince();
+  const result = await work();
+  return [result, stolenSince()];
+}
