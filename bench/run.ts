@@ -21,13 +21,15 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load } from './lib/load.js';
 import { cpuSince, withCpu } from './lib/cpu.js';
-import { renderTable, type BenchReport, type Brief } from './lib/report.js';
+import { renderTable, type BenchReport, type Brief, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement } from './lib/placement.js';
 import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
+import { pairedLatency, type LatencyControl } from './lib/paired-latency.js';
+import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
@@ -52,6 +54,8 @@ const DRAIN_TIMEOUT_MS = 600_000;
 const DRAIN_SEGMENT_SEC = 6;
 const DRAIN_SEGMENTS = 5;
 const MAX_RUN_SEC = 4;
+// (4): rounds of end-to-end latency, each between two direct runs (bench/lib/paired-latency.ts).
+const LATENCY_ROUNDS = 3;
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 
@@ -127,6 +131,8 @@ async function main() {
     const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
     const modelServer = model!;
     pin(modelServer.pid, PLACEMENT.modelCpus);
+    // The VM's speed before each figure, with nothing of the run busy (bench/lib/gauge.ts).
+    const gauges: GaugesMs = { start: cpuGaugeMs() };
     console.log(`bench: model server ${modelServer.label} on ${modelServer.url}`);
 
     // (1) the baseline, a bare express hello: measured again just before each figure it is the denominator of.
@@ -155,6 +161,7 @@ async function main() {
     console.log('bench: (2) POST invocation');
     const loadSessions = await tenant.sessions(SESSIONS);
     await postLoad(loadSessions, undefined, WARMUP_SEC);
+    gauges.post = cpuGaugeMs();
     const baselineForPost = await hello('(2)');
     const [postSaturated, stolenPost] = await withSteal(() => withCpu(pidOf('public'), () => postLoad(loadSessions)));
     const postHalf = await postLoad(loadSessions, Math.max(1, Math.round(postSaturated.rps / 2)));
@@ -167,6 +174,7 @@ async function main() {
     const getLoad = (durationSec: number) =>
       load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
     await getLoad(WARMUP_SEC);
+    gauges.get = cpuGaugeMs();
     const baselineForGet = await hello('(3)');
     const [getSaturated, stolenGet] = await withSteal(() => withCpu(pidOf('public'), () => getLoad(DURATION)));
 
@@ -175,6 +183,7 @@ async function main() {
     console.log('bench: (5) executor drain, paired with the model server maximum');
     await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
     const backlog = await queuedCount(db, loadSessions);
+    gauges.executor = cpuGaugeMs();
     const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
     const executorPid = executorProcess.process.pid!;
     pin(executorPid, PLACEMENT.executorCpus);
@@ -209,21 +218,26 @@ async function main() {
       return { load, throughput: completed };
     });
 
-    // (4) latency at 50% of that, against the same call made directly at the same rate.
-    console.log('bench: (4) end-to-end latency');
+    // (4) latency at 50% of that, in rounds set against direct calls to the model server at the same rate with
+    // the same input, taken in turns (bench/lib/paired-latency.ts).
+    console.log('bench: (4) end-to-end latency, paired with direct calls');
     const e2eRate = Math.max(1, Math.round(sustained.rate / 2));
-    // The direct calls run before and after, and the lower latencies count: a slow phase of the VM
-    // during a single measurement would make the reference slow and the verdict flattering.
-    const directBefore = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
-    const e2eSessions = await tenant.sessions(SESSIONS);
-    const [e2eLoad, stolenE2e] = await withSteal(async () => {
-      const accepted = await postLoad(e2eSessions, e2eRate);
-      await waitFinal(db, e2eSessions, 'end-to-end invocations to finish', DRAIN_TIMEOUT_MS);
-      return accepted;
-    });
+    gauges.endToEnd = cpuGaugeMs();
+    const e2eSessions: string[] = [];
+    const e2eLoads: Brief[] = [];
+    const latencyControl: LatencyControl = {
+      direct: () => direct({ connections: CONNECTIONS, overallRate: e2eRate }),
+      endToEnd: async () => {
+        const sessions = await tenant.sessions(SESSIONS);
+        e2eSessions.push(...sessions);
+        e2eLoads.push(await postLoad(sessions, e2eRate));
+        await waitFinal(db, sessions, 'end-to-end invocations to finish', DRAIN_TIMEOUT_MS);
+        return latencies(db, sessions);
+      },
+    };
+    const [pairedE2e, stolenE2e] = await withSteal(() => pairedLatency(latencyControl, LATENCY_ROUNDS));
     const e2e = await latencies(db, e2eSessions);
-    const directAfter = await direct({ connections: CONNECTIONS, overallRate: e2eRate });
-    const directHalf = fasterOf(directBefore, directAfter);
+    gauges.end = cpuGaugeMs();
 
     // (6) peak RSS of every process, read before they stop.
     const rss = { ...modelServer.peakRss(), ...Object.fromEntries(children.map((child) => [child.name, child.peakRss()])) };
@@ -238,6 +252,7 @@ async function main() {
         loadavgBefore: loadBefore,
         loadavgAfter: loadAfter,
         steal: { post: stolenPost, get: stolenGet, endToEnd: stolenE2e, executor: stolenDrain },
+        gaugeMs: gauges,
       },
       settings: {
         durationSec: DURATION,
@@ -260,9 +275,8 @@ async function main() {
       getSaturated: getSaturated,
       endToEndSaturation: { ...e2eCapacity, load: e2eSaturationLoad },
       endToEndSustained: sustained,
-      endToEnd: { rate: e2eRate, ...e2e, load: e2eLoad },
-      direct: directHalf,
-      directRuns: [directBefore, directAfter].map(({ p50, p99 }) => ({ p50, p99 })),
+      endToEnd: { rate: e2eRate, ...e2e, loads: e2eLoads, pairs: pairedE2e.pairs, over: pairedE2e.over },
+      directRuns: pairedE2e.directs,
       executor: {
         backlog,
         completed: drained.completed,
@@ -295,12 +309,6 @@ async function main() {
     await deleteWorkQueue(amqpUrl, queueName);
     if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** The run with the lower median, its p99 the lower of the two: the stricter reference. */
-function fasterOf(a: Brief, b: Brief): Brief {
-  const faster = a.p50 <= b.p50 ? a : b;
-  return { ...faster, p99: Math.min(a.p99, b.p99) };
 }
 
 /** Heap figures of a server from its /metrics (where its RSS goes). */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, placementText, segmentsText, stealText, type BenchReport } from './report.js';
+import { drainCpu, endToEndMet, gaugeText, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -46,5 +46,41 @@ describe('bench report: the footer', () => {
       " CPU time taken by the hypervisor (steal) during (2) 1.2%, (3) 30.0%, (4)'s latency run n/a, (5) 0.0%;",
     );
     expect(stealText(undefined)).to.equal(''); // a run from before steal was measured
+  });
+});
+
+describe('bench report: the end-to-end latency rows', () => {
+  const pair = (e2e: [number, number], direct: [number, number]) => ({
+    endToEnd: { p50: e2e[0], p99: e2e[1], count: 1500 },
+    direct: { p50: direct[0], p99: direct[1] },
+    over: { p50: e2e[0] - direct[0], p99: e2e[1] - direct[1] },
+  });
+
+  it('meets the targets on the rounds’ median differences, both bounds inclusive', () => {
+    expect(endToEndMet({ p50: 10, p99: 50 })).to.equal(true);
+    expect(endToEndMet({ p50: 10.1, p99: 20 })).to.equal(false);
+    expect(endToEndMet({ p50: 3, p99: 50.1 })).to.equal(false);
+    expect(endToEndMet({ p50: NaN, p99: NaN })).to.equal(false); // nothing measured is no pass
+  });
+
+  it('lists each round with its difference from the direct runs around it', () => {
+    expect(roundsText([pair([8, 40], [2, 5]), pair([9.25, 61], [2.5, 6])])).to.equal(
+      'median over the rounds, each against the lower p50 and the lower p99 of the direct runs around it; in order 8.0 / 40.0 (+6.0 / +35.0 ms), 9.3 / 61.0 (+6.8 / +55.0 ms)',
+    );
+  });
+
+  it('adds up the statuses, errors and timeouts of several load runs', () => {
+    const run = (statuses: Record<string, number>, errors = 0, timeouts = 0) => ({ statuses, errors, timeouts });
+    expect(totals([run({ 201: 10, 503: 1 }, 1), run({ 201: 5 }, 0, 2)])).to.deep.equal({ statuses: { 201: 15, 503: 1 }, errors: 1, timeouts: 2 });
+  });
+});
+
+describe('bench report: the CPU gauge in the footer', () => {
+  it('gives the gauge at each point it was taken, in order', () => {
+    expect(gaugeText({ start: 331.2, post: 340, get: 1210.6, executor: 350, endToEnd: 345, end: 338 })).to.equal(
+      " CPU gauge (ms for a fixed loop in the bench's process, lower is faster) at the start 331, before (2) 340, (3) 1,211, (5) 350, (4)'s latency 345, at the end 338;",
+    );
+    expect(gaugeText({ start: 331 })).to.equal(" CPU gauge (ms for a fixed loop in the bench's process, lower is faster) at the start 331;"); // a run that failed early
+    expect(gaugeText(undefined)).to.equal(''); // a run from before the gauge
   });
 });
