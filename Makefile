@@ -29,7 +29,7 @@ run: build
 	node bin/modelplane.js dev
 
 lint: install
-	npx eslint --max-warnings 0 .
+	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit
@@ -65,4 +65,4 @@ bench: build
 	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
 
 clean:
-	rm -rf dist node_modules .modelplane
+	rm -rf dist node_modules .modelplane .cache
