@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, endToEndMet, gaugeText, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
+import { drainCpu, endToEndMet, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -82,5 +82,16 @@ describe('bench report: the CPU gauge in the footer', () => {
     );
     expect(gaugeText({ start: 331 })).to.equal(" CPU gauge (ms for a fixed loop in the bench's process, lower is faster) at the start 331;"); // a run that failed early
     expect(gaugeText(undefined)).to.equal(''); // a run from before the gauge
+  });
+});
+
+describe('bench report: verdicts in a disturbed phase', () => {
+  it('marks a verdict disturbed when the hypervisor took more than 5% of the CPU during its figure', () => {
+    expect(judged(true, 0.25)).to.equal('met (disturbed: steal 25%)');
+    expect(judged(false, 0.9)).to.equal('**missed** (disturbed: steal 90%)');
+    expect(judged(false, 0.05)).to.equal('**missed**'); // at the bound: not disturbed
+    expect(judged(true, 0.001)).to.equal('met');
+    expect(judged(true, NaN)).to.equal('met'); // unreadable (not Linux)
+    expect(judged(true, undefined)).to.equal('met'); // a run from before steal was measured
   });
 });

@@ -99,6 +99,15 @@ const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 const signed = (v: number) => (v < 0 ? n1(v) : `+${n1(v)}`);
 const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)}%` : 'n/a');
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+
+/** Above this share of stolen CPU a figure measured the host more than the platform. */
+export const DISTURBED_STEAL = 0.05;
+
+/** A verdict, marked disturbed when the hypervisor took more than DISTURBED_STEAL of the CPU during its figure. */
+export function judged(ok: boolean, steal: number | undefined): string {
+  const stolen = steal !== undefined && Number.isFinite(steal) && steal > DISTURBED_STEAL;
+  return stolen ? `${verdict(ok)} (disturbed: steal ${(steal * 100).toFixed(0)}%)` : verdict(ok);
+}
 const lat = (b: { p50: number; p99: number }) => `${n1(b.p50)} / ${n1(b.p99)}`;
 /** The serving process's CPU per request, and how many times the baseline's that is. */
 const cpu = (b: Brief, baseline?: Brief) =>
@@ -140,6 +149,7 @@ export function renderTable(r: BenchReport): string {
   const postRatio = r.postSaturated.rps / r.baselineForPost.rps;
   const getRatio = r.getSaturated.rps / r.baselineForGet.rps;
   const executorRatio = r.executor.ratio;
+  const steal = r.machine.steal;
   const f = r.floors;
   const e2e = r.endToEndSaturation;
   const model = r.settings.modelServerLabel;
@@ -147,10 +157,10 @@ export function renderTable(r: BenchReport): string {
   push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
   push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
   push(['1', 'express "hello" (baseline), measured just before (2)', n0(r.baselineForPost.rps) + failures(r.baselineForPost), lat(r.baselineForPost), '', ''], cpu(r.baselineForPost));
-  push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, verdict(postRatio >= 0.25)], cpu(r.postSaturated, r.baselineForPost));
+  push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, judged(postRatio >= 0.25, steal?.post)], cpu(r.postSaturated, r.baselineForPost));
   push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
   push(['1', 'express "hello" (baseline), measured just before (3)', n0(r.baselineForGet.rps) + failures(r.baselineForGet), lat(r.baselineForGet), '', ''], cpu(r.baselineForGet));
-  push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, verdict(getRatio >= 0.5)], cpu(r.getSaturated, r.baselineForGet));
+  push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, judged(getRatio >= 0.5, steal?.get)], cpu(r.getSaturated, r.baselineForGet));
   push([
     '4',
     `end-to-end upper bound: POST at saturation, the executor running, then its drain; ${n0(e2e.completed)} COMPLETED ÷ first 201 → last COMPLETED (${n1(e2e.seconds)} s)`,
@@ -168,7 +178,7 @@ export function renderTable(r: BenchReport): string {
     `${n0(e.count)} runs` + failures(totals(e.loads)),
     lat(e),
     `p50 ≤ direct + 10 ms, p99 ≤ direct + 50 ms`,
-    verdict(endToEndMet(e.over)),
+    judged(endToEndMet(e.over), steal?.endToEnd),
   ]);
   const legs = Object.entries(e.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
@@ -192,7 +202,7 @@ export function renderTable(r: BenchReport): string {
     cpu(r.modelMax),
   );
   push(
-    ['5', `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${segmentsText(r.executor)}`, n0(r.executor.rps) + errored(r.executor), '', `≥ 80% of the model server: ${pct(executorRatio)}`, verdict(executorRatio >= 0.8)],
+    ['5', `executor throughput (concurrency ${r.settings.executorConcurrency}, ${n0(r.executor.backlog)} queued)${segmentsText(r.executor)}`, n0(r.executor.rps) + errored(r.executor), '', `≥ 80% of the model server: ${pct(executorRatio)}`, judged(executorRatio >= 0.8, steal?.executor)],
     drainCpu(r.executor, r.modelMax),
   );
   for (const [name, bytes] of Object.entries(r.rssBytes)) {
