@@ -17,7 +17,8 @@ COPY demo demo
 COPY executor executor
 COPY operator operator
 COPY dashboard dashboard
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund --loglevel=error
+# The compiler's incremental state (dist/.tsbuildinfo) is for rebuilds on a workstation, not for the image.
+RUN npm run build && rm -f dist/.tsbuildinfo && npm prune --omit=dev --no-audit --no-fund --loglevel=error
 
 # ---- runtime: no compiler, no dev dependencies, not root
 FROM node:20-bookworm-slim
