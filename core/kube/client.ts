@@ -113,12 +113,26 @@ export class KubeClient {
     }
   }
 
+  /**
+   * One call, again after a 429 (at most THROTTLED_ATTEMPTS in all, waiting as
+   * long as its Retry-After asks, within 10 s): the API server answers 429 to
+   * requests it did not run, when its priority and fairness queues are full or
+   * a resource's storage is still initialising (a CRD just created, an API
+   * server just started), and expects the client to come back.
+   */
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
-    if (method !== 'GET') this.writeGuard?.();
-    const { res } = await this.send(method, path, options, this.timeoutMs);
-    const text = await readAll(res);
-    if ((res.statusCode ?? 0) >= 300) throw apiError(res.statusCode ?? 0, text, method, path);
-    return (text ? JSON.parse(text) : {}) as T;
+    for (let attempt = 1; ; attempt++) {
+      if (method !== 'GET') this.writeGuard?.(); // again on a retry: leadership may have gone meanwhile
+      const { res } = await this.send(method, path, options, this.timeoutMs);
+      const text = await readAll(res);
+      const status = res.statusCode ?? 0;
+      if (status === 429 && attempt < THROTTLED_ATTEMPTS) {
+        await sleep(retryAfterMs(res.headers['retry-after'], attempt));
+        continue;
+      }
+      if (status >= 300) throw apiError(status, text, method, path);
+      return (text ? JSON.parse(text) : {}) as T;
+    }
   }
 
   /** A watch stream from `resourceVersion`; each event goes to `onEvent` in order. */
@@ -183,6 +197,17 @@ export class KubeClient {
       req.end(payload);
     });
   }
+}
+
+const THROTTLED_ATTEMPTS = 5;
+const MAX_RETRY_AFTER_MS = 10_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The wait before retrying a 429: its Retry-After in seconds (within 10 s), else 250 ms doubled per attempt. */
+export function retryAfterMs(header: string | undefined, attempt: number): number {
+  const seconds = Number(header);
+  if (header !== undefined && header.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
+  return Math.min(250 * 2 ** (attempt - 1), MAX_RETRY_AFTER_MS);
 }
 
 function readAll(res: http.IncomingMessage): Promise<string> {
