@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type Db } from '../core/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
@@ -172,6 +173,5 @@ export class Executor {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MODEL_CACHE_MS = 10_000;
 const PREFETCH_PER_CALL = 2;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import https from 'node:https';
 import http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -201,7 +202,6 @@ export class KubeClient {
 
 const THROTTLED_ATTEMPTS = 5;
 const MAX_RETRY_AFTER_MS = 10_000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The wait before retrying a 429: its Retry-After in seconds (within 10 s), else 250 ms doubled per attempt. */
 export function retryAfterMs(header: string | undefined, attempt: number): number {

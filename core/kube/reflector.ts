@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeClient, RequestOptions, Watching } from './client.js';
 import { KubeApiError } from './client.js';
@@ -106,4 +107,3 @@ export class Reflector<T extends KubeObject> {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import amqp, { type ConfirmChannel, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import type { Logger } from 'pino';
 import type { Consumer, Delivery, WorkQueue } from './queue.js';
@@ -204,4 +205,3 @@ class RabbitConsumer implements Consumer {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
