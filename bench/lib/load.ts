@@ -77,6 +77,9 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[index]!;
 }
 
+/** The median of unsorted values (the lower middle one of an even count); NaN when there are none. */
+export const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+
 /**
  * Open-loop load at an even rate: one request every 1000/rate ms over at most
  * `connections` keep-alive sockets, whatever the answers. A request's latency

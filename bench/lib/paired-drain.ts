@@ -1,4 +1,4 @@
-import { percentile } from './load.js';
+import { median } from './load.js';
 import type { Brief } from './report.js';
 
 // (5) the executor's throughput against the model server's own maximum, taken
@@ -127,7 +127,6 @@ function segmentOf(run: SegmentRun, maxBefore: number, maxAfter: number): DrainS
   return { from: run.from.toISOString(), to: run.to.toISOString(), completed: run.completed, rps, maxBefore, maxAfter, ratio: rps / ((maxBefore + maxAfter) / 2) };
 }
 
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 /** The run whose rate is the median (the lower middle one of an even count). */
 function medianRun(runs: Brief[]): Brief {

@@ -1,4 +1,4 @@
-import { percentile } from './load.js';
+import { median } from './load.js';
 import type { Brief } from './report.js';
 
 // (4) the end-to-end latency of a queued invocation against direct calls to
@@ -62,4 +62,3 @@ function pairOf(run: EndToEndRound, before: Brief, after: Brief): LatencyPair {
   return { endToEnd: run, direct, over: { p50: run.p50 - direct.p50, p99: run.p99 - direct.p99 } };
 }
 
-const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);

@@ -3,6 +3,7 @@ import https from 'node:https';
 import http from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from './resources.js';
+import { parseRetryAfter } from '../net/retry.js';
 
 /** A failed call to the Kubernetes API: the HTTP status (0 when none came back) and the API's own reason. */
 export class KubeApiError extends Error {
@@ -203,11 +204,9 @@ export class KubeClient {
 const THROTTLED_ATTEMPTS = 5;
 const MAX_RETRY_AFTER_MS = 10_000;
 
-/** The wait before retrying a 429: its Retry-After in seconds (within 10 s), else 250 ms doubled per attempt. */
+/** The wait before retrying a 429: its Retry-After (within 10 s), else 250 ms doubled per attempt. */
 export function retryAfterMs(header: string | undefined, attempt: number): number {
-  const seconds = Number(header);
-  if (header !== undefined && header.trim() !== '' && Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
-  return Math.min(250 * 2 ** (attempt - 1), MAX_RETRY_AFTER_MS);
+  return Math.min(parseRetryAfter(header) ?? 250 * 2 ** (attempt - 1), MAX_RETRY_AFTER_MS);
 }
 
 function readAll(res: http.IncomingMessage): Promise<string> {
