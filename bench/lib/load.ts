@@ -1,5 +1,5 @@
-import http from 'node:http';
 import autocannon from 'autocannon';
+import { pacedLoad } from './paced.js';
 
 export interface LoadResult {
   /** Mean requests per second over the measured window. */
@@ -86,50 +86,18 @@ export const median = (values: number[]) => percentile([...values].sort((a, b) =
  * runs from when it was due, so time spent waiting for a free socket counts.
  */
 async function paced(options: LoadOptions & { overallRate: number }): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections, noDelay: true });
-  const target = new URL(options.url);
-  const body = options.body === undefined ? undefined : Buffer.from(options.body);
-  const headers = { ...options.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
-  const interval = 1000 / options.overallRate;
-  const total = Math.round(options.durationSec * options.overallRate);
-  const latencies: number[] = [];
-  const statuses: Record<string, number> = {};
-  let errors = 0;
-  let timeouts = 0;
-  const one = (index: number, due: number) =>
-    new Promise<void>((resolve) => {
-      const path = options.paths?.length ? options.paths[index % options.paths.length]! : `${target.pathname}${target.search}`;
-      const request = http.request({ agent, host: target.hostname, port: target.port, method: options.method ?? 'GET', path, headers, timeout: (options.timeoutSec ?? 10) * 1000 }, (response) => {
-        response.resume();
-        response.once('end', () => {
-          latencies.push(performance.now() - due);
-          statuses[String(response.statusCode)] = (statuses[String(response.statusCode)] ?? 0) + 1;
-          resolve();
-        });
-      });
-      let timedOut = false;
-      request.once('timeout', () => {
-        timedOut = true;
-        timeouts += 1;
-        request.destroy(new Error('timeout'));
-      });
-      request.once('error', () => {
-        if (!timedOut) errors += 1;
-        resolve();
-      });
-      request.end(body);
-    });
-  const started = performance.now();
-  const inFlight: Array<Promise<void>> = [];
-  for (let index = 0; index < total; index++) {
-    const due = started + index * interval;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    inFlight.push(one(index, due));
-  }
-  await Promise.all(inFlight);
-  const seconds = (performance.now() - started) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, statuses, errors, timeouts };
+  const run = await pacedLoad({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers ?? {},
+    body: options.body === undefined ? undefined : Buffer.from(options.body),
+    paths: options.paths,
+    connections: options.connections,
+    overallRate: options.overallRate,
+    durationSec: options.durationSec,
+    timeoutMs: (options.timeoutSec ?? 10) * 1000,
+  });
+  const latencies = run.latencies.sort((a, b) => a - b);
+  const { statuses, errors, timeouts } = run;
+  return { rps: latencies.length / run.seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, statuses, errors, timeouts };
 }
