@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
+import type { Db, Runner } from '../db/database.js';
 import type { WorkQueue } from '../queue/queue.js';
 import { MicroBatch } from '../db/micro-batch.js';
 import { JSON_UUIDS, prepared } from '../db/prepared.js';
@@ -8,6 +8,26 @@ import { JSON_UUIDS, prepared } from '../db/prepared.js';
 const MARK_DISPATCHED_SQL = `
 update invocations set published_at = now()
  where id in (select id from invocations where id = any(${JSON_UUIDS}) and published_at is null for update skip locked)`;
+
+/**
+ * The rows the relay looks for on every pass, in every process that runs one.
+ * Each is found through a partial index (migrations 0003 and 0007), so a pass
+ * costs the same with a hundred invocations or a hundred million; a scan of
+ * the table every second would not (relay.test.ts checks the plans).
+ */
+export const relayScans = {
+  /** Committed QUEUED but never confirmed by the broker, oldest first: their own dispatch failed or was lost. */
+  unpublished: (db: Runner, graceMs: number) =>
+    db('invocations')
+      .where({ status: 'QUEUED' })
+      .whereNull('published_at')
+      .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [graceMs])
+      .orderBy('created_at'),
+  /** Published long ago and still QUEUED: the broker lost the message, so it goes out again. */
+  stalePublications: (db: Runner, cutoff: Date) => db('invocations').where({ status: 'QUEUED' }).where('published_at', '<', cutoff),
+  /** IN_PROGRESS under a lease that ran out: the worker vanished. */
+  expiredLeases: (db: Runner) => db('invocations').where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now()),
+};
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
@@ -151,15 +171,7 @@ export class OutboxRelay {
    */
   private async publishBatch(): Promise<number> {
     return this.db.transaction(async (trx) => {
-      const unpublished = trx('invocations')
-        .where({ status: 'QUEUED' })
-        .whereNull('published_at')
-        .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [this.options.dispatchGraceMs])
-        .orderBy('created_at')
-        .limit(this.options.batchSize)
-        .forUpdate()
-        .skipLocked()
-        .select('id');
+      const unpublished = relayScans.unpublished(trx, this.options.dispatchGraceMs).limit(this.options.batchSize).forUpdate().skipLocked().select('id');
       const rows = (await trx('invocations').whereIn('id', unpublished).update({ published_at: trx.fn.now() }).returning('id')) as Array<{ id: string }>;
       if (!rows.length) return 0;
       const ids = rows.map((r) => r.id);
@@ -179,15 +191,12 @@ export class OutboxRelay {
   }
 
   private async recoverExpiredLeases(): Promise<void> {
-    const recovered = await this.db('invocations')
-      .where({ status: 'IN_PROGRESS' })
-      .where('lease_expires_at', '<', this.db.fn.now())
-      .update({ status: 'QUEUED', published_at: null, lease_expires_at: null });
+    const recovered = await relayScans.expiredLeases(this.db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null });
     if (recovered) this.logger.warn({ recovered }, 'returned invocations of vanished workers to the queue');
   }
 
   private async resetStalePublications(): Promise<void> {
     const cutoff = new Date(Date.now() - this.options.republishAfterMs);
-    await this.db('invocations').where({ status: 'QUEUED' }).where('published_at', '<', cutoff).update({ published_at: null });
+    await relayScans.stalePublications(this.db, cutoff).update({ published_at: null });
   }
 }

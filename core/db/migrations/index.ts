@@ -5,11 +5,14 @@ import * as invocations from './0003_invocations.js';
 import * as dashboard from './0004_dashboard.js';
 import * as changeNotifications from './0005_change_notifications.js';
 import * as rateLimits from './0006_rate_limits.js';
+import * as relayIndexes from './0007_relay_indexes.js';
 
 interface Migration {
   name: string;
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
+  /** `{ transaction: false }` for a statement PostgreSQL refuses inside one (`create index concurrently`). */
+  config?: { transaction: boolean };
 }
 
 // Migrations are imported, not discovered on disk, so the same list runs from
@@ -21,6 +24,7 @@ const migrations: Migration[] = [
   { name: '0004_dashboard', ...dashboard },
   { name: '0005_change_notifications', ...changeNotifications },
   { name: '0006_rate_limits', ...rateLimits },
+  { name: '0007_relay_indexes', ...relayIndexes },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -1,0 +1,51 @@
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
+import { unique } from '../../test/support/platform.js';
+import { invocationsStore } from './store.js';
+import { relayScans } from './relay.js';
+
+/** Every node of an EXPLAIN (FORMAT JSON) plan. */
+function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>> {
+  const children = (plan.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [plan, ...children.flatMap(planNodes)];
+}
+
+describe('outbox relay: the rows it looks for on every pass', () => {
+  let iris: IrisPlatform;
+  const version = unique('v');
+
+  before(async () => {
+    iris = await startIrisPlatform(version);
+  });
+  after(() => iris.close());
+
+  it('are found through indexes, never by reading the whole invocations table', async () => {
+    const { t, owner, modelId } = iris;
+    const db = t.platform.db;
+    const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    // A table in use, with statistics: mostly finished rows, a few waiting in each state the relay looks for.
+    const rows = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
+    const ids = (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
+    await db('invocations').whereIn('id', ids.slice(30)).update({ status: 'COMPLETED', published_at: db.fn.now(), completed_at: db.fn.now() });
+    await db('invocations').whereIn('id', ids.slice(10, 20)).update({ published_at: db.fn.now() });
+    await db('invocations').whereIn('id', ids.slice(20, 30)).update({ status: 'IN_PROGRESS', lease_expires_at: db.fn.now() });
+    await db.raw('analyze invocations');
+
+    const statements: Record<string, Knex.QueryBuilder> = {
+      unpublished: relayScans.unpublished(db, 2000).limit(200).forUpdate().skipLocked().select('id'),
+      stalePublications: relayScans.stalePublications(db, new Date()).update({ published_at: null }),
+      expiredLeases: relayScans.expiredLeases(db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null }),
+    };
+    for (const [name, statement] of Object.entries(statements)) {
+      const { sql, bindings } = statement.toSQL();
+      // EXPLAIN plans the statement without running it.
+      const result = (await db.raw(`explain (format json) ${sql}`, bindings)) as { rows: Array<Record<string, unknown>> };
+      const raw = result.rows[0]!['QUERY PLAN'];
+      const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
+      const scans = planNodes(plan).filter((node) => node['Relation Name'] === 'invocations');
+      expect(scans.map((node) => node['Node Type']), name).to.not.include('Seq Scan');
+      expect(scans, name).to.have.length.greaterThan(0);
+    }
+  });
+});
