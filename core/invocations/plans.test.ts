@@ -11,41 +11,56 @@ function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>
   return [plan, ...children.flatMap(planNodes)];
 }
 
-describe('outbox relay: the rows it looks for on every pass', () => {
+/** The scans of invocations in the plan of `statement`, which EXPLAIN plans without running it. */
+async function invocationScans(db: Knex, statement: Knex.QueryBuilder): Promise<string[]> {
+  const { sql, bindings } = statement.toSQL();
+  const result = (await db.raw(`explain (format json) ${sql}`, bindings)) as { rows: Array<Record<string, unknown>> };
+  const raw = result.rows[0]!['QUERY PLAN'];
+  const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
+  return planNodes(plan)
+    .filter((node) => node['Relation Name'] === 'invocations')
+    .map((node) => node['Node Type'] as string);
+}
+
+describe('invocations: statements that run often, or once per row, never read the whole table', () => {
   let iris: IrisPlatform;
+  let ids: string[];
   const version = unique('v');
 
   before(async () => {
     iris = await startIrisPlatform(version);
-  });
-  after(() => iris.close());
-
-  it('are found through indexes, never by reading the whole invocations table', async () => {
     const { t, owner, modelId } = iris;
     const db = t.platform.db;
     const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
     // A table in use, with statistics: mostly finished rows, a few waiting in each state the relay looks for.
     const rows = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    const ids = (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
+    ids = (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
     await db('invocations').whereIn('id', ids.slice(30)).update({ status: 'COMPLETED', published_at: db.fn.now(), completed_at: db.fn.now() });
     await db('invocations').whereIn('id', ids.slice(10, 20)).update({ published_at: db.fn.now() });
     await db('invocations').whereIn('id', ids.slice(20, 30)).update({ status: 'IN_PROGRESS', lease_expires_at: db.fn.now() });
     await db.raw('analyze invocations');
+  });
+  after(() => iris.close());
 
+  it('the outbox relay finds the rows it looks for on every pass through indexes', async () => {
+    const db = iris.t.platform.db;
     const statements: Record<string, Knex.QueryBuilder> = {
       unpublished: relayScans.unpublished(db, 2000).limit(200).forUpdate().skipLocked().select('id'),
       stalePublications: relayScans.stalePublications(db, new Date()).update({ published_at: null }),
       expiredLeases: relayScans.expiredLeases(db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null }),
     };
     for (const [name, statement] of Object.entries(statements)) {
-      const { sql, bindings } = statement.toSQL();
-      // EXPLAIN plans the statement without running it.
-      const result = (await db.raw(`explain (format json) ${sql}`, bindings)) as { rows: Array<Record<string, unknown>> };
-      const raw = result.rows[0]!['QUERY PLAN'];
-      const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
-      const scans = planNodes(plan).filter((node) => node['Relation Name'] === 'invocations');
-      expect(scans.map((node) => node['Node Type']), name).to.not.include('Seq Scan');
+      const scans = await invocationScans(db, statement);
+      expect(scans, name).to.not.include('Seq Scan');
       expect(scans, name).to.have.length.greaterThan(0);
     }
+  });
+
+  it('deleting an invocation finds the explanations that point at it through an index', async () => {
+    const db = iris.t.platform.db;
+    // What the foreign key's ON DELETE SET NULL runs for every deleted invocation (a user's, removed with the user).
+    const scans = await invocationScans(db, db('invocations').where({ related_to: ids[0] }).update({ related_to: null }));
+    expect(scans).to.not.include('Seq Scan');
+    expect(scans).to.have.length.greaterThan(0);
   });
 });
