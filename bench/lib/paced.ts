@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 // Open-loop load at an even rate over raw keep-alive sockets. The bench and
 // the platform share one small machine, so the load generator's own CPU is
-// taken from the system it measures: node's HTTP client spent 0.5–0.7 ms of
-// CPU per request at 264/s on 2 vCPUs, about a tenth of the machine at that
+// taken from the system it measures: node's HTTP client spent 0.5–0.6 ms of
+// CPU per request at 264/s on 2 vCPUs, about 7% of the machine at that
 // rate. Here a request is a prebuilt buffer written to a free socket and an
 // answer is read just far enough to know its status and where it ends.
 

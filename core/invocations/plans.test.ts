@@ -56,6 +56,15 @@ describe('invocations: statements that run often, or once per row, never read th
     }
   });
 
+  it('ANALYZE keeps statistics of the columns statements filter on, none of the payloads', async () => {
+    const db = iris.t.platform.db;
+    const columns = ((await db.raw(`select attname from pg_stats where schemaname = current_schema() and tablename = 'invocations'`)) as { rows: Array<{ attname: string }> }).rows.map(
+      (row) => row.attname,
+    );
+    expect(columns).to.include.members(['id', 'session_id', 'status', 'created_at']);
+    expect(columns.filter((column) => ['body', 'response', 'error'].includes(column))).to.deep.equal([]);
+  });
+
   it('deleting an invocation finds the explanations that point at it through an index', async () => {
     const db = iris.t.platform.db;
     // What the foreign key's ON DELETE SET NULL runs for every deleted invocation (a user's, removed with the user).

@@ -5,7 +5,7 @@ import * as invocations from './0003_invocations.js';
 import * as dashboard from './0004_dashboard.js';
 import * as changeNotifications from './0005_change_notifications.js';
 import * as rateLimits from './0006_rate_limits.js';
-import * as invocationIndexes from './0007_invocation_indexes.js';
+import * as invocationsUpkeep from './0007_invocations_upkeep.js';
 
 interface Migration {
   name: string;
@@ -24,7 +24,7 @@ const migrations: Migration[] = [
   { name: '0004_dashboard', ...dashboard },
   { name: '0005_change_notifications', ...changeNotifications },
   { name: '0006_rate_limits', ...rateLimits },
-  { name: '0007_invocation_indexes', ...invocationIndexes },
+  { name: '0007_invocations_upkeep', ...invocationsUpkeep },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
