@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { AnswerReader, pacedLoad } from './paced.js';
+import { AnswerReader } from './answer-reader.js';
+import { pacedLoad } from './paced.js';
 
 /** A local server whose handler the test chooses; every request it saw is kept. */
 async function server(handler: http.RequestListener) {
