@@ -49,6 +49,11 @@ function pglite(dir: string | undefined): Db {
   } as Knex.Config);
 }
 
+/** Whether `db` is the embedded PGlite: one connection, nothing else writing while a migration runs. */
+export function isEmbedded(db: Knex): boolean {
+  return db.client instanceof (ClientPgLite as unknown as typeof Knex.Client);
+}
+
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;

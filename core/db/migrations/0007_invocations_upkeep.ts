@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isEmbedded } from '../database.js';
 
 // The invocations table's upkeep, as it grows.
 //
@@ -15,7 +16,10 @@ import type { Knex } from 'knex';
 // Built concurrently, outside a transaction: a plain build would hold back
 // every insert and update of invocations (POST …/invocation, the executor)
 // for as long as it reads the table. A build that failed half-way leaves an
-// invalid index behind, dropped before the next attempt.
+// invalid index behind, dropped before the next attempt. The embedded PGlite
+// (one connection, nothing else running while it migrates) builds them
+// plainly: on a data folder a concurrent build at times never returned, and
+// `modelplane dev` hung at start.
 //
 // ANALYZE keeps no statistics of the payloads (body, response, error): no
 // statement filters or joins on them, and sorting a sample of large texts was
@@ -32,15 +36,17 @@ const INDEXES = {
 
 const PAYLOADS = ['body', 'response', 'error'];
 
+const concurrently = (knex: Knex) => (isEmbedded(knex) ? '' : 'concurrently');
+
 export async function up(knex: Knex): Promise<void> {
   for (const [name, definition] of Object.entries(INDEXES)) {
-    await knex.raw(`drop index concurrently if exists ${name}`);
-    await knex.raw(`create index concurrently ${name} on invocations ${definition}`);
+    await knex.raw(`drop index ${concurrently(knex)} if exists ${name}`);
+    await knex.raw(`create index ${concurrently(knex)} ${name} on invocations ${definition}`);
   }
   await knex.raw(`alter table invocations ${PAYLOADS.map((column) => `alter column ${column} set statistics 0`).join(', ')}`);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`alter table invocations ${PAYLOADS.map((column) => `alter column ${column} set statistics -1`).join(', ')}`);
-  for (const name of Object.keys(INDEXES)) await knex.raw(`drop index concurrently if exists ${name}`);
+  for (const name of Object.keys(INDEXES)) await knex.raw(`drop index ${concurrently(knex)} if exists ${name}`);
 }
