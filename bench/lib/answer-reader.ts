@@ -7,6 +7,7 @@ const MAX_HEAD_BYTES = 64 * 1024;
 /**
  * Reads one HTTP/1.1 answer from successive chunks: the status, and its end
  * by `content-length` or chunked framing. The body is skipped, not kept.
+ * One reader per answer.
  */
 export class AnswerReader {
   private pending: Buffer = Buffer.alloc(0);
@@ -15,15 +16,6 @@ export class AnswerReader {
   private remaining = -1;
   private chunked = false;
   private chunkState: 'size' | 'data' | 'after-data' | 'last' = 'size';
-
-  reset(): void {
-    this.chunkState = 'size';
-    this.pending = Buffer.alloc(0);
-    this.status = '';
-    this.close = false;
-    this.remaining = -1;
-    this.chunked = false;
-  }
 
   /** The answer once it is complete; undefined while more bytes are needed. Throws on a malformed answer. */
   read(chunk: Buffer): { status: string; close: boolean } | undefined {

@@ -19,12 +19,21 @@ async function server(handler: http.RequestListener) {
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, seen, close: () => new Promise((r) => s.close(r)) };
 }
 
+/** `test` against a server with `handler`, closed afterwards whatever happens. */
+async function withServer(handler: http.RequestListener, test: (s: Awaited<ReturnType<typeof server>>) => Promise<void>): Promise<void> {
+  const s = await server(handler);
+  try {
+    await test(s);
+  } finally {
+    await s.close();
+  }
+}
+
 const base = { method: 'GET' as const, headers: {}, connections: 4, overallRate: 200, durationSec: 0.25, timeoutMs: 2000 };
 
 describe('bench: the paced load generator', () => {
   it('sends rate × duration requests, the body and headers as given, paths in turn', async () => {
-    const s = await server((_req, res) => res.end('{"ok":true}'));
-    try {
+    await withServer((_req, res) => res.end('{"ok":true}'), async (s) => {
       const body = Buffer.from('{"x":1}');
       const run = await pacedLoad({ ...base, method: 'POST', url: s.url, body, headers: { 'content-type': 'application/json', authorization: 'Bearer t' }, paths: ['/a', '/b'] });
       expect(run.statuses).to.deep.equal({ '200': 50 });
@@ -33,14 +42,12 @@ describe('bench: the paced load generator', () => {
       expect(s.seen.map((r) => r.url).slice(0, 4)).to.deep.equal(['/a', '/b', '/a', '/b']);
       expect(s.seen.every((r) => r.method === 'POST' && r.body === '{"x":1}' && r.headers.authorization === 'Bearer t')).to.equal(true);
       expect(run.seconds).to.be.within(0.2, 2);
-    } finally {
-      await s.close();
-    }
+    });
   });
 
   it('counts each status, chunked answers and answers that close the connection included', async () => {
     let n = 0;
-    const s = await server((_req, res) => {
+    await withServer((_req, res) => {
       n += 1;
       if (n % 3 === 0) {
         res.writeHead(503, { connection: 'close', 'content-length': '2' }).end('no');
@@ -49,29 +56,23 @@ describe('bench: the paced load generator', () => {
         res.write('a'.repeat(10));
         setImmediate(() => res.end('b'.repeat(20_000)));
       } else res.writeHead(204).end();
-    });
-    try {
+    }, async (s) => {
       const run = await pacedLoad({ ...base, url: s.url, overallRate: 120 });
       expect(run.statuses).to.deep.equal({ '201': 10, '204': 10, '503': 10 });
       expect(run.errors + run.timeouts).to.equal(0);
-    } finally {
-      await s.close();
-    }
+    });
   });
 
   it('counts a request that gets no answer in time as a timeout, and goes on', async () => {
     let n = 0;
-    const s = await server((_req, res) => {
+    await withServer((_req, res) => {
       n += 1;
       if (n !== 2) res.end('ok');
-    });
-    try {
+    }, async (s) => {
       const run = await pacedLoad({ ...base, url: s.url, overallRate: 40, timeoutMs: 300 });
       expect(run.timeouts).to.equal(1);
       expect(run.statuses).to.deep.equal({ '200': 9 });
-    } finally {
-      await s.close();
-    }
+    });
   });
 
   it('counts a refused connection as an error', async () => {
@@ -83,15 +84,12 @@ describe('bench: the paced load generator', () => {
   });
 
   it('queues requests for a free socket, their wait counted in their latency', async () => {
-    const s = await server((_req, res) => setTimeout(() => res.end('ok'), 50));
-    try {
+    await withServer((_req, res) => setTimeout(() => res.end('ok'), 50), async (s) => {
       const run = await pacedLoad({ ...base, url: s.url, connections: 1, overallRate: 100, durationSec: 0.1 });
       expect(run.statuses).to.deep.equal({ '200': 10 });
       // One socket, 50 ms per answer, one due every 10 ms: the last waited for the nine before it.
       expect(Math.max(...run.latencies)).to.be.greaterThan(400);
-    } finally {
-      await s.close();
-    }
+    });
   });
 });
 

@@ -96,7 +96,6 @@ class RequestBuffers {
 class SocketPool {
   private readonly idle: Connection[] = [];
   private readonly waiting: Pending[] = [];
-  private open = 0;
   private readonly latencies: number[] = [];
   private readonly statuses: Record<string, number> = {};
   private errors = 0;
@@ -116,7 +115,7 @@ class SocketPool {
   send(pending: Pending): void {
     const connection = this.idle.pop();
     if (connection) this.assign(connection, pending);
-    else if (this.open < this.size) this.assign(this.connect(), pending);
+    else if (this.busy.size < this.size) this.assign(this.connect(), pending); // none idle: every socket is busy
     else this.waiting.push(pending);
   }
 
@@ -130,7 +129,6 @@ class SocketPool {
   }
 
   private connect(): Connection {
-    this.open += 1;
     const connection = new Connection(net.connect({ host: this.target.hostname, port: Number(this.target.port || 80), noDelay: true }), {
       answered: (pending, status) => {
         this.latencies.push(performance.now() - pending.due);
@@ -169,7 +167,6 @@ class SocketPool {
     this.busy.delete(connection);
     const at = this.idle.indexOf(connection);
     if (at >= 0) this.idle.splice(at, 1);
-    this.open -= 1;
     const next = this.waiting.shift();
     if (next) this.send(next);
   }
@@ -196,7 +193,7 @@ interface ConnectionEvents {
 class Connection {
   private current: Pending | undefined;
   private sentAt = 0;
-  private readonly reader = new AnswerReader();
+  private reader = new AnswerReader();
   closing = false;
   dropped = false;
 
@@ -212,7 +209,7 @@ class Connection {
   start(pending: Pending): void {
     this.current = pending;
     this.sentAt = performance.now();
-    this.reader.reset();
+    this.reader = new AnswerReader();
     this.socket.write(pending.request);
   }
 

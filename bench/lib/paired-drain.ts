@@ -127,7 +127,6 @@ function segmentOf(run: SegmentRun, maxBefore: number, maxAfter: number): DrainS
   return { from: run.from.toISOString(), to: run.to.toISOString(), completed: run.completed, rps, maxBefore, maxAfter, ratio: rps / ((maxBefore + maxAfter) / 2) };
 }
 
-
 /** The run whose rate is the median (the lower middle one of an even count). */
 function medianRun(runs: Brief[]): Brief {
   const sorted = [...runs].sort((a, b) => a.rps - b.rps);
