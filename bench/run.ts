@@ -25,7 +25,7 @@ import { renderTable, type BenchReport, type Brief, type GaugesMs } from './lib/
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant } from './lib/tenant.js';
-import { pin, placementMode, planPlacement } from './lib/placement.js';
+import { pin, placementMode, planPlacement, prioritize } from './lib/placement.js';
 import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
 import { pairedLatency, type LatencyControl } from './lib/paired-latency.js';
@@ -131,6 +131,7 @@ async function main() {
     const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
     const modelServer = model!;
     pin(modelServer.pid, PLACEMENT.modelCpus);
+    prioritize(modelServer.pid, PLACEMENT.modelNice);
     // The VM's speed before each figure, with nothing of the run busy (bench/lib/gauge.ts).
     const gauges: GaugesMs = { start: cpuGaugeMs() };
     console.log(`bench: model server ${modelServer.label} on ${modelServer.url}`);

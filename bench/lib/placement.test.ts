@@ -1,19 +1,23 @@
 import { execFileSync, spawn } from 'node:child_process';
 import os from 'node:os';
 import { expect } from 'chai';
-import { pin, placementMode, planPlacement } from './placement.js';
+import fs from 'node:fs';
+import { pin, placementMode, planPlacement, prioritize } from './placement.js';
+
+/** The nice value of every thread of process `pid`. */
+const niceOf = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((thread) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
 
 /** The CPUs process `pid` may run on, as the kernel lists them (e.g. "0-1"). */
 const allowedCpus = (pid: number) => execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
 
 describe('bench placement: the model server and the executor on separate CPUs', () => {
   it('gives the model server the last CPU and the executor the others', () => {
-    expect(planPlacement('split', 2, true)).to.deep.equal({ mode: 'split', modelCpus: '1', executorCpus: '0' });
-    expect(planPlacement('split', 8, true)).to.deep.equal({ mode: 'split', modelCpus: '7', executorCpus: '0-6' });
+    expect(planPlacement('split', 2, true)).to.deep.equal({ mode: 'split', modelCpus: '1', executorCpus: '0', modelNice: -10 });
+    expect(planPlacement('split', 8, true)).to.deep.equal({ mode: 'split', modelCpus: '7', executorCpus: '0-6', modelNice: -10 });
   });
 
   it('shares when asked to, on one CPU, or without taskset', () => {
-    const shared = { mode: 'shared', modelCpus: '', executorCpus: '' };
+    const shared = { mode: 'shared', modelCpus: '', executorCpus: '', modelNice: 0 };
     expect(planPlacement('shared', 4, true)).to.deep.equal(shared);
     expect(planPlacement('split', 1, true)).to.deep.equal(shared);
     expect(planPlacement('split', 4, false)).to.deep.equal(shared);
@@ -34,6 +38,21 @@ describe('bench placement: the model server and the executor on separate CPUs', 
       expect(allowedCpus(child.pid!)).to.equal(before);
       pin(child.pid, plan.modelCpus);
       expect(allowedCpus(child.pid!)).to.equal(plan.modelCpus);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('runs a process at the nice value given, every thread, and leaves it alone at 0', async function () {
+    if (process.getuid?.() !== 0) this.skip(); // a negative nice needs root
+    // Node, once it runs its script, has its worker threads too.
+    const child = spawn(process.execPath, ['-e', 'console.log("up"); setTimeout(() => {}, 30000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      prioritize(child.pid, 0);
+      expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.every((value) => value === 0));
+      prioritize(child.pid, -10);
+      expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.length > 1 && values.every((value) => value === -10));
     } finally {
       child.kill();
     }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 
 // Where the model server and the executor run. On a cluster they are separate
 // pods, usually on separate nodes; on the bench's small machine the scheduler
@@ -6,7 +7,10 @@ import { execFileSync } from 'node:child_process';
 // alone made each MLServer call cost 1.3–1.8 ms of its CPU during the drain,
 // against 1.2 ms at its maximum; with the two kept apart it cost 1.2 ms again
 // (docs/decisions.md). Only these two are placed: the API servers, PostgreSQL,
-// RabbitMQ and the load generator go wherever the scheduler puts them.
+// RabbitMQ and the load generator go wherever the scheduler puts them. They may
+// still run on the model server's CPU, so the model server also runs at a
+// higher weight there (nice -10): as a pod that requests a whole core, it gets
+// that core first, and the others get what it leaves.
 
 export type PlacementMode = 'split' | 'shared';
 
@@ -15,6 +19,8 @@ export interface Placement {
   /** CPU list (taskset syntax) of the model server, and of the executor; empty when shared. */
   modelCpus: string;
   executorCpus: string;
+  /** The model server's nice value (0 when shared; absent in results from before it was set). */
+  modelNice?: number;
 }
 
 export function placementMode(value: string): PlacementMode {
@@ -27,9 +33,9 @@ export function placementMode(value: string): PlacementMode {
  * a single CPU, or without taskset, there is nothing to split: shared.
  */
 export function planPlacement(mode: PlacementMode, cpuCount: number, hasTaskset = tasksetAvailable()): Placement {
-  if (mode === 'shared' || cpuCount < 2 || !hasTaskset) return { mode: 'shared', modelCpus: '', executorCpus: '' };
+  if (mode === 'shared' || cpuCount < 2 || !hasTaskset) return { mode: 'shared', modelCpus: '', executorCpus: '', modelNice: 0 };
   const last = cpuCount - 1;
-  return { mode: 'split', modelCpus: String(last), executorCpus: last === 1 ? '0' : `0-${last - 1}` };
+  return { mode: 'split', modelCpus: String(last), executorCpus: last === 1 ? '0' : `0-${last - 1}`, modelNice: MODEL_NICE };
 }
 
 /** Binds every thread of process `pid` (threads it starts later inherit it) to `cpus`; nothing when `cpus` is empty. */
@@ -37,6 +43,18 @@ export function pin(pid: number | undefined, cpus: string): void {
   if (!pid || !cpus) return;
   execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { stdio: 'ignore' });
 }
+
+/**
+ * Sets the nice value of every thread of process `pid` (threads it starts
+ * later inherit it); nothing for 0. Below 0 needs root (or CAP_SYS_NICE): a
+ * failure is reported, not hidden, since the figures depend on it.
+ */
+export function prioritize(pid: number | undefined, nice = 0): void {
+  if (!pid || nice === 0) return;
+  for (const thread of fs.readdirSync(`/proc/${pid}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+}
+
+const MODEL_NICE = -10;
 
 function tasksetAvailable(): boolean {
   try {

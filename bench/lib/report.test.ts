@@ -37,6 +37,9 @@ describe('bench report: the footer', () => {
     expect(placementText({ mode: 'split', modelCpus: '1', executorCpus: '0' })).to.equal(
       ' the model server bound to CPU 1 and the executor to CPU 0, every other process where the scheduler put it (BENCH_PLACEMENT=split);',
     );
+    expect(placementText({ mode: 'split', modelCpus: '1', executorCpus: '0', modelNice: -10 })).to.equal(
+      ' the model server bound to CPU 1 at nice -10 and the executor to CPU 0, every other process where the scheduler put it (BENCH_PLACEMENT=split);',
+    );
     expect(placementText({ mode: 'shared', modelCpus: '', executorCpus: '' })).to.equal(' every process where the scheduler put it (BENCH_PLACEMENT=shared);');
     expect(placementText(undefined)).to.equal(''); // a run from before placement
   });

@@ -258,7 +258,8 @@ export function gaugeText(gauges: GaugesMs | undefined): string {
 export function placementText(placement: Placement | undefined): string {
   if (!placement) return '';
   if (placement.mode === 'shared') return ' every process where the scheduler put it (BENCH_PLACEMENT=shared);';
-  return ` the model server bound to CPU ${placement.modelCpus} and the executor to CPU ${placement.executorCpus}, every other process where the scheduler put it (BENCH_PLACEMENT=split);`;
+  const nice = placement.modelNice ? ` at nice ${placement.modelNice}` : '';
+  return ` the model server bound to CPU ${placement.modelCpus}${nice} and the executor to CPU ${placement.executorCpus}, every other process where the scheduler put it (BENCH_PLACEMENT=split);`;
 }
 
 /** The footer's words for the VM's steal time during each figure; nothing for runs from before it was measured. */
