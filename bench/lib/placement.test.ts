@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import { expect } from 'chai';
-import fs from 'node:fs';
 import { pin, placementMode, planPlacement, prioritize } from './placement.js';
 
 /** The nice value of every thread of process `pid`. */
@@ -12,8 +12,12 @@ const allowedCpus = (pid: number) => execFileSync('taskset', ['--cpu-list', '--p
 
 describe('bench placement: the model server and the executor on separate CPUs', () => {
   it('gives the model server the last CPU and the executor the others', () => {
-    expect(planPlacement('split', 2, true)).to.deep.equal({ mode: 'split', modelCpus: '1', executorCpus: '0', modelNice: -10 });
-    expect(planPlacement('split', 8, true)).to.deep.equal({ mode: 'split', modelCpus: '7', executorCpus: '0-6', modelNice: -10 });
+    expect(planPlacement('split', 2, true, true)).to.deep.equal({ mode: 'split', modelCpus: '1', executorCpus: '0', modelNice: -10 });
+    expect(planPlacement('split', 8, true, true)).to.deep.equal({ mode: 'split', modelCpus: '7', executorCpus: '0-6', modelNice: -10 });
+  });
+
+  it('raises the model server\'s priority only as root', () => {
+    expect(planPlacement('split', 2, true, false)).to.deep.equal({ mode: 'split', modelCpus: '1', executorCpus: '0', modelNice: 0 });
   });
 
   it('shares when asked to, on one CPU, or without taskset', () => {

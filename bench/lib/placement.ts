@@ -9,8 +9,11 @@ import fs from 'node:fs';
 // (docs/decisions.md). Only these two are placed: the API servers, PostgreSQL,
 // RabbitMQ and the load generator go wherever the scheduler puts them. They may
 // still run on the model server's CPU, so the model server also runs at a
-// higher weight there (nice -10): as a pod that requests a whole core, it gets
-// that core first, and the others get what it leaves.
+// higher weight there (nice -10, when the bench may raise a priority): as a pod
+// that requests a whole core, it gets that core first, and the others get what
+// it leaves.
+
+const MODEL_NICE = -10;
 
 export type PlacementMode = 'split' | 'shared';
 
@@ -30,12 +33,13 @@ export function placementMode(value: string): PlacementMode {
 
 /**
  * split: the last CPU for the model server, the others for the executor. With
- * a single CPU, or without taskset, there is nothing to split: shared.
+ * a single CPU, or without taskset, there is nothing to split: shared. Only
+ * root raises the model server's priority (a negative nice); others leave it.
  */
-export function planPlacement(mode: PlacementMode, cpuCount: number, hasTaskset = tasksetAvailable()): Placement {
+export function planPlacement(mode: PlacementMode, cpuCount: number, hasTaskset = tasksetAvailable(), isRoot = process.getuid?.() === 0): Placement {
   if (mode === 'shared' || cpuCount < 2 || !hasTaskset) return { mode: 'shared', modelCpus: '', executorCpus: '', modelNice: 0 };
   const last = cpuCount - 1;
-  return { mode: 'split', modelCpus: String(last), executorCpus: last === 1 ? '0' : `0-${last - 1}`, modelNice: MODEL_NICE };
+  return { mode: 'split', modelCpus: String(last), executorCpus: last === 1 ? '0' : `0-${last - 1}`, modelNice: isRoot ? MODEL_NICE : 0 };
 }
 
 /** Binds every thread of process `pid` (threads it starts later inherit it) to `cpus`; nothing when `cpus` is empty. */
@@ -46,15 +50,13 @@ export function pin(pid: number | undefined, cpus: string): void {
 
 /**
  * Sets the nice value of every thread of process `pid` (threads it starts
- * later inherit it); nothing for 0. Below 0 needs root (or CAP_SYS_NICE): a
- * failure is reported, not hidden, since the figures depend on it.
+ * later inherit it); nothing for 0. A failure throws: the footer says the
+ * model server ran at that nice value, and the figures depend on it.
  */
 export function prioritize(pid: number | undefined, nice = 0): void {
   if (!pid || nice === 0) return;
   for (const thread of fs.readdirSync(`/proc/${pid}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
 }
-
-const MODEL_NICE = -10;
 
 function tasksetAvailable(): boolean {
   try {
