@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { expect } from 'chai';
-import { pin, placementMode, planPlacement, prioritize } from './placement.js';
+import { autogroupOf, pin, placementMode, planPlacement, prioritize } from './placement.js';
 
 /** The nice value of every thread of process `pid`. */
 const niceOf = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((thread) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
@@ -57,6 +57,21 @@ describe('bench placement: the model server and the executor on separate CPUs', 
       expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.every((value) => value === 0));
       prioritize(child.pid, -10);
       expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.length > 1 && values.every((value) => value === -10));
+      // Same session as the test, so the same autogroup: left alone, or the test itself would be lifted.
+      if (autogroupOf(child.pid!)) expect(fs.readFileSync(`/proc/${child.pid}/autogroup`, 'utf8')).to.match(/ nice 0\n?$/);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('lifts the autogroup of a process in a session of its own, as the model server is', async function () {
+    if (process.getuid?.() !== 0 || !autogroupOf(process.pid)) this.skip(); // needs root, and a kernel with autogroups
+    const child = spawn(process.execPath, ['-e', 'console.log("up"); setTimeout(() => {}, 30000)'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+    try {
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      expect(autogroupOf(child.pid!)).to.not.equal(autogroupOf(process.pid));
+      prioritize(child.pid, -10);
+      expect(fs.readFileSync(`/proc/${child.pid}/autogroup`, 'utf8')).to.match(/ nice -10\n?$/);
     } finally {
       child.kill();
     }
