@@ -7,6 +7,23 @@ import { autogroupOf, pin, placementMode, planPlacement, prioritize } from './pl
 /** The nice value of every thread of process `pid`. */
 const niceOf = (pid: number) => fs.readdirSync(`/proc/${pid}/task`).map((thread) => Number(fs.readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]));
 
+/** The autogroup line of process `pid` ("/autogroup-12 nice 0"). */
+const autogroupLine = (pid: number) => fs.readFileSync(`/proc/${pid}/autogroup`, 'utf8');
+
+/**
+ * `test` with a running node child (in a session of its own when `detached`),
+ * killed afterwards. Node, once it runs its script, has its worker threads too.
+ */
+async function withNodeChild(detached: boolean, test: (pid: number) => void): Promise<void> {
+  const child = spawn(process.execPath, ['-e', 'console.log("up"); setTimeout(() => {}, 30000)'], { stdio: ['ignore', 'pipe', 'ignore'], detached });
+  try {
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    test(child.pid!);
+  } finally {
+    child.kill();
+  }
+}
+
 /** The CPUs process `pid` may run on, as the kernel lists them (e.g. "0-1"). */
 const allowedCpus = (pid: number) => execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
 
@@ -49,31 +66,22 @@ describe('bench placement: the model server and the executor on separate CPUs', 
 
   it('runs a process at the nice value given, every thread, and leaves it alone at 0', async function () {
     if (process.getuid?.() !== 0) this.skip(); // a negative nice needs root
-    // Node, once it runs its script, has its worker threads too.
-    const child = spawn(process.execPath, ['-e', 'console.log("up"); setTimeout(() => {}, 30000)'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    try {
-      await new Promise((resolve) => child.stdout.once('data', resolve));
-      prioritize(child.pid, 0);
-      expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.every((value) => value === 0));
-      prioritize(child.pid, -10);
-      expect(niceOf(child.pid!)).to.satisfy((values: number[]) => values.length > 1 && values.every((value) => value === -10));
+    await withNodeChild(false, (pid) => {
+      prioritize(pid, 0);
+      expect(niceOf(pid)).to.satisfy((values: number[]) => values.every((value) => value === 0));
+      prioritize(pid, -10);
+      expect(niceOf(pid)).to.satisfy((values: number[]) => values.length > 1 && values.every((value) => value === -10));
       // Same session as the test, so the same autogroup: left alone, or the test itself would be lifted.
-      if (autogroupOf(child.pid!)) expect(fs.readFileSync(`/proc/${child.pid}/autogroup`, 'utf8')).to.match(/ nice 0\n?$/);
-    } finally {
-      child.kill();
-    }
+      if (autogroupOf(pid)) expect(autogroupLine(pid)).to.match(/ nice 0\n?$/);
+    });
   });
 
   it('lifts the autogroup of a process in a session of its own, as the model server is', async function () {
     if (process.getuid?.() !== 0 || !autogroupOf(process.pid)) this.skip(); // needs root, and a kernel with autogroups
-    const child = spawn(process.execPath, ['-e', 'console.log("up"); setTimeout(() => {}, 30000)'], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
-    try {
-      await new Promise((resolve) => child.stdout.once('data', resolve));
-      expect(autogroupOf(child.pid!)).to.not.equal(autogroupOf(process.pid));
-      prioritize(child.pid, -10);
-      expect(fs.readFileSync(`/proc/${child.pid}/autogroup`, 'utf8')).to.match(/ nice -10\n?$/);
-    } finally {
-      child.kill();
-    }
+    await withNodeChild(true, (pid) => {
+      expect(autogroupOf(pid)).to.not.equal(autogroupOf(process.pid));
+      prioritize(pid, -10);
+      expect(autogroupLine(pid)).to.match(/ nice -10\n?$/);
+    });
   });
 });
