@@ -4,7 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { startTestPlatform, login, makeUser, unique, type TestPlatform } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
-import type { Reply } from '../support/http.js';
+import { getAsIs, type Reply } from '../support/http.js';
 
 // Hostile input: bodies and uploads over the limits, malformed multipart, path
 // traversal in file names, deeply nested JSON, and unicode edge cases in
@@ -179,6 +179,14 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
     it('answers a traversal in a path parameter with 400 or 404', async () => {
       for (const key of ['..', '..%2F..%2Fetc', '%2e%2e', 'a%00b']) {
         await refused(() => t.private.get(`/api/storage/${key}`, { token: owner.token }), [400, 404]);
+      }
+    });
+
+    it('answers dot segments sent as written (not removed by the client) with 400 or 404', async () => {
+      for (const key of ['.', '..', '%2E', '%2e%2E', '..%2F..']) {
+        await refused(() => getAsIs(t.private.baseUrl, `/api/storage/${key}`, owner.token), [400, 404]);
+        await refused(() => getAsIs(t.private.baseUrl, `/api/storage/${key}/files/x`, owner.token), [400, 404]);
+        await refused(() => getAsIs(t.auth.baseUrl, `/api/auth/invitation/${key}`), [400, 404]);
       }
     });
   });

@@ -201,9 +201,15 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
 const tenantOf = (who: string): 'a' | undefined => (who.startsWith('a') ? 'a' : undefined);
 
 /** A path segment as a client would send it: encoded, and dot segments kept as data, not as `..` navigation. */
+/**
+ * A path segment for a generated value. `.` and `..` are dot segments, and so
+ * are `%2E` and `%2E%2E`: every WHATWG client (fetch, browsers) removes them
+ * before sending, so the request would address the parent route. Like an empty
+ * value, they are sent as a blank.
+ */
 function segment(value: string): string {
   const encoded = encodeURIComponent(value);
-  return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
+  return encoded === '.' || encoded === '..' ? '%20' : encoded;
 }
 
 function resolve(doc: Json, node: Json, seen = 0): Json {

@@ -1,3 +1,5 @@
+import http from 'node:http';
+
 export interface Reply<T = any> {
   status: number;
   body: T;
@@ -45,4 +47,28 @@ export class Client {
   put = <T = any>(path: string, options?: RequestOptions) => this.request<T>('PUT', path, options);
   patch = <T = any>(path: string, options?: RequestOptions) => this.request<T>('PATCH', path, options);
   delete = <T = any>(path: string, options?: RequestOptions) => this.request<T>('DELETE', path, options);
+}
+
+/**
+ * GET a path exactly as written, as `curl --path-as-is` does. fetch (like every
+ * WHATWG client) removes dot segments such as `..` and `%2E` before sending;
+ * a hostile client need not, and the servers must answer those too.
+ */
+export function getAsIs(baseUrl: string, path: string, token?: string): Promise<Reply> {
+  const target = new URL(baseUrl);
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: target.hostname, port: target.port, path, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const json = (response.headers['content-type'] ?? '').includes('json') && text;
+        const replyHeaders = new Headers(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
+        resolve({ status: response.statusCode ?? 0, body: json ? JSON.parse(text) : text, text, headers: replyHeaders });
+      });
+    });
+    request.on('error', reject);
+  });
 }
