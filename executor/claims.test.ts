@@ -114,6 +114,20 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     expect((await stored(held!)).published_at).to.equal(null);
   });
 
+  it('leaves a row the executor claimed before its mark as it is: no further update of a run already past QUEUED', async () => {
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+    const [claimed, waiting] = await queue(2);
+    await new RunWrites(t.platform.db, 60_000).claim(claimed!);
+    const version = async (id: string) => ((await t.platform.db('invocations').where({ id }).first(t.platform.db.raw('xmin::text as v'))) as { v: string }).v;
+    const before = await version(claimed!);
+    relay.dispatch(claimed!);
+    relay.dispatch(waiting!);
+    await relay.stop();
+    expect(await version(claimed!), 'the claimed row was not rewritten').to.equal(before);
+    expect(await stored(claimed!)).to.include({ status: 'IN_PROGRESS', published_at: null });
+    expect((await stored(waiting!)).published_at).to.be.instanceOf(Date);
+  });
+
   it('runs its hot statements on generic plans: PostgreSQL plans each once per connection, not on every run', async function () {
     // PGlite prepares nothing by name (PostgreSQL only).
     if (!usingPostgres()) this.skip();

@@ -4,10 +4,10 @@ import type { WorkQueue } from '../queue/queue.js';
 import { MicroBatch } from '../db/micro-batch.js';
 import { JSON_UUIDS, prepared } from '../db/prepared.js';
 
-/** Marks dispatched rows published, skipping those an executor holds locked (see markDispatched). */
+/** Marks dispatched rows published, skipping those an executor holds locked or has claimed already (see markDispatched). */
 const MARK_DISPATCHED_SQL = `
 update invocations set published_at = now()
- where id in (select id from invocations where id = any(${JSON_UUIDS}) and published_at is null for update skip locked)`;
+ where id in (select id from invocations where id = any(${JSON_UUIDS}) and status = 'QUEUED' and published_at is null for update skip locked)`;
 
 /**
  * The rows the relay looks for on every pass, in every process that runs one.
@@ -181,9 +181,14 @@ export class OutboxRelay {
   }
 
   /**
-   * Rows an executor holds locked (claiming or completing them) are skipped, not
-   * waited for: a mark must never stall, or deadlock with, the run path. A
-   * skipped row is past QUEUED by then, and the relay only ever sends QUEUED rows.
+   * Only rows still QUEUED are marked: the relay only ever sends QUEUED rows,
+   * and a row that went back to QUEUED was marked by the way it went back
+   * (`release` marks it, lease recovery clears the mark on purpose). Most runs
+   * end before their mark (it gathers for 50 ms): marking them anyway was one
+   * more update per invocation, of indexed columns, so never a cheap in-page
+   * (HOT) one. Rows an executor holds locked (claiming or completing them) are
+   * skipped, not waited for: a mark must never stall, or deadlock with, the
+   * run path.
    */
   private async markDispatched(ids: string[]): Promise<void[]> {
     await prepared(this.db, 'invocations.mark-dispatched', MARK_DISPATCHED_SQL, [JSON.stringify(ids)]);
