@@ -200,7 +200,6 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
 
 const tenantOf = (who: string): 'a' | undefined => (who.startsWith('a') ? 'a' : undefined);
 
-/** A path segment as a client would send it: encoded, and dot segments kept as data, not as `..` navigation. */
 /**
  * A path segment for a generated value. `.` and `..` are dot segments, and so
  * are `%2E` and `%2E%2E`: every WHATWG client (fetch, browsers) removes them
