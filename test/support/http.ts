@@ -36,10 +36,7 @@ export class Client {
       body = options.rawBody as RequestInit['body'];
     }
     const response = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
-    const text = await response.text();
-    let parsed: unknown = text;
-    if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
-    return { status: response.status, body: parsed as T, text, headers: response.headers };
+    return replyOf<T>(response.status, await response.text(), response.headers);
   }
 
   get = <T = any>(path: string, options?: RequestOptions) => this.request<T>('GET', path, options);
@@ -63,12 +60,16 @@ export function getAsIs(baseUrl: string, path: string, token?: string): Promise<
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
       response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const json = (response.headers['content-type'] ?? '').includes('json') && text;
         const replyHeaders = new Headers(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
-        resolve({ status: response.statusCode ?? 0, body: json ? JSON.parse(text) : text, text, headers: replyHeaders });
+        resolve(replyOf(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), replyHeaders));
       });
     });
     request.on('error', reject);
   });
+}
+
+/** The body parsed when the answer says it is JSON, the text otherwise. */
+function replyOf<T = any>(status: number, text: string, headers: Headers): Reply<T> {
+  const json = (headers.get('content-type') ?? '').includes('json') && text;
+  return { status, body: (json ? JSON.parse(text) : text) as T, text, headers };
 }
