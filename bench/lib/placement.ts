@@ -59,7 +59,7 @@ export function pin(pid: number | undefined, cpus: string): void {
  */
 export function prioritize(pid: number | undefined, nice = 0): void {
   if (!pid || nice === 0) return;
-  for (const thread of fs.readdirSync(`/proc/${pid}/task`)) execFileSync('renice', ['-n', String(nice), '-p', thread], { stdio: 'ignore' });
+  execFileSync('renice', ['-n', String(nice), '-p', ...fs.readdirSync(`/proc/${pid}/task`)], { stdio: 'ignore' });
   const group = autogroupOf(pid);
   // Never the bench's own group: that would lift the bench and every process it started with it
   // (the demo model server is one of them, so only its threads' nice is set).

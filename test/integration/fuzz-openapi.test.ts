@@ -149,8 +149,7 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
       const generated = request.params[i] as { known: boolean; value: string } | undefined;
       if (generated === undefined) return;
       const known = owned[request.owner as 'a' | 'b'].values[param.name];
-      // An empty segment would address another route (`/x/` is `/x`): a blank stands for it.
-      const value = (generated.known && known !== undefined ? known : generated.value) || (param.in === 'path' ? ' ' : '');
+      const value = (generated.known && known !== undefined ? known : generated.value) ?? '';
       if (param.in === 'path') {
         if (generated.known && known !== undefined && request.owner !== tenantOf(request.who)) crossing = true;
         path = path.replace(`{${param.name}}`, segment(value));
@@ -201,14 +200,14 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
 const tenantOf = (who: string): 'a' | undefined => (who.startsWith('a') ? 'a' : undefined);
 
 /**
- * A path segment for a generated value. `.` and `..` are dot segments, and so
- * are `%2E` and `%2E%2E`: every WHATWG client (fetch, browsers) removes them
- * before sending, so the request would address the parent route. Like an empty
- * value, they are sent as a blank.
+ * A path segment for a generated value. Three values would address another
+ * route, so a blank stands for them: the empty one (`/x/` is `/x`), and the
+ * dot segments `.` and `..`, which every WHATWG client (fetch, browsers)
+ * removes before sending, `%2E` and `%2E%2E` too.
  */
 function segment(value: string): string {
   const encoded = encodeURIComponent(value);
-  return encoded === '.' || encoded === '..' ? '%20' : encoded;
+  return encoded === '' || encoded === '.' || encoded === '..' ? '%20' : encoded;
 }
 
 function resolve(doc: Json, node: Json, seen = 0): Json {
