@@ -70,16 +70,28 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
     let failures = 0;
     let statements = 0;
-    // The database, but its next `failures` statements are deadlock victims.
-    const db = new Proxy(t.platform.db, {
+    const victim = () => {
+      statements++;
+      return failures-- > 0;
+    };
+    // The database, but its next `failures` statements are deadlock victims: on PGlite they go
+    // through knex's raw, on PostgreSQL straight to a pooled connection (core/db/prepared.ts).
+    const client = new Proxy(t.platform.db.client, {
       get: (target, key) =>
-        key !== 'raw'
+        key !== 'acquireConnection'
           ? Reflect.get(target, key)
-          : (...args: Parameters<Db['raw']>) => {
-              statements++;
-              if (failures-- > 0) return { options: () => Promise.reject(deadlock()) };
-              return target.raw(...args);
+          : async () => {
+              const connection = await target.acquireConnection();
+              if (victim()) connection.query = () => (delete connection.query, Promise.reject(deadlock()));
+              return connection;
             },
+    });
+    const db = new Proxy(t.platform.db, {
+      get: (target, key) => {
+        if (key === 'client') return client;
+        if (key !== 'raw') return Reflect.get(target, key);
+        return (...args: Parameters<Db['raw']>) => (victim() ? { options: () => Promise.reject(deadlock()) } : target.raw(...args));
+      },
     });
     const writes = new RunWrites(db, 60_000);
     const [first, second] = await queue(2);
