@@ -16,12 +16,12 @@ import { isEmbedded, type Runner } from './database.js';
  * third of its CPU on the executor's drain; `claims.test.ts` checks the plans).
  *
  * Outside a transaction on PostgreSQL, the statement goes straight to a
- * connection of knex's pool: knex's query builder, its copy of the bindings
- * and its events cost each of these statements more CPU than the rest of its
- * client side (a ninth of the public server's CPU per POST at 450/s, bench/).
- * The statements write no table the change feed watches, so its `query`
- * event has nothing to see. In a transaction, and on PGlite (which ignores
- * the name), knex runs it.
+ * connection of knex's pool: for these fixed texts, knex's query builder, its
+ * copy of the bindings and its events took more of the public server's and
+ * the executor's time than pg itself (V8 profiles at 450/s,
+ * docs/benchmarks.md). The statements write no table the change feed
+ * watches, so its `query` event has nothing to see. In a transaction, and on
+ * PGlite (which ignores the name), knex runs it.
  */
 export async function prepared<Row extends QueryResultRow = QueryResultRow>(db: Runner, name: string, sql: string, bindings: readonly Knex.RawBinding[]): Promise<Pick<QueryResult<Row>, 'rows'>> {
   if (db.isTransaction || isEmbedded(db)) return (await db.raw(sql, bindings).options({ name })) as QueryResult<Row>;

@@ -38,7 +38,7 @@ interface Entry {
  */
 export class AckWindow {
   /** Unsettled deliveries in the order the channel delivered them (their tags ascend). */
-  private readonly entries: Entry[] = [];
+  private entries: Entry[] = [];
   private finishedCount = 0;
   private oldestFinishedAt = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -80,7 +80,7 @@ export class AckWindow {
     let front: Entry | undefined;
     while (this.entries[0]?.finished) front = this.entries.shift();
     const behind = this.entries.filter((e) => e.finished);
-    if (behind.length) this.entries.splice(0, this.entries.length, ...this.entries.filter((e) => !e.finished));
+    if (behind.length) this.entries = this.entries.filter((e) => !e.finished);
     this.finishedCount = 0;
     this.write(() => {
       if (front) this.channel.ack(front.message, true);
@@ -93,7 +93,7 @@ export class AckWindow {
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.entries.length = 0;
+    this.entries = [];
     this.finishedCount = 0;
   }
 

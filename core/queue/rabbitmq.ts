@@ -23,8 +23,7 @@ export const deadLetterQueueOf = (queue: string) => `${queue}.dead`;
  * RabbitMQ through amqplib: a durable quorum queue with a delivery limit and a
  * dead-letter queue, persistent messages, publisher confirms, manual acks
  * (several to a frame), prefetch = concurrency, and reconnection with
- * exponential backoff. Consumers
- * re-subscribe by themselves after a reconnect.
+ * exponential backoff. Consumers re-subscribe by themselves after a reconnect.
  */
 export class RabbitQueue implements WorkQueue {
   private connection: ChannelModel | undefined;
@@ -167,7 +166,6 @@ class RabbitConsumer implements Consumer {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
   private tag: { channel: import('amqplib').Channel; consumerTag: string; acks: AckWindow } | undefined;
-  private coalesce: () => void = () => undefined;
 
   constructor(
     private readonly queue: RabbitQueue,
@@ -179,10 +177,9 @@ class RabbitConsumer implements Consumer {
   async subscribe(): Promise<void> {
     if (this.stopped) return;
     const connection = await this.queue.open();
-    this.coalesce = writeCoalescer(connection);
     const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'rabbitmq consumer channel error'));
-    const acks = new AckWindow(channel, { maxHeld: heldAcksOf(this.concurrency), maxDelayMs: ACK_DELAY_MS, beforeWrite: this.coalesce });
+    const acks = new AckWindow(channel, { maxHeld: heldAcksOf(this.concurrency), maxDelayMs: ACK_DELAY_MS, beforeWrite: writeCoalescer(connection) });
     channel.on('close', () => acks.close());
     await channel.prefetch(this.concurrency);
     const { consumerTag } = await channel.consume(this.queue.queueName, (message) => {
