@@ -39,7 +39,7 @@ interface Entry {
 export class AckWindow {
   /** Unsettled deliveries in the order the channel delivered them (their tags ascend). */
   private entries: Entry[] = [];
-  private finishedCount = 0;
+  /** When the oldest finished delivery still held finished. */
   private oldestFinishedAt = 0;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -57,8 +57,8 @@ export class AckWindow {
   finished(message: Message): void {
     const entry = this.entries.find((e) => e.message === message);
     if (!entry || entry.finished) return;
+    if (this.held() === 0) this.oldestFinishedAt = Date.now();
     entry.finished = true;
-    if (this.finishedCount++ === 0) this.oldestFinishedAt = Date.now();
     if (this.due()) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.options.maxDelayMs);
   }
@@ -67,21 +67,18 @@ export class AckWindow {
   requeue(message: Message): void {
     const index = this.entries.findIndex((e) => e.message === message);
     if (index < 0) return;
-    const [entry] = this.entries.splice(index, 1);
-    if (entry!.finished) this.finishedCount--;
+    this.entries.splice(index, 1);
     this.write(() => this.channel.nack(message, false, true));
   }
 
   /** Acknowledges every finished delivery now (before the channel closes). */
   flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.finishedCount === 0) return;
+    this.stopTimer();
+    if (this.held() === 0) return;
     let front: Entry | undefined;
     while (this.entries[0]?.finished) front = this.entries.shift();
     const behind = this.entries.filter((e) => e.finished);
     if (behind.length) this.entries = this.entries.filter((e) => !e.finished);
-    this.finishedCount = 0;
     this.write(() => {
       if (front) this.channel.ack(front.message, true);
       for (const e of behind) this.channel.ack(e.message);
@@ -91,14 +88,22 @@ export class AckWindow {
   /** The channel is gone: its tags mean nothing on another, and the broker redelivers what was not acknowledged. */
   close(): void {
     this.closed = true;
+    this.stopTimer();
+    this.entries = [];
+  }
+
+  /** Finished deliveries waiting for their ack (a prefetch's worth at most: counting them is cheap). */
+  private held(): number {
+    return this.entries.filter((e) => e.finished).length;
+  }
+
+  private stopTimer(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.entries = [];
-    this.finishedCount = 0;
   }
 
   private due(): boolean {
-    return this.finishedCount >= this.options.maxHeld || Date.now() - this.oldestFinishedAt >= this.options.maxDelayMs / 2;
+    return this.held() >= this.options.maxHeld || Date.now() - this.oldestFinishedAt >= this.options.maxDelayMs / 2;
   }
 
   private write(frames: () => void): void {
