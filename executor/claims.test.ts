@@ -28,12 +28,18 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
     return (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
   };
+  // A claim of a committed row: the row, or undefined; never 'absent'.
+  const claimOf = async (writes: RunWrites, id: string) => {
+    const claim = await writes.claim(id);
+    if (claim === 'absent') throw new Error(`no row ${id}`);
+    return claim;
+  };
   const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
 
   it('claims a burst of deliveries at once: each row once, a duplicate delivery gets nothing', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
     const ids = await queue(3);
-    const claimed = await Promise.all([...ids, ids[0]!].map((id) => writes.claim(id)));
+    const claimed = await Promise.all([...ids, ids[0]!].map((id) => claimOf(writes, id)));
     expect(claimed.map((row) => row?.id)).to.deep.equal([...ids, undefined]);
     for (const row of claimed.slice(0, 3)) expect(row).to.include({ status: 'IN_PROGRESS', attempts: 1 });
     expect(claimed[0]!.started_at).to.be.instanceOf(Date);
@@ -44,9 +50,9 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   it('completes finished runs and claims new deliveries in the same statement', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
     const [a, b, c] = await queue(3);
-    const rowA = (await writes.claim(a!))!;
-    const rowB = (await writes.claim(b!))!;
-    const [doneA, rowC, doneStale] = await Promise.all([writes.complete(rowA, '{"ok":1}'), writes.claim(c!), writes.complete({ ...rowB, attempts: rowB.attempts + 5 }, 'lost')]);
+    const rowA = (await claimOf(writes, a!))!;
+    const rowB = (await claimOf(writes, b!))!;
+    const [doneA, rowC, doneStale] = await Promise.all([writes.complete(rowA, '{"ok":1}'), claimOf(writes, c!), writes.complete({ ...rowB, attempts: rowB.attempts + 5 }, 'lost')]);
     expect(doneA).to.equal(true);
     expect(rowC).to.include({ id: c, status: 'IN_PROGRESS' });
     expect(doneStale, 'a completion under another claim').to.equal(false);
@@ -58,9 +64,9 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   it('orders a completion and a takeover of the same row that meet in one batch: the takeover wins, the old claim is lost', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
     const [id] = await queue(1);
-    const first = (await writes.claim(id!))!;
+    const first = (await claimOf(writes, id!))!;
     await t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1000) });
-    const [completed, takeover] = await Promise.all([writes.complete(first, 'late'), writes.claim(id!)]);
+    const [completed, takeover] = await Promise.all([writes.complete(first, 'late'), claimOf(writes, id!)]);
     expect(takeover).to.include({ id, status: 'IN_PROGRESS', attempts: 2 });
     expect(completed).to.equal(false);
     expect(await stored(id!)).to.include({ status: 'IN_PROGRESS', attempts: 2 });
@@ -154,7 +160,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
         const writes = new RunWrites(db, 60_000);
         const ids = await queue(1 + (run % 3), db);
         for (const id of ids) relay.dispatch(id);
-        const claimed = await Promise.all(ids.map((id) => writes.claim(id)));
+        const claimed = await Promise.all(ids.map((id) => claimOf(writes, id)));
         await Promise.all(claimed.map((row) => writes.complete(row!, '{"ok":1}')));
         await invocationsStore.inSessionsOfUsers(db, ids.map((id) => ({ sessionId, modelId, userId: owner.user.id, id })));
         await relay.stop(); // its marks, in one statement
@@ -174,7 +180,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const runAll = async () => {
       const writes = new RunWrites(db, 60_000);
       const [first, second] = await queue(2, db);
-      const claimed = (await writes.claim(first!))!;
+      const claimed = (await claimOf(writes, first!))!;
       expect(await writes.complete(claimed, '{"ok":1}')).to.equal(true);
       const [read] = await invocationsStore.inSessionsOfUsers(db, [{ sessionId, modelId, userId: owner.user.id, id: second! }]);
       return read?.invocation;

@@ -3,7 +3,7 @@ import { isRolledBackConflict, type Db, type Tx } from '../core/db/database.js';
 import { invocationColumns, invocationsStore, sessionsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { MicroBatch } from '../core/db/micro-batch.js';
-import { JSON_UUIDS, prepared } from '../core/db/prepared.js';
+import { prepared } from '../core/db/prepared.js';
 
 // The executor's writes to an invocation. Every one is conditional on the row
 // still being IN_PROGRESS under this claim (same `attempts`), so a worker whose
@@ -11,21 +11,27 @@ import { JSON_UUIDS, prepared } from '../core/db/prepared.js';
 
 type RunWrite = { claim: string } | { complete: { row: InvocationRow; response: string } };
 
+/** What a claim found: the row now held, nothing to run (finished, or held under a live lease), or no row at all. */
+export type Claim = InvocationRow | undefined | 'absent';
+
 /**
  * One statement for a burst of the executor's two writes per run: claims
  * (QUEUED, or IN_PROGRESS under a lease that ran out, → IN_PROGRESS under a new
  * lease) and completions (IN_PROGRESS under this claim → COMPLETED). The
- * claimed rows come back whole, the completed ones as `completed_id`. The
+ * claimed rows come back whole, the completed ones as `completed_id`, and the
+ * claimed ids without a row (not committed yet, or never) as `absent_id`. The
  * lists go in as JSON (see `prepared`); `i.id = any(array(…))` keeps the
  * generic plan on an index, where a join with a list it cannot size (it
- * guesses 100 rows) could scan the table.
+ * guesses 100 rows) could scan the table (`not exists` did: a hash anti-join
+ * over all of invocations).
  */
-const WRITE_BATCH_SQL = `
+export const WRITE_BATCH_SQL = `
 with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
+claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
 claimed as (
   update invocations as i
      set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = ?::timestamptz, attempts = i.attempts + 1
-   where i.id = any(${JSON_UUIDS})
+   where i.id = any(array(select id from claims))
      and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
   returning ${invocationColumns('i')}
 ), completed as (
@@ -35,9 +41,12 @@ claimed as (
    where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS'
   returning i.id
 )
-select claimed.*, null::uuid as completed_id from claimed
+select claimed.*, null::uuid as completed_id, null::uuid as absent_id from claimed
 union all
-select ${invocationColumns('(null::invocations)')}, completed.id from completed`;
+select ${invocationColumns('(null::invocations)')}, completed.id, null from completed
+union all
+select ${invocationColumns('(null::invocations)')}, null, c.id from claims as c
+ where c.id <> all(array(select i.id from invocations as i where i.id = any(array(select id from claims))))`;
 
 /**
  * The executor's two writes per run, grouped with those of other runs
@@ -45,7 +54,7 @@ select ${invocationColumns('(null::invocations)')}, completed.id from completed`
  * completions of finished runs gather, and go together in the next.
  */
 export class RunWrites {
-  private readonly batch: MicroBatch<RunWrite, InvocationRow | boolean | undefined>;
+  private readonly batch: MicroBatch<RunWrite, Claim | boolean>;
 
   constructor(
     private readonly db: Db,
@@ -56,9 +65,9 @@ export class RunWrites {
     this.batch = new MicroBatch((writes) => this.writeAll(writes), { maxInFlight: 2 });
   }
 
-  /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker. */
-  async claim(id: string): Promise<InvocationRow | undefined> {
-    return (await this.batch.add({ claim: id })) as InvocationRow | undefined;
+  /** QUEUED (or abandoned) → IN_PROGRESS under a new lease; undefined when finished or held by a live worker; 'absent' without a row. */
+  async claim(id: string): Promise<Claim> {
+    return (await this.batch.add({ claim: id })) as Claim;
   }
 
   /** COMPLETED with the response, when nothing is to be queued after it; false when the claim was lost. */
@@ -66,7 +75,7 @@ export class RunWrites {
     return (await this.batch.add({ complete: { row, response } })) as boolean;
   }
 
-  private async writeAll(writes: RunWrite[]): Promise<Array<InvocationRow | boolean | undefined>> {
+  private async writeAll(writes: RunWrite[]): Promise<Array<Claim | boolean>> {
     const claims = writes.flatMap((write) => ('claim' in write ? [write.claim] : []));
     const completions = writes.flatMap((write) => ('complete' in write ? [write.complete] : []));
     // A row both claimed (a redelivery, its lease run out) and completed here would be updated twice by one
@@ -75,34 +84,36 @@ export class RunWrites {
     if (completions.some(({ row }) => claimed.has(row.id))) {
       const first = await this.statement(claims, []);
       const second = await this.statement([], completions);
-      return this.outputs(writes, first.claimed, second.completed);
+      return this.outputs(writes, { ...first, completed: second.completed });
     }
-    const { claimed: rows, completed } = await this.statement(claims, completions);
-    return this.outputs(writes, rows, completed);
+    return this.outputs(writes, await this.statement(claims, completions));
   }
 
   private async statement(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
     const result = await retryConflicts(() => this.run(claims, completions));
     const claimed = new Map<string, InvocationRow>();
     const completed = new Set<string>();
-    for (const { completed_id: completedId, ...row } of result.rows) {
+    const absent = new Set<string>();
+    for (const { completed_id: completedId, absent_id: absentId, ...row } of result.rows) {
       if (completedId) completed.add(completedId);
+      else if (absentId) absent.add(absentId);
       else claimed.set(row.id, row as InvocationRow);
     }
-    return { claimed, completed };
+    return { claimed, completed, absent };
   }
 
   private async run(claims: string[], completions: Array<{ row: InvocationRow; response: string }>) {
     return (await prepared(this.db, 'invocations.run-writes', WRITE_BATCH_SQL, [
       JSON.stringify(completions.map(({ row, response }) => ({ id: row.id, attempts: row.attempts, response }))),
-      new Date(Date.now() + this.leaseMs),
       JSON.stringify([...new Set(claims)]),
-    ])) as { rows: Array<InvocationRow & { completed_id: string | null }> };
+      new Date(Date.now() + this.leaseMs),
+    ])) as { rows: Array<InvocationRow & { completed_id: string | null; absent_id: string | null }> };
   }
 
-  private outputs(writes: RunWrite[], claimed: Map<string, InvocationRow>, completed: Set<string>): Array<InvocationRow | boolean | undefined> {
+  private outputs(writes: RunWrite[], { claimed, completed, absent }: { claimed: Map<string, InvocationRow>; completed: Set<string>; absent: Set<string> }): Array<Claim | boolean> {
     return writes.map((write) => {
       if ('complete' in write) return completed.has(write.complete.row.id);
+      if (absent.has(write.claim)) return 'absent';
       // A message delivered twice in one batch runs once: only the first caller gets the row.
       const row = claimed.get(write.claim);
       claimed.delete(write.claim);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type Db } from '../core/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
 import { DELIVERY_LIMIT } from '../core/queue/queue.js';
-import type { OutboxRelay } from '../core/invocations/relay.js';
+import { BEFORE_COMMIT, type OutboxRelay } from '../core/invocations/relay.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import type { ModelRow } from '../core/models/store.js';
 import { RunWrites, completeAndExplain, extendLease, fail, release } from './claims.js';
@@ -85,8 +85,8 @@ export class Executor {
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
-    const row = await this.durably(() => this.writes.claim(id));
-    if (!row) return; // finished already, or another worker holds a live lease
+    const row = await this.durably(() => this.claimOnceCommitted(id));
+    if (!row) return; // finished already, another worker holds a live lease, or no such invocation
     const log = logger.child({ invocationId: id, attempt: delivery.attempt });
     const model = await this.durably(() => this.modelOf(row.model_id));
     const heartbeat = setInterval(() => void extendLease(db, row, options.leaseMs).catch(() => undefined), Math.max(options.leaseMs / 3, 100));
@@ -124,6 +124,26 @@ export class Executor {
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     if (isTransient(error)) throw error; // past the delivery limit: dead-lettered
+  }
+
+  /**
+   * The claim, looking again for a row not there yet: its message may have
+   * left before its append committed (OutboxRelay.dispatchBeforeCommit). The
+   * first look misses only when the message overtook the commit, so the looks
+   * start a millisecond apart; after `rowWaitMs` the append is taken to have
+   * been refused, and the message is dropped.
+   */
+  private async claimOnceCommitted(id: string): Promise<InvocationRow | undefined> {
+    const deadline = Date.now() + BEFORE_COMMIT.rowWaitMs;
+    for (let pause = 1; ; pause = Math.min(pause * 2, 100)) {
+      const claim = await this.writes.claim(id);
+      if (claim !== 'absent') return claim;
+      if (Date.now() >= deadline) {
+        this.deps.logger.info({ invocationId: id }, 'no such invocation; message dropped');
+        return undefined;
+      }
+      await sleep(Math.min(pause, Math.max(deadline - Date.now(), 0)));
+    }
   }
 
   /** The model's input: the body, plus the session context or the explained invocation. */

@@ -151,6 +151,40 @@ describe('public server and executor: sessions, queued invocations, explanation 
     expect((await t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } })).status).to.equal(201);
   });
 
+  it('publishes before the commit only into a session that took an append from this process, and drops the message of a refused one', async () => {
+    const session = await openSession(owner);
+    const path = `${base()}/session/${session}`;
+    const post = () => t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    const { relay } = t.platform;
+    const { dispatch, dispatchBeforeCommit } = relay;
+    const published: string[] = [];
+    relay.dispatch = (id) => (published.push('after commit'), dispatch.call(relay, id));
+    relay.dispatchBeforeCommit = (id) => (published.push('before commit'), dispatchBeforeCommit.call(relay, id));
+    try {
+      expect((await post()).status).to.equal(201);
+      expect((await post()).status).to.equal(201);
+      // Closed through this process: forgotten at once, nothing published for the refused append.
+      await t.public.patch(`${path}?state=CLOSED`, { token: owner.token });
+      expect((await post()).status).to.equal(409);
+      await t.public.patch(`${path}?state=OPEN`, { token: owner.token });
+      expect((await post()).status).to.equal(201);
+      // Closed by another process: one message leaves before the refusal, then the session is forgotten.
+      await t.platform.db('sessions').where({ id: session }).update({ state: 'CLOSED' });
+      expect((await post()).status).to.equal(409);
+      await t.platform.db('sessions').where({ id: session }).update({ state: 'OPEN' });
+      expect((await post()).status).to.equal(201);
+      expect(published).to.deep.equal(['after commit', 'before commit', 'after commit', 'before commit', 'after commit']);
+    } finally {
+      Object.assign(relay, { dispatch, dispatchBeforeCommit });
+    }
+    const items = await until(
+      async () => (await t.public.get(`${path}/invocation`, { token: owner.token })).body as any[],
+      (all) => all.length === 4 && all.every((i) => i.status === 'COMPLETED'),
+      'the accepted invocations to complete',
+    );
+    expect(items.map((i) => i.order)).to.deep.equal([0, 1, 2, 3]);
+  });
+
   it("shows each user only their own sessions and invocations, and nothing across workspaces", async () => {
     const mine = await openSession(owner);
     const invocation = await t.public.post(`${base()}/session/${mine}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });

@@ -23,12 +23,25 @@ import { isEmbedded, type Runner } from './database.js';
  * watches, so its `query` event has nothing to see. In a transaction, and on
  * PGlite (which ignores the name), knex runs it.
  */
-export async function prepared<Row extends QueryResultRow = QueryResultRow>(db: Runner, name: string, sql: string, bindings: readonly Knex.RawBinding[]): Promise<Pick<QueryResult<Row>, 'rows'>> {
-  if (db.isTransaction || isEmbedded(db)) return (await db.raw(sql, bindings).options({ name })) as QueryResult<Row>;
+export async function prepared<Row extends QueryResultRow = QueryResultRow>(
+  db: Runner,
+  name: string,
+  sql: string,
+  bindings: readonly Knex.RawBinding[],
+  /** Called once the statement has been handed to its connection (see InvocationsService.invoke). */
+  sent?: () => void,
+): Promise<Pick<QueryResult<Row>, 'rows'>> {
+  if (db.isTransaction || isEmbedded(db)) {
+    const running = db.raw(sql, bindings).options({ name }).then((result) => result as QueryResult<Row>);
+    sent?.();
+    return running;
+  }
   const client = db.client as PoolClient;
   const connection = await client.acquireConnection();
   try {
-    return await connection.query<Row>({ name, text: numbered(name, sql), values: bindings as unknown[] });
+    const running = connection.query<Row>({ name, text: numbered(name, sql), values: bindings as unknown[] });
+    sent?.();
+    return await running;
   } finally {
     await client.releaseConnection(connection);
   }

@@ -9,6 +9,12 @@ const IN_FLIGHT = 2;
 
 type Found = { invocation: InvocationRow | undefined } | undefined;
 
+/** A row to append, and what to call once its statement is on its way to the database (at most once). */
+interface Append {
+  row: QueuedInvocation;
+  sent?: () => void;
+}
+
 /**
  * The two statements of the public API's hot paths, batched across
  * concurrent requests: the append of a POST …/invocation and the read of a
@@ -16,12 +22,18 @@ type Found = { invocation: InvocationRow | undefined } | undefined;
  * database refuses as a whole is retried one by one, so a bad item fails alone.
  */
 export class InvocationBatches {
-  private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
+  private readonly appends: MicroBatch<Append, InvocationRow | undefined>;
   private readonly reads: MicroBatch<InvocationKey, Found>;
 
   constructor(db: Db) {
     this.appends = new MicroBatch(
-      isolatingFailures((rows: QueuedInvocation[]) => invocationsStore.appendAllToOpenSessions(db, rows)),
+      isolatingFailures((appends: Append[]) =>
+        invocationsStore.appendAllToOpenSessions(
+          db,
+          appends.map(({ row }) => row),
+          () => appends.forEach((append) => append.sent?.()),
+        ),
+      ),
       { maxInFlight: IN_FLIGHT },
     );
     this.reads = new MicroBatch(
@@ -30,13 +42,27 @@ export class InvocationBatches {
     );
   }
 
-  /** Appends the row to its OPEN session of its user and model; undefined when the session refuses it. */
-  append(row: QueuedInvocation): Promise<InvocationRow | undefined> {
-    return this.appends.add(row);
+  /**
+   * Appends the row to its OPEN session of its user and model; undefined when
+   * the session refuses it. `sent` is called once, when the first statement
+   * carrying the row has been handed to the database (a batch refused as a
+   * whole sends it again, alone).
+   */
+  append(row: QueuedInvocation, sent?: () => void): Promise<InvocationRow | undefined> {
+    return this.appends.add({ row, sent: sent && once(sent) });
   }
 
   /** The user's session of the model and the invocation in it; undefined when the session is not theirs. */
   read(key: InvocationKey): Promise<Found> {
     return this.reads.add(key);
   }
+}
+
+function once(action: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    action();
+  };
 }

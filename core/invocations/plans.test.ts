@@ -4,6 +4,8 @@ import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/
 import { unique } from '../../test/support/platform.js';
 import { invocationsStore } from './store.js';
 import { relayScans } from './relay.js';
+import { WRITE_BATCH_SQL } from '../../executor/claims.js';
+import { numbered } from '../db/prepared.js';
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
 function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>> {
@@ -54,6 +56,26 @@ describe('invocations: statements that run often, or once per row, never read th
       expect(scans, name).to.not.include('Seq Scan');
       expect(scans, name).to.have.length.greaterThan(0);
     }
+  });
+
+  it("the executor's claims and completions read invocations through indexes on their generic plan, ids without a row too", async () => {
+    const db = iris.t.platform.db;
+    const scans = await db.transaction(async (trx) => {
+      // The plan every run uses once PostgreSQL settles on a generic one (see `prepared`).
+      await trx.raw('set local plan_cache_mode = force_generic_plan');
+      await trx.raw(`prepare run_writes_plan as ${numbered('plans-test.run-writes', WRITE_BATCH_SQL)}`);
+      const completions = JSON.stringify([{ id: ids[20], attempts: 1, response: '{}' }]);
+      // EXPLAIN EXECUTE takes no bound parameters: the values go in as literals.
+      const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
+      const claims = JSON.stringify([ids[0], ids[1]]);
+      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${literal(completions)}, ${literal(claims)}, now())`)) as { rows: Array<Record<string, unknown>> };
+      await trx.raw('deallocate run_writes_plan');
+      const raw = result.rows[0]!['QUERY PLAN'];
+      const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
+      return planNodes(plan).filter((node) => node['Relation Name'] === 'invocations').map((node) => node['Node Type'] as string);
+    });
+    expect(scans).to.not.include('Seq Scan');
+    expect(scans).to.have.length.greaterThan(2);
   });
 
   it('ANALYZE keeps statistics of the columns statements filter on, none of the payloads', async () => {

@@ -32,6 +32,24 @@ export const relayScans = {
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
 
+/**
+ * An invocation published before its append committed (`dispatchBeforeCommit`)
+ * may reach an executor before its row exists. The executor looks for the row
+ * again for `rowWaitMs`; the publisher marks the row published only when its
+ * append came back within `markWithinMs` of being sent. Then the commit came
+ * before the executor's last look (the message left after the statement and
+ * reached the executor later still), so no marked row has a message an
+ * executor gave up on. A row left unmarked is published again by a relay pass
+ * after `dispatchGraceMs`, which a claim makes harmless.
+ */
+export const BEFORE_COMMIT = { markWithinMs: 250, rowWaitMs: 500 } as const;
+
+/** A dispatch that went out before its append's commit; told how the append ended. */
+export interface EarlyDispatch {
+  /** The append committed its row, `elapsedMs` after its statement was sent. */
+  committed(elapsedMs: number): void;
+}
+
 export interface RelayOptions {
   batchSize: number;
   pollMs: number;
@@ -76,15 +94,42 @@ export class OutboxRelay {
    */
   dispatch(id: string): void {
     this.queue.publish([id]).then(
-      () =>
-        this.marks.add(id).catch((error: unknown) => {
-          this.logger.warn({ err: error, invocationId: id }, 'could not mark a dispatched invocation; a relay pass will publish it again');
-        }),
+      () => this.mark(id),
       (error: unknown) => {
         this.logger.debug({ err: error, invocationId: id }, 'dispatch failed; the relay will publish it');
         this.kick();
       },
     );
+  }
+
+  /**
+   * Publishes an invocation whose append statement has just been sent, without
+   * waiting for its commit: the executor's wait for the row then overlaps the
+   * database's answer to the API server (one hop off the path of every queued
+   * invocation). Only for an append expected to succeed: a refused one leaves
+   * a message without a row, which an executor drops after `rowWaitMs`.
+   */
+  dispatchBeforeCommit(id: string): EarlyDispatch {
+    const confirmed = this.queue.publish([id]).then(
+      () => true,
+      (error: unknown) => {
+        this.logger.debug({ err: error, invocationId: id }, 'dispatch failed; the relay will publish it');
+        return false;
+      },
+    );
+    return {
+      committed: (elapsedMs) =>
+        void confirmed.then((ok) => {
+          if (!ok) this.kick();
+          else if (elapsedMs <= BEFORE_COMMIT.markWithinMs) this.mark(id);
+        }),
+    };
+  }
+
+  private mark(id: string): void {
+    this.marks.add(id).catch((error: unknown) => {
+      this.logger.warn({ err: error, invocationId: id }, 'could not mark a dispatched invocation; a relay pass will publish it again');
+    });
   }
 
   start(): void {

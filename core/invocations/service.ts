@@ -5,11 +5,12 @@ import type { Principal } from '../auth/principal.js';
 import type { Page } from '../http/pagination.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
-import type { OutboxRelay } from './relay.js';
+import type { EarlyDispatch, OutboxRelay } from './relay.js';
 import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
+import { OpenSessions } from './open-sessions.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -21,6 +22,7 @@ export interface InvokeInput {
 /** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
 export class InvocationsService {
   private readonly batches: InvocationBatches;
+  private readonly openSessions = new OpenSessions();
 
   constructor(
     private readonly db: Db,
@@ -47,6 +49,7 @@ export class InvocationsService {
 
   async setSessionState(principal: Principal, code: string, version: string, sessionId: string, state: SessionRow['state']) {
     const { model, session } = await this.session(principal, code, version, sessionId);
+    if (state !== 'OPEN') this.openSessions.forget(session.id);
     return presentSession(await sessionsStore.setState(this.db, session.id, state), model, principal.workspace!.name);
   }
 
@@ -65,7 +68,12 @@ export class InvocationsService {
     return presentInvocation(found.invocation);
   }
 
-  /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue. */
+  /**
+   * Queues a prediction or explanation: committed QUEUED, and dispatched to the
+   * queue. Into a session that took an append from this process lately, the
+   * message leaves as soon as the append statement is sent, without waiting
+   * for its commit (OutboxRelay.dispatchBeforeCommit); otherwise after it.
+   */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
@@ -74,8 +82,15 @@ export class InvocationsService {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
+    const id = crypto.randomUUID();
+    const expectOpen = this.openSessions.has(sessionId, principal.user.id, model.id);
+    let early: { dispatch: EarlyDispatch; sentAt: number } | undefined;
+    const sent = () => {
+      const sentAt = performance.now();
+      early = { dispatch: this.relay.dispatchBeforeCommit(id), sentAt };
+    };
     const row = await this.batches.append({
-      id: crypto.randomUUID(),
+      id,
       workspace_id: model.workspace_id,
       session_id: sessionId,
       user_id: principal.user.id,
@@ -88,9 +103,14 @@ export class InvocationsService {
       related_to: null,
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
-    });
-    if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
-    this.relay.dispatch(row.id);
+    }, expectOpen ? sent : undefined);
+    if (!row) {
+      this.openSessions.forget(sessionId);
+      return this.refuseAppend(principal, model, sessionId, 'invoke');
+    }
+    this.openSessions.remember(sessionId, principal.user.id, model.id);
+    if (early) early.dispatch.committed(performance.now() - early.sentAt);
+    else this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });
   }
 

@@ -151,11 +151,12 @@ export const invocationsStore = {
    * session's `next_order` is taken under its row lock and the rows inserted,
    * atomically, without a transaction's extra round trips. One output per row,
    * in order: the inserted row, or undefined when its session refused it (not
-   * the caller's, or not OPEN).
+   * the caller's, or not OPEN). `sent` is called once the statement is on its
+   * way to the database.
    */
-  appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[]) => {
+  appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[], sent?: () => void) => {
     const input = rows.map((row, ord) => ({ ord, ...row }));
-    const inserted = (await prepared(db, 'invocations.append', APPEND_BATCH_SQL, [JSON.stringify(input)])).rows as InvocationRow[];
+    const inserted = (await prepared(db, 'invocations.append', APPEND_BATCH_SQL, [JSON.stringify(input)], sent)).rows as InvocationRow[];
     const byId = new Map(inserted.map((row) => [row.id, row]));
     return rows.map((row) => byId.get(row.id));
   },
