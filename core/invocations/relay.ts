@@ -44,10 +44,10 @@ const MARK_GATHER_MS = 50;
  */
 export const BEFORE_COMMIT = { markWithinMs: 250, rowWaitMs: 500 } as const;
 
-/** A dispatch that went out before its append's commit; told how the append ended. */
+/** A dispatch that went out before its append's commit; told when the append committed. */
 export interface EarlyDispatch {
-  /** The append committed its row, `elapsedMs` after its statement was sent. */
-  committed(elapsedMs: number): void;
+  /** The append committed its row (not called when it failed or was refused). */
+  committed(): void;
 }
 
 export interface RelayOptions {
@@ -110,6 +110,7 @@ export class OutboxRelay {
    * a message without a row, which an executor drops after `rowWaitMs`.
    */
   dispatchBeforeCommit(id: string): EarlyDispatch {
+    const sentAt = performance.now();
     const confirmed = this.queue.publish([id]).then(
       () => true,
       (error: unknown) => {
@@ -118,11 +119,13 @@ export class OutboxRelay {
       },
     );
     return {
-      committed: (elapsedMs) =>
+      committed: () => {
+        const inTime = performance.now() - sentAt <= BEFORE_COMMIT.markWithinMs;
         void confirmed.then((ok) => {
           if (!ok) this.kick();
-          else if (elapsedMs <= BEFORE_COMMIT.markWithinMs) this.mark(id);
-        }),
+          else if (inTime) this.mark(id);
+        });
+      },
     };
   }
 

@@ -83,12 +83,8 @@ export class InvocationsService {
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
     const id = crypto.randomUUID();
-    const expectOpen = this.openSessions.has(sessionId, principal.user.id, model.id);
-    let early: { dispatch: EarlyDispatch; sentAt: number } | undefined;
-    const sent = () => {
-      const sentAt = performance.now();
-      early = { dispatch: this.relay.dispatchBeforeCommit(id), sentAt };
-    };
+    let early: EarlyDispatch | undefined;
+    const sent = () => (early = this.relay.dispatchBeforeCommit(id));
     const row = await this.batches.append({
       id,
       workspace_id: model.workspace_id,
@@ -103,13 +99,13 @@ export class InvocationsService {
       related_to: null,
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
-    }, expectOpen ? sent : undefined);
+    }, this.openSessions.has(sessionId, principal.user.id, model.id) ? sent : undefined);
     if (!row) {
       this.openSessions.forget(sessionId);
       return this.refuseAppend(principal, model, sessionId, 'invoke');
     }
     this.openSessions.remember(sessionId, principal.user.id, model.id);
-    if (early) early.dispatch.committed(performance.now() - early.sentAt);
+    if (early) early.committed();
     else this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });
   }
