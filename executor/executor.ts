@@ -134,15 +134,17 @@ export class Executor {
    * been refused, and the message is dropped.
    */
   private async claimOnceCommitted(id: string): Promise<InvocationRow | undefined> {
-    const deadline = Date.now() + BEFORE_COMMIT.rowWaitMs;
+    // A monotonic clock: a step of the wall clock must not cut the wait short.
+    const deadline = performance.now() + BEFORE_COMMIT.rowWaitMs;
     for (let pause = 1; ; pause = Math.min(pause * 2, 100)) {
       const claim = await this.writes.claim(id);
       if (claim !== 'absent') return claim;
-      if (Date.now() >= deadline) {
+      const left = deadline - performance.now();
+      if (left <= 0) {
         this.deps.logger.info({ invocationId: id }, 'no such invocation; message dropped');
         return undefined;
       }
-      await sleep(Math.min(pause, Math.max(deadline - Date.now(), 0)));
+      await sleep(Math.min(pause, left));
     }
   }
 

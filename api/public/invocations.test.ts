@@ -154,7 +154,8 @@ describe('public server and executor: sessions, queued invocations, explanation 
   it('publishes before the commit only into a session that took an append from this process, and drops the message of a refused one', async () => {
     const session = await openSession(owner);
     const path = `${base()}/session/${session}`;
-    const post = () => t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    const post = (who = owner) => t.public.post(`${path}/invocation`, { token: who.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    const other = await colleague(t, owner, 'user');
     const { relay } = t.platform;
     const { dispatch, dispatchBeforeCommit } = relay;
     const published: string[] = [];
@@ -162,6 +163,9 @@ describe('public server and executor: sessions, queued invocations, explanation 
     relay.dispatchBeforeCommit = (id) => (published.push('before commit'), dispatchBeforeCommit.call(relay, id));
     try {
       expect((await post()).status).to.equal(201);
+      expect((await post()).status).to.equal(201);
+      // Another user's refused append publishes nothing and leaves the owner's session trusted.
+      expect((await post(other)).status).to.equal(404);
       expect((await post()).status).to.equal(201);
       // Closed through this process: forgotten at once, nothing published for the refused append.
       await t.public.patch(`${path}?state=CLOSED`, { token: owner.token });
@@ -173,16 +177,16 @@ describe('public server and executor: sessions, queued invocations, explanation 
       expect((await post()).status).to.equal(409);
       await t.platform.db('sessions').where({ id: session }).update({ state: 'OPEN' });
       expect((await post()).status).to.equal(201);
-      expect(published).to.deep.equal(['after commit', 'before commit', 'after commit', 'before commit', 'after commit']);
+      expect(published).to.deep.equal(['after commit', 'before commit', 'before commit', 'after commit', 'before commit', 'after commit']);
     } finally {
       Object.assign(relay, { dispatch, dispatchBeforeCommit });
     }
     const items = await until(
       async () => (await t.public.get(`${path}/invocation`, { token: owner.token })).body as any[],
-      (all) => all.length === 4 && all.every((i) => i.status === 'COMPLETED'),
+      (all) => all.length === 5 && all.every((i) => i.status === 'COMPLETED'),
       'the accepted invocations to complete',
     );
-    expect(items.map((i) => i.order)).to.deep.equal([0, 1, 2, 3]);
+    expect(items.map((i) => i.order)).to.deep.equal([0, 1, 2, 3, 4]);
   });
 
   it("shows each user only their own sessions and invocations, and nothing across workspaces", async () => {

@@ -83,6 +83,8 @@ export class InvocationsService {
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
     const id = crypto.randomUUID();
+    // Trusted: this caller's appends to this session succeeded lately (see OpenSessions).
+    const trusted = this.openSessions.has(sessionId, principal.user.id, model.id);
     let early: EarlyDispatch | undefined;
     const sent = () => (early = this.relay.dispatchBeforeCommit(id));
     const row = await this.batches.append({
@@ -99,9 +101,10 @@ export class InvocationsService {
       related_to: null,
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
-    }, this.openSessions.has(sessionId, principal.user.id, model.id) ? sent : undefined);
+    }, trusted ? sent : undefined);
     if (!row) {
-      this.openSessions.forget(sessionId);
+      // Only a trusted session is forgotten: another user's refused append says nothing about it.
+      if (trusted) this.openSessions.forget(sessionId);
       return this.refuseAppend(principal, model, sessionId, 'invoke');
     }
     this.openSessions.remember(sessionId, principal.user.id, model.id);
