@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { unique, type TestPlatform } from '../test/support/platform.js';
-import { queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../test/support/fixtures.js';
+import { unique } from '../test/support/platform.js';
+import { queuedPredict, startIrisSession, type IrisSession } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import { BEFORE_COMMIT, OutboxRelay, relayScans } from '../core/invocations/relay.js';
 import { MemoryQueue } from '../core/queue/memory.js';
@@ -14,32 +14,26 @@ import { Executor, type InferenceInput } from './executor.js';
 // (OutboxRelay.dispatchBeforeCommit): the executor waits a moment for the row,
 // and the publisher marks the row published only when that wait covered the commit.
 describe('invocations published before their commit', () => {
-  let iris: IrisPlatform;
-  let t: TestPlatform;
-  let owner: Tenant;
-  let sessionId: string;
-  let modelId: number;
-  const version = unique('v');
+  let iris: IrisSession;
   const relayOptions = { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 };
 
   before(async () => {
-    iris = await startIrisPlatform(version);
-    ({ t, owner, modelId } = iris);
-    sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    iris = await startIrisSession(unique('v'));
   });
   after(() => iris.close());
 
-  const queued = () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId });
-  const append = async (row = queued()) => (await invocationsStore.appendAllToOpenSessions(t.platform.db, [row]))[0]!;
-  const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
+  const db = () => iris.t.platform.db;
+  const queued = () => queuedPredict({ workspaceId: iris.owner.ws.id, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId });
+  const append = async (row = queued()) => (await invocationsStore.appendAllToOpenSessions(db(), [row]))[0]!;
+  const stored = async (id: string) => (await invocationsStore.byId(db(), id)) as InvocationRow;
 
   /** An executor on its own in-process queue, whose model calls are counted (and answered without a model server). */
   function countingExecutor(queue: WorkQueue) {
     const calls: InferenceInput[] = [];
-    const relay = new OutboxRelay(t.platform.db, queue, createLogger('silent'), relayOptions);
+    const relay = new OutboxRelay(db(), queue, createLogger('silent'), relayOptions);
     const executor = new Executor({
-      db: t.platform.db,
-      uploads: t.platform.services.uploads,
+      db: db(),
+      uploads: iris.t.platform.services.uploads,
       queue,
       relay,
       logger: createLogger('silent'),
@@ -54,25 +48,34 @@ describe('invocations published before their commit', () => {
     return { executor, calls };
   }
 
+  /** Runs `test` against a started counting executor, stopped afterwards whatever happens. */
+  async function withExecutor(test: (queue: MemoryQueue, calls: InferenceInput[]) => Promise<void>): Promise<void> {
+    const queue = new MemoryQueue();
+    const { executor, calls } = countingExecutor(queue);
+    await executor.start();
+    try {
+      await test(queue, calls);
+    } finally {
+      await executor.stop();
+    }
+  }
+
   async function until(check: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
     for (const end = Date.now() + ms; Date.now() < end; await sleep(10)) if (await check()) return;
     throw new Error(`timed out waiting for ${what}`);
   }
 
   it("tells a claim of an id without a row ('absent') from one of a finished row (nothing to run)", async () => {
-    const writes = new RunWrites(t.platform.db, 60_000);
+    const writes = new RunWrites(db(), 60_000);
     const row = await append();
-    await t.platform.db('invocations').where({ id: row.id }).update({ status: 'COMPLETED' });
+    await db()('invocations').where({ id: row.id }).update({ status: 'COMPLETED' });
     const [missing, finished] = await Promise.all([writes.claim(queued().id), writes.claim(row.id)]);
     expect(missing).to.equal('absent');
     expect(finished).to.equal(undefined);
   });
 
-  it('runs, once, an invocation whose message arrived before its row was committed', async () => {
-    const queue = new MemoryQueue();
-    const { executor, calls } = countingExecutor(queue);
-    await executor.start();
-    try {
+  it('runs, once, an invocation whose message arrived before its row was committed', () =>
+    withExecutor(async (queue, calls) => {
       const row = queued();
       await queue.publish([row.id]);
       await sleep(30); // the executor has looked and found nothing
@@ -80,31 +83,26 @@ describe('invocations published before their commit', () => {
       await until(async () => (await stored(row.id)).status === 'COMPLETED', 'the invocation to complete');
       expect(calls).to.have.length(1);
       expect((await stored(row.id)).attempts).to.equal(1);
-    } finally {
-      await executor.stop();
-    }
-  });
+    }));
 
   it('drops, after a bounded wait and without a model call, a message whose append never committed', async () => {
-    const queue = new MemoryQueue();
-    const { executor, calls } = countingExecutor(queue);
-    await executor.start();
-    try {
-      const orphan = queued();
-      const started = Date.now();
+    const orphan = queued();
+    const started = Date.now();
+    let deadLetters: string[] = [];
+    let calls: InferenceInput[] = [];
+    await withExecutor(async (queue, seen) => {
       await queue.publish([orphan.id]);
       const follower = await append();
       await queue.publish([follower.id]);
       await until(async () => (await stored(follower.id)).status === 'COMPLETED', 'the next invocation to complete');
-      // Acknowledged, not requeued: the consumer is idle again once the wait is over.
-      await executor.stop();
-      expect(Date.now() - started).to.be.at.least(BEFORE_COMMIT.rowWaitMs);
-      expect(calls.map((call) => call.body)).to.deep.equal([follower.body]);
-      expect(queue.deadLetters).to.deep.equal([]);
-      expect(await invocationsStore.byId(t.platform.db, orphan.id)).to.equal(undefined);
-    } finally {
-      await executor.stop();
-    }
+      ({ deadLetters } = queue);
+      calls = seen;
+    });
+    // Stopping waited for the orphan's handler: acknowledged after the wait, not requeued.
+    expect(Date.now() - started).to.be.at.least(BEFORE_COMMIT.rowWaitMs);
+    expect(calls).to.have.length(1);
+    expect(deadLetters).to.deep.equal([]);
+    expect(await invocationsStore.byId(db(), orphan.id)).to.equal(undefined);
   });
 
   describe('the publisher marks a row published only when its append came back within the executor wait', () => {
@@ -113,7 +111,7 @@ describe('invocations published before their commit', () => {
       { delayMs: BEFORE_COMMIT.markWithinMs + 20, marked: false },
     ]) {
       it(`append back ${delayMs} ms late: ${marked ? 'marked' : 'left to a relay pass'}`, async () => {
-        const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), relayOptions);
+        const relay = new OutboxRelay(db(), new MemoryQueue(), createLogger('silent'), relayOptions);
         const row = queued();
         const dispatch = relay.dispatchBeforeCommit(row.id);
         await sleep(delayMs);
@@ -127,7 +125,7 @@ describe('invocations published before their commit', () => {
 
     it('an unconfirmed publish: not marked, so a relay pass publishes the row again', async () => {
       const refusing: WorkQueue = Object.assign(new MemoryQueue(), { publish: async () => Promise.reject(new Error('broker down')) });
-      const relay = new OutboxRelay(t.platform.db, refusing, createLogger('silent'), relayOptions);
+      const relay = new OutboxRelay(db(), refusing, createLogger('silent'), relayOptions);
       const row = queued();
       const dispatch = relay.dispatchBeforeCommit(row.id);
       await append(row);
@@ -135,7 +133,7 @@ describe('invocations published before their commit', () => {
       await sleep(10);
       await relay.stop();
       expect((await stored(row.id)).published_at).to.equal(null);
-      expect((await relayScans.unpublished(t.platform.db, 0).select('id')).map((found: { id: string }) => found.id)).to.include(row.id);
+      expect((await relayScans.unpublished(db(), 0).select('id')).map((found: { id: string }) => found.id)).to.include(row.id);
     });
 
     it('keeps the executor wait at least twice the publisher window', () => {

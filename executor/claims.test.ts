@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { unique, type TestPlatform } from '../test/support/platform.js';
-import { queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../test/support/fixtures.js';
+import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
 import { RunWrites } from './claims.js';
 import { OutboxRelay } from '../core/invocations/relay.js';
@@ -10,7 +10,7 @@ import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
 import { createDatabase, type Db } from '../core/db/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
-  let iris: IrisPlatform;
+  let iris: IrisSession;
   let t: TestPlatform;
   let owner: Tenant;
   let sessionId: string;
@@ -18,9 +18,8 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   const version = unique('v');
 
   before(async () => {
-    iris = await startIrisPlatform(version);
-    ({ t, owner, modelId } = iris);
-    sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    iris = await startIrisSession(version);
+    ({ t, owner, modelId, sessionId } = iris);
   });
   after(() => iris.close());
 

@@ -131,6 +131,15 @@ export async function startIrisPlatform(version: string): Promise<IrisPlatform> 
   };
 }
 
+export type IrisSession = IrisPlatform & { sessionId: string };
+
+/** An iris platform with one OPEN session of its owner, for store- and executor-level tests. */
+export async function startIrisSession(version: string): Promise<IrisSession> {
+  const iris = await startIrisPlatform(version);
+  const created = await iris.t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: iris.owner.token });
+  return { ...iris, sessionId: created.body.id as string };
+}
+
 /** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */
 export function queuedPredict(to: { workspaceId: number; sessionId: string; userId: number; modelId: number }, body = IRIS): QueuedInvocation {
   return {
