@@ -14,13 +14,30 @@ describe('README walkthrough against `modelplane dev`', function () {
   let child: ChildProcess;
   let dataDir: string;
   let output = '';
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const auth = new Client(`http://127.0.0.1:${port}`);
-  const priv = new Client(`http://127.0.0.1:${port + 1}`);
-  const pub = new Client(`http://127.0.0.1:${port + 2}`);
-  const demoUrl = `http://127.0.0.1:${port + 3}`;
+  let auth: Client;
+  let priv: Client;
+  let pub: Client;
+  let demoUrl: string;
 
   before(async () => {
+    // Five consecutive ports, below Linux's range for outgoing connections (32768 up) so that no
+    // client of another test takes one meanwhile; a port still taken by another program: new ports.
+    for (let attempt = 1; ; attempt++) {
+      const port = 20000 + Math.floor(Math.random() * 12000);
+      await startDev(port);
+      if (output.includes('modelplane is running')) {
+        [auth, priv, pub] = [0, 1, 2].map((offset) => new Client(`http://127.0.0.1:${port + offset}`)) as [Client, Client, Client];
+        demoUrl = `http://127.0.0.1:${port + 3}`;
+        return;
+      }
+      if (!output.includes('EADDRINUSE') || attempt === 3) throw new Error(`modelplane dev did not start:\n${output}`);
+      await stopDev();
+    }
+  });
+  after(stopDev);
+
+  async function startDev(port: number): Promise<void> {
+    output = '';
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-walkthrough-'));
     child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'dev'], {
       env: {
@@ -39,16 +56,16 @@ describe('README walkthrough against `modelplane dev`', function () {
     });
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
-    for (let i = 0; i < 600 && child.exitCode === null && !output.includes('modelplane is running'); i++) await new Promise((r) => setTimeout(r, 100));
-    if (!output.includes('modelplane is running')) throw new Error(`modelplane dev did not start:\n${output}`);
-  });
-  after(async () => {
-    if (child.exitCode === null) {
+    for (let i = 0; i < 600 && child.exitCode === null && !output.includes('modelplane is running') && !output.includes('EADDRINUSE'); i++) await new Promise((r) => setTimeout(r, 100));
+  }
+
+  async function stopDev(): Promise<void> {
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  }
 
   it('prints how to log in, then runs login → storage → card → deployment → model → session → predict+explain → feedback', async () => {
     expect(output).to.include('admin@modelplane.local');
