@@ -27,15 +27,19 @@ describe('invocations published before their commit', () => {
   const append = async (row = queued()) => (await invocationsStore.appendAllToOpenSessions(db(), [row]))[0]!;
   const stored = async (id: string) => (await invocationsStore.byId(db(), id)) as InvocationRow;
 
-  /** An executor on its own in-process queue, whose model calls are counted (and answered without a model server). */
-  function countingExecutor(queue: WorkQueue) {
+  /**
+   * Runs `test` against an executor on its own in-process queue, whose model
+   * calls are counted (and answered without a model server); stops it whatever
+   * happens, and gives back the queue and the calls.
+   */
+  async function withExecutor(test: (queue: MemoryQueue, calls: InferenceInput[]) => Promise<void>) {
+    const queue = new MemoryQueue();
     const calls: InferenceInput[] = [];
-    const relay = new OutboxRelay(db(), queue, createLogger('silent'), relayOptions);
     const executor = new Executor({
       db: db(),
       uploads: iris.t.platform.services.uploads,
       queue,
-      relay,
+      relay: new OutboxRelay(db(), queue, createLogger('silent'), relayOptions),
       logger: createLogger('silent'),
       resolveProxy: async () => ({
         infer: async (input: InferenceInput) => {
@@ -45,19 +49,13 @@ describe('invocations published before their commit', () => {
       }),
       options: { concurrency: 2, leaseMs: 30_000, retryBackoffMs: 10 },
     });
-    return { executor, calls };
-  }
-
-  /** Runs `test` against a started counting executor, stopped afterwards whatever happens. */
-  async function withExecutor(test: (queue: MemoryQueue, calls: InferenceInput[]) => Promise<void>): Promise<void> {
-    const queue = new MemoryQueue();
-    const { executor, calls } = countingExecutor(queue);
     await executor.start();
     try {
       await test(queue, calls);
     } finally {
       await executor.stop();
     }
+    return { queue, calls };
   }
 
   async function until(check: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
@@ -88,20 +86,16 @@ describe('invocations published before their commit', () => {
   it('drops, after a bounded wait and without a model call, a message whose append never committed', async () => {
     const orphan = queued();
     const started = Date.now();
-    let deadLetters: string[] = [];
-    let calls: InferenceInput[] = [];
-    await withExecutor(async (queue, seen) => {
+    const { queue, calls } = await withExecutor(async (queue) => {
       await queue.publish([orphan.id]);
       const follower = await append();
       await queue.publish([follower.id]);
       await until(async () => (await stored(follower.id)).status === 'COMPLETED', 'the next invocation to complete');
-      ({ deadLetters } = queue);
-      calls = seen;
     });
     // Stopping waited for the orphan's handler: acknowledged after the wait, not requeued.
     expect(Date.now() - started).to.be.at.least(BEFORE_COMMIT.rowWaitMs);
     expect(calls).to.have.length(1);
-    expect(deadLetters).to.deep.equal([]);
+    expect(queue.deadLetters).to.deep.equal([]);
     expect(await invocationsStore.byId(db(), orphan.id)).to.equal(undefined);
   });
 
