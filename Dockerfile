@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
-# One image for every modelplane process: `serve auth|private|public|all`,
+# One image for every didyma process: `serve auth|private|public|all`,
 # `executor`, `operator`, `migrate`, `admin …` (the Helm chart picks one per
-# Deployment). Build: docker build -t modelplane .
+# Deployment). Build: docker build -t didyma .
 
 # ---- build: compile TypeScript, then keep only production dependencies
 FROM node:20-bookworm-slim AS build
@@ -23,8 +23,8 @@ RUN npm run build && rm -f dist/.tsbuildinfo && npm prune --omit=dev --no-audit 
 # ---- runtime: no compiler, no dev dependencies, not root
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
-    MODELPLANE_BIND_HOST=0.0.0.0 \
-    MODELPLANE_DATA_DIR=/tmp/modelplane
+    DIDYMA_BIND_HOST=0.0.0.0 \
+    DIDYMA_DATA_DIR=/tmp/didyma
 WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules
@@ -34,5 +34,5 @@ COPY crds crds
 # A fixed numeric user: Kubernetes' runAsNonRoot can check it without /etc/passwd.
 USER 10001:10001
 EXPOSE 8080 8081 8082 9464 9465
-ENTRYPOINT ["node", "bin/modelplane.js"]
+ENTRYPOINT ["node", "bin/didyma.js"]
 CMD ["serve", "all"]

@@ -1,4 +1,4 @@
-# modelplane: `make run` starts everything on embedded defaults; `make test`
+# didyma: `make run` starts everything on embedded defaults; `make test`
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -8,7 +8,7 @@ NPM_FLAGS := --no-audit --no-fund --loglevel=error
 .PHONY: help install build run test test-fast test-kube test-kube-cluster bench lint typecheck services services-stop clean
 
 help:
-	@echo "make run         install, build, migrate and start modelplane dev (ports 8080/8081/8082)"
+	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082)"
 	@echo "make test        install and start test services, then lint, typecheck and run every test"
 	@echo "make test-fast   the fast tests on embedded PGlite (same as npm test)"
 	@echo "make services    start the services the tests need ($(SERVICES))"
@@ -26,7 +26,7 @@ build: install
 	npm run build --silent
 
 run: build
-	node bin/modelplane.js dev
+	node bin/didyma.js dev
 
 lint: install
 	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .
@@ -59,10 +59,10 @@ test-kube-cluster: install
 	@test -n "$$KUBECONFIG" || { echo "KUBECONFIG must name the cluster to test against" >&2; exit 2; }
 	TEST_KUBECONFIG="$$KUBECONFIG" TEST_HELM="$${TEST_HELM:-$$(command -v helm)}" $(KUBE_MOCHA)
 
-# The platform runs as built (bin/modelplane.js): memory figures need the build, not tsx.
+# The platform runs as built (bin/didyma.js): memory figures need the build, not tsx.
 bench: build
 	bash scripts/services/all.sh start postgres rabbitmq python >/dev/null
 	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
 
 clean:
-	rm -rf dist node_modules .modelplane .cache
+	rm -rf dist node_modules .didyma .cache

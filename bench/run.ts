@@ -45,7 +45,7 @@ const LOG_LEVEL = env('BENCH_LOG_LEVEL', 'info');
 // statement's writer run the receiving side's TCP stack too (docs/decisions.md).
 const DATABASE_TRANSPORT = databaseTransport(env('BENCH_DATABASE', process.env.TEST_DATABASE_SOCKET_URL ? 'socket' : 'tcp'));
 const PLACEMENT = planPlacement(placementMode(env('BENCH_PLACEMENT', 'split')), os.cpus().length);
-const EXECUTOR_CONCURRENCY = 8; // the platform's default (MODELPLANE_EXECUTOR_CONCURRENCY)
+const EXECUTOR_CONCURRENCY = 8; // the platform's default (DIDYMA_EXECUTOR_CONCURRENCY)
 const WARMUP_SEC = 3;
 // Bisections between a quarter of the upper bound and the bound: 3 find the sustained rate within a tenth of the bound.
 const CAPACITY_BISECTIONS = 3;
@@ -77,9 +77,9 @@ async function main() {
   const amqpUrl = required('TEST_AMQP_URL');
   const pythonVenv = MODEL_SERVER === 'mlserver' ? required('TEST_PYTHON_VENV') : undefined;
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(2).toString('hex')}`;
-  const dbName = `mp_bench_${runId}`;
-  const queueName = `modelplane.bench.${runId}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-bench-'));
+  const dbName = `dy_bench_${runId}`;
+  const queueName = `didyma.bench.${runId}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-bench-'));
   const logFile = (name: string) => path.join(dataDir, `${name}.log`);
   console.log(`bench: data and logs in ${dataDir}`);
 
@@ -92,18 +92,18 @@ async function main() {
   const ports = { auth: await freePort(), private: await freePort(), public: await freePort(), executor: await freePort(), model: await freePort(), hello: await freePort() };
   const common: Record<string, string> = {
     DATABASE_URL: dbUrl.toString(),
-    MODELPLANE_AMQP_URL: amqpUrl,
-    MODELPLANE_QUEUE_NAME: queueName,
-    MODELPLANE_DATA_DIR: dataDir,
-    MODELPLANE_DEV_MODE: 'true', // the model server listens on loopback
-    MODELPLANE_LOG_LEVEL: LOG_LEVEL,
-    MODELPLANE_ADMIN_EMAIL: 'bench@modelplane.local',
-    MODELPLANE_ADMIN_PASSWORD: PASSWORD,
-    MODELPLANE_AUTH_PORT: String(ports.auth),
-    MODELPLANE_PRIVATE_PORT: String(ports.private),
-    MODELPLANE_PUBLIC_PORT: String(ports.public),
-    MODELPLANE_EXECUTOR_PORT: String(ports.executor),
-    MODELPLANE_EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY),
+    DIDYMA_AMQP_URL: amqpUrl,
+    DIDYMA_QUEUE_NAME: queueName,
+    DIDYMA_DATA_DIR: dataDir,
+    DIDYMA_DEV_MODE: 'true', // the model server listens on loopback
+    DIDYMA_LOG_LEVEL: LOG_LEVEL,
+    DIDYMA_ADMIN_EMAIL: 'bench@didyma.local',
+    DIDYMA_ADMIN_PASSWORD: PASSWORD,
+    DIDYMA_AUTH_PORT: String(ports.auth),
+    DIDYMA_PRIVATE_PORT: String(ports.private),
+    DIDYMA_PUBLIC_PORT: String(ports.public),
+    DIDYMA_EXECUTOR_PORT: String(ports.executor),
+    DIDYMA_EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY),
   };
   const children: Child[] = [];
   const start = async (name: string, nodeArgs: string[], readyUrl: string) => {
@@ -149,7 +149,7 @@ async function main() {
     const brokerFloor = await brokerHop(amqpUrl, `${queueName}.floor`, 100);
 
     // The tenant: storage, model card, deployment on the model server, the model.
-    const tenant = await setUpTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, { email: common.MODELPLANE_ADMIN_EMAIL!, password: PASSWORD }, modelServer);
+    const tenant = await setUpTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD }, modelServer);
     const { base, headers } = tenant;
     const invokeBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: modelServer.body } });
     const invokePaths = (ids: string[]) => ids.map((id) => `${base}/session/${id}/invocation`);

@@ -1,5 +1,5 @@
 // Runs the CLI from the TypeScript sources (`node --import tsx cli/entry.ts …`),
-// as tests do for child processes; the installed command uses bin/modelplane.js.
+// as tests do for child processes; the installed command uses bin/didyma.js.
 import { main } from './main.js';
 
 main(process.argv).catch((error: unknown) => {

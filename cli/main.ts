@@ -7,14 +7,15 @@ import { workspacesStore } from '../core/identity/workspaces.store.js';
 import { NotFoundError } from '../core/errors/errors.js';
 import type { Role } from '../core/db/models.js';
 import { startServers, type ServerName } from './servers.js';
+import { formerDataDirNotice } from './former-data-dir.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
 import { startOperator } from '../operator/start.js';
 import { createLogger, type Logger } from '../core/logging/logger.js';
 
-/** Entry point of the `modelplane` command (bin/modelplane.js). */
+/** Entry point of the `didyma` command (bin/didyma.js). */
 export async function main(argv: string[]): Promise<void> {
-  const program = new Command('modelplane').description('Multi-tenant control plane for serving machine-learning models.').showHelpAfterError();
+  const program = new Command('didyma').description('Multi-tenant control plane for serving machine-learning models.').showHelpAfterError();
 
   program
     .command('serve')
@@ -27,7 +28,7 @@ export async function main(argv: string[]): Promise<void> {
 
   program
     .command('executor')
-    .description('Run queued invocations (RabbitMQ when MODELPLANE_AMQP_URL is set)')
+    .description('Run queued invocations (RabbitMQ when DIDYMA_AMQP_URL is set)')
     .action(async () => {
       await runUntilSignal(loadConfig(), async (platform) => [await startExecutor(platform, { healthPort: platform.config.executorPort })]);
     });
@@ -58,6 +59,8 @@ export async function main(argv: string[]): Promise<void> {
     .description('Everything on one machine with embedded defaults (PGlite, in-process queue, filesystem storage)')
     .action(async () => {
       const config = loadConfig(process.env, { devMode: true });
+      const notice = formerDataDirNotice(config.dataDir);
+      if (notice) throw new Error(notice);
       await runUntilSignal(config, async (platform) => {
         await migrateLatest(platform.db);
         const result = await bootstrap(platform.db, config.adminEmail, config.adminPassword);
@@ -72,7 +75,7 @@ export async function main(argv: string[]): Promise<void> {
 
   program
     .command('operator')
-    .description('Reconcile ModelDeployment and StorageConfig resources into the proxy configuration (needs MODELPLANE_KUBE_MODE)')
+    .description('Reconcile ModelDeployment and StorageConfig resources into the proxy configuration (needs DIDYMA_KUBE_MODE)')
     .action(async () => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel);
@@ -96,14 +99,14 @@ export async function main(argv: string[]): Promise<void> {
     );
   admin
     .command('create-user')
-    .description('Create a user (password from --password or MODELPLANE_NEW_USER_PASSWORD)')
+    .description('Create a user (password from --password or DIDYMA_NEW_USER_PASSWORD)')
     .requiredOption('--email <email>')
     .option('--password <password>')
     .option('--staff', 'platform-wide staff user', false)
     .action((options: { email: string; password?: string; staff: boolean }) =>
       withPlatform(loadConfig(), async (p) => {
-        const password = options.password ?? process.env.MODELPLANE_NEW_USER_PASSWORD;
-        if (!password) throw new Error('Give --password or MODELPLANE_NEW_USER_PASSWORD.');
+        const password = options.password ?? process.env.DIDYMA_NEW_USER_PASSWORD;
+        if (!password) throw new Error('Give --password or DIDYMA_NEW_USER_PASSWORD.');
         const user = await createUser(p.db, { email: options.email, password, staff: options.staff });
         console.log(`user ${user.email} created (id ${user.id}${user.is_staff ? ', staff' : ''})`);
       }),
@@ -183,7 +186,7 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
 }
 
 function describeBootstrap(result: Awaited<ReturnType<typeof bootstrap>>): string {
-  const password = result.generatedPassword ? `password ${result.generatedPassword}  (generated: shown only now)` : 'password from MODELPLANE_ADMIN_PASSWORD';
+  const password = result.generatedPassword ? `password ${result.generatedPassword}  (generated: shown only now)` : 'password from DIDYMA_ADMIN_PASSWORD';
   return `staff user ${result.email} created, supervisor of workspace "${result.workspace}"; ${password}`;
 }
 
@@ -191,7 +194,7 @@ function printWelcome(config: Config, servers: Array<{ name: string; url: string
   const auth = servers.find((s) => s.name === 'auth')?.url ?? '';
   const lines = [
     '',
-    'modelplane is running (dev mode, embedded defaults)',
+    'didyma is running (dev mode, embedded defaults)',
     ...servers.map((s) => `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`),
     `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
     `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,

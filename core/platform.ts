@@ -49,7 +49,7 @@ export interface PlatformOptions {
 const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
 
 /**
- * Everything a modelplane process shares, built once from the validated config:
+ * Everything a didyma process shares, built once from the validated config:
  * logger, database, keys, queue, clients and the services. Servers, the
  * executor and the CLI receive it instead of building their own.
  */
@@ -57,7 +57,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
-  // Request-path caches that follow every committed change (MODELPLANE_READ_CACHE_SIZE=0: none).
+  // Request-path caches that follow every committed change (DIDYMA_READ_CACHE_SIZE=0: none).
   const readCache = config.readCacheSize > 0 ? { changes: acquireChangeFeed(db, logger.child({ component: 'changes' })), maxEntries: config.readCacheSize } : undefined;
   const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
   const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);

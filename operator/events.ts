@@ -5,7 +5,7 @@ import type { KubeObject } from '../core/kube/resources.js';
 
 export type EventType = 'Normal' | 'Warning';
 
-const COMPONENT = 'modelplane-operator';
+const COMPONENT = 'didyma-operator';
 
 /** Kubernetes Events about a resource (`kubectl describe mdep …`). Best effort: a lost Event never fails a reconcile. */
 export class EventRecorder {
@@ -33,7 +33,7 @@ export class EventRecorder {
       reason,
       message: message.slice(0, 1024),
       source: { component: COMPONENT },
-      reportingComponent: `modelplane.io/operator`,
+      reportingComponent: `didyma.io/operator`,
       reportingInstance: this.identity.slice(0, 128),
       firstTimestamp: now,
       lastTimestamp: now,

@@ -41,10 +41,10 @@ function handlers(config: Config, logger: Logger): KindHandler[] {
   return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
 }
 
-/** `modelplane operator`: leader election, then one controller per kind while leading; health and metrics always. */
+/** `didyma operator`: leader election, then one controller per kind while leading; health and metrics always. */
 export async function startOperator(config: Config, logger: Logger, connection?: KubeConnection): Promise<RunningOperator> {
   const kube = connection ?? kubeConnection(config);
-  if (!kube) throw new Error('modelplane operator needs a cluster: set MODELPLANE_KUBE_MODE to in-cluster or kubeconfig.');
+  if (!kube) throw new Error('didyma operator needs a cluster: set DIDYMA_KUBE_MODE to in-cluster or kubeconfig.');
   const identity = `${os.hostname()}_${randomUUID().slice(0, 8)}`;
   const log = logger.child({ component: 'operator', identity, namespace: kube.namespace });
   const metrics = createOperatorMetrics();

@@ -21,7 +21,7 @@ describe('auth server: API tokens', () => {
 
   it('authenticates a created API token as Bearer and records its last use', async () => {
     const created = await t.platform.identity.apiTokens.create(await principal(), ws.id, { name: 'ci', expiration_date: tomorrow() });
-    expect(created.key).to.match(/^mp_[A-Za-z0-9_-]{43}$/);
+    expect(created.key).to.match(/^dy_[A-Za-z0-9_-]{43}$/);
     expect(created.token).to.not.have.property('key');
     const verify = await t.auth.get('/api/auth/token/verify', { token: created.key });
     expect(verify.status).to.equal(200);

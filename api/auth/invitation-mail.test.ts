@@ -24,7 +24,7 @@ describe('auth server: invitation mail', () => {
     });
     await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
     const { port } = smtp.server.address() as AddressInfo;
-    t = await startTestPlatform({ smtpUrl: `smtp://127.0.0.1:${port}`, mailFrom: 'modelplane <invites@example.test>' });
+    t = await startTestPlatform({ smtpUrl: `smtp://127.0.0.1:${port}`, mailFrom: 'didyma <invites@example.test>' });
   });
   after(async () => {
     await t.close();
@@ -44,6 +44,6 @@ describe('auth server: invitation mail', () => {
     const body = mail!.data.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
     expect(body).to.include(invited.body.invitation_url);
     expect(body).to.include(ws.name);
-    expect(mail!.data).to.match(/^From: modelplane <invites@example\.test>/m);
+    expect(mail!.data).to.match(/^From: didyma <invites@example\.test>/m);
   });
 });

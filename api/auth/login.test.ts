@@ -12,7 +12,7 @@ describe('auth server: login, refresh and verify', () => {
   });
   after(() => t.close());
 
-  const settings = { issuer: 'modelplane', audience: 'modelplane-api', accessTtlSeconds: 900, refreshTtlSeconds: 86400, cacheSize: 0 };
+  const settings = { issuer: 'didyma', audience: 'didyma-api', accessTtlSeconds: 900, refreshTtlSeconds: 86400, cacheSize: 0 };
 
   it('issues an access and a refresh token bound to the workspace', async () => {
     const user = await makeUser(t.platform);
@@ -88,14 +88,14 @@ describe('auth server: login, refresh and verify', () => {
     const good = await login(t.auth, user, ws.name);
     const claims = { token_type: 'access', user_id: user.id, workspace: ws.name, workspace_id: ws.id, permissions: ['user', 'supervisor', 'staff'] };
 
-    const none = new UnsecuredJWT(claims).setIssuer('modelplane').setAudience('modelplane-api').setSubject(String(user.id)).setJti('x').setIssuedAt().setExpirationTime('10m').encode();
+    const none = new UnsecuredJWT(claims).setIssuer('didyma').setAudience('didyma-api').setSubject(String(user.id)).setJti('x').setIssuedAt().setExpirationTime('10m').encode();
     const otherKey = await new TokenService(generateSigningKeys(), settings).issueAccess({ userId: user.id, workspace: ws, permissions: ['user', 'staff'] });
     const expired = await new TokenService(testKeys, settings, () => Date.now() - 3600_000).issueAccess({ userId: user.id, workspace: ws, permissions: ['user'] });
     const wrongAudience = await new TokenService(testKeys, { ...settings, audience: 'someone-else' }).issueAccess({ userId: user.id, workspace: ws, permissions: ['user'] });
     const hmacWithPublicKey = await new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256' })
-      .setIssuer('modelplane')
-      .setAudience('modelplane-api')
+      .setIssuer('didyma')
+      .setAudience('didyma-api')
       .setSubject(String(user.id))
       .setJti('y')
       .setIssuedAt()

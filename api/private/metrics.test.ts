@@ -95,7 +95,7 @@ describe('private server: metric catalog and queries', () => {
   it("runs an instant query with the caller's workspace and the given labels", async () => {
     const reply = await metric('/active_sessions?model_code=iris&user_id=7', a.token);
     expect(reply.status, reply.text).to.equal(200);
-    const expected = `sum by (workspace) (max by (workspace, model_code, model_version, user_id) (modelplane_sessions{state="OPEN",workspace="${a.ws.name}",model_code="iris",user_id="7"}))`;
+    const expected = `sum by (workspace) (max by (workspace, model_code, model_version, user_id) (didyma_sessions{state="OPEN",workspace="${a.ws.name}",model_code="iris",user_id="7"}))`;
     expect(reply.body).to.deep.equal({ metric: 'active_sessions', query: expected, data: { resultType: 'vector', result: [{ metric: { workspace: 'w' }, value: [1700000000.5, '2'] }] } });
     expect(prometheus.last().path).to.equal('/api/v1/query');
     expect(prometheus.last().params).to.include({ query: expected });
@@ -115,7 +115,7 @@ describe('private server: metric catalog and queries', () => {
     const hostile = '"} or vector(1) #\\\n';
     const reply = await metric(`/total_invocations?model_code=${encodeURIComponent(hostile)}&status=ERROR`, a.token);
     expect(reply.status, reply.text).to.equal(200);
-    expect(reply.body.query).to.equal(`sum by (workspace) (modelplane_invocations_total{workspace="${a.ws.name}",model_code="\\"} or vector(1) #\\\\\\n",status="ERROR"})`);
+    expect(reply.body.query).to.equal(`sum by (workspace) (didyma_invocations_total{workspace="${a.ws.name}",model_code="\\"} or vector(1) #\\\\\\n",status="ERROR"})`);
   });
 
   it('never lets a supervisor read another workspace', async () => {
@@ -222,11 +222,11 @@ describe('/metrics of every process', () => {
     return response.text();
   };
 
-  it('serves process figures on every server and the executor, with the modelplane_ prefix', async () => {
+  it('serves process figures on every server and the executor, with the didyma_ prefix', async () => {
     for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl, executor.healthUrl!]) {
       const text = await scrape(url);
-      expect(text, url).to.match(/^modelplane_process_cpu_user_seconds_total \d/m);
-      expect(text, url).to.match(/^modelplane_nodejs_eventloop_lag_seconds /m);
+      expect(text, url).to.match(/^didyma_process_cpu_user_seconds_total \d/m);
+      expect(text, url).to.match(/^didyma_nodejs_eventloop_lag_seconds /m);
     }
   });
 
@@ -238,12 +238,12 @@ describe('/metrics of every process', () => {
     expect(open).to.be.a('string');
     const text = await scrape(t.private.baseUrl);
     const series = `workspace="${a.ws.name}",model_code="iris-classifier",model_version="${version}",user_id="${a.user.id}"`;
-    expect(text).to.include(`modelplane_sessions{${series},state="OPEN"} 1`);
-    expect(text).to.include(`modelplane_sessions{${series},state="CLOSED"} 1`);
-    expect(text).to.include(`modelplane_deployments{workspace="${a.ws.name}",proxy_class="${OPEN_INFERENCE_PROXY}",connector_class="${OPEN_INFERENCE_REGISTRY}"} 1`);
-    expect(text).to.include(`modelplane_models{workspace="${a.ws.name}",model_code="iris-classifier",model_version="${version}"} 1`);
-    expect(text).to.match(/^modelplane_database_metrics_up 1$/m);
-    for (const url of [t.auth.baseUrl, t.public.baseUrl, executor.healthUrl!]) expect(await scrape(url), url).to.not.include('modelplane_sessions');
+    expect(text).to.include(`didyma_sessions{${series},state="OPEN"} 1`);
+    expect(text).to.include(`didyma_sessions{${series},state="CLOSED"} 1`);
+    expect(text).to.include(`didyma_deployments{workspace="${a.ws.name}",proxy_class="${OPEN_INFERENCE_PROXY}",connector_class="${OPEN_INFERENCE_REGISTRY}"} 1`);
+    expect(text).to.include(`didyma_models{workspace="${a.ws.name}",model_code="iris-classifier",model_version="${version}"} 1`);
+    expect(text).to.match(/^didyma_database_metrics_up 1$/m);
+    for (const url of [t.auth.baseUrl, t.public.baseUrl, executor.healthUrl!]) expect(await scrape(url), url).to.not.include('didyma_sessions');
   });
 
   it('serves per-run figures on the executor only', async () => {
@@ -252,15 +252,15 @@ describe('/metrics of every process', () => {
     const created = await t.public.post(`${model}/session/${session}/invocation`, { token: a.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
     const labels = `workspace="${a.ws.name}",model_code="iris-classifier",model_version="${version}"`;
     let text = '';
-    for (let i = 0; i < 200 && !text.includes(`modelplane_invocations_total{${labels}`); i++) {
+    for (let i = 0; i < 200 && !text.includes(`didyma_invocations_total{${labels}`); i++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
       text = await scrape(executor.healthUrl!);
     }
     expect((await t.public.get(`${model}/session/${session}/invocation/${created.body.id}`, { token: a.token })).body.status).to.equal('COMPLETED');
-    expect(text).to.include(`modelplane_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`);
-    expect(text).to.match(new RegExp(`^modelplane_last_invocation_duration_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},success="true"\\} \\d`, 'm'));
-    expect(text).to.include(`modelplane_invocation_duration_seconds_count{${labels},type="PREDICT",success="true"} 1`);
-    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) expect(await scrape(url), url).to.not.include('modelplane_invocations_total');
+    expect(text).to.include(`didyma_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`);
+    expect(text).to.match(new RegExp(`^didyma_last_invocation_duration_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},success="true"\\} \\d`, 'm'));
+    expect(text).to.include(`didyma_invocation_duration_seconds_count{${labels},type="PREDICT",success="true"} 1`);
+    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) expect(await scrape(url), url).to.not.include('didyma_invocations_total');
   });
 
   it('asks for the metrics token when one is configured', async () => {

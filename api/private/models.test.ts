@@ -137,9 +137,9 @@ describe('private server: model registration and deployments', () => {
     const key = unique('dep');
     const body = {
       deployment_key: key,
-      registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+      registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
       registry_connector_init: { model_registry_url: 'http://127.0.0.1:9', tracking_server_url: 'http://127.0.0.1:9', tracking_server_pat: pat },
-      server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+      server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
       server_proxy_init: { server_proxy_url: 'http://127.0.0.1:9', server_proxy_pat: pat },
     };
     const created = await t.private.post('/api/deployment', { token: a.token, json: body });
@@ -164,14 +164,14 @@ describe('private server: model registration and deployments', () => {
     const a: Tenant = await tenant(t);
     const base = {
       deployment_key: unique('dep'),
-      registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+      registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
       registry_connector_init: { model_registry_url: 'http://10.1.2.3:8080' },
-      server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+      server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
       server_proxy_init: { server_proxy_url: 'http://10.1.2.3:8080' },
     };
     const unknownClass = await t.private.post('/api/deployment', { token: a.token, json: { ...base, server_proxy_class: 'child_process.exec' } });
     expect(unknownClass.status).to.equal(400);
-    expect(unknownClass.body.message).to.include('modelplane.proxy.MlflowServerProxy');
+    expect(unknownClass.body.message).to.include('didyma.proxy.MlflowServerProxy');
     const metadata = await t.private.post('/api/deployment', { token: a.token, json: { ...base, server_proxy_init: { server_proxy_url: 'http://169.254.169.254/latest' } } });
     expect(metadata.status).to.equal(400);
     expect(metadata.body.message).to.include('server_proxy_init.server_proxy_url');

@@ -27,8 +27,8 @@ describe('private server: storage configurations and uploads', () => {
     const a = await tenant(t);
     const unknown = await t.private.post('/api/storage', { token: a.token, json: { storage_key: 'x', storage_class: 'os.system', connector_init: {} } });
     expect(unknown.status).to.equal(400);
-    expect(unknown.body.message).to.include('modelplane.storage.S3Storage');
-    const missing = await t.private.post('/api/storage', { token: a.token, json: { storage_key: 'x', storage_class: 'modelplane.storage.S3Storage', connector_init: { access_key: 'a', secret_key: 'b', endpoint: 'http://127.0.0.1:1' } } });
+    expect(unknown.body.message).to.include('didyma.storage.S3Storage');
+    const missing = await t.private.post('/api/storage', { token: a.token, json: { storage_key: 'x', storage_class: 'didyma.storage.S3Storage', connector_init: { access_key: 'a', secret_key: 'b', endpoint: 'http://127.0.0.1:1' } } });
     expect(missing.status).to.equal(400);
     expect(missing.body.message).to.include('bucket_name');
     const traversal = await t.private.post('/api/storage', { token: a.token, json: { storage_key: 'x', storage_class: FILESYSTEM_STORAGE, connector_init: { path: '../../etc' } } });
@@ -40,7 +40,7 @@ describe('private server: storage configurations and uploads', () => {
     const secret = `s3cr3t-${crypto.randomUUID()}`;
     const reply = await t.private.post('/api/storage', {
       token: a.token,
-      json: { storage_key: 'remote', storage_class: 'modelplane.storage.S3Storage', connector_init: { access_key: 'ak', secret_key: secret, endpoint: 'http://127.0.0.1:9', bucket_name: 'b' } },
+      json: { storage_key: 'remote', storage_class: 'didyma.storage.S3Storage', connector_init: { access_key: 'ak', secret_key: secret, endpoint: 'http://127.0.0.1:9', bucket_name: 'b' } },
     });
     expect(reply.status).to.equal(400);
     expect(reply.text).to.not.include(secret);

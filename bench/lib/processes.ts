@@ -48,12 +48,12 @@ function sample(name: string, pid: number | undefined): number {
 }
 
 /**
- * The node arguments of a `modelplane` command: the compiled CLI (bin/modelplane.js,
+ * The node arguments of a `didyma` command: the compiled CLI (bin/didyma.js,
  * what production runs; `make bench` builds it first) or, with BENCH_RUNTIME=tsx,
  * the sources. tsx roughly doubles a process's RSS, so memory figures need the build.
  */
 export function cli(args: string[]): string[] {
-  return process.env.BENCH_RUNTIME === 'tsx' ? ['--import', 'tsx', 'cli/entry.ts', ...args] : ['bin/modelplane.js', ...args];
+  return process.env.BENCH_RUNTIME === 'tsx' ? ['--import', 'tsx', 'cli/entry.ts', ...args] : ['bin/didyma.js', ...args];
 }
 
 /** A TypeScript helper of the benchmark itself (bench/*.ts), run under tsx. */
@@ -61,7 +61,7 @@ export function script(file: string, args: string[]): string[] {
   return ['--import', 'tsx', file, ...args];
 }
 
-const platformProcess = (nodeArgs: string[]) => nodeArgs[0] === 'bin/modelplane.js' || nodeArgs.includes('cli/entry.ts');
+const platformProcess = (nodeArgs: string[]) => nodeArgs[0] === 'bin/didyma.js' || nodeArgs.includes('cli/entry.ts');
 
 /**
  * Node options of a platform process: the API servers run as the Helm chart
@@ -75,7 +75,7 @@ export function nodeOptionsOf(nodeArgs: string[]): string[] {
 }
 
 function chartServerNodeOptions(): string[] {
-  const values = fs.readFileSync(path.join(ROOT, 'charts/modelplane/values.yaml'), 'utf8');
+  const values = fs.readFileSync(path.join(ROOT, 'charts/didyma/values.yaml'), 'utf8');
   return (/^serverNodeOptions:\s*(.*)$/m.exec(values)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
 }
 
@@ -131,6 +131,6 @@ export async function waitReady(child: Child, url: string, timeoutMs = 240_000):
 export function runCli(args: string[], env: Record<string, string>, logFile: string): Promise<void> {
   const child = startNode(`cli ${args.join(' ')}`, cli(args), env, logFile);
   return new Promise((resolve, reject) => {
-    child.process.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`modelplane ${args.join(' ')} exited with ${code} (log: ${logFile})`))));
+    child.process.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`didyma ${args.join(' ')} exited with ${code} (log: ${logFile})`))));
   });
 }

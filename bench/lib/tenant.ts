@@ -20,7 +20,7 @@ export async function setUpTenant(urls: { auth: string; private: string; public:
   const priv = new Client(urls.private);
   const pub = new Client(urls.public);
   const token = (await expectOk(auth.post('/api/auth/token/obtain', { json: { ...admin, workspace: 'default' } }))).body.access as string;
-  await expectOk(priv.post('/api/storage', { token, json: { storage_key: 'bench', storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'bench' } } }));
+  await expectOk(priv.post('/api/storage', { token, json: { storage_key: 'bench', storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'bench' } } }));
   const ticket = await expectOk(priv.post('/api/storage/bench/files/request_upload', { token, json: { file_name: 'card.md', content_type: 'text/markdown' } }));
   const form = new FormData();
   form.append('file', new Blob(['# Iris'], { type: 'text/markdown' }), 'card.md');
@@ -30,9 +30,9 @@ export async function setUpTenant(urls: { auth: string; private: string; public:
       token,
       json: {
         deployment_key: 'bench',
-        registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+        registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
         registry_connector_init: { model_registry_url: model.url },
-        server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+        server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
         server_proxy_init: { server_proxy_url: model.url },
       },
     }),

@@ -8,7 +8,7 @@ import type { ChangeFeed } from '../db/change-feed.js';
 import { ReadCache } from '../db/read-cache.js';
 import type { AccessClaims, TokenService } from './tokens.js';
 
-export const API_TOKEN_PREFIX = 'mp_';
+export const API_TOKEN_PREFIX = 'dy_';
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 interface SubjectState {

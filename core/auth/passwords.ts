@@ -16,7 +16,7 @@ export function hashPassword(password: string): Promise<string> {
 
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
   if (!passwordHash) {
-    dummyHash ??= hashPassword('modelplane-timing-equaliser');
+    dummyHash ??= hashPassword('didyma-timing-equaliser');
     await verify(await dummyHash, password).catch(() => false);
     return false;
   }

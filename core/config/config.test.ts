@@ -16,11 +16,11 @@ describe('config', () => {
 
   it('stops with a message naming the variable when a value is wrong', () => {
     const cases: Record<string, string> = {
-      MODELPLANE_AUTH_PORT: 'eighty',
-      MODELPLANE_EXPOSE_TOKEN_API: 'maybe',
+      DIDYMA_AUTH_PORT: 'eighty',
+      DIDYMA_EXPOSE_TOKEN_API: 'maybe',
       DATABASE_URL: 'mysql://x',
-      MODELPLANE_LOG_LEVEL: 'loud',
-      MODELPLANE_ACCESS_TOKEN_TTL_SECONDS: '1',
+      DIDYMA_LOG_LEVEL: 'loud',
+      DIDYMA_ACCESS_TOKEN_TTL_SECONDS: '1',
     };
     for (const [name, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [name]: value }), name).to.throw(ConfigError, name);

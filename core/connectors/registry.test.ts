@@ -6,10 +6,10 @@ import { MlflowRegistryConnector } from './mlflow/registry-connector.js';
 import { OpenInferenceServerProxy } from './open-inference/server-proxy.js';
 import { BUILT_IN_CONNECTOR_CLASSES, ConnectorCatalog, type ConnectorClass } from './registry.js';
 
-const OIP_REGISTRY = 'modelplane.registry.OpenInferenceRegistryConnector';
-const MLFLOW_REGISTRY = 'modelplane.registry.MlflowRegistryConnector';
-const OIP_PROXY = 'modelplane.proxy.OpenInferenceServerProxy';
-const MLFLOW_PROXY = 'modelplane.proxy.MlflowServerProxy';
+const OIP_REGISTRY = 'didyma.registry.OpenInferenceRegistryConnector';
+const MLFLOW_REGISTRY = 'didyma.registry.MlflowRegistryConnector';
+const OIP_PROXY = 'didyma.proxy.OpenInferenceServerProxy';
+const MLFLOW_PROXY = 'didyma.proxy.MlflowServerProxy';
 
 function inputError(run: () => unknown): string {
   try {
@@ -55,7 +55,7 @@ describe('ConnectorCatalog', () => {
 
   it('refuses unknown parameters, wrong types and a non-object init', () => {
     expect(inputError(() => catalog.validate('proxy', MLFLOW_PROXY, { server_proxy_url: 'https://m.example.com', module: 'evil' }))).to.equal(
-      'server_proxy_init.module is not a parameter of modelplane.proxy.MlflowServerProxy; its parameters are server_proxy_url, server_proxy_pat',
+      'server_proxy_init.module is not a parameter of didyma.proxy.MlflowServerProxy; its parameters are server_proxy_url, server_proxy_pat',
     );
     expect(inputError(() => catalog.validate('proxy', OIP_PROXY, { server_proxy_url: 8080 }))).to.equal('server_proxy_init.server_proxy_url must be a string');
     expect(inputError(() => catalog.validate('registry', OIP_REGISTRY, 'https://x.example.com'))).to.equal('registry_connector_init must be an object');

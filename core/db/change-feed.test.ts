@@ -86,7 +86,7 @@ describe('change feed: request-path caches follow every change', () => {
       expect(await subjectReads(t, access, 3)).to.equal(0);
     });
 
-    it('reads the subject on every request when the read cache is off (MODELPLANE_READ_CACHE_SIZE=0)', async () => {
+    it('reads the subject on every request when the read cache is off (DIDYMA_READ_CACHE_SIZE=0)', async () => {
       const strict = await startTestPlatform({ readCacheSize: 0 });
       try {
         const user = await makeUser(strict.platform);

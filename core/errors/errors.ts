@@ -91,6 +91,6 @@ export class UnavailableError extends AppError {
 /** RFC 6749 error of the token endpoint: carries `error` and `error_description` too. */
 export class OAuthError extends AppError {
   constructor(status: number, error: string, description: string) {
-    super(status, error, description, undefined, status === 401 ? { 'WWW-Authenticate': 'Basic realm="modelplane"' } : {});
+    super(status, error, description, undefined, status === 401 ? { 'WWW-Authenticate': 'Basic realm="didyma"' } : {});
   }
 }

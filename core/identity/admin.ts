@@ -7,7 +7,7 @@ import { usersStore } from './users.store.js';
 import { workspacesStore } from './workspaces.store.js';
 import { WORKSPACE_NAME } from './workspaces.service.js';
 
-// Operator commands (`modelplane admin …`) and the first-start bootstrap.
+// Operator commands (`didyma admin …`) and the first-start bootstrap.
 
 export async function createUser(db: Db, input: { email: string; password: string; staff?: boolean; name?: string; surname?: string }) {
   const problems = passwordProblems(input.password, input.email);
@@ -57,7 +57,7 @@ export async function bootstrap(db: Db, email: string, password: string | undefi
     const generatedPassword = password ? undefined : `${randomToken(12)}-Mp1`;
     const secret = password ?? generatedPassword!;
     const problems = passwordProblems(secret, email);
-    if (problems.length) throw new InputError(`MODELPLANE_ADMIN_PASSWORD: ${problems.join('; ')}.`);
+    if (problems.length) throw new InputError(`DIDYMA_ADMIN_PASSWORD: ${problems.join('; ')}.`);
     const existing = await usersStore.byEmail(trx, email);
     const user = existing
       ? await existing.$query(trx).patchAndFetch({ is_staff: true, password_hash: await hashPassword(secret) })

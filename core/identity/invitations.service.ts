@@ -176,9 +176,9 @@ export class InvitationsService {
 function invitationMail(to: string, workspace: string, role: Role, url: string, expiresAt: Date): Mail {
   return {
     to,
-    subject: `You are invited to the modelplane workspace ${workspace}`,
+    subject: `You are invited to the didyma workspace ${workspace}`,
     text: [
-      `You have been invited to join the workspace "${workspace}" on modelplane as ${role}.`,
+      `You have been invited to join the workspace "${workspace}" on didyma as ${role}.`,
       '',
       `Open this link to accept (it works once, until ${expiresAt.toISOString()}):`,
       url,

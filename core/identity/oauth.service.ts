@@ -25,7 +25,7 @@ export class OAuthApplicationsService {
     const clientSecret = randomToken(32);
     const app = await this.db.transaction(async (trx) => {
       const serviceUser = await usersStore.insert(trx, {
-        email: `service-${clientId.toLowerCase()}@oauth.modelplane.invalid`,
+        email: `service-${clientId.toLowerCase()}@oauth.didyma.invalid`,
         password_hash: null,
         name,
         is_service: true,

@@ -183,7 +183,7 @@ export class KubeClient {
     // Keep any path prefix of the server URL (API proxies such as Rancher's serve clusters under one).
     const url = new URL(server.replace(/\/+$/, '') + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json', 'user-agent': 'modelplane' } };
+    const requestOptions: https.RequestOptions = { method, headers: { accept: 'application/json', 'user-agent': 'didyma' } };
     await kc.applyToHTTPSOptions(requestOptions);
     const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
     if (payload !== undefined) {

@@ -15,7 +15,7 @@ export interface KubeConnection {
 
 /**
  * The cluster of Kubernetes mode, or undefined in the embedded default
- * (`MODELPLANE_KUBE_MODE=off`). The client library is loaded only here, in
+ * (`DIDYMA_KUBE_MODE=off`). The client library is loaded only here, in
  * Kubernetes mode: importing it costs a process about 70 MiB.
  */
 export function kubeConnection(config: Config): KubeConnection | undefined {
@@ -25,7 +25,7 @@ export function kubeConnection(config: Config): KubeConnection | undefined {
     return { client: new KubeClient(kc, config.kubeTimeoutMs), namespace: config.kubeNamespace || readIfExists(SERVICE_ACCOUNT_NAMESPACE) || 'default' };
   }
   const file = config.kubeconfig || path.join(os.homedir(), '.kube', 'config');
-  if (!fs.existsSync(file)) throw new Error(`MODELPLANE_KUBE_MODE=kubeconfig but the kubeconfig ${file} does not exist (set KUBECONFIG).`);
+  if (!fs.existsSync(file)) throw new Error(`DIDYMA_KUBE_MODE=kubeconfig but the kubeconfig ${file} does not exist (set KUBECONFIG).`);
   const kc = loadKubeConfig((k) => k.loadFromFile(file));
   return { client: new KubeClient(kc, config.kubeTimeoutMs), namespace: config.kubeNamespace || contextNamespace(file) || 'default' };
 }

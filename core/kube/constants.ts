@@ -1,7 +1,7 @@
 // Names shared by the API writer, the operator, the executors, the CRDs in
 // crds/ and the Helm chart: one place, so they cannot drift apart.
 
-export const GROUP = 'modelplane.io';
+export const GROUP = 'didyma.io';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
@@ -20,22 +20,22 @@ export const KINDS: Readonly<Record<ResourceKind, KindInfo>> = {
 
 export const LABELS = {
   managedBy: 'app.kubernetes.io/managed-by',
-  /** The workspace, when its name is a valid label value (else a digest of it): `kubectl get mdep -l modelplane.io/workspace=default`. */
-  workspace: 'modelplane.io/workspace',
+  /** The workspace, when its name is a valid label value (else a digest of it): `kubectl get mdep -l didyma.io/workspace=default`. */
+  workspace: 'didyma.io/workspace',
   /** `deployment` or `storage`: which kind of resource a Secret holds credentials for. */
-  kind: 'modelplane.io/kind',
+  kind: 'didyma.io/kind',
 } as const;
 
 export const ANNOTATIONS = {
   /** Exact workspace name and key, whatever the label and name had to shorten. */
-  workspace: 'modelplane.io/workspace',
-  key: 'modelplane.io/key',
+  workspace: 'didyma.io/workspace',
+  key: 'didyma.io/key',
 } as const;
 
-export const MANAGED_BY = 'modelplane';
+export const MANAGED_BY = 'didyma';
 
 /** Put by the operator on every resource it has configured: deletion waits until the configuration is removed. */
-export const FINALIZER = 'modelplane.io/proxy-configuration';
+export const FINALIZER = 'didyma.io/proxy-configuration';
 
 /** Server-side apply field managers: the API owns spec and Secrets, the operator status and finalizers. */
-export const FIELD_MANAGERS = { api: 'modelplane-api', operator: 'modelplane-operator' } as const;
+export const FIELD_MANAGERS = { api: 'didyma-api', operator: 'didyma-operator' } as const;

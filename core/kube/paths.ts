@@ -1,6 +1,6 @@
 import { API_VERSION, KINDS, type ResourceKind } from './constants.js';
 
-// REST paths of the objects modelplane reads and writes, all namespaced.
+// REST paths of the objects didyma reads and writes, all namespaced.
 
 const tail = (name?: string) => (name ? `/${encodeURIComponent(name)}` : '');
 

@@ -4,8 +4,8 @@ import { deploymentEntry, entryText, parseEntries } from './proxy-config.js';
 const spec = {
   workspace: 'default',
   deploymentKey: 'iris',
-  registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { tracking_server_url: 'http://t', model_registry_url: 'http://r' } },
-  serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://s' } },
+  registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { tracking_server_url: 'http://t', model_registry_url: 'http://r' } },
+  serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://s' } },
   secretRef: { name: 'default-iris-12345678-credentials' },
 };
 

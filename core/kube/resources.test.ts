@@ -10,8 +10,8 @@ const deployment: DesiredDeployment = {
   kind: 'deployment',
   workspace: 'default',
   key: 'iris',
-  registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
-  serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
+  registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
+  serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
   secrets: { server_proxy_pat: 'pat-of-the-proxy' },
 };
 
@@ -19,8 +19,8 @@ const storage: DesiredStorage = {
   kind: 'storage',
   workspace: 'team_a',
   key: 'files',
-  className: 'modelplane.storage.S3Storage',
-  init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', access_key: 'modelplane', use_ssl: false },
+  className: 'didyma.storage.S3Storage',
+  init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', access_key: 'didyma', use_ssl: false },
   secrets: { secret_key: 'very-secret' },
 };
 
@@ -34,10 +34,10 @@ function schemaOf(file: string) {
 
 describe('custom resources', () => {
   it('renders a ModelDeployment: classes, init, secretRef, workspace label; no credential', () => {
-    const object = customResource(deployment, 'modelplane');
+    const object = customResource(deployment, 'didyma');
     expect(object).to.deep.include({ apiVersion: API_VERSION, kind: 'ModelDeployment' });
-    expect(object.metadata.namespace).to.equal('modelplane');
-    expect(object.metadata.labels).to.include({ [LABELS.workspace]: 'default', [LABELS.managedBy]: 'modelplane' });
+    expect(object.metadata.namespace).to.equal('didyma');
+    expect(object.metadata.labels).to.include({ [LABELS.workspace]: 'default', [LABELS.managedBy]: 'didyma' });
     expect(object.metadata.annotations).to.include({ [ANNOTATIONS.workspace]: 'default', [ANNOTATIONS.key]: 'iris' });
     expect(object.spec).to.deep.equal({
       workspace: 'default',
@@ -50,8 +50,8 @@ describe('custom resources', () => {
   });
 
   it('puts the credentials in the Secret the resource names', () => {
-    const object = customResource(deployment, 'modelplane');
-    const secret = credentialsSecret(deployment, 'modelplane')!;
+    const object = customResource(deployment, 'didyma');
+    const secret = credentialsSecret(deployment, 'didyma')!;
     expect(secret.metadata.name).to.equal((object.spec as { secretRef: { name: string } }).secretRef.name);
     expect(secret.metadata.labels).to.include({ [LABELS.kind]: 'deployment' });
     expect(Buffer.from((secret.data as Record<string, string>).server_proxy_pat!, 'base64').toString()).to.equal('pat-of-the-proxy');
@@ -59,33 +59,33 @@ describe('custom resources', () => {
 
   it('renders no Secret and no secretRef without credentials', () => {
     const plain = { ...deployment, secrets: {} };
-    expect(credentialsSecret(plain, 'modelplane')).to.equal(null);
-    expect(customResource(plain, 'modelplane').spec).to.not.have.property('secretRef');
+    expect(credentialsSecret(plain, 'didyma')).to.equal(null);
+    expect(customResource(plain, 'didyma').spec).to.not.have.property('secretRef');
   });
 
   it('renders a StorageConfig with boolean init values and without the secret key', () => {
-    const object = customResource(storage, 'modelplane');
+    const object = customResource(storage, 'didyma');
     expect(object.kind).to.equal('StorageConfig');
-    expect(object.spec).to.deep.include({ storageKey: 'files', className: 'modelplane.storage.S3Storage', init: storage.init });
+    expect(object.spec).to.deep.include({ storageKey: 'files', className: 'didyma.storage.S3Storage', init: storage.init });
     expect(JSON.stringify(object)).to.not.include('very-secret');
   });
 
   it('renders objects the CRD schemas accept', () => {
-    expect(schemaOf('modelplane.io_modeldeployments.yaml')(customResource(deployment, 'modelplane'))).to.equal(true);
-    const validateStorage = schemaOf('modelplane.io_storageconfigs.yaml');
-    expect(validateStorage(customResource(storage, 'modelplane')), JSON.stringify(validateStorage.errors)).to.equal(true);
+    expect(schemaOf('didyma.io_modeldeployments.yaml')(customResource(deployment, 'didyma'))).to.equal(true);
+    const validateStorage = schemaOf('didyma.io_storageconfigs.yaml');
+    expect(validateStorage(customResource(storage, 'didyma')), JSON.stringify(validateStorage.errors)).to.equal(true);
   });
 
   it('matches the CRDs (group, kinds, plurals, short names) and the chart carries the same files', () => {
     for (const [file, info] of [
-      ['modelplane.io_modeldeployments.yaml', KINDS.deployment],
-      ['modelplane.io_storageconfigs.yaml', KINDS.storage],
+      ['didyma.io_modeldeployments.yaml', KINDS.deployment],
+      ['didyma.io_storageconfigs.yaml', KINDS.storage],
     ] as const) {
       const definition = crd(file);
       expect(`${definition.spec.group}/${definition.spec.versions[0].name}`).to.equal(API_VERSION);
       expect(definition.spec.names).to.deep.include({ kind: info.kind, plural: info.plural, shortNames: [info.short] });
-      const chartCopy = fs.readFileSync(new URL(`../../charts/modelplane/crds/${file}`, import.meta.url), 'utf8');
-      expect(chartCopy, `charts/modelplane/crds/${file} differs from crds/${file}`).to.equal(fs.readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8'));
+      const chartCopy = fs.readFileSync(new URL(`../../charts/didyma/crds/${file}`, import.meta.url), 'utf8');
+      expect(chartCopy, `charts/didyma/crds/${file} differs from crds/${file}`).to.equal(fs.readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8'));
     }
   });
 });

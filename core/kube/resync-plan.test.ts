@@ -12,8 +12,8 @@ const desired = (key: string, secrets: Record<string, string> = {}): DesiredDepl
   kind: 'deployment',
   workspace: 'default',
   key,
-  registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://r.example' } },
-  serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://s.example' } },
+  registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://r.example' } },
+  serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://s.example' } },
   secrets,
 });
 

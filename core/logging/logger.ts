@@ -11,7 +11,7 @@ export type { Logger };
 const LOG_CHUNK_BYTES = 4096;
 const LOG_FLUSH_MS = 200;
 
-export function createLogger(level: string, name = 'modelplane'): Logger {
+export function createLogger(level: string, name = 'didyma'): Logger {
   return pino(
     {
       name,

@@ -18,7 +18,7 @@ describe('metric catalog', () => {
 
   it('puts the placeholder inside the braces of every selector of every template', () => {
     for (const metric of METRIC_CATALOG) {
-      const selectors = metric.metrics_query.match(/modelplane_[a-z_]+\{[^}]*\}/g) ?? [];
+      const selectors = metric.metrics_query.match(/didyma_[a-z_]+\{[^}]*\}/g) ?? [];
       expect(selectors.length, metric.name).to.be.greaterThan(0);
       for (const selector of selectors) expect(selector, metric.name).to.include(PARAMS_PLACEHOLDER);
       expect(metric.metrics_query.split(PARAMS_PLACEHOLDER).length - 1, metric.name).to.equal(selectors.length);

@@ -17,8 +17,8 @@ describe('database figures for /metrics', () => {
       const gauges = new DatabaseGauges(unreachable, createLogger('silent'));
       await gauges.refresh();
       const text = await gauges.registry.metrics();
-      expect(text).to.match(/^modelplane_database_metrics_up 0$/m);
-      expect(text).to.not.match(/^modelplane_sessions\{/m);
+      expect(text).to.match(/^didyma_database_metrics_up 0$/m);
+      expect(text).to.not.match(/^didyma_sessions\{/m);
     } finally {
       await unreachable.destroy();
     }

@@ -26,9 +26,9 @@ describe('invocation metrics: what the executor records per finished run', () =>
     await metrics.record(run(2, 'EXPLAIN'), model, 'COMPLETED', 0.2);
     const text = await metrics.registry.metrics();
     const alpha = 'workspace="alpha",model_code="iris",model_version="2"';
-    expect(text).to.include(`modelplane_invocations_total{${alpha},user_id="7",status="COMPLETED",type="PREDICT"} 2`);
-    expect(text).to.include(`modelplane_invocations_total{${alpha},user_id="7",status="ERROR",type="PREDICT"} 1`);
-    expect(text).to.include('modelplane_invocations_total{workspace="beta",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="EXPLAIN"} 1');
+    expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="COMPLETED",type="PREDICT"} 2`);
+    expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="ERROR",type="PREDICT"} 1`);
+    expect(text).to.include('didyma_invocations_total{workspace="beta",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="EXPLAIN"} 1');
     expect(text).to.match(new RegExp(`_count\\{${alpha},type="PREDICT",success="true"\\} 2`));
     expect(text).to.match(new RegExp(`_sum\\{${alpha},type="PREDICT",success="true"\\} 0.024`));
     expect(text).to.match(new RegExp(`\\{${alpha},success="false"\\} 0.5`));
@@ -41,6 +41,6 @@ describe('invocation metrics: what the executor records per finished run', () =>
     await metrics.record(run(1), model, 'COMPLETED', 0.01);
     const text = await metrics.registry.metrics();
     expect(text).to.not.include('model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 2');
-    expect(text).to.include('modelplane_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 1');
+    expect(text).to.include('didyma_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 1');
   });
 });

@@ -1,7 +1,7 @@
-// The names of everything modelplane exports, shared by the instruments and
+// The names of everything didyma exports, shared by the instruments and
 // the PromQL templates of the catalog so the two cannot drift apart.
 
-export const METRIC_PREFIX = 'modelplane_';
+export const METRIC_PREFIX = 'didyma_';
 
 export const metricNames = {
   /** Counter, from the executors: finished runs by workspace, model_code, model_version, user_id, status, type. */

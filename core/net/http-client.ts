@@ -114,7 +114,7 @@ export class HttpClient {
 }
 
 function headersOf(request: HttpRequest, body: Buffer | undefined): Record<string, string> {
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'modelplane', ...request.headers };
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'didyma', ...request.headers };
   if (body) {
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(body.length);

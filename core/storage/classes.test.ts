@@ -4,7 +4,7 @@ import { FILESYSTEM_STORAGE, S3_STORAGE, StorageClasses } from './classes.js';
 import { S3Storage } from './s3-storage.js';
 
 const VALID = {
-  access_key: 'modelplane',
+  access_key: 'didyma',
   secret_key: 's3cr3t-value',
   endpoint: 'http://127.0.0.1:59000',
   bucket_name: 'model-cards',
@@ -31,7 +31,7 @@ describe('storage classes', () => {
       }
       expect(error).to.be.instanceOf(InputError);
       expect((error as InputError).message).to.equal(
-        `Unknown storage_class ${JSON.stringify(name)}. Known classes: modelplane.storage.S3Storage, modelplane.storage.FilesystemStorage.`,
+        `Unknown storage_class ${JSON.stringify(name)}. Known classes: didyma.storage.S3Storage, didyma.storage.FilesystemStorage.`,
       );
       expect((error as InputError).details).to.deep.include({ field: 'storage_class' });
     }
@@ -42,7 +42,7 @@ describe('storage classes', () => {
       const classes = new StorageClasses();
       expect(classes.secretKeys(S3_STORAGE)).to.deep.equal(['secret_key']);
       expect(classes.withoutSecrets(S3_STORAGE, validate(VALID))).to.deep.equal({
-        access_key: 'modelplane',
+        access_key: 'didyma',
         endpoint: 'http://127.0.0.1:59000',
         bucket_name: 'model-cards',
         use_ssl: false,
@@ -88,7 +88,7 @@ describe('storage classes', () => {
       [{ ...VALID, endpoint: 'http://minio:9000/bucket' }, 'connector_init.endpoint must be a scheme, host and port only, without a path.'],
       [{ ...VALID, endpoint: 'http://' }, 'connector_init.endpoint must be a URL such as http://host:9000, or host:port.'],
       [{ ...VALID, use_ssl: true }, 'connector_init.use_ssl contradicts the http scheme of connector_init.endpoint.'],
-      [{ ...VALID, bucket: 'x' }, 'connector_init.bucket is not accepted by modelplane.storage.S3Storage (accepted: access_key, secret_key, endpoint, bucket_name, region, use_ssl).'],
+      [{ ...VALID, bucket: 'x' }, 'connector_init.bucket is not accepted by didyma.storage.S3Storage (accepted: access_key, secret_key, endpoint, bucket_name, region, use_ssl).'],
     ] as const) {
       it(`refuses ${JSON.stringify(init)?.slice(0, 90)}`, () => {
         expect(() => validate(init)).to.throw(InputError, message);

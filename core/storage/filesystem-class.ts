@@ -4,7 +4,7 @@ import type { StorageClass, StorageOptions } from './backend.js';
 import { FilesystemStorage } from './filesystem-storage.js';
 import { fieldError, initObject, requiredString } from './init-fields.js';
 
-export const FILESYSTEM_STORAGE = 'modelplane.storage.FilesystemStorage';
+export const FILESYSTEM_STORAGE = 'didyma.storage.FilesystemStorage';
 
 const MAX_PATH_LENGTH = 255;
 const CONTROL_CHARACTER = /\p{Cc}/u;

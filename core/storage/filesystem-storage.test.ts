@@ -35,7 +35,7 @@ describe('FilesystemStorage', () => {
   let storage: StorageBackend;
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'modelplane-storage-'));
+    root = await mkdtemp(path.join(tmpdir(), 'didyma-storage-'));
     storage = new StorageClasses({ filesystemRoot: root }).backend(FILESYSTEM_STORAGE, { path: 'team-a' });
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
@@ -141,7 +141,7 @@ describe('FilesystemStorage', () => {
     });
 
     it('fails when the folder is a symbolic link out of the root', async () => {
-      const outside = await mkdtemp(path.join(tmpdir(), 'modelplane-outside-'));
+      const outside = await mkdtemp(path.join(tmpdir(), 'didyma-outside-'));
       try {
         await symlink(outside, path.join(root, 'team-a'));
         const error = await expectRejection(storage.check(), InputError);
@@ -155,10 +155,10 @@ describe('FilesystemStorage', () => {
   describe('configuration', () => {
     it('is refused when the platform has no filesystem root (production)', () => {
       const classes = new StorageClasses();
-      expect(classes.names()).to.deep.equal(['modelplane.storage.S3Storage']);
+      expect(classes.names()).to.deep.equal(['didyma.storage.S3Storage']);
       expect(() => classes.validateInit(FILESYSTEM_STORAGE, { path: 'x' })).to.throw(
         InputError,
-        'modelplane.storage.FilesystemStorage is for development only and is not enabled on this platform. Known classes: modelplane.storage.S3Storage.',
+        'didyma.storage.FilesystemStorage is for development only and is not enabled on this platform. Known classes: didyma.storage.S3Storage.',
       );
       expect(() => classes.backend(FILESYSTEM_STORAGE, { path: 'x' })).to.throw(InputError, 'not enabled');
     });
@@ -190,7 +190,7 @@ describe('FilesystemStorage', () => {
       expect(() => classes.validateInit(FILESYSTEM_STORAGE, {})).to.throw(InputError, 'connector_init.path is required.');
       expect(() => classes.validateInit(FILESYSTEM_STORAGE, { path: 'a', root: '/' })).to.throw(
         InputError,
-        'connector_init.root is not accepted by modelplane.storage.FilesystemStorage (accepted: path).',
+        'connector_init.root is not accepted by didyma.storage.FilesystemStorage (accepted: path).',
       );
     });
 

@@ -3,7 +3,7 @@ import { fieldError, initObject, optionalBoolean, optionalString, requiredString
 import { parseEndpoint } from './s3-endpoint.js';
 import { S3Storage } from './s3-storage.js';
 
-export const S3_STORAGE = 'modelplane.storage.S3Storage';
+export const S3_STORAGE = 'didyma.storage.S3Storage';
 
 // A type alias, not an interface: it must fit ConnectorInit's index signature.
 export type S3Init = {

@@ -38,10 +38,10 @@ describe('dashboard over HTTP', () => {
     const client = new DashboardClient(t.auth.baseUrl);
     const page = await client.get('/dashboard/sign-in');
     expect(page.setCookies).to.have.length(1);
-    expect(page.setCookies[0]).to.match(/^mp_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly$/);
+    expect(page.setCookies[0]).to.match(/^dy_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly$/);
     const user = await makeUser(t.platform);
     const signedIn = await client.post('/dashboard/sign-in', { email: user.email, password: PASSWORD, workspace: '' }, page);
-    expect(signedIn.setCookies.find((c) => c.startsWith('mp_session='))).to.match(/; Path=\/; SameSite=Strict; HttpOnly$/);
+    expect(signedIn.setCookies.find((c) => c.startsWith('dy_session='))).to.match(/; Path=\/; SameSite=Strict; HttpOnly$/);
   });
 
   it('refuses a form without its CSRF token, or with the token of another visitor', async () => {
@@ -54,7 +54,7 @@ describe('dashboard over HTTP', () => {
     const foreign = await victim.post('/dashboard/sign-in', { email: user.email, password: PASSWORD, _csrf: csrfOf(attackerPage.text) });
     expect([missing.status, foreign.status]).to.deep.equal([403, 403]);
     expect(foreign.text).to.contain('This form has expired or did not come from the dashboard.');
-    expect(victim.cookies.has('mp_session')).to.equal(false);
+    expect(victim.cookies.has('dy_session')).to.equal(false);
   });
 
   it('binds the forms of a session to that session: a token from before sign-in no longer works', async () => {
@@ -67,7 +67,7 @@ describe('dashboard over HTTP', () => {
 
   it('keeps the session id only hashed, and deletes the session on sign-out', async () => {
     const { client, ws } = await member('supervisor');
-    const id = client.cookies.get('mp_session')!;
+    const id = client.cookies.get('dy_session')!;
     expect(await t.platform.db('dashboard_sessions').where('id_hash', sha256(id)).first()).to.include({ workspace_id: ws.id });
     const home = await client.get('/dashboard');
     const out = await client.post('/dashboard/sign-out', {}, home);
@@ -107,7 +107,7 @@ describe('dashboard over HTTP', () => {
     const { client } = await member('supervisor');
     const page = await client.get('/dashboard/tokens');
     const created = await client.post('/dashboard/tokens', { name: 'ci', expiration_date: '2999-01-01' }, page);
-    const key = /id="new-token-key" type="text" readonly value="(mp_[^"]+)"/.exec(created.text)![1]!;
+    const key = /id="new-token-key" type="text" readonly value="(dy_[^"]+)"/.exec(created.text)![1]!;
     expect(created.text).to.contain('it is shown only once');
     expect((await client.get('/dashboard/tokens')).text).not.to.contain(key);
   });
@@ -116,7 +116,7 @@ describe('dashboard over HTTP', () => {
     const secure = await startTestPlatform({ dashboardUrl: 'https://dashboard.example.test/dashboard' });
     try {
       const page = await new DashboardClient(secure.auth.baseUrl).get('/dashboard/sign-in');
-      expect(page.setCookies[0]).to.match(/^__Host-mp_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly; Secure$/);
+      expect(page.setCookies[0]).to.match(/^__Host-dy_csrf=[A-Za-z0-9_-]{43}; Path=\/; SameSite=Strict; HttpOnly; Secure$/);
     } finally {
       await secure.close();
     }

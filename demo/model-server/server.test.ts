@@ -29,7 +29,7 @@ describe('demo model server', () => {
   it('answers the health, server metadata and repository index endpoints', async () => {
     expect(await call('GET', '/v2/health/live', undefined, 'none')).to.deep.equal({ status: 200, body: { live: true, ready: true } });
     expect((await call('GET', '/v2/health/ready', undefined, 'none')).status).to.equal(200);
-    expect((await call('GET', '/v2')).body).to.include({ name: 'modelplane-demo-model-server' });
+    expect((await call('GET', '/v2')).body).to.include({ name: 'didyma-demo-model-server' });
     expect((await call('POST', '/v2/repository/index', {})).body).to.deep.equal([
       { name: 'iris-classifier', version: '1', state: 'READY', reason: '' },
       { name: 'iris-explainer', version: '1', state: 'READY', reason: '' },

@@ -40,7 +40,7 @@ const MODEL = '\\/v2\\/models\\/([^/]+)(?:\\/versions\\/([^/]+))?';
 
 /**
  * A small, real Open Inference Protocol (v2) server with an Iris classifier,
- * an explainer for it and a model that always fails. `modelplane
+ * an explainer for it and a model that always fails. `didyma
  * demo-model-server` runs it for the quickstart; tests start it on port 0.
  */
 export function createDemoModelServer(options: DemoModelServerOptions = {}): DemoModelServer {

@@ -1,6 +1,6 @@
 import { demoModels, type DemoModel, type InferenceRequestBody } from './models.js';
 
-export const SERVER_NAME = 'modelplane-demo-model-server';
+export const SERVER_NAME = 'didyma-demo-model-server';
 
 /** Answered 404 with the message. */
 export class NotServedHere extends Error {}

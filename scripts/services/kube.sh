@@ -14,14 +14,14 @@ SERVICE_NAME=kube
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ETCD_VERSION="${MODELPLANE_ETCD_VERSION:-v3.5.35}"
-KUBE_VERSION="${MODELPLANE_KUBE_VERSION:-v1.34.4}"
-HELM_VERSION="${MODELPLANE_HELM_VERSION:-v3.19.5}"
+ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
+KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
+HELM_VERSION="${DIDYMA_HELM_VERSION:-v3.19.5}"
 
 HOST=127.0.0.1
-ETCD_PORT="${MODELPLANE_ETCD_PORT:-52379}"
-ETCD_PEER_PORT="${MODELPLANE_ETCD_PEER_PORT:-52380}"
-APISERVER_PORT="${MODELPLANE_APISERVER_PORT:-56443}"
+ETCD_PORT="${DIDYMA_ETCD_PORT:-52379}"
+ETCD_PEER_PORT="${DIDYMA_ETCD_PEER_PORT:-52380}"
+APISERVER_PORT="${DIDYMA_APISERVER_PORT:-56443}"
 
 BIN_DIR="$STATE_DIR/bin"
 KUBE_DIR="$STATE_DIR/kube"
@@ -92,7 +92,7 @@ write_wrapper() {
 
 build_etcd() {
   local dir="$BUILD_DIR/etcd"
-  write_wrapper "$dir" modelplane.test/etcd-build
+  write_wrapper "$dir" didyma.test/etcd-build
   cd "$dir"
   go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
   nice -n 10 go build -trimpath -o "$tmpbin/etcd" go.etcd.io/etcd/server/v3
@@ -109,7 +109,7 @@ STAGING_MODULES=(api apiextensions-apiserver apimachinery apiserver cli-runtime 
 
 build_apiserver() {
   local dir="$BUILD_DIR/kube-apiserver" staging="v0.${KUBE_VERSION#v1.}" m
-  write_wrapper "$dir" modelplane.test/kube-apiserver-build
+  write_wrapper "$dir" didyma.test/kube-apiserver-build
   cd "$dir"
   {
     echo
@@ -169,12 +169,12 @@ ensure_pki() {
   (
     cd "$PKI_DIR"
     umask 077
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=modelplane-test-ca" 2>/dev/null
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=didyma-test-ca" 2>/dev/null
     printf '%s\n' 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc' \
       'extendedKeyUsage=serverAuth' >server.ext
     sign_cert apiserver "/CN=kube-apiserver" server.ext
     printf '%s\n' 'extendedKeyUsage=clientAuth' >client.ext
-    sign_cert admin "/O=system:masters/CN=modelplane-test-admin" client.ext
+    sign_cert admin "/O=system:masters/CN=didyma-test-admin" client.ext
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
     openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
   )
@@ -194,19 +194,19 @@ write_kubeconfig() {
 apiVersion: v1
 kind: Config
 clusters:
-  - name: modelplane-test
+  - name: didyma-test
     cluster:
       server: https://$HOST:$APISERVER_PORT
       certificate-authority-data: $($b64 <"$PKI_DIR/ca.crt")
 users:
-  - name: modelplane-test-admin
+  - name: didyma-test-admin
     user:
       client-certificate-data: $($b64 <"$PKI_DIR/admin.crt")
       client-key-data: $($b64 <"$PKI_DIR/admin.key")
 contexts:
-  - name: modelplane-test
-    context: { cluster: modelplane-test, user: modelplane-test-admin, namespace: default }
-current-context: modelplane-test
+  - name: didyma-test
+    context: { cluster: didyma-test, user: didyma-test-admin, namespace: default }
+current-context: didyma-test
 EOF
   chmod 600 "$KUBECONFIG_FILE.tmp"
   mv -f "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
@@ -228,10 +228,10 @@ start_etcd() {
   mkdir -p "$ETCD_DATA"
   log "starting etcd $ETCD_VERSION on $HOST:$ETCD_PORT"
   echo "=== start $(date -Is)" >>"$ETCD_LOG"
-  spawn_daemon "$ETCD_PIDFILE" "$ETCD_LOG" "$BIN_DIR/etcd" --name modelplane-test --data-dir "$ETCD_DATA" \
+  spawn_daemon "$ETCD_PIDFILE" "$ETCD_LOG" "$BIN_DIR/etcd" --name didyma-test --data-dir "$ETCD_DATA" \
     --listen-client-urls "http://$HOST:$ETCD_PORT" --advertise-client-urls "http://$HOST:$ETCD_PORT" \
     --listen-peer-urls "http://$HOST:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://$HOST:$ETCD_PEER_PORT" \
-    --initial-cluster "modelplane-test=http://$HOST:$ETCD_PEER_PORT" --unsafe-no-fsync --quota-backend-bytes 4294967296
+    --initial-cluster "didyma-test=http://$HOST:$ETCD_PEER_PORT" --unsafe-no-fsync --quota-backend-bytes 4294967296
   wait_for_port "$HOST" "$ETCD_PORT" 60 "$(pidfile_pid "$ETCD_PIDFILE")" || {
     tail -n 30 "$ETCD_LOG" >&2 || true
     die "etcd did not start (log: $ETCD_LOG)"
@@ -245,7 +245,7 @@ start_apiserver() {
   log "starting kube-apiserver $KUBE_VERSION on https://$HOST:$APISERVER_PORT"
   echo "=== start $(date -Is)" >>"$APISERVER_LOG"
   spawn_daemon "$APISERVER_PIDFILE" "$APISERVER_LOG" "$BIN_DIR/kube-apiserver" \
-    --etcd-servers "http://$HOST:$ETCD_PORT" --etcd-prefix /modelplane-test \
+    --etcd-servers "http://$HOST:$ETCD_PORT" --etcd-prefix /didyma-test \
     --bind-address "$HOST" --advertise-address "$HOST" --secure-port "$APISERVER_PORT" \
     --cert-dir "$KUBE_DIR/apiserver-certs" \
     --tls-cert-file "$PKI_DIR/apiserver.crt" --tls-private-key-file "$PKI_DIR/apiserver.key" \

@@ -3,7 +3,7 @@
 #
 # Every service keeps its binaries (when built here), data, logs and pid files
 # under one state directory:
-#   ${MODELPLANE_SERVICES_DIR:-$HOME/.cache/modelplane/services}
+#   ${DIDYMA_SERVICES_DIR:-$HOME/.cache/didyma/services}
 # Nothing here needs systemd: each service is started as a plain background
 # process on an unprivileged loopback port.
 
@@ -11,7 +11,7 @@ set -euo pipefail
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 SERVICES_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-STATE_DIR="${MODELPLANE_SERVICES_DIR:-${HOME:-/root}/.cache/modelplane/services}"
+STATE_DIR="${DIDYMA_SERVICES_DIR:-${HOME:-/root}/.cache/didyma/services}"
 SERVICE_NAME="${SERVICE_NAME:-services}"
 
 log() { printf '[services:%s] %s\n' "$SERVICE_NAME" "$*" >&2; }

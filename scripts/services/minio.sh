@@ -2,7 +2,7 @@
 # MinIO (S3) for the tests: built from source with `go install` (Go module
 # proxy) into $STATE_DIR/bin, cached there (rebuilt only when the pin
 # changes), run on 127.0.0.1:59000 with data in $STATE_DIR/minio/data.
-#   root user modelplane-test / modelplane-test-secret. No console, no mc:
+#   root user didyma-test / didyma-test-secret. No console, no mc:
 #   the tests create their buckets through the S3 API.
 # usage: minio.sh start|stop|restart|status|env|build
 set -euo pipefail
@@ -14,12 +14,12 @@ SERVICE_NAME=minio
 # versions: pin the pseudo-version of a master commit (2026-02-12) that builds
 # with Go >= 1.24 (tested with Go 1.26).
 MINIO_MODULE=github.com/minio/minio
-MINIO_VERSION="${MODELPLANE_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+MINIO_VERSION="${DIDYMA_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 
 MINIO_HOST=127.0.0.1
-MINIO_PORT="${MODELPLANE_MINIO_PORT:-59000}"
-MINIO_USER=modelplane-test
-MINIO_PASSWORD=modelplane-test-secret
+MINIO_PORT="${DIDYMA_MINIO_PORT:-59000}"
+MINIO_USER=didyma-test
+MINIO_PASSWORD=didyma-test-secret
 
 BIN_DIR="$STATE_DIR/bin"
 MINIO_BIN="$BIN_DIR/minio"
@@ -69,7 +69,7 @@ ensure_built() {
   if [ "$rc" -ne 0 ] || [ ! -x "$tmpbin/minio" ]; then
     tail -n 30 "$BUILD_LOG" >&2 || true
     rm -rf "$tmpbin"
-    die "go install $MINIO_MODULE@$MINIO_VERSION failed (exit $rc, log: $BUILD_LOG); set MODELPLANE_MINIO_VERSION to another pseudo-version to try"
+    die "go install $MINIO_MODULE@$MINIO_VERSION failed (exit $rc, log: $BUILD_LOG); set DIDYMA_MINIO_VERSION to another pseudo-version to try"
   fi
   mv -f "$tmpbin/minio" "$MINIO_BIN"
   rm -rf "$tmpbin"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # PostgreSQL for the tests: Debian's `postgresql` package, our own cluster in
 # $STATE_DIR/postgres/data, listening on 127.0.0.1:55432.
-#   role modelplane / password modelplane (superuser: it is a throwaway test
-#   cluster), database modelplane_test.
+#   role didyma / password didyma (superuser: it is a throwaway test
+#   cluster), database didyma_test.
 # usage: postgres.sh start|stop|restart|status|env
 set -euo pipefail
 SERVICE_NAME=postgres
@@ -10,10 +10,10 @@ SERVICE_NAME=postgres
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PG_HOST=127.0.0.1
-PG_PORT="${MODELPLANE_PG_PORT:-55432}"
-PG_ROLE=modelplane
-PG_PASSWORD=modelplane
-PG_DB=modelplane_test
+PG_PORT="${DIDYMA_PG_PORT:-55432}"
+PG_ROLE=didyma
+PG_PASSWORD=didyma
+PG_DB=didyma_test
 
 PG_DIR="$STATE_DIR/postgres"
 PG_DATA="$PG_DIR/data"
@@ -85,7 +85,7 @@ ensure_traversable() {
     fi
   done
   runuser -u postgres -- test -x "$STATE_DIR" ||
-    die "the postgres OS user cannot reach $STATE_DIR; set MODELPLANE_SERVICES_DIR to a directory it can reach"
+    die "the postgres OS user cannot reach $STATE_DIR; set DIDYMA_SERVICES_DIR to a directory it can reach"
 }
 
 is_running() {
@@ -143,7 +143,7 @@ init_cluster() {
   # Tuned for a throwaway test cluster: durability is not needed.
   as_pg tee -a "$PG_DATA/postgresql.conf" >/dev/null <<EOF
 
-# --- modelplane test cluster (scripts/services/postgres.sh) ---
+# --- didyma test cluster (scripts/services/postgres.sh) ---
 listen_addresses = '$PG_HOST'
 port = $PG_PORT
 unix_socket_directories = '$PG_RUN'

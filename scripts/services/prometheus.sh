@@ -11,7 +11,7 @@ SERVICE_NAME=prometheus
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 PROM_HOST=127.0.0.1
-PROM_PORT="${MODELPLANE_PROMETHEUS_PORT:-59090}"
+PROM_PORT="${DIDYMA_PROMETHEUS_PORT:-59090}"
 PROM_DIR="$STATE_DIR/prometheus"
 PROM_CONFIG="$PROM_DIR/prometheus.yml"
 PROM_TARGETS="$PROM_DIR/targets.json"
@@ -50,7 +50,7 @@ global:
   scrape_timeout: 1s
   evaluation_interval: 1s
 scrape_configs:
-  - job_name: modelplane
+  - job_name: didyma
     file_sd_configs:
       - files:
           - $PROM_TARGETS

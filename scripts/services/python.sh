@@ -26,7 +26,7 @@ PY_CONSTRAINTS="$SERVICES_LIB_DIR/python-constraints.txt"
 
 PY_DIR="$STATE_DIR/python"
 VENV="$PY_DIR/venv"
-STAMP="$VENV/.modelplane-setup"
+STAMP="$VENV/.didyma-setup"
 SETUP_LOG="$PY_DIR/setup.log"
 
 env_lines() {

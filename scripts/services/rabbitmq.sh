@@ -4,7 +4,7 @@
 # $STATE_DIR/rabbitmq:
 #   AMQP 127.0.0.1:55672, Erlang distribution 127.0.0.1:55682,
 #   epmd on 127.0.0.1:54369, CLI distribution ports 55690-55699,
-#   user modelplane / modelplane, administrator, full permissions on vhost /.
+#   user didyma / didyma, administrator, full permissions on vhost /.
 #   No plugins. Quorum queues work (single node).
 # usage: rabbitmq.sh start|stop|restart|status|env
 set -euo pipefail
@@ -13,13 +13,13 @@ SERVICE_NAME=rabbitmq
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 RMQ_HOST=127.0.0.1
-RMQ_PORT="${MODELPLANE_RABBITMQ_PORT:-55672}"
-RMQ_DIST_PORT="${MODELPLANE_RABBITMQ_DIST_PORT:-55682}"
-RMQ_EPMD_PORT="${MODELPLANE_RABBITMQ_EPMD_PORT:-54369}"
-RMQ_CTL_PORT_MIN="${MODELPLANE_RABBITMQ_CTL_PORT_MIN:-55690}"
-RMQ_USER=modelplane
-RMQ_PASSWORD=modelplane
-RMQ_NODE="${MODELPLANE_RABBITMQ_NODENAME:-modelplane@localhost}"
+RMQ_PORT="${DIDYMA_RABBITMQ_PORT:-55672}"
+RMQ_DIST_PORT="${DIDYMA_RABBITMQ_DIST_PORT:-55682}"
+RMQ_EPMD_PORT="${DIDYMA_RABBITMQ_EPMD_PORT:-54369}"
+RMQ_CTL_PORT_MIN="${DIDYMA_RABBITMQ_CTL_PORT_MIN:-55690}"
+RMQ_USER=didyma
+RMQ_PASSWORD=didyma
+RMQ_NODE="${DIDYMA_RABBITMQ_NODENAME:-didyma@localhost}"
 RMQ_SBIN=/usr/lib/rabbitmq/bin
 
 RMQ_DIR="$STATE_DIR/rabbitmq"

@@ -58,7 +58,7 @@ describe('dashboard in a browser', function () {
   });
 
   async function openBrowser(): Promise<Browser> {
-    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-chromium-'));
+    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-chromium-'));
     const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(15_000);
     const page = context.pages()[0] ?? (await context.newPage());
@@ -145,7 +145,7 @@ describe('dashboard in a browser', function () {
     await page.getByLabel('Name').fill('nightly-batch');
     await page.getByRole('button', { name: 'Create token' }).click();
     const key = await page.locator('#new-token-key').inputValue();
-    expect(key).to.match(/^mp_/);
+    expect(key).to.match(/^dy_/);
     await page.getByRole('button', { name: 'Copy' }).click();
     // The copy is asynchronous (Clipboard API promise): wait for the announcement.
     const status = page.locator('[data-copy-status="new-token-key"]');
@@ -294,7 +294,7 @@ describe('dashboard in a browser', function () {
     const { page, context } = await openBrowser();
     await signIn(page, supervisor, ws.name);
     const cookies = await context.cookies(t.auth.baseUrl);
-    const session = cookies.find((c) => c.name === 'mp_session')!;
+    const session = cookies.find((c) => c.name === 'dy_session')!;
     expect(session).to.include({ httpOnly: true, sameSite: 'Strict' });
     expect(await page.evaluate('document.cookie')).to.equal('');
     // Another site's form cannot carry the token (and SameSite=Strict keeps the cookie away from it anyway).

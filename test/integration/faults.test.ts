@@ -70,7 +70,7 @@ describe('fault tolerance under load (real PostgreSQL and RabbitMQ)', function (
   before(async () => {
     amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
     await sharedDatabaseUrl(); // fails with a message when TEST_DATABASE_URL is not set
-    queueName = unique('mp-faults');
+    queueName = unique('dy-faults');
     // A lease well above a database restart: the executor waits the outage out instead of handing the work over.
     t = await startTestPlatform({ amqpUrl, queueName, executorLeaseSeconds: 30, maxInFlight: 64 });
     version = unique('faults');

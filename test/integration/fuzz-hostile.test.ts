@@ -91,7 +91,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
   describe('sizes', () => {
     it('refuses a JSON body over the limit with 413', async () => {
       await refused(
-        () => t.private.post('/api/storage', { token: owner.token, json: { storage_key: unique('big'), storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'x', pad: 'x'.repeat(LIMITS.maxBodyBytes) } } }),
+        () => t.private.post('/api/storage', { token: owner.token, json: { storage_key: unique('big'), storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'x', pad: 'x'.repeat(LIMITS.maxBodyBytes) } } }),
         413,
         'payload_too_large',
       );
@@ -170,7 +170,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
     it('refuses a storage folder outside the storage root with 400', async () => {
       for (const folder of ['../../etc', '/etc', '..', 'a/../../b']) {
         await refused(
-          () => t.private.post('/api/storage', { token: owner.token, json: { storage_key: unique('trav'), storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: folder } } }),
+          () => t.private.post('/api/storage', { token: owner.token, json: { storage_key: unique('trav'), storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: folder } } }),
           400,
         );
       }
@@ -227,16 +227,16 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
     });
     it('refuses such storage keys, deployment keys and model codes with 400 and creates nothing', async () => {
       for (const name of names) {
-        await refused(() => t.private.post('/api/storage', { token: owner.token, json: { storage_key: name, storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'u' } } }), 400);
+        await refused(() => t.private.post('/api/storage', { token: owner.token, json: { storage_key: name, storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'u' } } }), 400);
         await refused(
           () =>
             t.private.post('/api/deployment', {
               token: owner.token,
               json: {
                 deployment_key: name,
-                registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+                registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
                 registry_connector_init: { model_registry_url: demo.url, tracking_server_url: demo.url },
-                server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+                server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
                 server_proxy_init: { server_proxy_url: demo.url },
               },
             }),

@@ -24,7 +24,7 @@ describe('Kubernetes: the API writes custom resources', function () {
   let owner: Tenant;
 
   before(async () => {
-    kube = await testNamespace('mp-api');
+    kube = await testNamespace('dy-api');
     t = await startTestPlatform(kubeOverrides(kube.namespace));
     operator = await startTestOperator(kube.namespace);
     demo = await startDemoModelServer();
@@ -61,7 +61,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     expect(reply.status, reply.text).to.equal(201);
     const name = resourceName('deployment', owner.ws.name, key);
     const resource = await read('deployment', name);
-    expect(resource.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.managedBy]: 'modelplane' });
+    expect(resource.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.managedBy]: 'didyma' });
     expect(resource.spec).to.deep.equal({
       workspace: owner.ws.name,
       deploymentKey: key,
@@ -82,14 +82,14 @@ describe('Kubernetes: the API writes custom resources', function () {
     const entry = configEntryKey('deployment', name);
     await waitFor('the operator to configure it', async () => {
       const resource = await read('deployment', name);
-      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
-      return resource.metadata.finalizers?.includes('modelplane.io/proxy-configuration') && configMap.data?.[entry];
+      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
+      return resource.metadata.finalizers?.includes('didyma.io/proxy-configuration') && configMap.data?.[entry];
     });
     const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
     expect(reply.status).to.equal(204);
     await waitFor('the ModelDeployment to be gone', () => gone(paths.resource('deployment', kube.namespace, name)));
     expect(await gone(paths.secret(kube.namespace, secretName(name)))).to.equal(true);
-    const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
+    const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
     expect(configMap.data ?? {}).to.not.have.property(entry);
   });
 
@@ -97,7 +97,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     const key = await filesystemStorage(t.private, owner.token, unique('files'));
     const name = resourceName('storage', owner.ws.name, key);
     const resource = await read('storage', name);
-    expect(resource.spec).to.deep.include({ workspace: owner.ws.name, storageKey: key, className: 'modelplane.storage.FilesystemStorage' });
+    expect(resource.spec).to.deep.include({ workspace: owner.ws.name, storageKey: key, className: 'didyma.storage.FilesystemStorage' });
     expect(resource.spec).to.not.have.property('secretRef');
     await waitFor('the StorageConfig to be Ready', async () => (await read('storage', name)).status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True');
     expect((await t.private.delete(`/api/storage/${key}`, { token: owner.token })).status).to.equal(204);
@@ -184,7 +184,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   let deploymentName: string;
 
   before(async () => {
-    kube = await testNamespace('mp-executor');
+    kube = await testNamespace('dy-executor');
     t = await startTestPlatform(kubeOverrides(kube.namespace));
     operator = await startTestOperator(kube.namespace);
     version = unique('v');
@@ -233,7 +233,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   it('runs an invocation through the server named in the ConfigMap, and follows a change without restart', async () => {
     const entry = configEntryKey('deployment', deploymentName);
     const entryUrl = async () => {
-      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'modelplane-proxy-config'));
+      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
       const text = configMap.data?.[entry];
       return text ? (JSON.parse(text).serverProxy.init.server_proxy_url as string) : undefined;
     };

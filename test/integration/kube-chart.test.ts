@@ -13,7 +13,7 @@ import { startDemoModelServer } from '../support/fixtures.js';
 import { clientFor, helmPath, kubeconfigAs, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
-const CHART = 'charts/modelplane';
+const CHART = 'charts/didyma';
 
 /** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, metrics token, MinIO host in the allow list). */
 const EVERYTHING = [
@@ -21,7 +21,7 @@ const EVERYTHING = [
   'executor.hpa.enabled=true',
   'serviceMonitor.enabled=true',
   'secrets.metricsToken=scrape-me',
-  'ingress.tlsSecretName=modelplane-tls',
+  'ingress.tlsSecretName=didyma-tls',
   'ingress.className=nginx',
   'externalMinio.endpoint=http://minio.storage:9000',
   'config.urlAllow=10.0.0.0/8',
@@ -55,12 +55,12 @@ describe('Kubernetes: the Helm chart', function () {
   let kubeVersion: string;
 
   before(async () => {
-    ({ client, namespace } = await testNamespace('mp-chart'));
+    ({ client, namespace } = await testNamespace('dy-chart'));
     kubeVersion = (await client.get<{ gitVersion: string }>('/version')).gitVersion.replace(/[-+].*$/, '');
   });
 
   const render = async (...args: string[]) => {
-    const { stdout } = await helm('template', 'mp', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args);
+    const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args);
     return YAML.parseAllDocuments(stdout)
       .map((doc) => doc.toJS() as KubeObject | null)
       .filter((doc): doc is KubeObject => Boolean(doc));
@@ -77,25 +77,25 @@ describe('Kubernetes: the Helm chart', function () {
   it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
     const kinds = (await render()).map((o) => `${o.kind}/${o.metadata.name}`);
     for (const expected of [
-      'Deployment/mp-modelplane-auth',
-      'Deployment/mp-modelplane-private',
-      'Deployment/mp-modelplane-public',
-      'Deployment/mp-modelplane-executor',
-      'Deployment/mp-modelplane-operator',
-      'Ingress/mp-modelplane-auth',
-      'Ingress/mp-modelplane-private',
-      'Ingress/mp-modelplane-public',
-      'Role/mp-modelplane-operator',
-      'PodDisruptionBudget/mp-modelplane-operator',
-      'Job/mp-modelplane-migrate',
-      'ConfigMap/mp-modelplane-proxy-config',
-      'CustomResourceDefinition/modeldeployments.modelplane.io',
-      'CustomResourceDefinition/storageconfigs.modelplane.io',
+      'Deployment/dy-didyma-auth',
+      'Deployment/dy-didyma-private',
+      'Deployment/dy-didyma-public',
+      'Deployment/dy-didyma-executor',
+      'Deployment/dy-didyma-operator',
+      'Ingress/dy-didyma-auth',
+      'Ingress/dy-didyma-private',
+      'Ingress/dy-didyma-public',
+      'Role/dy-didyma-operator',
+      'PodDisruptionBudget/dy-didyma-operator',
+      'Job/dy-didyma-migrate',
+      'ConfigMap/dy-didyma-proxy-config',
+      'CustomResourceDefinition/modeldeployments.didyma.io',
+      'CustomResourceDefinition/storageconfigs.didyma.io',
     ]) {
       expect(kinds).to.include(expected);
     }
     const optional = (await render(...EVERYTHING)).map((o) => `${o.kind}/${o.metadata.name}`);
-    expect(optional).to.include.members(['HorizontalPodAutoscaler/mp-modelplane-public', 'HorizontalPodAutoscaler/mp-modelplane-executor', 'ServiceMonitor/mp-modelplane-operator']);
+    expect(optional).to.include.members(['HorizontalPodAutoscaler/dy-didyma-public', 'HorizontalPodAutoscaler/dy-didyma-executor', 'ServiceMonitor/dy-didyma-operator']);
   });
 
   it('runs every container as non-root on a read-only root filesystem, with probes and resources', async () => {
@@ -142,7 +142,7 @@ describe('Kubernetes: the Helm chart', function () {
     for (const object of (await render()).filter((o) => rbacKinds.includes(o.kind))) {
       await client.patch((await pathOf(client, object, namespace, cache))!, 'apply', object, { fieldManager: 'helm-test', force: true });
     }
-    const as = (component: string) => clientFor(kubeconfigAs(namespace, `mp-modelplane-${component}`));
+    const as = (component: string) => clientFor(kubeconfigAs(namespace, `dy-didyma-${component}`));
     const forbidden = (call: Promise<unknown>) => call.then(
       () => false,
       (error: { status?: number }) => error.status === 403,
@@ -151,9 +151,9 @@ describe('Kubernetes: the Helm chart', function () {
     // The API writes a deployment with its credentials.
     const demo = await startDemoModelServer();
     const operator = await startTestOperator(namespace, {
-      KUBECONFIG: kubeconfigAs(namespace, 'mp-modelplane-operator'),
-      MODELPLANE_PROXY_CONFIGMAP: 'mp-modelplane-proxy-config',
-      MODELPLANE_LEASE_NAME: 'mp-modelplane-operator',
+      KUBECONFIG: kubeconfigAs(namespace, 'dy-didyma-operator'),
+      DIDYMA_PROXY_CONFIGMAP: 'dy-didyma-proxy-config',
+      DIDYMA_LEASE_NAME: 'dy-didyma-operator',
     });
     try {
       const api = { client: as('api'), namespace };
@@ -161,11 +161,11 @@ describe('Kubernetes: the Helm chart', function () {
         kind: 'deployment',
         workspace: 'default',
         key: 'rbac',
-        registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
-        serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
+        registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
+        serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
         secrets: { server_proxy_pat: 'rbac-pat' },
       });
-      await api.client.list(paths.secret(namespace), { labelSelector: 'app.kubernetes.io/managed-by=modelplane' });
+      await api.client.list(paths.secret(namespace), { labelSelector: 'app.kubernetes.io/managed-by=didyma' });
 
       // The operator, as its ServiceAccount, reconciles it to Ready (Lease, Secret, ConfigMap, status, Events).
       await waitFor('the operator to make it Ready', async () => {
@@ -178,7 +178,7 @@ describe('Kubernetes: the Helm chart', function () {
 
       // Executors read the proxy ConfigMap (watched by name) and the Secret it names, nothing else.
       const executor = as('executor');
-      const entries = await executor.list<any>(paths.configMap(namespace), { fieldSelector: 'metadata.name=mp-modelplane-proxy-config' });
+      const entries = await executor.list<any>(paths.configMap(namespace), { fieldSelector: 'metadata.name=dy-didyma-proxy-config' });
       expect(entries.items[0].data).to.have.property(configEntryKey('deployment', metadata.name));
       expect(await readSecret({ client: executor, namespace }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
       expect(await forbidden(executor.list(paths.configMap(namespace)))).to.equal(true);
@@ -186,7 +186,7 @@ describe('Kubernetes: the Helm chart', function () {
       expect(await forbidden(executor.get(paths.resource('deployment', namespace, metadata.name)))).to.equal(true);
 
       // The auth and public servers' account may do nothing at all.
-      expect(await forbidden(as('server').get(paths.configMap(namespace, 'mp-modelplane-proxy-config')))).to.equal(true);
+      expect(await forbidden(as('server').get(paths.configMap(namespace, 'dy-didyma-proxy-config')))).to.equal(true);
     } finally {
       await operator.close();
       await demo.close();

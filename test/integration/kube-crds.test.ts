@@ -10,8 +10,8 @@ const valid: DesiredDeployment = {
   kind: 'deployment',
   workspace: 'default',
   key: 'iris',
-  registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
-  serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
+  registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
+  serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
   secrets: { server_proxy_pat: 'p' },
 };
 
@@ -34,17 +34,17 @@ describe('Kubernetes: CRDs', function () {
   let kube: KubeConnection;
 
   before(async () => {
-    kube = await testNamespace('mp-crds');
+    kube = await testNamespace('dy-crds');
     client = kube.client;
   });
 
   it('installs both CRDs with their short names, printer columns and status subresource', async () => {
-    const resources = await client.get<{ resources: Array<{ name: string; kind: string; shortNames?: string[]; namespaced: boolean }> }>('/apis/modelplane.io/v1alpha1');
+    const resources = await client.get<{ resources: Array<{ name: string; kind: string; shortNames?: string[]; namespaced: boolean }> }>('/apis/didyma.io/v1alpha1');
     const byName = new Map(resources.resources.map((r) => [r.name, r]));
     expect(byName.get('modeldeployments')).to.deep.include({ kind: 'ModelDeployment', shortNames: ['mdep'], namespaced: true });
     expect(byName.get('storageconfigs')).to.deep.include({ kind: 'StorageConfig', shortNames: ['stcfg'], namespaced: true });
     expect(byName.has('modeldeployments/status') && byName.has('storageconfigs/status')).to.equal(true);
-    const crd = await client.get<any>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/modeldeployments.modelplane.io');
+    const crd = await client.get<any>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/modeldeployments.didyma.io');
     expect(crd.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name)).to.include.members(['Key', 'Workspace', 'Registry', 'Proxy', 'Ready', 'Age']);
   });
 
@@ -77,10 +77,10 @@ describe('Kubernetes: CRDs', function () {
 
   it('rejects a StorageConfig with a credential, a non-URL endpoint or a mistyped init value', async () => {
     const storage = (init: Record<string, unknown>) => ({
-      apiVersion: 'modelplane.io/v1alpha1',
+      apiVersion: 'didyma.io/v1alpha1',
       kind: 'StorageConfig',
       metadata: { name: `bad-storage-${Math.random().toString(16).slice(2, 8)}`, namespace: kube.namespace },
-      spec: { workspace: 'default', storageKey: 'files', className: 'modelplane.storage.S3Storage', init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', ...init } },
+      spec: { workspace: 'default', storageKey: 'files', className: 'didyma.storage.S3Storage', init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', ...init } },
     });
     const refusal = (init: Record<string, unknown>) => client.create(paths.resource('storage', kube.namespace), storage(init)).then(() => 'accepted', (e: unknown) => (e as Error).message);
     expect(await refusal({ secret_key: 'leaked' })).to.include('credentials belong in the Secret');

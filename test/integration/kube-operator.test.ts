@@ -17,7 +17,7 @@ type Resource = KubeObject & { spec: any; status?: { observedGeneration?: number
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 const PAT = 'operator-test-pat';
-const CONFIG_MAP = 'modelplane-proxy-config';
+const CONFIG_MAP = 'didyma-proxy-config';
 let counter = 0;
 
 function deployment(url: string, secrets: Record<string, string> = { server_proxy_pat: PAT }): DesiredDeployment {
@@ -26,8 +26,8 @@ function deployment(url: string, secrets: Record<string, string> = { server_prox
     kind: 'deployment',
     workspace: 'default',
     key: `dep-${Date.now().toString(36)}-${counter}`,
-    registry: { className: 'modelplane.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
-    serverProxy: { className: 'modelplane.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
+    registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
+    serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
     secrets,
   };
 }
@@ -66,7 +66,7 @@ describe('Kubernetes: the operator', function () {
   let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
 
   before(async () => {
-    kube = await testNamespace('mp-operator');
+    kube = await testNamespace('dy-operator');
     writer = new DesiredStateWriter(kube, createLogger('silent'));
     demo = await startDemoModelServer();
     operator = await startTestOperator(kube.namespace);
@@ -94,7 +94,7 @@ describe('Kubernetes: the operator', function () {
     const resource = await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
     expect(condition(resource, 'Ready')).to.include({ reason: 'Configured' });
     expect(condition(resource, 'Reachable')).to.include({ status: 'True', reason: 'HealthChecksPassed' });
-    expect(resource.metadata.finalizers).to.include('modelplane.io/proxy-configuration');
+    expect(resource.metadata.finalizers).to.include('didyma.io/proxy-configuration');
     const text = (await configMap()).data?.[configEntryKey('deployment', metadata.name)];
     expect(JSON.parse(text!)).to.deep.equal({
       kind: 'ModelDeployment',
@@ -117,7 +117,7 @@ describe('Kubernetes: the operator', function () {
     const ready = (await kube.client.list<Resource>(paths.resource('deployment', kube.namespace))).items.filter((r) => condition(r, 'Ready')?.status === 'True').length;
     await waitFor('the new operator to reconcile every ready resource', async () => {
       const text = await (await fetch(`${operator!.url}/metrics`)).text();
-      const count = /modelplane_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} (\d+)/.exec(text)?.[1];
+      const count = /didyma_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} (\d+)/.exec(text)?.[1];
       return Number(count ?? 0) >= ready;
     });
     expect((await read(metadata.name)).metadata.resourceVersion).to.equal(before.resource);
@@ -143,10 +143,10 @@ describe('Kubernetes: the operator', function () {
   it('refuses a class it does not know and removes the configuration', async () => {
     const item = deployment(demo.url, {});
     const object = customResource(item, kube.namespace);
-    (object.spec as any).serverProxy.className = 'modelplane.proxy.NoSuchProxy';
+    (object.spec as any).serverProxy.className = 'didyma.proxy.NoSuchProxy';
     await kubectlApply(kube, paths.resource('deployment', kube.namespace, object.metadata.name), object);
     const resource = await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'InvalidClass');
-    expect(condition(resource, 'Ready')!.message).to.include('modelplane.proxy.OpenInferenceServerProxy');
+    expect(condition(resource, 'Ready')!.message).to.include('didyma.proxy.OpenInferenceServerProxy');
     expect(condition(resource, 'Reachable')).to.include({ status: 'Unknown', reason: 'NotProbed' });
     expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', object.metadata.name));
   });
@@ -169,7 +169,7 @@ describe('Kubernetes: the operator', function () {
     try {
       const { metadata } = await writer.apply(deployment(server.url));
       child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'operator'], {
-        env: { ...process.env, ...operatorEnv(kube.namespace, { MODELPLANE_UPSTREAM_TIMEOUT_MS: '60000', MODELPLANE_LOG_LEVEL: 'info' }) },
+        env: { ...process.env, ...operatorEnv(kube.namespace, { DIDYMA_UPSTREAM_TIMEOUT_MS: '60000', DIDYMA_LOG_LEVEL: 'info' }) },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -179,7 +179,7 @@ describe('Kubernetes: the operator', function () {
       child.kill('SIGKILL');
       await new Promise((resolve) => child!.once('exit', resolve));
       const interrupted = await read(metadata.name);
-      expect(interrupted.metadata.finalizers).to.include('modelplane.io/proxy-configuration');
+      expect(interrupted.metadata.finalizers).to.include('didyma.io/proxy-configuration');
       expect(interrupted.status?.conditions ?? []).to.deep.equal([]);
 
       server.recover();
@@ -216,8 +216,8 @@ describe('Kubernetes: the operator', function () {
   it('serves /healthz and /metrics', async () => {
     expect((await fetch(`${operator!.url}/healthz`)).status).to.equal(200);
     const metrics = await (await fetch(`${operator!.url}/metrics`)).text();
-    expect(metrics).to.include('modelplane_operator_reconcile_duration_seconds');
-    expect(metrics).to.match(/modelplane_operator_leader 1/);
+    expect(metrics).to.include('didyma_operator_reconcile_duration_seconds');
+    expect(metrics).to.match(/didyma_operator_leader 1/);
   });
 
   it('removes the configuration of a resource deleted with kubectl (finalizer)', async () => {

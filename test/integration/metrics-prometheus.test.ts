@@ -65,7 +65,7 @@ describe('metrics against a real Prometheus', () => {
   });
 
   function writeTargets(urls: string[]): void {
-    writeTargetsFile(JSON.stringify([{ targets: urls.map((url) => new URL(url).host), labels: { modelplane_test_run: String(process.pid) } }]));
+    writeTargetsFile(JSON.stringify([{ targets: urls.map((url) => new URL(url).host), labels: { didyma_test_run: String(process.pid) } }]));
   }
 
   /** Atomically, so Prometheus never reads half a file. */
@@ -200,7 +200,7 @@ describe('metrics against a real Prometheus', () => {
     expect(valueOf(await metric('active_sessions', a.token, { model_version: b.version }))).to.equal('');
     expect((await metric('last_model_invocation_duration_seconds', a.token, { model_code: 'iris-classifier', model_version: b.version })).body.data.result).to.deep.equal([]);
     // a value trying to widen the selector to b
-    const widened = await metric('active_sessions', a.token, { model_code: `x"} or modelplane_sessions{workspace="${b.ws.name}` });
+    const widened = await metric('active_sessions', a.token, { model_code: `x"} or didyma_sessions{workspace="${b.ws.name}` });
     expect(valueOf(widened)).to.equal('');
     // each sees its own numbers; staff may name either
     expect(valueOf(await metric('total_invocations', b.token))).to.equal('1');
@@ -212,7 +212,7 @@ describe('metrics against a real Prometheus', () => {
   it('treats hostile label values as values: the query changes only in the matched value', async () => {
     await scraped('active_sessions', a.token, { model_code: 'iris-classifier' }, '2');
     const normal = await metric('active_sessions', a.token, { model_code: 'iris-classifier' });
-    for (const hostile of ['"} or vector(1) #', '"} or vector(1) #\n', 'iris-classifier\\', 'iris-classifier\n', '\\"} or on() vector(1) or {a="', 'iris-classifier"} or modelplane_sessions{model_code="iris-classifier']) {
+    for (const hostile of ['"} or vector(1) #', '"} or vector(1) #\n', 'iris-classifier\\', 'iris-classifier\n', '\\"} or on() vector(1) or {a="', 'iris-classifier"} or didyma_sessions{model_code="iris-classifier']) {
       const reply = await metric('active_sessions', a.token, { model_code: hostile });
       expect(reply.status, `${hostile}: ${reply.text}`).to.equal(200);
       expect(reply.body.data.result, hostile).to.deep.equal([]);

@@ -6,8 +6,8 @@ import { ModelServers, predictInNewSession, registerMlflowModel, startWithPlatfo
 import { unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
-const MLFLOW_REGISTRY = 'modelplane.registry.MlflowRegistryConnector';
-const MLFLOW_PROXY = 'modelplane.proxy.MlflowServerProxy';
+const MLFLOW_REGISTRY = 'didyma.registry.MlflowRegistryConnector';
+const MLFLOW_PROXY = 'didyma.proxy.MlflowServerProxy';
 
 /**
  * A real MLflow tracking server with its model registry (from PyPI), a

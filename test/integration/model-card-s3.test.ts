@@ -32,7 +32,7 @@ describe('model cards on S3Storage (real MinIO)', function () {
     const a = await tenant(t);
     const created = await t.private.post('/api/storage', {
       token: a.token,
-      json: { storage_key: 's3', storage_class: 'modelplane.storage.S3Storage', connector_init: { access_key: accessKey, secret_key: secretKey, endpoint, bucket_name: bucket } },
+      json: { storage_key: 's3', storage_class: 'didyma.storage.S3Storage', connector_init: { access_key: accessKey, secret_key: secretKey, endpoint, bucket_name: bucket } },
     });
     expect(created.status, created.text).to.equal(201);
     expect(created.body.connector_init.secret_key).to.equal('********');
@@ -66,7 +66,7 @@ describe('model cards on S3Storage (real MinIO)', function () {
     const a = await tenant(t);
     const reply = await t.private.post('/api/storage', {
       token: a.token,
-      json: { storage_key: 'bad', storage_class: 'modelplane.storage.S3Storage', connector_init: { access_key: accessKey, secret_key: 'wrong-secret-value', endpoint, bucket_name: bucket } },
+      json: { storage_key: 'bad', storage_class: 'didyma.storage.S3Storage', connector_init: { access_key: accessKey, secret_key: 'wrong-secret-value', endpoint, bucket_name: bucket } },
     });
     expect(reply.status).to.equal(400);
     expect(reply.body.message).to.include(bucket);

@@ -43,7 +43,7 @@ describe('RabbitMQ queue (real broker)', function () {
 
   const queues: string[] = [];
   const testQueue = () => {
-    const name = unique('mp-test');
+    const name = unique('dy-test');
     queues.push(name);
     return name;
   };
@@ -115,7 +115,7 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
 
   before(async () => {
     const amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    queueName = unique('mp-invocations');
+    queueName = unique('dy-invocations');
     t = await startTestPlatform({ amqpUrl, queueName, executorLeaseSeconds: 3 });
     version = unique('v');
     demo = await startDemoModelServer(version);
@@ -183,14 +183,14 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
         env: {
           ...process.env,
           DATABASE_URL: await sharedDatabaseUrl(),
-          MODELPLANE_AMQP_URL: requireEnv('TEST_AMQP_URL', 'rabbitmq'),
-          MODELPLANE_QUEUE_NAME: queueName,
-          MODELPLANE_SECRET_KEY_FILE: testSecretKeyFile,
-          MODELPLANE_DEV_MODE: 'true',
-          MODELPLANE_EXECUTOR_LEASE_SECONDS: '3',
-          MODELPLANE_EXECUTOR_PORT: '0',
-          MODELPLANE_LOG_LEVEL: 'warn',
-          MODELPLANE_DATA_DIR: t.dataDir,
+          DIDYMA_AMQP_URL: requireEnv('TEST_AMQP_URL', 'rabbitmq'),
+          DIDYMA_QUEUE_NAME: queueName,
+          DIDYMA_SECRET_KEY_FILE: testSecretKeyFile,
+          DIDYMA_DEV_MODE: 'true',
+          DIDYMA_EXECUTOR_LEASE_SECONDS: '3',
+          DIDYMA_EXECUTOR_PORT: '0',
+          DIDYMA_LOG_LEVEL: 'warn',
+          DIDYMA_DATA_DIR: t.dataDir,
         },
         stdio: 'ignore',
       });

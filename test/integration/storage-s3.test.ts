@@ -114,7 +114,7 @@ describe('S3Storage against a real MinIO server', () => {
   before(async () => {
     server = s3ServerFromEnvironment();
     admin = adminClient(server);
-    bucket = `modelplane-test-${randomUUID().slice(0, 8)}`;
+    bucket = `didyma-test-${randomUUID().slice(0, 8)}`;
     await admin.makeBucket(bucket);
     storage = classes.backend(S3_STORAGE, initFor());
   });
@@ -205,7 +205,7 @@ describe('S3Storage against a real MinIO server', () => {
   });
 
   it('reports a backend failure during an upload as a 502 without the secret', async () => {
-    const broken = classes.backend(S3_STORAGE, initFor({ bucket_name: `modelplane-missing-${randomUUID().slice(0, 8)}` }));
+    const broken = classes.backend(S3_STORAGE, initFor({ bucket_name: `didyma-missing-${randomUUID().slice(0, 8)}` }));
     const error = await expectRejection(broken.put(`workspace/1/files/${randomUUID()}`, generated(100), { contentType: 'text/plain', maxBytes: 1000 }), BadGatewayError);
     expect(error.status).to.equal(502);
     expect(error.message).to.equal('The storage backend failed: the bucket does not exist.');
@@ -233,7 +233,7 @@ describe('S3Storage against a real MinIO server', () => {
     });
 
     it('for a missing bucket', async () => {
-      const missing = `modelplane-missing-${randomUUID().slice(0, 8)}`;
+      const missing = `didyma-missing-${randomUUID().slice(0, 8)}`;
       const error = await checkFailure({ bucket_name: missing });
       expect(error.message).to.match(new RegExp(`^bucket ${missing} not reachable at endpoint \\S+: the bucket does not exist\\.$`));
     });

@@ -8,8 +8,8 @@ import { Client } from '../support/http.js';
 const PASSWORD = 'Walkthrough-Pass-42';
 const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
 
-/** The README walkthrough, step by step, against a real `modelplane dev` process on embedded defaults. */
-describe('README walkthrough against `modelplane dev`', function () {
+/** The README walkthrough, step by step, against a real `didyma dev` process on embedded defaults. */
+describe('README walkthrough against `didyma dev`', function () {
   this.timeout(120_000);
   let child: ChildProcess;
   let dataDir: string;
@@ -25,12 +25,12 @@ describe('README walkthrough against `modelplane dev`', function () {
     for (let attempt = 1; ; attempt++) {
       const port = 20000 + Math.floor(Math.random() * 12000);
       await startDev(port);
-      if (output.includes('modelplane is running')) {
+      if (output.includes('didyma is running')) {
         [auth, priv, pub] = [0, 1, 2].map((offset) => new Client(`http://127.0.0.1:${port + offset}`)) as [Client, Client, Client];
         demoUrl = `http://127.0.0.1:${port + 3}`;
         return;
       }
-      if (!output.includes('EADDRINUSE') || attempt === 3) throw new Error(`modelplane dev did not start:\n${output}`);
+      if (!output.includes('EADDRINUSE') || attempt === 3) throw new Error(`didyma dev did not start:\n${output}`);
       await stopDev();
     }
   });
@@ -38,25 +38,25 @@ describe('README walkthrough against `modelplane dev`', function () {
 
   async function startDev(port: number): Promise<void> {
     output = '';
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-walkthrough-'));
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-walkthrough-'));
     child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'dev'], {
       env: {
         PATH: process.env.PATH,
         HOME: process.env.HOME,
-        MODELPLANE_DATA_DIR: dataDir,
-        MODELPLANE_AUTH_PORT: String(port),
-        MODELPLANE_PRIVATE_PORT: String(port + 1),
-        MODELPLANE_PUBLIC_PORT: String(port + 2),
-        MODELPLANE_DEMO_MODEL_SERVER_PORT: String(port + 3),
-        MODELPLANE_EXECUTOR_PORT: String(port + 4),
-        MODELPLANE_ADMIN_PASSWORD: PASSWORD,
-        MODELPLANE_LOG_LEVEL: 'warn',
+        DIDYMA_DATA_DIR: dataDir,
+        DIDYMA_AUTH_PORT: String(port),
+        DIDYMA_PRIVATE_PORT: String(port + 1),
+        DIDYMA_PUBLIC_PORT: String(port + 2),
+        DIDYMA_DEMO_MODEL_SERVER_PORT: String(port + 3),
+        DIDYMA_EXECUTOR_PORT: String(port + 4),
+        DIDYMA_ADMIN_PASSWORD: PASSWORD,
+        DIDYMA_LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
-    for (let i = 0; i < 600 && child.exitCode === null && !output.includes('modelplane is running') && !output.includes('EADDRINUSE'); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 600 && child.exitCode === null && !output.includes('didyma is running') && !output.includes('EADDRINUSE'); i++) await new Promise((r) => setTimeout(r, 100));
   }
 
   async function stopDev(): Promise<void> {
@@ -68,12 +68,12 @@ describe('README walkthrough against `modelplane dev`', function () {
   }
 
   it('prints how to log in, then runs login → storage → card → deployment → model → session → predict+explain → feedback', async () => {
-    expect(output).to.include('admin@modelplane.local');
-    const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@modelplane.local', password: PASSWORD, workspace: 'default' } });
+    expect(output).to.include('admin@didyma.local');
+    const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status).to.equal(200);
     const token = login.body.access as string;
 
-    expect((await priv.post('/api/storage', { token, json: { storage_key: 'cards', storage_class: 'modelplane.storage.FilesystemStorage', connector_init: { path: 'cards' } } })).status).to.equal(201);
+    expect((await priv.post('/api/storage', { token, json: { storage_key: 'cards', storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'cards' } } })).status).to.equal(201);
     const ticket = await priv.post('/api/storage/cards/files/request_upload', { token, json: { file_name: 'iris.md', content_type: 'text/markdown' } });
     expect(ticket.body.upload_url).to.equal(`${priv.baseUrl}/api/storage/cards/files/proxy_upload/${ticket.body.upload_id}`);
     const form = new FormData();
@@ -84,9 +84,9 @@ describe('README walkthrough against `modelplane dev`', function () {
       token,
       json: {
         deployment_key: 'demo',
-        registry_connector_class: 'modelplane.registry.OpenInferenceRegistryConnector',
+        registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
         registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
-        server_proxy_class: 'modelplane.proxy.OpenInferenceServerProxy',
+        server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
         server_proxy_init: { server_proxy_url: demoUrl },
       },
     });

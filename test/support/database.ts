@@ -39,7 +39,7 @@ async function open() {
     await migrateLatest(db);
     return { db, drop: () => db.destroy() };
   }
-  const name = `mp_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const name = `dy_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   try {
     await admin.raw(`create database ${name}`);

@@ -4,9 +4,9 @@ import type { Client } from './http.js';
 import type { QueuedInvocation } from '../../core/invocations/store.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
 
-export const OPEN_INFERENCE_REGISTRY = 'modelplane.registry.OpenInferenceRegistryConnector';
-export const OPEN_INFERENCE_PROXY = 'modelplane.proxy.OpenInferenceServerProxy';
-export const FILESYSTEM_STORAGE = 'modelplane.storage.FilesystemStorage';
+export const OPEN_INFERENCE_REGISTRY = 'didyma.registry.OpenInferenceRegistryConnector';
+export const OPEN_INFERENCE_PROXY = 'didyma.proxy.OpenInferenceServerProxy';
+export const FILESYSTEM_STORAGE = 'didyma.storage.FilesystemStorage';
 
 export interface Tenant {
   user: TestUser;

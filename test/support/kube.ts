@@ -26,7 +26,7 @@ function testKubeClient(): KubeClient {
   return new KubeClient(kc, 30_000);
 }
 
-export const CRD_FILES = ['modelplane.io_modeldeployments.yaml', 'modelplane.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
+export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
 
 /**
  * A fresh namespace for one test file, on the test cluster with the CRDs
@@ -37,7 +37,7 @@ export async function testNamespace(prefix: string): Promise<KubeConnection> {
   const client = testKubeClient();
   await installCrds(client);
   const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
-  await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'modelplane.io/test': 'true' } } });
+  await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } });
   return { client, namespace };
 }
 
@@ -45,7 +45,7 @@ export async function testNamespace(prefix: string): Promise<KubeConnection> {
 async function installCrds(client: KubeClient): Promise<void> {
   for (const file of CRD_FILES) {
     const crd = YAML.parse(fs.readFileSync(file, 'utf8')) as KubeObject;
-    await client.patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, 'apply', crd, { fieldManager: 'modelplane-tests', force: true });
+    await client.patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, 'apply', crd, { fieldManager: 'didyma-tests', force: true });
     await waitFor(`CRD ${crd.metadata.name} established`, async () => {
       const current = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
       return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? current : undefined;
@@ -69,20 +69,20 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-/** Environment of an operator (in-process or `modelplane operator` child) working on one test namespace. */
+/** Environment of an operator (in-process or `didyma operator` child) working on one test namespace. */
 export function operatorEnv(namespace: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
-    MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    MODELPLANE_KUBE_MODE: 'kubeconfig',
+    DIDYMA_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DIDYMA_KUBE_MODE: 'kubeconfig',
     KUBECONFIG: kubeconfigPath(),
-    MODELPLANE_KUBE_NAMESPACE: namespace,
+    DIDYMA_KUBE_NAMESPACE: namespace,
     // Test model servers listen on loopback.
-    MODELPLANE_DEV_MODE: 'true',
-    MODELPLANE_OPERATOR_PORT: '0',
-    MODELPLANE_OPERATOR_PROBE_SECONDS: '5',
-    MODELPLANE_LEASE_SECONDS: '3',
-    MODELPLANE_UPSTREAM_TIMEOUT_MS: '3000',
-    MODELPLANE_DATA_DIR: path.join(process.env.TMPDIR ?? '/tmp', `modelplane-operator-${namespace}`),
+    DIDYMA_DEV_MODE: 'true',
+    DIDYMA_OPERATOR_PORT: '0',
+    DIDYMA_OPERATOR_PROBE_SECONDS: '5',
+    DIDYMA_LEASE_SECONDS: '3',
+    DIDYMA_UPSTREAM_TIMEOUT_MS: '3000',
+    DIDYMA_DATA_DIR: path.join(process.env.TMPDIR ?? '/tmp', `didyma-operator-${namespace}`),
     ...extra,
   };
 }
@@ -106,7 +106,7 @@ export function kubectlApply(kube: KubeConnection, path: string, object: unknown
 export function kubeconfigAs(namespace: string, serviceAccount: string): string {
   const config = YAML.parse(fs.readFileSync(kubeconfigPath(), 'utf8')) as { users: Array<{ user: Record<string, unknown> }> };
   for (const entry of config.users) entry.user.as = `system:serviceaccount:${namespace}:${serviceAccount}`;
-  const file = path.join(process.env.TMPDIR ?? '/tmp', `modelplane-kubeconfig-${namespace}-${serviceAccount}.yaml`);
+  const file = path.join(process.env.TMPDIR ?? '/tmp', `didyma-kubeconfig-${namespace}-${serviceAccount}.yaml`);
   fs.writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
   return file;
 }

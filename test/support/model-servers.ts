@@ -191,7 +191,7 @@ export class ModelServers {
   /** `bin`: the virtualenv's bin directory (TEST_PYTHON_VENV or TEST_MLFLOW_VENV). */
   constructor(readonly bin: string) {
     this.tool('python');
-    this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-model-servers-'));
+    this.workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-model-servers-'));
     workDirs.add(this.workDir);
   }
 

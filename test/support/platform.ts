@@ -36,7 +36,7 @@ export interface TestPlatform {
 /** One encryption key per test process too (child processes read it from `testSecretKeyFile`). */
 const testSecretKey = crypto.randomBytes(32);
 export const testBox = new SecretBox(testSecretKey);
-export const testSecretKeyFile = path.join(os.tmpdir(), `modelplane-test-secret-${process.pid}.key`);
+export const testSecretKeyFile = path.join(os.tmpdir(), `didyma-test-secret-${process.pid}.key`);
 fs.writeFileSync(testSecretKeyFile, testSecretKey, { mode: 0o600 });
 
 export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
@@ -48,20 +48,20 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
 
 /** A platform over the shared test database, its servers listening on free ports. */
 export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number): Promise<TestPlatform> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-test-'));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-test-'));
   const config = loadConfig(
     {
-      MODELPLANE_VALIDATE_RESPONSES: 'true',
-      MODELPLANE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      MODELPLANE_DATA_DIR: dataDir,
+      DIDYMA_VALIDATE_RESPONSES: 'true',
+      DIDYMA_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      DIDYMA_DATA_DIR: dataDir,
       // Test doubles of model servers and registries listen on loopback.
-      MODELPLANE_DEV_MODE: 'true',
-      MODELPLANE_RELAY_POLL_MS: '50',
-      MODELPLANE_EXECUTOR_RETRY_BACKOFF_MS: '10',
+      DIDYMA_DEV_MODE: 'true',
+      DIDYMA_RELAY_POLL_MS: '50',
+      DIDYMA_EXECUTOR_RETRY_BACKOFF_MS: '10',
       // Login windows live in the shared test database, so every platform of a test process
       // counts into them from 127.0.0.1: the rate-limit tests set their own limits and addresses.
-      MODELPLANE_LOGIN_LIMIT_PER_ACCOUNT: '100000',
-      MODELPLANE_LOGIN_LIMIT_PER_CLIENT: '100000',
+      DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '100000',
+      DIDYMA_LOGIN_LIMIT_PER_CLIENT: '100000',
     },
     overrides,
   );

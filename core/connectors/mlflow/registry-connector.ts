@@ -6,7 +6,7 @@ import { validateInit, type InitSpec } from '../init.js';
 import type { ConnectorDeps, ConnectorInit, RegistryConnector } from '../types.js';
 
 export const MLFLOW_REGISTRY_SPEC: InitSpec = {
-  className: 'modelplane.registry.MlflowRegistryConnector',
+  className: 'didyma.registry.MlflowRegistryConnector',
   urls: ['model_registry_url', 'tracking_server_url'],
   secrets: ['tracking_server_pat'],
 };

@@ -5,7 +5,7 @@ import type { ConnectorInit, InferenceInput, InferenceOutput } from '../types.js
 import { toScoringPayload, withContext } from './payload.js';
 
 export const MLFLOW_PROXY_SPEC: InitSpec = {
-  className: 'modelplane.proxy.MlflowServerProxy',
+  className: 'didyma.proxy.MlflowServerProxy',
   urls: ['server_proxy_url'],
   secrets: ['server_proxy_pat'],
 };

@@ -43,7 +43,7 @@ describe('Open Inference connectors against the demo model server', () => {
 
     it('returns the model metadata of a version the server knows', async () => {
       const metadata = await registry().lookup('iris-classifier', '1');
-      expect(metadata).to.include({ name: 'iris-classifier', platform: 'modelplane-demo-model-server' });
+      expect(metadata).to.include({ name: 'iris-classifier', platform: 'didyma-demo-model-server' });
       expect(metadata?.versions).to.deep.equal(['1']);
       expect((metadata?.inputs as Array<{ name: string }>).map((i) => i.name)).to.deep.equal(['sepal_length', 'sepal_width', 'petal_length', 'petal_width']);
     });

@@ -4,7 +4,7 @@ import { segment, validateInit, type InitSpec } from '../init.js';
 import type { ConnectorDeps, ConnectorInit, RegistryConnector } from '../types.js';
 
 export const OPEN_INFERENCE_REGISTRY_SPEC: InitSpec = {
-  className: 'modelplane.registry.OpenInferenceRegistryConnector',
+  className: 'didyma.registry.OpenInferenceRegistryConnector',
   urls: ['model_registry_url', 'tracking_server_url'],
   // The repository is usually the model server itself, so its token may be the proxy's.
   secrets: ['tracking_server_pat', 'server_proxy_pat'],

@@ -6,7 +6,7 @@ import type { ConnectorInit, InferenceInput, InferenceOutput } from '../types.js
 import { toInferenceRequest, withContext } from './tensors.js';
 
 export const OPEN_INFERENCE_PROXY_SPEC: InitSpec = {
-  className: 'modelplane.proxy.OpenInferenceServerProxy',
+  className: 'didyma.proxy.OpenInferenceServerProxy',
   urls: ['server_proxy_url'],
   secrets: ['server_proxy_pat'],
 };

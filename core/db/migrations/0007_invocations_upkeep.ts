@@ -19,7 +19,7 @@ import { isEmbedded } from '../database.js';
 // invalid index behind, dropped before the next attempt. The embedded PGlite
 // (one connection, nothing else running while it migrates) builds them
 // plainly: on a data folder a concurrent build at times never returned, and
-// `modelplane dev` hung at start.
+// `didyma dev` hung at start.
 //
 // ANALYZE keeps no statistics of the payloads (body, response, error): no
 // statement filters or joins on them, and sorting a sample of large texts was

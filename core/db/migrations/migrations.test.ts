@@ -9,22 +9,22 @@ import { migrationSource } from './index.js';
 
 const run = promisify(execFile);
 
-/** `modelplane migrate` on the embedded database in `dataDir`, in a child process: a PGlite that hangs blocks its whole process. */
+/** `didyma migrate` on the embedded database in `dataDir`, in a child process: a PGlite that hangs blocks its whole process. */
 async function migrateDataDir(dataDir: string): Promise<string> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'migrate'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, MODELPLANE_DATA_DIR: dataDir },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, DIDYMA_DATA_DIR: dataDir },
     timeout: 90_000,
   });
   return stdout.trim();
 }
 
 describe('migrations on the embedded database', () => {
-  it('run to the latest on a PGlite data folder, as `modelplane dev` keeps it', async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'modelplane-migrations-'));
+  it('run to the latest on a PGlite data folder, as `didyma dev` keeps it', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-migrations-'));
     try {
       const all = (await migrationSource.getMigrations([])).map((migration) => migrationSource.getMigrationName(migration));
       // With migration 0007's `create index concurrently`, PGlite on a data folder at times never came back
-      // (`modelplane dev` did not start); it builds plainly there now.
+      // (`didyma dev` did not start); it builds plainly there now.
       expect(await migrateDataDir(dataDir)).to.equal(`migrations applied: ${all.join(', ')}`);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { CompiledOperation } from './compile.js';
 import { detailOf } from './request.js';
 
-// Tests run every server with MODELPLANE_VALIDATE_RESPONSES=true: each JSON
+// Tests run every server with DIDYMA_VALIDATE_RESPONSES=true: each JSON
 // response is checked, as the client will read it, against the document's
 // response for its status. A mismatch is a 500 and an error log line, so a
 // test sees it at once. 5xx answers (database down, cluster refusing, load

@@ -41,7 +41,7 @@ export function layout(options: LayoutOptions): Html {
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>${options.title} · modelplane</title>
+  <title>${options.title} · didyma</title>
   <link rel="icon" href="${at('/static/mark.svg')}" type="image/svg+xml">
   <link rel="stylesheet" href="${at('/static/dashboard.css')}">
   <script src="${at('/static/dashboard.js')}" defer></script>
@@ -54,7 +54,7 @@ export function layout(options: LayoutOptions): Html {
 }
 
 function bareChrome(options: LayoutOptions): Html {
-  return html`<header class="topbar"><a class="brand" href="${at()}">${mark()}<span>modelplane</span></a></header>
+  return html`<header class="topbar"><a class="brand" href="${at()}">${mark()}<span>didyma</span></a></header>
   <main id="main" class="narrow" tabindex="-1">
     <h1>${options.title}</h1>
     ${messages(options)}
@@ -64,7 +64,7 @@ function bareChrome(options: LayoutOptions): Html {
 
 function signedInChrome(options: LayoutOptions, principal: Principal): Html {
   return html`<header class="topbar">
-    <a class="brand" href="${at()}">${mark()}<span>modelplane</span></a>
+    <a class="brand" href="${at()}">${mark()}<span>didyma</span></a>
     ${switcher(options, principal)}
     <div class="account">
       <span class="who">${principal.user.email}</span>

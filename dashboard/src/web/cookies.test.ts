@@ -23,8 +23,8 @@ describe('dashboard cookies', () => {
   });
 
   it('parses a Cookie header, keeping the first of duplicate names', () => {
-    const cookies = parseCookies('mp_session=first; other=1; mp_session=second;bad; =x');
-    expect(cookies.get('mp_session')).to.equal('first');
+    const cookies = parseCookies('dy_session=first; other=1; dy_session=second;bad; =x');
+    expect(cookies.get('dy_session')).to.equal('first');
     expect(cookies.get('other')).to.equal('1');
     expect(cookies.size).to.equal(2);
     expect(parseCookies(undefined).size).to.equal(0);
@@ -34,7 +34,7 @@ describe('dashboard cookies', () => {
     const { res, headers } = response();
     new DashboardCookies(false).write(request(true), res, 'session', 'abc');
     new DashboardCookies(true).write(request(false), res, 'csrf', 'def');
-    expect(headers).to.deep.equal(['__Host-mp_session=abc; Path=/; SameSite=Strict; HttpOnly; Secure', '__Host-mp_csrf=def; Path=/; SameSite=Strict; HttpOnly; Secure']);
+    expect(headers).to.deep.equal(['__Host-dy_session=abc; Path=/; SameSite=Strict; HttpOnly; Secure', '__Host-dy_csrf=def; Path=/; SameSite=Strict; HttpOnly; Secure']);
   });
 
   it('uses plain names without Secure for a plain-http dashboard, and reads only the name of its mode', () => {
@@ -42,8 +42,8 @@ describe('dashboard cookies', () => {
     const { res, headers } = response();
     cookies.write(request(false), res, 'session', 'abc');
     cookies.clear(request(false), res, 'csrf');
-    expect(headers).to.deep.equal(['mp_session=abc; Path=/; SameSite=Strict; HttpOnly', 'mp_csrf=; Path=/; SameSite=Strict; Max-Age=0; HttpOnly']);
-    expect(cookies.read(request(false, 'mp_session=abc'), 'session')).to.equal('abc');
-    expect(cookies.read(request(true, 'mp_session=abc'), 'session')).to.equal(undefined);
+    expect(headers).to.deep.equal(['dy_session=abc; Path=/; SameSite=Strict; HttpOnly', 'dy_csrf=; Path=/; SameSite=Strict; Max-Age=0; HttpOnly']);
+    expect(cookies.read(request(false, 'dy_session=abc'), 'session')).to.equal('abc');
+    expect(cookies.read(request(true, 'dy_session=abc'), 'session')).to.equal(undefined);
   });
 });

@@ -54,7 +54,7 @@ export class DashboardCookies {
   }
 
   nameOf(req: Request, kind: CookieKind): string {
-    return `${this.isSecure(req) ? '__Host-' : ''}mp_${kind}`;
+    return `${this.isSecure(req) ? '__Host-' : ''}dy_${kind}`;
   }
 
   read(req: Request, kind: CookieKind): string | undefined {

@@ -22,7 +22,7 @@ export class CsrfTokens {
   static fromSigningKey(keys: SigningKeys): CsrfTokens {
     if (!keys.privateKey) throw new Error('The dashboard runs where tokens are signed: this process holds no signing key.');
     const material = keys.privateKey.export({ format: 'der', type: 'pkcs8' });
-    return new CsrfTokens(Buffer.from(crypto.hkdfSync('sha256', material, 'modelplane', 'dashboard csrf v1', 32)));
+    return new CsrfTokens(Buffer.from(crypto.hkdfSync('sha256', material, 'didyma', 'dashboard csrf v1', 32)));
   }
 
   tokenFor(binding: string): string {

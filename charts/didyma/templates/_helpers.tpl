@@ -1,97 +1,97 @@
 {{/* Names */}}
-{{- define "modelplane.name" -}}
+{{- define "didyma.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{- define "modelplane.fullname" -}}
+{{- define "didyma.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
-{{- else if contains (include "modelplane.name" .) .Release.Name -}}
+{{- else if contains (include "didyma.name" .) .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name (include "modelplane.name" .) | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name (include "didyma.name" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 
-{{/* <fullname>-<component>, e.g. modelplane-operator */}}
-{{- define "modelplane.component" -}}
-{{- printf "%s-%s" (include "modelplane.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
+{{/* <fullname>-<component>, e.g. didyma-operator */}}
+{{- define "didyma.component" -}}
+{{- printf "%s-%s" (include "didyma.fullname" .root) .component | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
-{{- define "modelplane.labels" -}}
+{{- define "didyma.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
-app.kubernetes.io/name: {{ include "modelplane.name" . }}
+app.kubernetes.io/name: {{ include "didyma.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-app.kubernetes.io/part-of: modelplane
+app.kubernetes.io/part-of: didyma
 {{- end -}}
 
 {{/* Labels of one component: call with (dict "root" $ "component" "executor") */}}
-{{- define "modelplane.componentLabels" -}}
-{{ include "modelplane.labels" .root }}
+{{- define "didyma.componentLabels" -}}
+{{ include "didyma.labels" .root }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{- define "modelplane.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "modelplane.name" .root }}
+{{- define "didyma.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "didyma.name" .root }}
 app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{- define "modelplane.image" -}}
+{{- define "didyma.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
-{{- define "modelplane.secretName" -}}
-{{- .Values.secrets.existingSecret | default (include "modelplane.fullname" .) -}}
+{{- define "didyma.secretName" -}}
+{{- .Values.secrets.existingSecret | default (include "didyma.fullname" .) -}}
 {{- end -}}
 
-{{- define "modelplane.configName" -}}
-{{- printf "%s-config" (include "modelplane.fullname" .) -}}
+{{- define "didyma.configName" -}}
+{{- printf "%s-config" (include "didyma.fullname" .) -}}
 {{- end -}}
 
-{{- define "modelplane.proxyConfigMap" -}}
-{{- .Values.proxyConfigMap | default (printf "%s-proxy-config" (include "modelplane.fullname" .)) -}}
+{{- define "didyma.proxyConfigMap" -}}
+{{- .Values.proxyConfigMap | default (printf "%s-proxy-config" (include "didyma.fullname" .)) -}}
 {{- end -}}
 
-{{- define "modelplane.leaseName" -}}
-{{- printf "%s-operator" (include "modelplane.fullname" .) -}}
+{{- define "didyma.leaseName" -}}
+{{- printf "%s-operator" (include "didyma.fullname" .) -}}
 {{- end -}}
 
 {{/* Environment every process shares: the config ConfigMap, the database and queue URLs from Secrets. */}}
-{{- define "modelplane.commonEnv" -}}
+{{- define "didyma.commonEnv" -}}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.externalDatabase.existingSecret | default (include "modelplane.secretName" .) }}
+      name: {{ .Values.externalDatabase.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalDatabase.existingSecretKey }}
-- name: MODELPLANE_AMQP_URL
+- name: DIDYMA_AMQP_URL
   valueFrom:
     secretKeyRef:
-      name: {{ .Values.externalRabbitmq.existingSecret | default (include "modelplane.secretName" .) }}
+      name: {{ .Values.externalRabbitmq.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalRabbitmq.existingSecretKey }}
-- name: MODELPLANE_METRICS_TOKEN
+- name: DIDYMA_METRICS_TOKEN
   valueFrom:
     secretKeyRef:
-      name: {{ include "modelplane.secretName" . }}
+      name: {{ include "didyma.secretName" . }}
       key: metrics-token
       optional: true
 {{- end -}}
 
 {{/* Kubernetes mode, for the private server, the executors and the operator. */}}
-{{- define "modelplane.kubeEnv" -}}
-- name: MODELPLANE_KUBE_MODE
+{{- define "didyma.kubeEnv" -}}
+- name: DIDYMA_KUBE_MODE
   value: in-cluster
-- name: MODELPLANE_KUBE_NAMESPACE
+- name: DIDYMA_KUBE_NAMESPACE
   valueFrom:
     fieldRef:
       fieldPath: metadata.namespace
-- name: MODELPLANE_PROXY_CONFIGMAP
-  value: {{ include "modelplane.proxyConfigMap" . }}
+- name: DIDYMA_PROXY_CONFIGMAP
+  value: {{ include "didyma.proxyConfigMap" . }}
 {{- end -}}
 
-{{- define "modelplane.podSecurity" -}}
+{{- define "didyma.podSecurity" -}}
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
 {{- with .Values.imagePullSecrets }}
@@ -113,7 +113,7 @@ affinity:
 {{- end -}}
 
 {{/* HTTP probes on /healthz (liveness) and /readyz (readiness) of a named port. */}}
-{{- define "modelplane.probes" -}}
+{{- define "didyma.probes" -}}
 livenessProbe:
   httpGet: { path: /healthz, port: {{ . }} }
   periodSeconds: 10
