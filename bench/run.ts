@@ -104,6 +104,8 @@ async function main() {
     DIDYMA_PUBLIC_PORT: String(ports.public),
     DIDYMA_EXECUTOR_PORT: String(ports.executor),
     DIDYMA_EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY),
+    // The drain pauses the executor (SIGSTOP) between its segments: a lease must outlast a pause.
+    DIDYMA_EXECUTOR_LEASE_SECONDS: '60',
   };
   const children: Child[] = [];
   const start = async (name: string, nodeArgs: string[], readyUrl: string) => {

@@ -3,10 +3,12 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type Db } from '../core/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
 import { DELIVERY_LIMIT } from '../core/queue/queue.js';
-import { BEFORE_COMMIT, type OutboxRelay } from '../core/invocations/relay.js';
+import type { OutboxRelay } from '../core/invocations/relay.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
+import { invocationState } from '../core/invocations/state.js';
 import type { ModelRow } from '../core/models/store.js';
-import { RunWrites, completeAndExplain, extendLease, fail, release } from './claims.js';
+import { RunWrites } from './run-writes.js';
+import { LeaseKeeper, LeaseLostError } from './lease.js';
 import type { UploadsService } from '../core/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
@@ -50,11 +52,13 @@ export interface ExecutorDeps {
 export const isTransient = (error: unknown) => Boolean((error as { transient?: boolean } | null)?.transient);
 
 /**
- * Runs queued invocations: claim (QUEUED → IN_PROGRESS under a lease), call the
- * model server, commit COMPLETED or ERROR, then ack. A redelivered message for
- * a finished invocation is a no-op; a transient failure goes back to the broker
- * until the delivery limit, after which the invocation is ERROR and the message
- * dead-lettered.
+ * Runs queued invocations: claim (QUEUED → IN_PROGRESS under a new lease),
+ * call the model server while the lease is renewed, commit COMPLETED or ERROR
+ * under that lease, then ack. A redelivered message for a finished invocation
+ * is a no-op; a transient failure goes back to the broker until the delivery
+ * limit, after which the invocation is ERROR and the message dead-lettered. A
+ * write refused because the lease was lost is logged and the message returned
+ * to the queue, never acknowledged as done.
  */
 export class Executor {
   private consumer: Consumer | undefined;
@@ -85,67 +89,60 @@ export class Executor {
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
-    const row = await this.durably(() => this.claimOnceCommitted(id));
-    if (!row) return; // finished already, another worker holds a live lease, or no such invocation
-    const log = logger.child({ invocationId: id, attempt: delivery.attempt });
+    const row = await this.durably(() => this.writes.claim(id));
+    if (!row) return; // finished, or held under another live lease (the relay sends it again if that lease runs out)
+    const log = logger.child({ invocationId: id, attempt: delivery.attempt, lease: row.attempts });
+    const lease = new LeaseKeeper(db, row, options.leaseMs, log);
+    try {
+      await this.run(row, delivery, log);
+    } finally {
+      lease.stop();
+    }
+  }
+
+  private async run(row: InvocationRow, delivery: Delivery, log: Logger): Promise<void> {
     const model = await this.durably(() => this.modelOf(row.model_id));
-    const heartbeat = setInterval(() => void extendLease(db, row, options.leaseMs).catch(() => undefined), Math.max(options.leaseMs / 3, 100));
     const started = Date.now();
+    let stored: string;
     try {
       const input = await this.inputOf(row, model);
       const proxy = await this.deps.resolveProxy(model);
       const { response } = await this.modelCalls.run(() => proxy.infer(input));
-      const stored = await storedResponse(this.deps.uploads, row, model, response);
-      const explainer = row.with_explanation ? await this.explainerOf(model) : undefined;
-      // The model has run: its result is committed even across a database restart, never run again for it.
-      let next: InvocationRow | undefined;
-      if (explainer) next = await this.durably(() => completeAndExplain(db, row, stored, explainer));
-      else await this.durably(() => this.writes.complete(row, stored));
-      this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
-      if (next) this.deps.relay.dispatch(next.id);
-      log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
+      stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
-      await this.failed(row, model, error, delivery, started, log);
-    } finally {
-      clearInterval(heartbeat);
+      return this.failed(row, model, error, delivery, started, log);
     }
+    // The model has run: its result is committed even across a database restart, unless the lease was lost.
+    const explainer = row.with_explanation ? await this.durably(() => this.explainerOf(model)) : undefined;
+    const accepted = explainer
+      ? await this.durably(() => invocationState.completeAndExplain(this.deps.db, row, stored, explainer))
+      : await this.durably(() => this.writes.complete(row, stored));
+    if (!accepted) throw this.lost(row, log);
+    this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
+    const next = typeof accepted === 'object' ? accepted : undefined;
+    if (next) this.deps.relay.dispatch(next.id);
+    log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
   }
 
   private async failed(row: InvocationRow, model: ModelRow, error: unknown, delivery: Delivery, started: number, log: Logger): Promise<void> {
+    const { db, options } = this.deps;
     const reason = (error as Error).message || 'The model server failed.';
     if (isTransient(error) && delivery.attempt < DELIVERY_LIMIT) {
       log.warn({ err: error }, 'transient failure; retrying');
-      await this.durably(() => release(this.deps.db, row, reason));
-      await sleep(this.deps.options.retryBackoffMs * 2 ** (delivery.attempt - 1));
+      if (!(await this.durably(() => invocationState.release(db, row, reason)))) throw this.lost(row, log);
+      await sleep(options.retryBackoffMs * 2 ** (delivery.attempt - 1));
       throw error; // nack: the broker redelivers
     }
     const final = isTransient(error) ? `Failed after ${delivery.attempt} attempts: ${reason}` : reason;
-    await this.durably(() => fail(this.deps.db, row, final));
+    if (!(await this.durably(() => invocationState.fail(db, row, final)))) throw this.lost(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     if (isTransient(error)) throw error; // past the delivery limit: dead-lettered
   }
 
-  /**
-   * The claim, looking again for a row not there yet: its message may have
-   * left before its append committed (OutboxRelay.dispatchBeforeCommit). The
-   * first look misses only when the message overtook the commit, so the looks
-   * start a millisecond apart; after `rowWaitMs` the append is taken to have
-   * been refused, and the message is dropped.
-   */
-  private async claimOnceCommitted(id: string): Promise<InvocationRow | undefined> {
-    // A monotonic clock: a step of the wall clock must not cut the wait short.
-    const deadline = performance.now() + BEFORE_COMMIT.rowWaitMs;
-    for (let pause = 1; ; pause = Math.min(pause * 2, 100)) {
-      const claim = await this.writes.claim(id);
-      if (claim !== 'absent') return claim;
-      const left = deadline - performance.now();
-      if (left <= 0) {
-        this.deps.logger.info({ invocationId: id }, 'no such invocation; message dropped');
-        return undefined;
-      }
-      await sleep(Math.min(pause, left));
-    }
+  private lost(row: InvocationRow, log: Logger): LeaseLostError {
+    log.warn('result refused: the lease was lost to another worker');
+    return new LeaseLostError(row);
   }
 
   /** The model's input: the body, plus the session context or the explained invocation. */

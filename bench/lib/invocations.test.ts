@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
-import { invocationsStore } from '../../core/invocations/store.js';
+import { invocationState } from '../../core/invocations/state.js';
 import { completedBetween, nextPollMs, throughput } from './invocations.js';
 
 describe('bench: waiting for invocations to finish', () => {
@@ -36,7 +36,7 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
     sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
     // Started at second 0; one completes per second from 1 to 10, one fails.
     const rows = Array.from({ length: 11 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId: iris.modelId }));
-    await invocationsStore.appendAllToOpenSessions(t.platform.db, rows);
+    await invocationState.appendQueued(t.platform.db, rows);
     for (const [index, row] of rows.entries()) {
       const failed = index === 10;
       await t.platform.db('invocations').where({ id: row.id }).update({

@@ -36,8 +36,8 @@ export class RateLimiter {
   async hit(key: string): Promise<void> {
     const now = this.now();
     const at = new Date(now);
-    const result = await prepared(this.db, 'rate-limit.hit', HIT_SQL, [sha256(key), new Date(now + this.windowMs), at, at]);
-    const { count, reset_at: resetAt } = (result as { rows: Array<{ count: number; reset_at: Date }> }).rows[0]!;
+    const [row] = await prepared<{ count: number; reset_at: Date }>(this.db, 'rate-limit.hit', HIT_SQL, [sha256(key), new Date(now + this.windowMs), at, at]);
+    const { count, reset_at: resetAt } = row!;
     await this.pruneNowAndThen(at);
     if (count > this.limit) throw new RateLimitedError(Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000)));
   }

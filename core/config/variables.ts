@@ -100,7 +100,7 @@ export const variables = {
   amqpUrl: variable('DIDYMA_AMQP_URL', '', 'RabbitMQ URL (amqp://…). Empty: the in-process queue (one process only).', parsers.optional(parsers.url(['amqp:', 'amqps:']))),
   queueName: variable('DIDYMA_QUEUE_NAME', 'didyma.invocations', 'Quorum queue of invocation ids (its dead-letter queue adds `.dead`).', parsers.string),
   executorConcurrency: variable('DIDYMA_EXECUTOR_CONCURRENCY', '8', 'Model calls one executor makes at once; it claims up to twice as many ahead (its prefetch), so database work overlaps the calls.', parsers.integer(1, 1000)),
-  executorLeaseSeconds: variable('DIDYMA_EXECUTOR_LEASE_SECONDS', '60', 'An IN_PROGRESS invocation whose worker stops renewing this lease is run again.', parsers.integer(2, 3600)),
+  executorLeaseSeconds: variable('DIDYMA_EXECUTOR_LEASE_SECONDS', '10', 'Lease of a running invocation: its executor renews it every third of this; when an executor stops renewing (it died), the invocation is queued again within about this long and its late result refused.', parsers.integer(2, 3600)),
   executorRetryBackoffMs: variable('DIDYMA_EXECUTOR_RETRY_BACKOFF_MS', '500', 'First delay before a transient model-server failure is retried (doubles per attempt).', parsers.integer(0, 60000)),
   relayPollMs: variable('DIDYMA_RELAY_POLL_MS', '1000', 'How often the outbox relay looks for unpublished invocations and expired leases.', parsers.integer(10, 60000)),
   executorPort: variable('DIDYMA_EXECUTOR_PORT', '9464', 'Port of the executor\'s /healthz, /readyz and /metrics.', port),

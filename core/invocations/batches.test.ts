@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { unique, type TestPlatform } from '../../test/support/platform.js';
 import { colleague, IRIS, queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../../test/support/fixtures.js';
 import { InvocationBatches } from './batches.js';
+import { invocationState } from './state.js';
 import { invocationsStore } from './store.js';
 
 describe('invocation batches: appends and reads of concurrent requests in one statement', () => {
@@ -28,17 +29,17 @@ describe('invocation batches: appends and reads of concurrent requests in one st
     const [first, second, closed] = [await openSession(owner), await openSession(owner), await openSession(owner)];
     expect((await t.public.patch(`${base}/session/${closed}?state=CLOSED`, { token: owner.token })).status).to.equal(200);
     const rows = [queued(first, owner), queued(second, owner), queued(first, owner), queued(closed, owner), queued(first, other), queued(second, owner)];
-    const out = await invocationsStore.appendAllToOpenSessions(t.platform.db, rows);
+    const out = await invocationState.appendQueued(t.platform.db, rows);
     expect(out.map((row) => row?.id)).to.deep.equal([rows[0]!.id, rows[1]!.id, rows[2]!.id, undefined, undefined, rows[5]!.id]);
     expect(out.map((row) => row?.order)).to.deep.equal([0, 0, 1, undefined, undefined, 1]);
     // A later append continues each session's counter.
-    expect((await invocationsStore.appendAllToOpenSessions(t.platform.db, [queued(first, owner)]))[0]?.order).to.equal(2);
+    expect((await invocationState.appendQueued(t.platform.db, [queued(first, owner)]))[0]?.order).to.equal(2);
     expect(await invocationsStore.countInSession(t.platform.db, closed)).to.equal(0);
   });
 
   it('reads many (session, invocation) pairs at once, each only for the session owner', async () => {
     const session = await openSession(owner);
-    const [row] = await invocationsStore.appendAllToOpenSessions(t.platform.db, [queued(session, owner)]);
+    const [row] = await invocationState.appendQueued(t.platform.db, [queued(session, owner)]);
     const key = { sessionId: session, modelId, userId: owner.user.id, id: row!.id };
     const found = await invocationsStore.inSessionsOfUsers(t.platform.db, [key, { ...key, userId: other.user.id }, { ...key, id: crypto.randomUUID() }, key]);
     expect(found.map((entry) => entry && (entry.invocation?.id ?? 'no invocation'))).to.deep.equal([row!.id, undefined, 'no invocation', row!.id]);

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import { MicroBatch, isolatingFailures } from '../db/micro-batch.js';
 import { invocationsStore, type InvocationKey, type InvocationRow, type QueuedInvocation } from './store.js';
+import { invocationState } from './state.js';
 
 // Batches in flight at once per kind. While they run, new calls gather into
 // the next batch (group commit): a busy server sends one statement per batch
@@ -9,12 +10,6 @@ const IN_FLIGHT = 2;
 
 type Found = { invocation: InvocationRow | undefined } | undefined;
 
-/** A row to append, and what to call once its statement is on its way to the database (at most once). */
-interface Append {
-  row: QueuedInvocation;
-  sent?: () => void;
-}
-
 /**
  * The two statements of the public API's hot paths, batched across
  * concurrent requests: the append of a POST …/invocation and the read of a
@@ -22,18 +17,12 @@ interface Append {
  * database refuses as a whole is retried one by one, so a bad item fails alone.
  */
 export class InvocationBatches {
-  private readonly appends: MicroBatch<Append, InvocationRow | undefined>;
+  private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
   private readonly reads: MicroBatch<InvocationKey, Found>;
 
   constructor(db: Db) {
     this.appends = new MicroBatch(
-      isolatingFailures((appends: Append[]) =>
-        invocationsStore.appendAllToOpenSessions(
-          db,
-          appends.map(({ row }) => row),
-          () => appends.forEach((append) => append.sent?.()),
-        ),
-      ),
+      isolatingFailures((rows: QueuedInvocation[]) => invocationState.appendQueued(db, rows)),
       { maxInFlight: IN_FLIGHT },
     );
     this.reads = new MicroBatch(
@@ -42,27 +31,13 @@ export class InvocationBatches {
     );
   }
 
-  /**
-   * Appends the row to its OPEN session of its user and model; undefined when
-   * the session refuses it. `sent` is called once, when the first statement
-   * carrying the row has been handed to the database (a batch refused as a
-   * whole sends it again, alone).
-   */
-  append(row: QueuedInvocation, sent?: () => void): Promise<InvocationRow | undefined> {
-    return this.appends.add({ row, sent: sent && once(sent) });
+  /** Appends the row, QUEUED, to its OPEN session of its user and model; undefined when the session refuses it. */
+  append(row: QueuedInvocation): Promise<InvocationRow | undefined> {
+    return this.appends.add(row);
   }
 
   /** The user's session of the model and the invocation in it; undefined when the session is not theirs. */
   read(key: InvocationKey): Promise<Found> {
     return this.reads.add(key);
   }
-}
-
-function once(action: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    action();
-  };
 }

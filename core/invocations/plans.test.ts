@@ -2,10 +2,13 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { unique } from '../../test/support/platform.js';
-import { invocationsStore } from './store.js';
-import { relayScans } from './relay.js';
-import { WRITE_BATCH_SQL } from '../../executor/claims.js';
-import { numbered } from '../db/prepared.js';
+import { RUN_WRITES_SQL, invocationState, relayScans } from './state.js';
+
+/** knex's `?` placeholders as PostgreSQL's `$1, $2…`, for PREPARE. */
+const numbered = (sql: string) => {
+  let count = 0;
+  return sql.replace(/\?/g, () => `$${++count}`);
+};
 
 /** Every node of an EXPLAIN (FORMAT JSON) plan. */
 function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>> {
@@ -36,7 +39,7 @@ describe('invocations: statements that run often, or once per row, never read th
     const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
     // A table in use, with statistics: mostly finished rows, a few waiting in each state the relay looks for.
     const rows = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    ids = (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
+    ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
     await db('invocations').whereIn('id', ids.slice(30)).update({ status: 'COMPLETED', published_at: db.fn.now(), completed_at: db.fn.now() });
     await db('invocations').whereIn('id', ids.slice(10, 20)).update({ published_at: db.fn.now() });
     await db('invocations').whereIn('id', ids.slice(20, 30)).update({ status: 'IN_PROGRESS', lease_expires_at: db.fn.now() });
@@ -63,12 +66,12 @@ describe('invocations: statements that run often, or once per row, never read th
     const scans = await db.transaction(async (trx) => {
       // The plan every run uses once PostgreSQL settles on a generic one (see `prepared`).
       await trx.raw('set local plan_cache_mode = force_generic_plan');
-      await trx.raw(`prepare run_writes_plan as ${numbered('plans-test.run-writes', WRITE_BATCH_SQL)}`);
+      await trx.raw(`prepare run_writes_plan as ${numbered(RUN_WRITES_SQL)}`);
       const completions = JSON.stringify([{ id: ids[20], attempts: 1, response: '{}' }]);
       // EXPLAIN EXECUTE takes no bound parameters: the values go in as literals.
       const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
       const claims = JSON.stringify([ids[0], ids[1]]);
-      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${literal(completions)}, ${literal(claims)}, now())`)) as { rows: Array<Record<string, unknown>> };
+      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${literal(completions)}, ${literal(claims)}, 60000)`)) as { rows: Array<Record<string, unknown>> };
       await trx.raw('deallocate run_writes_plan');
       const raw = result.rows[0]!['QUERY PLAN'];
       const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];

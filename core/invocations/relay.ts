@@ -1,54 +1,11 @@
 import type { Logger } from 'pino';
-import type { Db, Runner } from '../db/database.js';
+import type { Db } from '../db/database.js';
 import type { WorkQueue } from '../queue/queue.js';
 import { MicroBatch } from '../db/micro-batch.js';
-import { JSON_UUIDS, prepared } from '../db/prepared.js';
-
-/** Marks dispatched rows published, skipping those an executor holds locked or has claimed already (see markDispatched). */
-const MARK_DISPATCHED_SQL = `
-update invocations set published_at = now()
- where id in (select id from invocations where id = any(${JSON_UUIDS}) and status = 'QUEUED' and published_at is null for update skip locked)`;
-
-/**
- * The rows the relay looks for on every pass, in every process that runs one.
- * Each is found through a partial index (migrations 0003 and 0007), so a pass
- * costs the same with a hundred invocations or a hundred million; a scan of
- * the table every second would not (relay.test.ts checks the plans).
- */
-export const relayScans = {
-  /** Committed QUEUED but never confirmed by the broker, oldest first: their own dispatch failed or was lost. */
-  unpublished: (db: Runner, graceMs: number) =>
-    db('invocations')
-      .where({ status: 'QUEUED' })
-      .whereNull('published_at')
-      .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [graceMs])
-      .orderBy('created_at'),
-  /** Published long ago and still QUEUED: the broker lost the message, so it goes out again. */
-  stalePublications: (db: Runner, cutoff: Date) => db('invocations').where({ status: 'QUEUED' }).where('published_at', '<', cutoff),
-  /** IN_PROGRESS under a lease that ran out: the worker vanished. */
-  expiredLeases: (db: Runner) => db('invocations').where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now()),
-};
+import { invocationState } from './state.js';
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
 const MARK_GATHER_MS = 50;
-
-/**
- * An invocation published before its append committed (`dispatchBeforeCommit`)
- * may reach an executor before its row exists. The executor looks for the row
- * again for `rowWaitMs`; the publisher marks the row published only when its
- * append came back within `markWithinMs` of being sent. Then the commit came
- * before the executor's last look (the message left after the statement and
- * reached the executor later still), so no marked row has a message an
- * executor gave up on. A row left unmarked is published again by a relay pass
- * after `dispatchGraceMs`, which a claim makes harmless.
- */
-export const BEFORE_COMMIT = { markWithinMs: 250, rowWaitMs: 500 } as const;
-
-/** A dispatch that went out before its append's commit; told when the append committed. */
-export interface EarlyDispatch {
-  /** The append committed its row (not called when it failed or was refused). */
-  committed(): void;
-}
 
 export interface RelayOptions {
   batchSize: number;
@@ -100,33 +57,6 @@ export class OutboxRelay {
         this.kick();
       },
     );
-  }
-
-  /**
-   * Publishes an invocation whose append statement has just been sent, without
-   * waiting for its commit: the executor's wait for the row then overlaps the
-   * database's answer to the API server (one hop off the path of every queued
-   * invocation). Only for an append expected to succeed: a refused one leaves
-   * a message without a row, which an executor drops after `rowWaitMs`.
-   */
-  dispatchBeforeCommit(id: string): EarlyDispatch {
-    const sentAt = performance.now();
-    const confirmed = this.queue.publish([id]).then(
-      () => true,
-      (error: unknown) => {
-        this.logger.debug({ err: error, invocationId: id }, 'dispatch failed; the relay will publish it');
-        return false;
-      },
-    );
-    return {
-      committed: () => {
-        const inTime = performance.now() - sentAt <= BEFORE_COMMIT.markWithinMs;
-        void confirmed.then((ok) => {
-          if (!ok) this.kick();
-          else if (inTime) this.mark(id);
-        });
-      },
-    };
   }
 
   private mark(id: string): void {
@@ -214,42 +144,27 @@ export class OutboxRelay {
 
   /**
    * Marks a batch and publishes it inside one transaction: a failed publish
-   * (or a process that dies) rolls the marks back. The mark is a single
-   * UPDATE … RETURNING over rows no other relay holds.
+   * (or a process that dies) rolls the marks back.
    */
   private async publishBatch(): Promise<number> {
     return this.db.transaction(async (trx) => {
-      const unpublished = relayScans.unpublished(trx, this.options.dispatchGraceMs).limit(this.options.batchSize).forUpdate().skipLocked().select('id');
-      const rows = (await trx('invocations').whereIn('id', unpublished).update({ published_at: trx.fn.now() }).returning('id')) as Array<{ id: string }>;
-      if (!rows.length) return 0;
-      const ids = rows.map((r) => r.id);
-      await this.queue.publish(ids);
+      const ids = await invocationState.takeUnpublished(trx, this.options.dispatchGraceMs, this.options.batchSize);
+      if (ids.length) await this.queue.publish(ids);
       return ids.length;
     });
   }
 
-  /**
-   * Only rows still QUEUED are marked: the relay only ever sends QUEUED rows,
-   * and a row that went back to QUEUED was marked by the way it went back
-   * (`release` marks it, lease recovery clears the mark on purpose). Most runs
-   * end before their mark (it gathers for 50 ms): marking them anyway was one
-   * more update per invocation, of indexed columns, so never a cheap in-page
-   * (HOT) one. Rows an executor holds locked (claiming or completing them) are
-   * skipped, not waited for: a mark must never stall, or deadlock with, the
-   * run path.
-   */
   private async markDispatched(ids: string[]): Promise<void[]> {
-    await prepared(this.db, 'invocations.mark-dispatched', MARK_DISPATCHED_SQL, [JSON.stringify(ids)]);
+    await invocationState.markPublished(this.db, ids);
     return ids.map(() => undefined);
   }
 
   private async recoverExpiredLeases(): Promise<void> {
-    const recovered = await relayScans.expiredLeases(this.db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null });
+    const recovered = await invocationState.expireLeases(this.db);
     if (recovered) this.logger.warn({ recovered }, 'returned invocations of vanished workers to the queue');
   }
 
   private async resetStalePublications(): Promise<void> {
-    const cutoff = new Date(Date.now() - this.options.republishAfterMs);
-    await relayScans.stalePublications(this.db, cutoff).update({ published_at: null });
+    await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
   }
 }

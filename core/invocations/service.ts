@@ -5,12 +5,12 @@ import type { Principal } from '../auth/principal.js';
 import type { Page } from '../http/pagination.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
-import type { EarlyDispatch, OutboxRelay } from './relay.js';
+import type { OutboxRelay } from './relay.js';
 import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
-import { OpenSessions } from './open-sessions.js';
+import { invocationState } from './state.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -22,7 +22,6 @@ export interface InvokeInput {
 /** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
 export class InvocationsService {
   private readonly batches: InvocationBatches;
-  private readonly openSessions = new OpenSessions();
 
   constructor(
     private readonly db: Db,
@@ -49,7 +48,6 @@ export class InvocationsService {
 
   async setSessionState(principal: Principal, code: string, version: string, sessionId: string, state: SessionRow['state']) {
     const { model, session } = await this.session(principal, code, version, sessionId);
-    if (state !== 'OPEN') this.openSessions.forget(session.id);
     return presentSession(await sessionsStore.setState(this.db, session.id, state), model, principal.workspace!.name);
   }
 
@@ -68,12 +66,7 @@ export class InvocationsService {
     return presentInvocation(found.invocation);
   }
 
-  /**
-   * Queues a prediction or explanation: committed QUEUED, and dispatched to the
-   * queue. Into a session that took an append from this process lately, the
-   * message leaves as soon as the append statement is sent, without waiting
-   * for its commit (OutboxRelay.dispatchBeforeCommit); otherwise after it.
-   */
+  /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
@@ -82,13 +75,8 @@ export class InvocationsService {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);
-    const id = crypto.randomUUID();
-    // Trusted: this caller's appends to this session succeeded lately (see OpenSessions).
-    const trusted = this.openSessions.has(sessionId, principal.user.id, model.id);
-    let early: EarlyDispatch | undefined;
-    const sent = () => (early = this.relay.dispatchBeforeCommit(id));
     const row = await this.batches.append({
-      id,
+      id: crypto.randomUUID(),
       workspace_id: model.workspace_id,
       session_id: sessionId,
       user_id: principal.user.id,
@@ -96,20 +84,13 @@ export class InvocationsService {
       type: input.type,
       request_type: input.request.type,
       body: input.request.body,
-      status: 'QUEUED',
       model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
       related_to: null,
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
-    }, trusted ? sent : undefined);
-    if (!row) {
-      // Only a trusted session is forgotten: another user's refused append says nothing about it.
-      if (trusted) this.openSessions.forget(sessionId);
-      return this.refuseAppend(principal, model, sessionId, 'invoke');
-    }
-    this.openSessions.remember(sessionId, principal.user.id, model.id);
-    if (early) early.committed();
-    else this.relay.dispatch(row.id);
+    });
+    if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
+    this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });
   }
 
@@ -126,9 +107,6 @@ export class InvocationsService {
         type: 'DATA_SUBMISSION',
         request_type: 'FEEDBACK',
         body,
-        status: 'COMPLETED',
-        response: '',
-        completed_at: new Date(),
         model_key: '',
         related_to: invocationId,
         with_explanation: false,
@@ -142,15 +120,15 @@ export class InvocationsService {
   }
 
   /**
-   * Appends an invocation to the caller's OPEN session under the session's row
-   * lock, which also serialises the `order` counter.
+   * Appends a COMPLETED invocation (feedback) to the caller's OPEN session
+   * under the session's row lock, which also serialises the `order` counter.
    */
   private async append(
     principal: Principal,
     model: ModelRow,
     sessionId: string,
     action: string,
-    fields: Omit<NewInvocation, 'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id'>,
+    fields: Omit<NewInvocation, 'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'status' | 'response' | 'completed_at'>,
     check?: (trx: Tx, session: SessionRow) => Promise<void>,
   ) {
     return this.db.transaction(async (trx) => {
@@ -158,8 +136,9 @@ export class InvocationsService {
       if (!session) throw new NotFoundError('Session not found.');
       await check?.(trx, session);
       if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
-      return invocationsStore.insert(trx, {
+      return invocationState.appendCompleted(trx, {
         ...fields,
+        status: 'COMPLETED',
         id: crypto.randomUUID(),
         order: session.next_order - 1,
         workspace_id: model.workspace_id,

@@ -87,48 +87,8 @@ export const sessionsStore = {
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
 
-/** An invocation queued by a POST: the columns an append writes (the rest take their defaults). */
-export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at'>;
-
-/** The columns of an append and their SQL types, as jsonb_to_recordset reads them (`ord`: the item's place in the batch). */
-const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
-  id: 'uuid',
-  workspace_id: 'integer',
-  session_id: 'uuid',
-  user_id: 'integer',
-  model_id: 'integer',
-  type: 'text',
-  request_type: 'text',
-  body: 'text',
-  status: 'text',
-  model_key: 'text',
-  related_to: 'uuid',
-  with_explanation: 'boolean',
-  output_storage_key: 'text',
-};
-const BATCH_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
-const BATCH_RECORD = ['ord integer', ...BATCH_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
-const BATCH_INSERT_COLUMNS = BATCH_COLUMNS.map((column) => `"${column}"`).join(', ');
-const BATCH_SELECT_COLUMNS = BATCH_COLUMNS.map((column) => `i."${column}"`).join(', ');
-
-/**
- * Appends many invocations in one statement, each to its OPEN session of its
- * own user and model: each session's `next_order` moves once by the number of
- * its items, under its row lock, and the items take the orders in batch order.
- */
-const APPEND_BATCH_SQL = `
-with input as (select * from jsonb_to_recordset(?::jsonb) as t(${BATCH_RECORD})),
-wanted as (select session_id, model_id, user_id, count(*)::integer as n from input group by session_id, model_id, user_id),
-s as (
-  update sessions set next_order = sessions.next_order + wanted.n
-  from wanted
-  where sessions.id = wanted.session_id and sessions.model_id = wanted.model_id and sessions.user_id = wanted.user_id and sessions.state = 'OPEN'
-  returning sessions.id, sessions.model_id, sessions.user_id, sessions.next_order - wanted.n as first_order
-)
-insert into invocations (${BATCH_INSERT_COLUMNS}, "order")
-select ${BATCH_SELECT_COLUMNS}, s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
-from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
-returning ${invocationColumns('invocations')}`;
+/** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status'>;
 
 /** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
 const READ_BATCH_SQL = `
@@ -144,22 +104,8 @@ export interface InvocationKey {
   id: string;
 }
 
+/** Reads of invocations; every write goes through state.ts. */
 export const invocationsStore = {
-  /**
-   * Appends invocations in one statement (the hot POST path, batched across
-   * requests), each to its OPEN session of its own user and model: the
-   * session's `next_order` is taken under its row lock and the rows inserted,
-   * atomically, without a transaction's extra round trips. One output per row,
-   * in order: the inserted row, or undefined when its session refused it (not
-   * the caller's, or not OPEN). `sent` is called once the statement is on its
-   * way to the database.
-   */
-  appendAllToOpenSessions: async (db: Runner, rows: QueuedInvocation[], sent?: () => void) => {
-    const input = rows.map((row, ord) => ({ ord, ...row }));
-    const inserted = (await prepared(db, 'invocations.append', APPEND_BATCH_SQL, [JSON.stringify(input)], sent)).rows as InvocationRow[];
-    const byId = new Map(inserted.map((row) => [row.id, row]));
-    return rows.map((row) => byId.get(row.id));
-  },
   /**
    * The caller's session of that model and the invocation in it, for many keys in one query
    * (the polling path, batched across requests): one output per key, in order, undefined when
@@ -167,12 +113,10 @@ export const invocationsStore = {
    */
   inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
     const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
-    const found = (await prepared(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)])).rows as Array<InvocationRow & { batch_ord: number; session_of_user: string }>;
+    const found = await prepared<InvocationRow & { batch_ord: number; session_of_user: string }>(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)]);
     const byOrd = new Map(found.map(({ batch_ord: ord, session_of_user: _session, ...invocation }) => [ord, invocation.id ? (invocation as InvocationRow) : undefined]));
     return keys.map((_key, ord) => (byOrd.has(ord) ? { invocation: byOrd.get(ord) } : undefined));
   },
-  insert: async (db: Runner, row: NewInvocation & { order: number }) =>
-    (await db<InvocationRow>('invocations').insert(row as never).returning('*'))[0] as InvocationRow,
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
   listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>

@@ -92,14 +92,4 @@ describe('queue ack window', () => {
     throwing.received(delivery(1));
     expect(() => throwing.finished(delivery(1))).not.to.throw();
   });
-
-  it('corks the socket before it writes, so one batch leaves in one write', () => {
-    const channel = recordingChannel();
-    let corks = 0;
-    const window = new AckWindow(channel, { maxHeld: 1, maxDelayMs: 10, beforeWrite: () => corks++ });
-    const m = delivery(1);
-    window.received(m);
-    window.finished(m);
-    expect([corks, channel.frames]).to.deep.equal([1, ['ack 1 and before']]);
-  });
 });

@@ -15,8 +15,6 @@ export interface AckWindowOptions {
    * while the process is awake anyway; the timer is the backstop.
    */
   maxDelayMs: number;
-  /** Called before frames are written (corks the socket for the turn). */
-  beforeWrite?: () => void;
 }
 
 interface Entry {
@@ -108,7 +106,6 @@ export class AckWindow {
 
   private write(frames: () => void): void {
     if (this.closed) return;
-    this.options.beforeWrite?.();
     try {
       frames();
     } catch {

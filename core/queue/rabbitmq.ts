@@ -3,7 +3,6 @@ import amqp, { type ConfirmChannel, type ChannelModel, type ConsumeMessage } fro
 import type { Logger } from 'pino';
 import type { Consumer, Delivery, WorkQueue } from './queue.js';
 import { DELIVERY_LIMIT } from './queue.js';
-import { writeCoalescer } from './write-coalescer.js';
 import { AckWindow } from './ack-window.js';
 
 export interface RabbitOptions {
@@ -44,7 +43,6 @@ export class RabbitQueue implements WorkQueue {
 
   async publish(ids: string[]): Promise<void> {
     const channel = await this.channel();
-    if (this.connection) writeCoalescer(this.connection)();
     // Each message's own confirm: concurrent publishers do not wait on one another's messages.
     await Promise.all(
       ids.map(
@@ -179,7 +177,7 @@ class RabbitConsumer implements Consumer {
     const connection = await this.queue.open();
     const channel = await connection.createChannel();
     channel.on('error', (error) => this.logger.warn({ err: error }, 'rabbitmq consumer channel error'));
-    const acks = new AckWindow(channel, { maxHeld: heldAcksOf(this.concurrency), maxDelayMs: ACK_DELAY_MS, beforeWrite: writeCoalescer(connection) });
+    const acks = new AckWindow(channel, { maxHeld: heldAcksOf(this.concurrency), maxDelayMs: ACK_DELAY_MS });
     channel.on('close', () => acks.close());
     await channel.prefetch(this.concurrency);
     const { consumerTag } = await channel.consume(this.queue.queueName, (message) => {

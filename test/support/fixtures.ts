@@ -151,7 +151,6 @@ export function queuedPredict(to: { workspaceId: number; sessionId: string; user
     type: 'PREDICT',
     request_type: 'FEATURES',
     body,
-    status: 'QUEUED',
     model_key: '',
     related_to: null,
     with_explanation: false,

@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import { unique, type TestPlatform } from '../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
-import { RunWrites } from './claims.js';
+import { RunWrites } from './run-writes.js';
 import { OutboxRelay } from '../core/invocations/relay.js';
 import { MemoryQueue } from '../core/queue/memory.js';
 import { createLogger } from '../core/logging/logger.js';
 import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
+import { invocationState } from '../core/invocations/state.js';
 import { createDatabase, type Db } from '../core/db/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
@@ -25,14 +26,9 @@ describe('executor run writes: claims and completions of concurrent runs in one 
 
   const queue = async (n: number, db: Db = t.platform.db): Promise<string[]> => {
     const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    return (await invocationsStore.appendAllToOpenSessions(db, rows)).map((row) => row!.id);
+    return (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
   };
-  // A claim of a committed row: the row, or undefined; never 'absent'.
-  const claimOf = async (writes: RunWrites, id: string) => {
-    const claim = await writes.claim(id);
-    if (claim === 'absent') throw new Error(`no row ${id}`);
-    return claim;
-  };
+  const claimOf = (writes: RunWrites, id: string) => writes.claim(id);
   const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
 
   it('claims a burst of deliveries at once: each row once, a duplicate delivery gets nothing', async () => {
@@ -79,21 +75,9 @@ describe('executor run writes: claims and completions of concurrent runs in one 
       statements++;
       return failures-- > 0;
     };
-    // The database, but its next `failures` statements are deadlock victims: on PGlite they go
-    // through knex's raw, on PostgreSQL straight to a pooled connection (core/db/prepared.ts).
-    const client = new Proxy(t.platform.db.client, {
-      get: (target, key) =>
-        key !== 'acquireConnection'
-          ? Reflect.get(target, key)
-          : async () => {
-              const connection = await target.acquireConnection();
-              if (victim()) connection.query = () => (delete connection.query, Promise.reject(deadlock()));
-              return connection;
-            },
-    });
+    // The database, but its next `failures` statements are deadlock victims.
     const db = new Proxy(t.platform.db, {
       get: (target, key) => {
-        if (key === 'client') return client;
         if (key !== 'raw') return Reflect.get(target, key);
         return (...args: Parameters<Db['raw']>) => (victim() ? { options: () => Promise.reject(deadlock()) } : target.raw(...args));
       },
@@ -165,7 +149,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
         await relay.stop(); // its marks, in one statement
       }
       const plans = (await db.raw('select name, generic_plans, custom_plans from pg_prepared_statements order by name')).rows as Array<{ name: string; generic_plans: string; custom_plans: string }>;
-      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-dispatched', 'invocations.read', 'invocations.run-writes']);
+      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-published', 'invocations.read', 'invocations.run-writes']);
       for (const plan of plans) expect(Number(plan.generic_plans), `${plan.name}: ${plan.custom_plans} custom plans`).to.be.greaterThan(0);
     } finally {
       await db.destroy();

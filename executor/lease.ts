@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import type { Db } from '../core/db/database.js';
+import { invocationState, type Lease } from '../core/invocations/state.js';
+
+/**
+ * Renews a claimed run's lease while it runs, a third of the lease apart, so a
+ * live worker keeps its run and a dead one hands it on within one lease. A
+ * renewal the database refuses means the lease is lost; one that fails is
+ * logged and tried again at the next beat.
+ */
+export class LeaseKeeper {
+  private readonly timer: NodeJS.Timeout;
+  private renewing = false;
+  lost = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly lease: Lease,
+    private readonly leaseMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.timer = setInterval(() => void this.renew(), Math.max(leaseMs / 3, 100));
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async renew(): Promise<void> {
+    if (this.renewing) return;
+    this.renewing = true;
+    try {
+      if (await invocationState.heartbeat(this.db, this.lease, this.leaseMs)) return;
+      this.lost = true;
+      this.stop();
+      this.logger.warn({ lease: this.lease.attempts }, 'lease lost: another worker holds the invocation now');
+    } catch (error) {
+      this.logger.warn({ err: error, lease: this.lease.attempts }, 'could not renew the lease; trying again');
+    } finally {
+      this.renewing = false;
+    }
+  }
+}
+
+/** A write of a run refused because its lease was lost: the run's result is not taken, and its message is not acknowledged as done. */
+export class LeaseLostError extends Error {
+  constructor(readonly lease: Lease) {
+    super(`Invocation ${lease.id}: lease ${lease.attempts} was lost; its result was refused.`);
+    this.name = 'LeaseLostError';
+  }
+}
