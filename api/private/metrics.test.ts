@@ -63,7 +63,7 @@ describe('private server: metric catalog and queries', () => {
 
   const metric = (path: string, token: string) => t.private.get(`/api/metric${path}`, { token });
 
-  it("lists SPEC.md's seven metrics with their PromQL templates", async () => {
+  it("lists the catalog's seven metrics with their PromQL templates", async () => {
     const reply = await metric('', a.token);
     expect(reply.status).to.equal(200);
     expect(reply.body.map((m: any) => m.name)).to.deep.equal([

@@ -1,4 +1,4 @@
-import type { Brief } from './report.js';
+import type { Brief } from './load.js';
 import type { Throughput } from './invocations.js';
 
 // What the whole path sustains: POST and execution sharing the machine at an

@@ -101,3 +101,6 @@ async function paced(options: LoadOptions & { overallRate: number }): Promise<Lo
   const { statuses, errors, timeouts } = run;
   return { rps: latencies.length / run.seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: latencies.length, statuses, errors, timeouts };
 }
+
+/** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
+export type Brief = LoadResult & { cpuUsPerRequest?: number };

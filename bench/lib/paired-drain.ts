@@ -1,5 +1,5 @@
 import { median } from './load.js';
-import type { Brief } from './report.js';
+import type { Brief } from './load.js';
 
 // (5) the executor's throughput against the model server's own maximum, taken
 // in pairs. This VM's speed drifts by a third within a minute (one maximum was

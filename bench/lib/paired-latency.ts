@@ -1,5 +1,5 @@
 import { median } from './load.js';
-import type { Brief } from './report.js';
+import type { Brief } from './load.js';
 
 // (4) the end-to-end latency of a queued invocation against direct calls to
 // the model server at the same rate, taken in turns: direct, end-to-end,

@@ -1,13 +1,11 @@
 // The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
-import type { LoadResult } from './load.js';
+import type { Brief } from './load.js';
 import type { SustainedCapacity } from './capacity.js';
 import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 
-/** The figures of one load run, as load() returns them; with the serving process's CPU per request where it was measured. */
-export type Brief = LoadResult & { cpuUsPerRequest?: number };
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
 export interface GaugesMs {
@@ -141,7 +139,7 @@ export function drainCpu(e: BenchReport['executor'], modelMax: Brief): string {
   return `executor ${n0(e.cpuUsPerInvocation)}; model server ${n0(e.modelCpuUsPerCall)} per call${atMax}`;
 }
 
-/** A Markdown table, the same in the terminal, the JSON file and the README. */
+/** A Markdown table, the same in the terminal, the JSON file and docs/benchmarks.md. */
 export function renderTable(r: BenchReport): string {
   const rows: string[][] = [];
   // Cells: #, measure, value, latency, target, result; the server CPU per request goes after the latency where it was measured.

@@ -29,7 +29,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
   return Object.freeze({ ...(values as ConfigValues), ...overrides });
 }
 
-/** Markdown table of every variable, for the README. */
+/** Markdown table of every variable, for docs/configuration.md. */
 export function configTable(): string {
   const rows = Object.values(variables).map((v) => `| \`${v.name}\` | ${v.default === '' || v.default === undefined ? '(empty)' : `\`${v.default}\``} | ${v.description} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');

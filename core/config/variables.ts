@@ -1,4 +1,4 @@
-// The single catalogue of environment variables. The README table is generated
+// The single catalogue of environment variables. docs/configuration.md is generated
 // from it (`didyma config-table`) and a test keeps the two in step.
 
 export type Parser<T> = (raw: string) => T;

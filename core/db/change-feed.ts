@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Db } from './database.js';
+import { serverUrlOf, type Db } from './database.js';
 import { ANNOUNCED_TABLES, CHANGES_CHANNEL } from './migrations/0005_change_notifications.js';
 
 /** What a cache on the request path may copy; each topic is a set of announced tables. */
@@ -22,7 +22,8 @@ const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\
  * - this process's own writes, the moment knex sends them, so a request that
  *   follows a change in the same process never sees the old value;
  * - PostgreSQL's notification after the commit (the 0005 triggers), so every
- *   process learns of every change, whoever made it.
+ *   process learns of every change, whoever made it (on PostgreSQL; PGlite
+ *   belongs to one process, whose own writes are all there is).
  * While the notification connection is down, `generation` is undefined and
  * caches read through: a change can never be missed, only not cached.
  */
@@ -88,31 +89,18 @@ export async function releaseChangeFeed(db: Db): Promise<void> {
   await entry.listener.stop();
 }
 
+/**
+ * PostgreSQL: a LISTEN connection of its own. The embedded PGlite is one
+ * process's alone, so every change is that process's own write, which the
+ * query hook sees: there is nothing else to listen to.
+ */
 function listen(db: Db, feed: ChangeFeed, logger: Logger): Listener {
-  const client = db.client as { pglite?: PGliteListen; config: { connection?: unknown } };
-  return client.pglite ? listenPglite(client.pglite, feed, logger) : new PostgresListener(client.config.connection, feed, logger);
-}
-
-interface PGliteListen {
-  listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
-}
-
-/** The embedded database: one process, notifications delivered as its queries complete. */
-function listenPglite(pglite: PGliteListen, feed: ChangeFeed, logger: Logger): Listener {
-  const unlisten = pglite.listen(CHANGES_CHANNEL, (table) => feed.tableChanged(table)).then(
-    (stop) => {
-      feed.setListening(true);
-      return stop;
-    },
-    (error: unknown) => {
-      logger.warn({ err: error }, 'change notifications unavailable; request caches stay off');
-      return undefined;
-    },
-  );
+  const url = serverUrlOf(db);
+  if (url) return new PostgresListener(url, feed, logger);
+  feed.setListening(true);
   return {
     async stop() {
       feed.setListening(false);
-      await (await unlisten)?.().catch(() => undefined);
     },
   };
 }
@@ -125,7 +113,7 @@ class PostgresListener implements Listener {
   private delayMs = 200;
 
   constructor(
-    private readonly connection: unknown,
+    private readonly url: string,
     private readonly feed: ChangeFeed,
     private readonly logger: Logger,
   ) {
@@ -134,9 +122,8 @@ class PostgresListener implements Listener {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const base = typeof this.connection === 'string' ? { connectionString: this.connection } : (this.connection as pg.ClientConfig);
     // keepAlive: a silently dropped connection must be noticed, or changes would go unseen.
-    const client = new pg.Client({ ...base, keepAlive: true });
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
     this.client = client;
     client.on('notification', (message) => this.feed.tableChanged(message.payload ?? ''));
     client.on('error', () => this.lost(client));

@@ -22,10 +22,18 @@ export interface DatabaseOptions {
   poolMax?: number;
 }
 
+const serverUrls = new WeakMap<Db, string>();
+
 export function createDatabase(options: DatabaseOptions): Db {
   const db = options.url ? postgres(options.url, options.poolMax ?? 10) : pglite(options.pgliteDir);
+  if (options.url) serverUrls.set(db, options.url);
   Model.knex(db);
   return db;
+}
+
+/** The PostgreSQL URL a database was created with; undefined for the embedded PGlite. */
+export function serverUrlOf(db: Db): string | undefined {
+  return serverUrls.get(db);
 }
 
 function postgres(url: string, poolMax: number): Db {
@@ -50,10 +58,6 @@ function pglite(dir: string | undefined): Db {
 }
 
 /** Whether `db` is the embedded PGlite: one connection, nothing else writing while a migration runs. */
-export function isEmbedded(db: Knex): boolean {
-  return db.client instanceof (ClientPgLite as unknown as typeof Knex.Client);
-}
-
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;

@@ -1,6 +1,6 @@
 import type { ApiTokenRow, InvitationRow, OAuthApplicationRow, WorkspaceRow } from '../db/models.js';
 
-// Database rows → the shapes of SPEC.md. Nothing secret ever passes through here.
+// Database rows → the shapes the API documents. Nothing secret ever passes through here.
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 

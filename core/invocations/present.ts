@@ -11,7 +11,7 @@ export function presentSession(row: SessionRow, model: { model_code: string; ver
   };
 }
 
-/** SPEC.md's Invocation; `related_to` is left out of the create response of a plain invocation. */
+/** The API's Invocation; `related_to` is left out of the create response of a plain invocation. */
 export function presentInvocation(row: InvocationRow, options: { omitRelatedTo?: boolean } = {}) {
   return {
     id: row.id,

@@ -3,7 +3,7 @@ import { FILTER_LABELS, METRIC_CATALOG } from './catalog.js';
 import { PARAMS_PLACEHOLDER } from './promql.js';
 
 describe('metric catalog', () => {
-  it("has SPEC.md's seven metrics with their parameters", () => {
+  it("has the seven metrics of the API with their parameters", () => {
     const table = Object.fromEntries(METRIC_CATALOG.map((m) => [m.name, [m.required_params, m.optional_params]]));
     expect(table).to.deep.equal({
       active_sessions: [[], ['model_code', 'model_version', 'user_id', 'workspace']],

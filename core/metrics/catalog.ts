@@ -1,6 +1,6 @@
 import { metricNames as n } from './names.js';
 
-/** SPEC.md's metric definition, as `GET /api/metric` answers it. */
+/** A metric definition, as `GET /api/metric` answers it. */
 export interface MetricDefinition {
   name: string;
   description: string;

@@ -1,4 +1,4 @@
-// The time arguments of a range query, as SPEC.md writes them: `start` and
+// The time arguments of a range query, as the API documents them: `start` and
 // `end` as UNIX time or `YYYY-MM-DDTHH:MM:SS`, `step` as a Prometheus duration.
 // Each parser returns seconds, or null when the text is not of that form.
 

@@ -1,4 +1,4 @@
-import type { DemoModel, InferenceRequestBody } from './models.js';
+import type { DemoModel, InferenceRequestBody } from './demo-model.js';
 import { BadInferenceRequest } from './problems.js';
 
 // A file-in, file-out demo model: it reads a CSV sent as a base64 BYTES

@@ -1,31 +1,10 @@
 import { toInferenceRequest, type Tensor } from '../../core/connectors/open-inference/tensors.js';
+import type { DemoModel, InferenceRequestBody } from './demo-model.js';
 import { IRIS_FEATURES, IRIS_SPECIES } from './iris-data.js';
 import { IrisClassifier } from './iris-model.js';
 import { irisRows } from './features.js';
 import { BadInferenceRequest, ModelFailure } from './problems.js';
 import { csvSummary } from './csv-summary.js';
-
-export interface TensorMetadata {
-  name: string;
-  datatype: string;
-  shape: number[];
-}
-
-/** The parts of an inference request a demo model reads. */
-export interface InferenceRequestBody {
-  id?: unknown;
-  inputs?: unknown;
-  parameters?: Record<string, unknown>;
-}
-
-export interface DemoModel {
-  name: string;
-  version: string;
-  inputs: TensorMetadata[];
-  outputs: TensorMetadata[];
-  /** Throws BadInferenceRequest (400) or ModelFailure (500). */
-  infer(request: InferenceRequestBody): { outputs: Tensor[]; parameters?: Record<string, unknown> };
-}
 
 const FEATURE_INPUTS = IRIS_FEATURES.map((name) => ({ name, datatype: 'FP64', shape: [-1] }));
 const CLASSES = IRIS_SPECIES.join(',');

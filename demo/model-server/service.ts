@@ -1,4 +1,5 @@
-import { demoModels, type DemoModel, type InferenceRequestBody } from './models.js';
+import { demoModels } from './models.js';
+import type { DemoModel, InferenceRequestBody } from './demo-model.js';
 
 export const SERVER_NAME = 'didyma-demo-model-server';
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isEmbedded } from '../database.js';
+import { isEmbedded } from '../embedded.js';
 
 // The invocations table's upkeep, as it grows.
 //

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createDatabase, isEmbedded } from '../database.js';
+import { createDatabase } from '../database.js';
+import { isEmbedded } from '../embedded.js';
 import { migrationSource } from './index.js';
 
 const run = promisify(execFile);
