@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { isNotFound } from '../core/kube/client.js';
-import { FIELD_MANAGERS, FINALIZER, KINDS } from '../core/kube/constants.js';
+import { FIELD_MANAGERS, FINALIZER, GROUP, KINDS, VERSION } from '../core/kube/constants.js';
+import { isNotFound } from '../core/kube/errors.js';
 import { configEntryKey } from '../core/kube/names.js';
-import { paths } from '../core/kube/paths.js';
 import { entryText } from '../core/kube/proxy-config.js';
-import type { KubeObject } from '../core/kube/resources.js';
+import { resourceRef, type KubeObject } from '../core/kube/resources.js';
 import { readSecret } from '../core/kube/secrets.js';
 import { nextStatus, sameStatus, transitions, type ConditionUpdate, type ResourceStatus } from './conditions.js';
 import type { EventRecorder } from './events.js';
@@ -33,8 +32,6 @@ export interface Outcome {
 }
 
 type Resource = KubeObject & { spec: unknown; status?: ResourceStatus };
-
-const AS_OPERATOR = { fieldManager: FIELD_MANAGERS.operator };
 
 interface Evaluation {
   conditions: ConditionUpdate[];
@@ -64,7 +61,7 @@ export async function reconcile(deps: ReconcileDeps, name: string): Promise<Outc
 
 async function readResource(deps: ReconcileDeps, name: string): Promise<Resource | undefined> {
   try {
-    return await deps.kube.client.get<Resource>(paths.resource(deps.handler.kind, deps.kube.namespace, name));
+    return await (await deps.kube.api()).objects.read<Resource>(resourceRef(deps.handler.kind, deps.kube.namespace, name));
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
@@ -124,7 +121,8 @@ async function writeStatus(deps: ReconcileDeps, object: Resource, conditions: Co
   const now = (deps.now ?? (() => new Date()))().toISOString();
   const status = nextStatus(object.status, object.metadata.generation ?? 0, conditions, now);
   if (sameStatus(object.status, status)) return;
-  await deps.kube.client.patch(paths.status(deps.handler.kind, deps.kube.namespace, object.metadata.name), 'merge', { status }, AS_OPERATOR);
+  const target = { group: GROUP, version: VERSION, plural: KINDS[deps.handler.kind].plural, namespace: deps.kube.namespace, name: object.metadata.name };
+  await (await deps.kube.api()).patchStatus({ ...target, fieldManager: FIELD_MANAGERS.operator }, status);
   for (const condition of transitions(object.status, status).filter((c) => c.type === 'Ready')) {
     await deps.events.record(object, condition.status === 'True' ? 'Normal' : 'Warning', condition.reason, condition.message);
   }
@@ -138,9 +136,10 @@ async function ensureFinalizer(deps: ReconcileDeps, object: Resource): Promise<R
   return setFinalizers(deps, object, [...finalizers, FINALIZER]);
 }
 
-function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
-  const path = paths.resource(deps.handler.kind, deps.kube.namespace, object.metadata.name);
-  return deps.kube.client.patch<Resource>(path, 'merge', { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } }, AS_OPERATOR);
+async function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
+  const ref = resourceRef(deps.handler.kind, deps.kube.namespace, object.metadata.name);
+  const patch = { ...ref, metadata: { ...ref.metadata, resourceVersion: object.metadata.resourceVersion, finalizers } };
+  return (await deps.kube.api()).mergePatch<Resource>(patch, FIELD_MANAGERS.operator);
 }
 
 /** Deletion: remove the configuration first, then let the resource go. */
