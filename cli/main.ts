@@ -10,7 +10,6 @@ import { startServers, type ServerName } from './servers.js';
 import { formerDataDirNotice } from './former-data-dir.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
-import { startOperator } from '../operator/start.js';
 import { createLogger, type Logger } from '../core/logging/logger.js';
 
 /** Entry point of the `didyma` command (bin/didyma.js). */
@@ -79,6 +78,8 @@ export async function main(argv: string[]): Promise<void> {
     .action(async () => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel);
+      // Imported here: the operator loads the Kubernetes client library (about 70 MiB), which no other command needs.
+      const { startOperator } = await import('../operator/start.js');
       const operator = await startOperator(config, logger);
       await untilSignal(logger);
       await operator.close();

@@ -38,7 +38,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
     onFinished: (row, model, outcome, seconds) => void platform.metrics.invocations.record(row, model, outcome, seconds),
   });
   await executor.start();
-  const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort);
+  const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort, () => clusterProxies?.synced ?? true);
   platform.logger.info({ concurrency: config.executorConcurrency, queue: config.amqpUrl ? 'rabbitmq' : 'in-process' }, 'executor started');
   return {
     executor,
@@ -52,7 +52,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
   };
 }
 
-async function healthServer(platform: Platform, port: number): Promise<http.Server> {
+async function healthServer(platform: Platform, port: number, proxiesSynced: () => boolean): Promise<http.Server> {
   const metrics = platform.metrics.handler('executor');
   const server = http.createServer(async (req, res) => {
     const send = (status: number, body: unknown) => {
@@ -65,6 +65,7 @@ async function healthServer(platform: Platform, port: number): Promise<http.Serv
       try {
         await pingDatabase(platform.db);
         if (!platform.queue.healthy()) throw new Error('queue not connected');
+        if (!proxiesSynced()) throw new Error('proxy configuration not synced');
         return send(200, { status: 'ready' });
       } catch (error) {
         return send(503, { status: 'unavailable', message: (error as Error).message });

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { KINDS, type ResourceKind } from '../core/kube/constants.js';
+import { API_VERSION, KINDS, type ResourceKind } from '../core/kube/constants.js';
+import { RestartingInformer } from '../core/kube/informer.js';
 import { paths } from '../core/kube/paths.js';
-import { Reflector } from '../core/kube/reflector.js';
 import type { KubeObject } from '../core/kube/resources.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
@@ -26,17 +26,20 @@ export interface ControllerOptions {
  */
 export class Controller {
   private readonly queue: WorkQueue;
-  private readonly reflector: Reflector<KubeObject>;
+  private readonly informer: RestartingInformer<KubeObject>;
   private workers: Array<Promise<void>> = [];
 
   constructor(private readonly options: ControllerOptions) {
     this.queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: options.maxBackoffMs });
-    this.reflector = new Reflector<KubeObject>({
-      client: options.kube.client,
-      path: paths.resource(options.kind, options.kube.namespace),
+    const { kube, kind } = options;
+    this.informer = new RestartingInformer<KubeObject>({
       // Every resource of the kind, not only the API's: one made with kubectl is reconciled (and validated) too.
-      logger: options.logger,
+      informer: async () => {
+        const api = await kube.api();
+        return api.informer(paths.resources(kind, kube.namespace), () => api.list<KubeObject>(API_VERSION, KINDS[kind].kind, kube.namespace));
+      },
       onChange: (name) => this.queue.add(this.keyOf(name)),
+      logger: options.logger,
     });
     options.metrics.queueDepth.set({ kind: KINDS[options.kind].kind }, 0);
   }
@@ -46,14 +49,14 @@ export class Controller {
   }
 
   async start(): Promise<void> {
-    await this.reflector.start();
+    await this.informer.start();
     this.workers = Array.from({ length: this.options.workers }, () => this.work());
-    this.options.logger.info({ kind: KINDS[this.options.kind].kind, resources: this.reflector.cache.size }, 'controller started');
+    this.options.logger.info({ kind: KINDS[this.options.kind].kind, resources: this.informer.list().length }, 'controller started');
   }
 
   async stop(): Promise<void> {
     this.queue.shutDown();
-    await this.reflector.stop();
+    await this.informer.stop();
     await Promise.all(this.workers);
   }
 

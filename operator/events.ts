@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { paths } from '../core/kube/paths.js';
 import type { KubeObject } from '../core/kube/resources.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -16,8 +16,8 @@ export class EventRecorder {
   ) {}
 
   async record(object: KubeObject, type: EventType, reason: string, message: string): Promise<void> {
-    const now = new Date().toISOString();
-    const event = {
+    const now = new Date();
+    const event: CoreV1Event = {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: `${object.metadata.name}.${Date.now().toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}`, namespace: this.kube.namespace },
@@ -40,7 +40,7 @@ export class EventRecorder {
       count: 1,
     };
     try {
-      await this.kube.client.create(paths.event(this.kube.namespace), event);
+      await (await this.kube.api()).core.createNamespacedEvent({ namespace: this.kube.namespace, body: event });
     } catch (error) {
       this.logger.warn({ err: error, object: object.metadata.name, reason }, 'could not record an Event');
     }

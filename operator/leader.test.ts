@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { V1MicroTime } from '@kubernetes/client-node';
 import { mayAcquire } from './leader.js';
 
 describe('leader election', () => {
@@ -11,7 +12,7 @@ describe('leader election', () => {
   });
 
   it('leaves another holder alone until it has not renewed for a whole lease duration, on the local clock', () => {
-    const spec = { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '1999-01-01T00:00:00.000000Z' };
+    const spec = { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: new V1MicroTime('1999-01-01T00:00:00Z') };
     // The remote renewTime is ancient, but this replica saw the record change only now: skew cannot matter.
     expect(mayAcquire(spec, 'me', now, now + 14_999)).to.equal(false);
     expect(mayAcquire(spec, 'me', now, now + 15_000)).to.equal(true);

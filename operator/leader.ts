@@ -1,18 +1,7 @@
+import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { isConflict, isNotFound } from '../core/kube/client.js';
-import { paths } from '../core/kube/paths.js';
-import type { KubeObject } from '../core/kube/resources.js';
-
-export interface LeaseSpec {
-  holderIdentity?: string;
-  leaseDurationSeconds?: number;
-  acquireTime?: string;
-  renewTime?: string;
-  leaseTransitions?: number;
-}
-
-type Lease = KubeObject & { spec?: LeaseSpec };
+import { isConflict, isNotFound } from '../core/kube/errors.js';
 
 export interface LeaderCallbacks {
   onStartedLeading(): Promise<void>;
@@ -27,16 +16,13 @@ export interface LeaderOptions {
   logger: Logger;
 }
 
-/** A Kubernetes MicroTime: microseconds, always six digits. */
-const microTime = (date: Date) => date.toISOString().replace('Z', '000Z');
-
 /**
  * May a candidate take a lease it last saw at `observedAt` (local clock)?
  * Only when it is free, already its own, or its holder has not renewed it for
  * a whole lease duration. Remote timestamps are never compared with the local
  * clock, so clock skew between replicas cannot make two leaders.
  */
-export function mayAcquire(spec: LeaseSpec | undefined, identity: string, observedAt: number, now: number): boolean {
+export function mayAcquire(spec: V1LeaseSpec | undefined, identity: string, observedAt: number, now: number): boolean {
   const holder = spec?.holderIdentity;
   if (!holder || holder === identity) return true;
   return now - observedAt >= (spec?.leaseDurationSeconds ?? 15) * 1000;
@@ -116,36 +102,35 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const { kube, name, identity } = this.options;
-    const now = new Date();
+    const { identity } = this.options;
+    const now = new V1MicroTime();
     const lease = await this.read();
-    if (!lease) {
-      try {
-        await kube.client.create(paths.lease(kube.namespace), this.leaseObject({ holderIdentity: identity, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 }));
-        return true;
-      } catch (error) {
-        if (isConflict(error)) return false;
-        throw error;
-      }
-    }
+    if (!lease) return this.write((leases, namespace) => leases.createNamespacedLease({ namespace, body: this.leaseObject({ holderIdentity: identity, acquireTime: now, renewTime: now, leaseTransitions: 0 }) }));
     // Someone else holds it: whatever this replica believed, it is not the leader now.
     if (lease.spec?.holderIdentity && lease.spec.holderIdentity !== identity) this.renewedAt = 0;
     const record = JSON.stringify(lease.spec ?? {});
     if (record !== this.observed.record) this.observed = { record, at: Date.now() };
     if (!mayAcquire(lease.spec, identity, this.observed.at, Date.now())) return false;
     const ours = lease.spec?.holderIdentity === identity;
-    const spec: LeaseSpec = {
+    const spec: V1LeaseSpec = {
       holderIdentity: identity,
-      acquireTime: ours ? lease.spec?.acquireTime : microTime(now),
-      renewTime: microTime(now),
+      acquireTime: ours ? lease.spec?.acquireTime : now,
+      renewTime: now,
       leaseTransitions: (lease.spec?.leaseTransitions ?? 0) + (ours ? 0 : 1),
     };
+    // The read resourceVersion makes the write fail if someone else wrote meanwhile.
+    return this.write((leases, namespace, name) => leases.replaceNamespacedLease({ name, namespace, body: { ...this.leaseObject(spec), metadata: lease.metadata } }));
+  }
+
+  /** A create or replace of the lease: true when it went through, false on a conflict (someone else wrote first). */
+  private async write(call: (leases: CoordinationV1Api, namespace: string, name: string) => Promise<V1Lease>): Promise<boolean> {
+    const { kube, name } = this.options;
     try {
-      const updated = await kube.client.replace<Lease>(paths.lease(kube.namespace, name), { ...this.leaseObject(spec), metadata: { ...lease.metadata } });
-      this.observed = { record: JSON.stringify(updated.spec ?? {}), at: Date.now() };
+      const written = await call((await kube.api()).leases, kube.namespace, name);
+      this.observed = { record: JSON.stringify(written.spec ?? {}), at: Date.now() };
       return true;
     } catch (error) {
-      if (isConflict(error)) return false; // someone else wrote it first
+      if (isConflict(error)) return false;
       throw error;
     }
   }
@@ -154,21 +139,23 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = await this.read();
     if (lease?.spec?.holderIdentity !== this.options.identity) return;
-    const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) };
-    await this.options.kube.client.replace(paths.lease(this.options.kube.namespace, this.options.name), { ...lease, spec });
-    this.options.logger.info({ lease: this.options.name }, 'lease released');
+    const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: new V1MicroTime() };
+    const { kube, name } = this.options;
+    await (await kube.api()).leases.replaceNamespacedLease({ name, namespace: kube.namespace, body: { ...lease, spec } });
+    this.options.logger.info({ lease: name }, 'lease released');
   }
 
-  private async read(): Promise<Lease | undefined> {
+  private async read(): Promise<V1Lease | undefined> {
+    const { kube, name } = this.options;
     try {
-      return await this.options.kube.client.get<Lease>(paths.lease(this.options.kube.namespace, this.options.name));
+      return await (await kube.api()).leases.readNamespacedLease({ name, namespace: kube.namespace });
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
   }
 
-  private leaseObject(spec: LeaseSpec): Lease {
+  private leaseObject(spec: V1LeaseSpec): V1Lease {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',

@@ -1,13 +1,9 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { isConflict, isNotFound } from '../core/kube/client.js';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../core/kube/constants.js';
-import { paths } from '../core/kube/paths.js';
-import type { KubeObject } from '../core/kube/resources.js';
-
-type ConfigMap = KubeObject & { data?: Record<string, string> };
-
-const AS_OPERATOR = { fieldManager: FIELD_MANAGERS.operator };
+import { isConflict, isNotFound } from '../core/kube/errors.js';
+import { objectRef } from '../core/kube/resources.js';
 
 /**
  * The ConfigMap executors read. Each entry is set or removed with a JSON
@@ -27,7 +23,8 @@ export class ProxyConfigMap {
     if (current?.data?.[key] === text) return false;
     if (!current) {
       try {
-        await this.kube.client.create(paths.configMap(this.kube.namespace), this.fresh({ [key]: text }), AS_OPERATOR);
+        const api = await this.kube.api();
+        await api.core.createNamespacedConfigMap({ namespace: this.kube.namespace, body: this.fresh({ [key]: text }), fieldManager: FIELD_MANAGERS.operator });
         return true;
       } catch (error) {
         if (!isConflict(error)) throw error; // created meanwhile by another writer: patch it
@@ -47,20 +44,21 @@ export class ProxyConfigMap {
     return true;
   }
 
-  private patch(data: Record<string, string | null>) {
-    return this.kube.client.patch(paths.configMap(this.kube.namespace, this.name), 'merge', { data }, AS_OPERATOR);
+  private async patch(data: Record<string, string | null>) {
+    const api = await this.kube.api();
+    return api.mergePatch({ ...objectRef('v1', 'ConfigMap', this.kube.namespace, this.name), data }, FIELD_MANAGERS.operator);
   }
 
-  private async read(): Promise<ConfigMap | undefined> {
+  private async read(): Promise<V1ConfigMap | undefined> {
     try {
-      return await this.kube.client.get<ConfigMap>(paths.configMap(this.kube.namespace, this.name));
+      return await (await this.kube.api()).core.readNamespacedConfigMap({ name: this.name, namespace: this.kube.namespace });
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
   }
 
-  private fresh(data: Record<string, string>): ConfigMap {
+  private fresh(data: Record<string, string>): V1ConfigMap {
     return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: this.name, namespace: this.kube.namespace, labels: { [LABELS.managedBy]: MANAGED_BY } }, data };
   }
 }

@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import type { KubeConnection } from '../core/kube/connection.js';
-import { isNotFound } from '../core/kube/client.js';
-import { FIELD_MANAGERS, FINALIZER, KINDS } from '../core/kube/constants.js';
+import { FIELD_MANAGERS, FINALIZER, GROUP, KINDS, VERSION } from '../core/kube/constants.js';
+import { isNotFound } from '../core/kube/errors.js';
 import { configEntryKey } from '../core/kube/names.js';
-import { paths } from '../core/kube/paths.js';
 import { entryText } from '../core/kube/proxy-config.js';
-import type { KubeObject } from '../core/kube/resources.js';
+import { resourceRef, type KubeObject } from '../core/kube/resources.js';
 import { readSecret } from '../core/kube/secrets.js';
 import { nextStatus, sameStatus, transitions, type ConditionUpdate, type ResourceStatus } from './conditions.js';
 import type { EventRecorder } from './events.js';
-import type { KindHandler } from './kinds.js';
+import type { KindHandler, Problem } from './kinds.js';
 import type { ProxyConfigMap } from './proxy-config-map.js';
 
 export interface ReconcileDeps {
@@ -34,9 +33,7 @@ export interface Outcome {
 
 type Resource = KubeObject & { spec: unknown; status?: ResourceStatus };
 
-const AS_OPERATOR = { fieldManager: FIELD_MANAGERS.operator };
-
-interface Evaluation {
+export interface Evaluation {
   conditions: ConditionUpdate[];
   outcome: Outcome;
 }
@@ -57,57 +54,73 @@ export async function reconcile(deps: ReconcileDeps, name: string): Promise<Outc
   }
   if (object.metadata.deletionTimestamp) return finalize(deps, object, entryKey);
   const current = await ensureFinalizer(deps, object);
-  const evaluation = await evaluate(deps, current, entryKey);
+  const evaluation = judge(await check(deps, current, entryKey), deps.configMap.name, deps.probeIntervalMs);
   await writeStatus(deps, current, evaluation.conditions);
   return evaluation.outcome;
 }
 
 async function readResource(deps: ReconcileDeps, name: string): Promise<Resource | undefined> {
   try {
-    return await deps.kube.client.get<Resource>(paths.resource(deps.handler.kind, deps.kube.namespace, name));
+    return await (await deps.kube.api()).objects.read<Resource>(resourceRef(deps.handler.kind, deps.kube.namespace, name));
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
   }
 }
 
-async function evaluate(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Evaluation> {
+/** What the checks of a resource found, the first problem winning. */
+export type Finding = { found: 'secret-missing'; secret: string } | { found: 'invalid' | 'unreachable'; problem: Problem } | { found: 'healthy' };
+
+/** Runs the checks, keeping the resource's ConfigMap entry only while its spec is valid. */
+async function check(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Finding> {
   const { handler, configMap } = deps;
-  const secretName = handler.secretName(object.spec);
+  const secret = handler.secretName(object.spec);
   let secrets: Record<string, string> = {};
-  if (secretName) {
-    try {
-      secrets = await readSecret(deps.kube, secretName);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      await configMap.remove(entryKey);
-      return notConfigured('SecretMissing', `Secret ${secretName} named by secretRef does not exist.`, { result: 'not-ready', retry: true });
-    }
+  if (secret) {
+    const read = await readSecret(deps.kube, secret).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    if (!read) return unconfigured(configMap, entryKey, { found: 'secret-missing', secret });
+    secrets = read;
   }
   const invalid = handler.validate(object.spec, secrets);
-  if (invalid) {
-    // A spec that is no longer valid must not leave its previous configuration in use.
-    await configMap.remove(entryKey);
-    return notConfigured(invalid.reason, invalid.message, { result: 'invalid' });
-  }
+  if (invalid) return unconfigured(configMap, entryKey, { found: 'invalid', problem: invalid });
   await configMap.put(entryKey, entryText(handler.entry(object.spec)));
   const unreachable = await handler.probe(object.spec, secrets);
-  if (unreachable) {
-    return {
-      conditions: [
-        { type: 'Ready', status: 'False', reason: 'Unreachable', message: `Configuration written to ConfigMap ${configMap.name}, but a health check failed: ${unreachable.message}` },
-        { type: 'Reachable', status: 'False', reason: unreachable.reason, message: unreachable.message },
-      ],
-      outcome: { result: 'not-ready', retry: true },
-    };
+  return unreachable ? { found: 'unreachable', problem: unreachable } : { found: 'healthy' };
+}
+
+/** Removes the entry of a resource that cannot be configured: a spec no longer valid must not leave its previous configuration in use. */
+async function unconfigured(configMap: ProxyConfigMap, entryKey: string, finding: Finding): Promise<Finding> {
+  await configMap.remove(entryKey);
+  return finding;
+}
+
+/** The conditions and next step for what the checks found: pure, so a table test covers every case. */
+export function judge(finding: Finding, configMap: string, probeIntervalMs: number): Evaluation {
+  switch (finding.found) {
+    case 'secret-missing':
+      return notConfigured('SecretMissing', `Secret ${finding.secret} named by secretRef does not exist.`, { result: 'not-ready', retry: true });
+    case 'invalid':
+      return notConfigured(finding.problem.reason, finding.problem.message, { result: 'invalid' });
+    case 'unreachable':
+      return {
+        conditions: [
+          { type: 'Ready', status: 'False', reason: 'Unreachable', message: `Configuration written to ConfigMap ${configMap}, but a health check failed: ${finding.problem.message}` },
+          { type: 'Reachable', status: 'False', reason: finding.problem.reason, message: finding.problem.message },
+        ],
+        outcome: { result: 'not-ready', retry: true },
+      };
+    case 'healthy':
+      return {
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Configured', message: `Configuration written to ConfigMap ${configMap}; endpoints healthy.` },
+          { type: 'Reachable', status: 'True', reason: 'HealthChecksPassed', message: 'Every endpoint answered its health check.' },
+        ],
+        outcome: { result: 'ready', requeueAfterMs: probeIntervalMs },
+      };
   }
-  return {
-    conditions: [
-      { type: 'Ready', status: 'True', reason: 'Configured', message: `Configuration written to ConfigMap ${configMap.name}; endpoints healthy.` },
-      { type: 'Reachable', status: 'True', reason: 'HealthChecksPassed', message: 'Every endpoint answered its health check.' },
-    ],
-    outcome: { result: 'ready', requeueAfterMs: deps.probeIntervalMs },
-  };
 }
 
 function notConfigured(reason: string, message: string, outcome: Outcome): Evaluation {
@@ -124,7 +137,8 @@ async function writeStatus(deps: ReconcileDeps, object: Resource, conditions: Co
   const now = (deps.now ?? (() => new Date()))().toISOString();
   const status = nextStatus(object.status, object.metadata.generation ?? 0, conditions, now);
   if (sameStatus(object.status, status)) return;
-  await deps.kube.client.patch(paths.status(deps.handler.kind, deps.kube.namespace, object.metadata.name), 'merge', { status }, AS_OPERATOR);
+  const target = { group: GROUP, version: VERSION, plural: KINDS[deps.handler.kind].plural, namespace: deps.kube.namespace, name: object.metadata.name };
+  await (await deps.kube.api()).patchStatus({ ...target, fieldManager: FIELD_MANAGERS.operator }, status);
   for (const condition of transitions(object.status, status).filter((c) => c.type === 'Ready')) {
     await deps.events.record(object, condition.status === 'True' ? 'Normal' : 'Warning', condition.reason, condition.message);
   }
@@ -138,9 +152,10 @@ async function ensureFinalizer(deps: ReconcileDeps, object: Resource): Promise<R
   return setFinalizers(deps, object, [...finalizers, FINALIZER]);
 }
 
-function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
-  const path = paths.resource(deps.handler.kind, deps.kube.namespace, object.metadata.name);
-  return deps.kube.client.patch<Resource>(path, 'merge', { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } }, AS_OPERATOR);
+async function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: string[]): Promise<Resource> {
+  const ref = resourceRef(deps.handler.kind, deps.kube.namespace, object.metadata.name);
+  const patch = { ...ref, metadata: { ...ref.metadata, resourceVersion: object.metadata.resourceVersion, finalizers } };
+  return (await deps.kube.api()).mergePatch<Resource>(patch, FIELD_MANAGERS.operator);
 }
 
 /** Deletion: remove the configuration first, then let the resource go. */

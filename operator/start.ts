@@ -3,8 +3,8 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config/config.js';
-import { kubeConnection, type KubeConnection } from '../core/kube/connection.js';
-import { paths } from '../core/kube/paths.js';
+import { fence, kubeConnection, type KubeConnection } from '../core/kube/connection.js';
+import { isNotFound } from '../core/kube/errors.js';
 import { ConnectorCatalog } from '../core/connectors/registry.js';
 import { HttpClient } from '../core/net/http-client.js';
 import { UrlPolicy } from '../core/net/url-policy.js';
@@ -50,12 +50,9 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const metrics = createOperatorMetrics();
   const elector = config.leaderElection ? new LeaderElector({ kube, name: config.leaseName, identity, leaseSeconds: config.leaseSeconds, logger: log }) : undefined;
   // Every write of a reconcile is refused once this replica is no longer the leader.
-  const fenced: KubeConnection = {
-    namespace: kube.namespace,
-    client: kube.client.fenced(() => {
-      if (elector && !elector.isLeader) throw new Error('not the leader any more: write refused');
-    }),
-  };
+  const fenced = fence(kube, () => {
+    if (elector && !elector.isLeader) throw new Error('not the leader any more: write refused');
+  });
   const configMap = new ProxyConfigMap(fenced, config.proxyConfigMap, log);
   const events = new EventRecorder(fenced, identity, log);
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
@@ -84,8 +81,9 @@ export async function startOperator(config: Config, logger: Logger, connection?:
     metrics: [{ registry: metrics.registry }, { registry: processRegistry() }],
     metricsToken: config.metricsToken,
     ready: async () => {
-      await kube.client.get(paths.configMap(kube.namespace, config.proxyConfigMap)).catch((error: unknown) => {
-        if ((error as { status?: number }).status !== 404) throw error;
+      const api = await kube.api();
+      await api.core.readNamespacedConfigMap({ name: config.proxyConfigMap, namespace: kube.namespace }).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
       });
     },
   });

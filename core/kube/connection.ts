@@ -4,13 +4,14 @@ import path from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { Config } from '../config/config.js';
-import { KubeClient } from './client.js';
+import type { KubeApi } from './api.js';
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface KubeConnection {
-  client: KubeClient;
   namespace: string;
+  /** client-node's APIs on the cluster (a failure to load the kubeconfig surfaces here, on every call). */
+  api(): Promise<KubeApi>;
 }
 
 /**
@@ -21,23 +22,25 @@ export interface KubeConnection {
 export function kubeConnection(config: Config): KubeConnection | undefined {
   if (config.kubeMode === 'off') return undefined;
   if (config.kubeMode === 'in-cluster') {
-    const kc = loadKubeConfig((k) => k.loadFromCluster());
-    return { client: new KubeClient(kc, config.kubeTimeoutMs), namespace: config.kubeNamespace || readIfExists(SERVICE_ACCOUNT_NAMESPACE) || 'default' };
+    const namespace = config.kubeNamespace || readIfExists(SERVICE_ACCOUNT_NAMESPACE) || 'default';
+    return { namespace, api: loadApi((kc) => kc.loadFromCluster(), config.kubeTimeoutMs) };
   }
   const file = config.kubeconfig || path.join(os.homedir(), '.kube', 'config');
   if (!fs.existsSync(file)) throw new Error(`DIDYMA_KUBE_MODE=kubeconfig but the kubeconfig ${file} does not exist (set KUBECONFIG).`);
-  const kc = loadKubeConfig((k) => k.loadFromFile(file));
-  return { client: new KubeClient(kc, config.kubeTimeoutMs), namespace: config.kubeNamespace || contextNamespace(file) || 'default' };
+  return { namespace: config.kubeNamespace || contextNamespace(file) || 'default', api: loadApi((kc) => kc.loadFromFile(file), config.kubeTimeoutMs) };
 }
 
-function loadKubeConfig(load: (kc: KubeConfig) => void): Promise<KubeConfig> {
-  const kc = import('@kubernetes/client-node').then(({ KubeConfig }) => {
-    const loaded = new KubeConfig();
-    load(loaded);
-    return loaded;
-  });
-  kc.catch(() => undefined); // reported by the first request, which awaits it
-  return kc;
+/** The same connection, refusing every write while `guard` throws. */
+export function fence(kube: KubeConnection, guard: () => void): KubeConnection {
+  const api = kube.api().then((unfenced) => unfenced.fenced(guard));
+  api.catch(() => undefined); // reported by the first call, which awaits it
+  return { namespace: kube.namespace, api: () => api };
+}
+
+function loadApi(load: (kc: KubeConfig) => void, timeoutMs: number): () => Promise<KubeApi> {
+  const api = import('./api.js').then(({ connect }) => connect(load, timeoutMs));
+  api.catch(() => undefined); // reported by the first call, which awaits it
+  return () => api;
 }
 
 /** The namespace of the kubeconfig's current context, read without the client library. */

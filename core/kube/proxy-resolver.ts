@@ -9,7 +9,7 @@ import type { KubeConnection } from './connection.js';
 import { configEntryKey, resourceName } from './names.js';
 import { paths } from './paths.js';
 import { parseEntries, type DeploymentEntry, type ProxyConfigEntry } from './proxy-config.js';
-import { Reflector } from './reflector.js';
+import { RestartingInformer } from './informer.js';
 import type { KubeObject } from './resources.js';
 import { SecretCache } from './secrets.js';
 import { workspaceName } from './rows.js';
@@ -39,27 +39,35 @@ export interface ClusterProxyResolverDeps {
  */
 export class ClusterProxyResolver {
   private entries = new Map<string, ProxyConfigEntry>();
-  private readonly reflector: Reflector<ConfigMap>;
+  private readonly informer: RestartingInformer<ConfigMap>;
   private readonly secrets: SecretCache;
 
   constructor(private readonly deps: ClusterProxyResolverDeps) {
     this.secrets = new SecretCache(deps.kube, deps.secretTtlMs ?? 30_000);
-    this.reflector = new Reflector<ConfigMap>({
-      client: deps.kube.client,
-      path: paths.configMap(deps.kube.namespace),
-      // One object: RBAC can then grant the executor this ConfigMap only.
-      query: { fieldSelector: `metadata.name=${deps.configMap}` },
-      logger: deps.logger,
+    const { namespace } = deps.kube;
+    // One object: RBAC can then grant the executor this ConfigMap only.
+    const fieldSelector = `metadata.name=${deps.configMap}`;
+    this.informer = new RestartingInformer<ConfigMap>({
+      informer: async () => {
+        const api = await deps.kube.api();
+        return api.informer(paths.configMaps(namespace), () => api.list<ConfigMap>('v1', 'ConfigMap', namespace, { fieldSelector }), fieldSelector);
+      },
       onChange: (_name, configMap) => this.replace(configMap),
+      logger: deps.logger,
     });
   }
 
+  /** Ready once the ConfigMap has been read (start resolves then). */
+  get synced(): boolean {
+    return this.informer.hasSynced;
+  }
+
   async start(): Promise<void> {
-    await this.reflector.start();
+    await this.informer.start();
   }
 
   async stop(): Promise<void> {
-    await this.reflector.stop();
+    await this.informer.stop();
   }
 
   /** The server proxy of the deployment that serves `model`. */

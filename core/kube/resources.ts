@@ -1,8 +1,9 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { ANNOTATIONS, API_VERSION, KINDS, LABELS, MANAGED_BY, type ResourceKind } from './constants.js';
 import type { Connector, Desired } from './desired.js';
 import { resourceName, secretName, workspaceLabel } from './names.js';
 
-/** The parts of a Kubernetes object this code reads and writes. */
+/** A Kubernetes object as client-node reads and writes it, always named. */
 export interface KubeObject {
   apiVersion: string;
   kind: string;
@@ -10,19 +11,13 @@ export interface KubeObject {
   [field: string]: unknown;
 }
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: Array<Record<string, unknown>>;
-}
+/** Timestamps are Dates when client-node knows the type, the API's strings in custom resources it lists or watches. */
+export type ObjectMeta = V1ObjectMeta & { name: string };
+
+/** Type, namespace and name: what KubernetesObjectApi needs to address an object. */
+export const objectRef = (apiVersion: string, kind: string, namespace: string, name: string): KubeObject => ({ apiVersion, kind, metadata: { name, namespace } });
+export const resourceRef = (kind: ResourceKind, namespace: string, name: string) => objectRef(API_VERSION, KINDS[kind].kind, namespace, name);
+export const secretRef = (namespace: string, name: string) => objectRef('v1', 'Secret', namespace, name);
 
 export const nameOf = (desired: Pick<Desired, 'kind' | 'workspace' | 'key'>) => resourceName(desired.kind, desired.workspace, desired.key);
 

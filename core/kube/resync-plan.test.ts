@@ -5,8 +5,8 @@ import { planResync } from './resync-plan.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const GRACE = 60_000;
-const OLD = new Date(NOW - 10 * 60_000).toISOString();
-const FRESH = new Date(NOW - 5_000).toISOString();
+const OLD = new Date(NOW - 10 * 60_000);
+const FRESH = new Date(NOW - 5_000);
 
 const desired = (key: string, secrets: Record<string, string> = {}): DesiredDeployment => ({
   kind: 'deployment',
@@ -66,6 +66,13 @@ describe('resync plan', () => {
     expect(plan.deleteResources).to.deep.equal([{ kind: 'deployment', name: customResource(gone, 'ns').metadata.name }]);
     // The Secret of a deleted resource goes with it; only the orphan is deleted on its own.
     expect(plan.deleteSecrets).to.deep.equal([orphanSecret.metadata.name]);
+  });
+
+  it('ages an object by its creation time, a Date or the string client-node leaves in listed custom resources', () => {
+    for (const [created, deleted] of [[OLD, 1], [OLD.toISOString(), 1], [FRESH.toISOString(), 0]] as const) {
+      const plan = planResync([], { resources: [applied(customResource(desired('x'), 'ns'), created as Date)], secrets: [] }, 'ns', NOW, GRACE);
+      expect(plan.deleteResources, String(created)).to.have.length(deleted);
+    }
   });
 
   it('does not delete a resource already being deleted', () => {

@@ -17,7 +17,7 @@ export interface ClusterState {
 }
 
 const kindOf = (object: KubeObject): ResourceKind => (object.kind === KINDS.deployment.kind ? 'deployment' : 'storage');
-const age = (object: KubeObject, now: number) => now - Date.parse(object.metadata.creationTimestamp ?? new Date(now).toISOString());
+const age = (object: KubeObject, now: number) => now - new Date(object.metadata.creationTimestamp ?? now).getTime();
 
 /** What differs between the desired and the applied object in the fields the API owns. */
 function inSync(desired: KubeObject, actual: KubeObject | undefined): boolean {

@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.js';
 import type { SecretBox } from '../crypto/secrets.js';
-import { KINDS, LABELS, MANAGED_BY } from './constants.js';
+import { API_VERSION, KINDS, LABELS, MANAGED_BY } from './constants.js';
 import type { KubeConnection } from './connection.js';
-import { paths } from './paths.js';
-import type { KubeObject } from './resources.js';
+import { secretRef, type KubeObject } from './resources.js';
 import { liveDesired } from './rows.js';
 import { planResync, type ResyncPlan } from './resync-plan.js';
 import type { DesiredStateWriter } from './writer.js';
@@ -68,13 +67,14 @@ export class DesiredStateResync {
   }
 
   async runOnce(): Promise<ResyncReport> {
-    const { client, namespace } = this.kube;
+    const { namespace } = this.kube;
+    const api = await this.kube.api();
     const [desired, deployments, storage, secrets] = await Promise.all([
       liveDesired(this.db, this.box),
-      client.list<KubeObject>(paths.resource('deployment', namespace), { labelSelector: MANAGED }),
-      client.list<KubeObject>(paths.resource('storage', namespace), { labelSelector: MANAGED }),
+      api.list<KubeObject>(API_VERSION, KINDS.deployment.kind, namespace, { labelSelector: MANAGED }),
+      api.list<KubeObject>(API_VERSION, KINDS.storage.kind, namespace, { labelSelector: MANAGED }),
       // Only Secrets this code made carry the kind label.
-      client.list<KubeObject>(paths.secret(namespace), { labelSelector: `${MANAGED},${LABELS.kind}` }),
+      api.list<KubeObject>('v1', 'Secret', namespace, { labelSelector: `${MANAGED},${LABELS.kind}` }),
     ]);
     const now = (this.options.now ?? Date.now)();
     const plan = planResync(desired, { resources: [...deployments.items, ...storage.items], secrets: secrets.items }, namespace, now, this.options.graceMs ?? 60_000);
@@ -97,7 +97,7 @@ export class DesiredStateResync {
     };
     for (const item of plan.apply) await attempt({ kind: KINDS[item.kind].kind, workspace: item.workspace, key: item.key }, () => this.writer.apply(item), 'applied');
     for (const { kind, name } of plan.deleteResources) await attempt({ kind: KINDS[kind].kind, name }, () => this.writer.removeByName(kind, name), 'deleted');
-    for (const name of plan.deleteSecrets) await attempt({ secret: name }, () => this.kube.client.delete(paths.secret(this.kube.namespace, name)), 'deleted');
+    for (const name of plan.deleteSecrets) await attempt({ secret: name }, async () => (await this.kube.api()).delete(secretRef(this.kube.namespace, name)), 'deleted');
     return report;
   }
 }

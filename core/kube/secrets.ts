@@ -1,10 +1,8 @@
 import type { KubeConnection } from './connection.js';
-import { paths } from './paths.js';
-import type { KubeObject } from './resources.js';
 
 /** The decoded data of a Secret. */
 export async function readSecret(kube: KubeConnection, name: string): Promise<Record<string, string>> {
-  const secret = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.secret(kube.namespace, name));
+  const secret = await (await kube.api()).core.readNamespacedSecret({ name, namespace: kube.namespace });
   return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
 }
 

@@ -1,15 +1,11 @@
 import type { Logger } from 'pino';
 import { UnavailableError } from '../errors/errors.js';
 import { FIELD_MANAGERS, KINDS, type ResourceKind } from './constants.js';
-import { KubeApiError } from './client.js';
 import type { KubeConnection } from './connection.js';
 import type { Desired } from './desired.js';
+import { statusOf } from './errors.js';
 import { resourceName, secretName } from './names.js';
-import { paths } from './paths.js';
-import { credentialsSecret, customResource, nameOf, type KubeObject } from './resources.js';
-
-/** Server-side apply as the API: it owns spec, labels and Secrets, and takes them back from anyone who edited them. */
-export const API_APPLY = { fieldManager: FIELD_MANAGERS.api, force: true };
+import { credentialsSecret, customResource, nameOf, resourceRef, secretRef, type KubeObject } from './resources.js';
 
 /**
  * Writes the desired state of deployments and storage configurations to the
@@ -29,16 +25,17 @@ export class DesiredStateWriter {
    * key deleted a moment ago) cannot take the new configuration: 503, retry.
    */
   async apply(desired: Desired): Promise<KubeObject> {
-    const { client, namespace } = this.kube;
-    const name = nameOf(desired);
+    const { namespace } = this.kube;
+    const api = await this.kube.api();
     const secret = credentialsSecret(desired, namespace);
-    if (secret) await client.patch(paths.secret(namespace, secret.metadata.name), 'apply', secret, API_APPLY);
-    else await client.delete(paths.secret(namespace, secretName(name)));
-    const applied = await client.patch(paths.resource(desired.kind, namespace, name), 'apply', customResource(desired, namespace), API_APPLY);
+    // Forced server-side apply: the API owns spec, labels and Secrets, and takes them back from anyone who edited them.
+    if (secret) await api.apply(secret, FIELD_MANAGERS.api);
+    else await api.delete(secretRef(namespace, secretName(nameOf(desired))));
+    const applied = await api.apply(customResource(desired, namespace), FIELD_MANAGERS.api);
     if (applied.metadata.deletionTimestamp) {
       throw new UnavailableError(`The previous ${KINDS[desired.kind].kind} "${desired.key}" is still being removed from the cluster; retry in a few seconds.`);
     }
-    this.logger.info({ kind: KINDS[desired.kind].kind, name, workspace: desired.workspace, key: desired.key }, 'custom resource applied');
+    this.logger.info({ kind: KINDS[desired.kind].kind, name: applied.metadata.name, workspace: desired.workspace, key: desired.key }, 'custom resource applied');
     return applied;
   }
 
@@ -49,9 +46,9 @@ export class DesiredStateWriter {
   }
 
   async removeByName(kind: ResourceKind, name: string): Promise<void> {
-    const { client, namespace } = this.kube;
-    await client.delete(paths.resource(kind, namespace, name));
-    await client.delete(paths.secret(namespace, secretName(name)));
+    const api = await this.kube.api();
+    await api.delete(resourceRef(kind, this.kube.namespace, name));
+    await api.delete(secretRef(this.kube.namespace, secretName(name)));
   }
 }
 
@@ -65,7 +62,7 @@ export async function clusterWrite<T>(logger: Logger, what: string, write: () =>
     return await write();
   } catch (error) {
     if (error instanceof UnavailableError) throw error;
-    logger.error({ err: error, status: error instanceof KubeApiError ? error.status : undefined }, `Kubernetes write failed: ${what}`);
+    logger.error({ err: error, status: statusOf(error) }, `Kubernetes write failed: ${what}`);
     throw new UnavailableError(`The Kubernetes API did not accept the ${what}; nothing was changed. Retry later.`);
   }
 }

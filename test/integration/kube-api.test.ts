@@ -2,9 +2,10 @@ import { expect } from 'chai';
 import type { KubeConnection } from '../../core/kube/connection.js';
 import { LABELS } from '../../core/kube/constants.js';
 import { configEntryKey, resourceName, secretName } from '../../core/kube/names.js';
-import { paths } from '../../core/kube/paths.js';
+import type { KubeApi } from '../../core/kube/api.js';
+import { isNotFound } from '../../core/kube/errors.js';
 import { DesiredStateResync } from '../../core/kube/resync.js';
-import { customResource, type KubeObject } from '../../core/kube/resources.js';
+import { customResource, resourceRef, secretRef, type KubeObject } from '../../core/kube/resources.js';
 import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
@@ -18,6 +19,7 @@ type Resource = KubeObject & { spec: any; status?: any };
 describe('Kubernetes: the API writes custom resources', function () {
   this.timeout(120_000);
   let kube: KubeConnection;
+  let api: KubeApi;
   let t: TestPlatform;
   let operator: RunningOperator;
   let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
@@ -25,6 +27,7 @@ describe('Kubernetes: the API writes custom resources', function () {
 
   before(async () => {
     kube = await testNamespace('dy-api');
+    api = await kube.api();
     t = await startTestPlatform(kubeOverrides(kube.namespace));
     operator = await startTestOperator(kube.namespace);
     demo = await startDemoModelServer();
@@ -36,11 +39,9 @@ describe('Kubernetes: the API writes custom resources', function () {
     await t?.close();
   });
 
-  const read = (kind: 'deployment' | 'storage', name: string) => kube.client.get<Resource>(paths.resource(kind, kube.namespace, name));
-  const gone = (path: string) => kube.client.get(path).then(
-    () => false,
-    (error: { status?: number }) => error.status === 404,
-  );
+  const read = (kind: 'deployment' | 'storage', name: string) => api.objects.read<Resource>(resourceRef(kind, kube.namespace, name));
+  const proxyConfig = () => api.core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
+  const gone = (ref: KubeObject) => api.objects.read(ref).then(() => false, isNotFound);
 
   async function createDeployment(key: string, client = t.private) {
     return client.post('/api/deployment', {
@@ -70,9 +71,9 @@ describe('Kubernetes: the API writes custom resources', function () {
       secretRef: { name: secretName(name) },
     });
     expect(JSON.stringify(resource)).to.not.include(PAT);
-    const secret = await kube.client.get<KubeObject & { data: Record<string, string> }>(paths.secret(kube.namespace, secretName(name)));
-    expect(Buffer.from(secret.data.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
-    expect(secret.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment' });
+    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.namespace });
+    expect(Buffer.from(secret.data!.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
+    expect(secret.metadata!.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment' });
   });
 
   it('deleting a deployment deletes its resource once the operator has removed its configuration (finalizer), and its Secret', async () => {
@@ -82,14 +83,14 @@ describe('Kubernetes: the API writes custom resources', function () {
     const entry = configEntryKey('deployment', name);
     await waitFor('the operator to configure it', async () => {
       const resource = await read('deployment', name);
-      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
+      const configMap = await proxyConfig();
       return resource.metadata.finalizers?.includes('didyma.io/proxy-configuration') && configMap.data?.[entry];
     });
     const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
     expect(reply.status).to.equal(204);
-    await waitFor('the ModelDeployment to be gone', () => gone(paths.resource('deployment', kube.namespace, name)));
-    expect(await gone(paths.secret(kube.namespace, secretName(name)))).to.equal(true);
-    const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
+    await waitFor('the ModelDeployment to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
+    expect(await gone(secretRef(kube.namespace, secretName(name)))).to.equal(true);
+    const configMap = await proxyConfig();
     expect(configMap.data ?? {}).to.not.have.property(entry);
   });
 
@@ -101,7 +102,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     expect(resource.spec).to.not.have.property('secretRef');
     await waitFor('the StorageConfig to be Ready', async () => (await read('storage', name)).status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True');
     expect((await t.private.delete(`/api/storage/${key}`, { token: owner.token })).status).to.equal(204);
-    await waitFor('the StorageConfig to be gone', () => gone(paths.resource('storage', kube.namespace, name)));
+    await waitFor('the StorageConfig to be gone', () => gone(resourceRef('storage', kube.namespace, name)));
   });
 
   it('answers 503 and keeps nothing when the cluster refuses the write', async () => {
@@ -125,20 +126,20 @@ describe('Kubernetes: the API writes custom resources', function () {
     expect((await createDeployment(key)).status).to.equal(201);
     const name = resourceName('deployment', owner.ws.name, key);
     // Someone edits the spec with kubectl…
-    await kube.client.patch(paths.resource('deployment', kube.namespace, name), 'merge', { spec: { serverProxy: { init: { server_proxy_url: 'http://elsewhere.example' } } } });
+    await api.mergePatch({ ...resourceRef('deployment', kube.namespace, name), spec: { serverProxy: { init: { server_proxy_url: 'http://elsewhere.example' } } } });
     // …and leaves a resource the database knows nothing about.
     const stray = customResource({ kind: 'deployment', workspace: owner.ws.name, key: unique('stray'), registry: { className: OPEN_INFERENCE_REGISTRY, init: {} }, serverProxy: { className: OPEN_INFERENCE_PROXY, init: {} }, secrets: {} }, kube.namespace);
-    await kubectlApply(kube, paths.resource('deployment', kube.namespace, stray.metadata.name), stray);
+    await kubectlApply(kube, stray);
     // A resync without grace period (the periodic one waits a minute before deleting strays).
     const { db, box, kube: side, logger } = t.platform;
     const resync = new DesiredStateResync(db, box, side!.connection, side!.writer, logger, { intervalMs: 0, graceMs: 0 });
     const report = await resync.runOnce();
     expect(report.failed).to.equal(0);
     expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
-    await waitFor('the stray resource to be gone', () => gone(paths.resource('deployment', kube.namespace, stray.metadata.name)));
+    await waitFor('the stray resource to be gone', () => gone(resourceRef('deployment', kube.namespace, stray.metadata.name)));
 
-    await kube.client.delete(paths.resource('deployment', kube.namespace, name));
-    await waitFor('the deleted resource to be gone', () => gone(paths.resource('deployment', kube.namespace, name)));
+    await api.delete(resourceRef('deployment', kube.namespace, name));
+    await waitFor('the deleted resource to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
     await resync.runOnce();
     expect((await read('deployment', name)).spec.deploymentKey).to.equal(key);
     const again = await resync.runOnce();
@@ -233,7 +234,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   it('runs an invocation through the server named in the ConfigMap, and follows a change without restart', async () => {
     const entry = configEntryKey('deployment', deploymentName);
     const entryUrl = async () => {
-      const configMap = await kube.client.get<KubeObject & { data?: Record<string, string> }>(paths.configMap(kube.namespace, 'didyma-proxy-config'));
+      const configMap = await (await kube.api()).core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
       const text = configMap.data?.[entry];
       return text ? (JSON.parse(text).serverProxy.init.server_proxy_url as string) : undefined;
     };
@@ -242,7 +243,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
     expect([first.inferences, second.inferences]).to.deep.equal([1, 0]);
 
     // Someone points the resource at another server; the operator rewrites the entry, the executor follows.
-    await kube.client.patch(paths.resource('deployment', kube.namespace, deploymentName), 'merge', { spec: { serverProxy: { init: { server_proxy_url: second.url } } } });
+    await (await kube.api()).mergePatch({ ...resourceRef('deployment', kube.namespace, deploymentName), spec: { serverProxy: { init: { server_proxy_url: second.url } } } });
     await waitFor('the entry to change', async () => (await entryUrl()) === second.url);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await invoke()).to.equal('COMPLETED');

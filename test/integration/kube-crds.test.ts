@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { KubeApiError, type KubeClient } from '../../core/kube/client.js';
+import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
+import type { KubeApi } from '../../core/kube/api.js';
 import type { KubeConnection } from '../../core/kube/connection.js';
-import { paths } from '../../core/kube/paths.js';
-import { customResource } from '../../core/kube/resources.js';
+import { statusOf } from '../../core/kube/errors.js';
+import { customResource, resourceRef } from '../../core/kube/resources.js';
 import type { DesiredDeployment } from '../../core/kube/desired.js';
 import { testNamespace } from '../support/kube.js';
 
@@ -15,41 +16,41 @@ const valid: DesiredDeployment = {
   secrets: { server_proxy_pat: 'p' },
 };
 
-/** The server's rejection of a ModelDeployment with `spec` changed by `edit`. */
-async function rejection(kube: KubeConnection, edit: (spec: Record<string, any>) => void): Promise<KubeApiError> {
+/** The server's rejection of a ModelDeployment with `spec` changed by `edit`: its status and message. */
+async function rejection(kube: KubeConnection, edit: (spec: Record<string, any>) => void): Promise<{ status?: number; message: string }> {
   const object = customResource(valid, kube.namespace);
   object.metadata.name = `bad-${Math.random().toString(16).slice(2, 10)}`;
   edit(object.spec as Record<string, any>);
-  const error = await kube.client.create(paths.resource('deployment', kube.namespace), object).then(
+  const error = await (await kube.api()).objects.create(object).then(
     () => undefined,
-    (e: unknown) => e,
+    (e: unknown) => e as Error,
   );
-  expect(error, 'the API server accepted an invalid ModelDeployment').to.be.instanceOf(KubeApiError);
-  return error as KubeApiError;
+  expect(statusOf(error), 'the API server accepted an invalid ModelDeployment').to.be.a('number');
+  return { status: statusOf(error), message: error!.message };
 }
 
 describe('Kubernetes: CRDs', function () {
   this.timeout(60_000);
-  let client: KubeClient;
+  let api: KubeApi;
   let kube: KubeConnection;
 
   before(async () => {
     kube = await testNamespace('dy-crds');
-    client = kube.client;
+    api = await kube.api();
   });
 
   it('installs both CRDs with their short names, printer columns and status subresource', async () => {
-    const resources = await client.get<{ resources: Array<{ name: string; kind: string; shortNames?: string[]; namespaced: boolean }> }>('/apis/didyma.io/v1alpha1');
+    const resources = await api.custom.getAPIResources({ group: 'didyma.io', version: 'v1alpha1' });
     const byName = new Map(resources.resources.map((r) => [r.name, r]));
     expect(byName.get('modeldeployments')).to.deep.include({ kind: 'ModelDeployment', shortNames: ['mdep'], namespaced: true });
     expect(byName.get('storageconfigs')).to.deep.include({ kind: 'StorageConfig', shortNames: ['stcfg'], namespaced: true });
     expect(byName.has('modeldeployments/status') && byName.has('storageconfigs/status')).to.equal(true);
-    const crd = await client.get<any>('/apis/apiextensions.k8s.io/v1/customresourcedefinitions/modeldeployments.didyma.io');
-    expect(crd.spec.versions[0].additionalPrinterColumns.map((c: { name: string }) => c.name)).to.include.members(['Key', 'Workspace', 'Registry', 'Proxy', 'Ready', 'Age']);
+    const crd = await api.objects.read<V1CustomResourceDefinition>({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'modeldeployments.didyma.io' } });
+    expect(crd.spec.versions[0]!.additionalPrinterColumns!.map((c) => c.name)).to.include.members(['Key', 'Workspace', 'Registry', 'Proxy', 'Ready', 'Age']);
   });
 
   it('accepts a valid ModelDeployment', async () => {
-    const created = await client.create<any>(paths.resource('deployment', kube.namespace), customResource(valid, kube.namespace));
+    const created = await api.objects.create<any>(customResource(valid, kube.namespace));
     expect(created.spec.deploymentKey).to.equal('iris');
   });
 
@@ -82,7 +83,7 @@ describe('Kubernetes: CRDs', function () {
       metadata: { name: `bad-storage-${Math.random().toString(16).slice(2, 8)}`, namespace: kube.namespace },
       spec: { workspace: 'default', storageKey: 'files', className: 'didyma.storage.S3Storage', init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', ...init } },
     });
-    const refusal = (init: Record<string, unknown>) => client.create(paths.resource('storage', kube.namespace), storage(init)).then(() => 'accepted', (e: unknown) => (e as Error).message);
+    const refusal = (init: Record<string, unknown>) => api.objects.create(storage(init)).then(() => 'accepted', (e: unknown) => (e as Error).message);
     expect(await refusal({ secret_key: 'leaked' })).to.include('credentials belong in the Secret');
     expect(await refusal({ endpoint: 'minio.example:9000' })).to.include('endpoint must be an absolute http or https URL');
     expect(await refusal({ use_ssl: 'yes' })).to.include('spec.init.use_ssl');
@@ -91,10 +92,8 @@ describe('Kubernetes: CRDs', function () {
 
   it('keeps the key and workspace of a resource immutable', async () => {
     const object = customResource({ ...valid, key: 'immutable' }, kube.namespace);
-    await client.create(paths.resource('deployment', kube.namespace), object);
-    const error = await client
-      .patch(paths.resource('deployment', kube.namespace, object.metadata.name), 'merge', { spec: { deploymentKey: 'other' } })
-      .catch((e: unknown) => e as KubeApiError);
-    expect((error as KubeApiError).message).to.include('deploymentKey is immutable');
+    await api.objects.create(object);
+    const error = await api.mergePatch({ ...resourceRef('deployment', kube.namespace, object.metadata.name), spec: { deploymentKey: 'other' } }).catch((e: unknown) => e as Error);
+    expect((error as Error).message).to.include('deploymentKey is immutable');
   });
 });

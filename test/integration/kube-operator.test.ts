@@ -4,8 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import type { KubeConnection } from '../../core/kube/connection.js';
 import { configEntryKey, secretName } from '../../core/kube/names.js';
-import { paths } from '../../core/kube/paths.js';
-import { customResource, type KubeObject } from '../../core/kube/resources.js';
+import { API_VERSION } from '../../core/kube/constants.js';
+import { isNotFound } from '../../core/kube/errors.js';
+import { customResource, resourceRef, type KubeObject } from '../../core/kube/resources.js';
 import type { DesiredDeployment } from '../../core/kube/desired.js';
 import { DesiredStateWriter } from '../../core/kube/writer.js';
 import { createLogger } from '../../core/logging/logger.js';
@@ -14,7 +15,6 @@ import { startDemoModelServer } from '../support/fixtures.js';
 import { kubectlApply, operatorEnv, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 type Resource = KubeObject & { spec: any; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
-type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 const PAT = 'operator-test-pat';
 const CONFIG_MAP = 'didyma-proxy-config';
@@ -76,11 +76,10 @@ describe('Kubernetes: the operator', function () {
     await demo?.close();
   });
 
-  const read = (name: string) => kube.client.get<Resource>(paths.resource('deployment', kube.namespace, name));
+  const read = async (name: string) => (await kube.api()).objects.read<Resource>(resourceRef('deployment', kube.namespace, name));
   const condition = (resource: Resource, type: string) => resource.status?.conditions?.find((c) => c.type === type);
-  const configMap = () => kube.client.get<ConfigMap>(paths.configMap(kube.namespace, CONFIG_MAP));
-  const eventsOf = async (name: string) =>
-    (await kube.client.list<KubeObject & { reason: string; type: string }>(paths.event(kube.namespace), { fieldSelector: `involvedObject.name=${name}` })).items;
+  const configMap = async () => (await kube.api()).core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: kube.namespace });
+  const eventsOf = async (name: string) => (await (await kube.api()).core.listNamespacedEvent({ namespace: kube.namespace, fieldSelector: `involvedObject.name=${name}` })).items;
   const untilCondition = (name: string, type: string, check: (c: { status: string; reason: string }) => boolean) =>
     waitFor(`${type} of ${name}`, async () => {
       const resource = await read(name);
@@ -111,17 +110,17 @@ describe('Kubernetes: the operator', function () {
   it('changes nothing when it reconciles again (a restarted operator re-lists everything)', async () => {
     const { metadata } = await writer.apply(deployment(demo.url));
     await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
-    const before = { resource: (await read(metadata.name)).metadata.resourceVersion, configMap: (await configMap()).metadata.resourceVersion, events: (await eventsOf(metadata.name)).length };
+    const before = { resource: (await read(metadata.name)).metadata.resourceVersion, configMap: (await configMap()).metadata?.resourceVersion, events: (await eventsOf(metadata.name)).length };
     await operator!.close();
     operator = await startTestOperator(kube.namespace);
-    const ready = (await kube.client.list<Resource>(paths.resource('deployment', kube.namespace))).items.filter((r) => condition(r, 'Ready')?.status === 'True').length;
+    const ready = (await (await kube.api()).list<Resource>(API_VERSION, 'ModelDeployment', kube.namespace)).items.filter((r) => condition(r, 'Ready')?.status === 'True').length;
     await waitFor('the new operator to reconcile every ready resource', async () => {
       const text = await (await fetch(`${operator!.url}/metrics`)).text();
       const count = /didyma_operator_reconciles_total\{kind="ModelDeployment",result="ready"\} (\d+)/.exec(text)?.[1];
       return Number(count ?? 0) >= ready;
     });
     expect((await read(metadata.name)).metadata.resourceVersion).to.equal(before.resource);
-    expect((await configMap()).metadata.resourceVersion).to.equal(before.configMap);
+    expect((await configMap()).metadata?.resourceVersion).to.equal(before.configMap);
     expect((await eventsOf(metadata.name)).length).to.equal(before.events);
   });
 
@@ -144,7 +143,7 @@ describe('Kubernetes: the operator', function () {
     const item = deployment(demo.url, {});
     const object = customResource(item, kube.namespace);
     (object.spec as any).serverProxy.className = 'didyma.proxy.NoSuchProxy';
-    await kubectlApply(kube, paths.resource('deployment', kube.namespace, object.metadata.name), object);
+    await kubectlApply(kube, object);
     const resource = await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'InvalidClass');
     expect(condition(resource, 'Ready')!.message).to.include('didyma.proxy.OpenInferenceServerProxy');
     expect(condition(resource, 'Reachable')).to.include({ status: 'Unknown', reason: 'NotProbed' });
@@ -154,7 +153,7 @@ describe('Kubernetes: the operator', function () {
   it('waits for a missing Secret, then converges once it exists', async () => {
     const item = deployment(demo.url);
     const object = customResource(item, kube.namespace);
-    await kubectlApply(kube, paths.resource('deployment', kube.namespace, object.metadata.name), object);
+    await kubectlApply(kube, object);
     await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'SecretMissing');
     await writer.apply(item); // writes the Secret
     await untilCondition(object.metadata.name, 'Ready', (c) => c.status === 'True');
@@ -223,8 +222,8 @@ describe('Kubernetes: the operator', function () {
   it('removes the configuration of a resource deleted with kubectl (finalizer)', async () => {
     const { metadata } = await writer.apply(deployment(demo.url));
     await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
-    await kube.client.delete(paths.resource('deployment', kube.namespace, metadata.name));
-    await waitFor('the resource to be gone', () => read(metadata.name).then(() => false, (e: { status?: number }) => e.status === 404));
+    await (await kube.api()).delete(resourceRef('deployment', kube.namespace, metadata.name));
+    await waitFor('the resource to be gone', () => read(metadata.name).then(() => false, isNotFound));
     expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', metadata.name));
   });
 });

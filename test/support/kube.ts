@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { KubeClient } from '../../core/kube/client.js';
+import { connect, type KubeApi } from '../../core/kube/api.js';
 import type { KubeConnection } from '../../core/kube/connection.js';
 import type { KubeObject } from '../../core/kube/resources.js';
 import { loadConfig } from '../../core/config/config.js';
@@ -20,10 +20,9 @@ import { requireEnv } from './services.js';
 export const kubeconfigPath = () => requireEnv('TEST_KUBECONFIG', 'kube');
 export const helmPath = () => requireEnv('TEST_HELM', 'kube');
 
-function testKubeClient(): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfigPath());
-  return new KubeClient(kc, 30_000);
+/** client-node's APIs as the given kubeconfig (the test cluster's by default). */
+export function apiFor(kubeconfig = kubeconfigPath()): KubeApi {
+  return connect((kc) => kc.loadFromFile(kubeconfig), 30_000);
 }
 
 export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
@@ -34,20 +33,22 @@ export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storagec
  * to finish it).
  */
 export async function testNamespace(prefix: string): Promise<KubeConnection> {
-  const client = testKubeClient();
-  await installCrds(client);
+  const api = apiFor();
+  await installCrds(api);
   const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
-  await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } });
-  return { client, namespace };
+  await api.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } } });
+  return { namespace, api: async () => api };
 }
 
 /** Applies the CRDs of crds/ (server-side apply: idempotent) and waits until the API serves them. */
-async function installCrds(client: KubeClient): Promise<void> {
+async function installCrds(api: KubeApi): Promise<void> {
   for (const file of CRD_FILES) {
-    const crd = YAML.parse(fs.readFileSync(file, 'utf8')) as KubeObject;
-    await client.patch(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, 'apply', crd, { fieldManager: 'didyma-tests', force: true });
-    await waitFor(`CRD ${crd.metadata.name} established`, async () => {
-      const current = await client.get<KubeObject & { status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+    // Typed through loadYaml: client-node serializes a CRD by its model's field names (x-kubernetes-validations is xKubernetesValidations).
+    const crd = loadYaml<V1CustomResourceDefinition>(fs.readFileSync(file, 'utf8'));
+    const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: crd.metadata!.name! } };
+    await api.apply(crd, 'didyma-tests');
+    await waitFor(`CRD ${ref.metadata.name} established`, async () => {
+      const current = await api.objects.read<V1CustomResourceDefinition>(ref);
       return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? current : undefined;
     });
   }
@@ -98,8 +99,8 @@ export function startTestOperator(namespace: string, extra: Record<string, strin
 }
 
 /** Applies an object as a test would with kubectl (its own field manager, so the API's fields stay the API's). */
-export function kubectlApply(kube: KubeConnection, path: string, object: unknown): Promise<KubeObject> {
-  return kube.client.patch(path, 'apply', object, { fieldManager: 'kubectl-test', force: true });
+export async function kubectlApply(kube: KubeConnection, object: KubeObject): Promise<KubeObject> {
+  return (await kube.api()).apply(object, 'kubectl-test');
 }
 
 /** A copy of the test kubeconfig acting as a ServiceAccount (impersonation): what RBAC lets that account do. */
@@ -109,10 +110,4 @@ export function kubeconfigAs(namespace: string, serviceAccount: string): string 
   const file = path.join(process.env.TMPDIR ?? '/tmp', `didyma-kubeconfig-${namespace}-${serviceAccount}.yaml`);
   fs.writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
   return file;
-}
-
-export function clientFor(kubeconfig: string): KubeClient {
-  const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
-  return new KubeClient(kc, 30_000);
 }
