@@ -12,7 +12,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/copy-assets.mjs scripts/
 COPY api api
 COPY cli cli
-COPY core core
+COPY kernel kernel
+COPY features features
+COPY infra infra
+COPY platform platform
 COPY demo demo
 COPY executor executor
 COPY operator operator

@@ -9,10 +9,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', AbortController: 'readonly', AbortSignal: 'readonly', document: 'readonly', window: 'readonly', FormData: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through core/config only.' }],
+      'no-restricted-properties': ['error', { object: 'process', property: 'env', message: 'Read configuration through kernel/config only.' }],
     },
   },
-  { files: ['core/config/**', 'test/**', '**/*.test.ts', 'bench/**', 'cli/**'], rules: { 'no-restricted-properties': 'off' } },
+  { files: ['kernel/config/**', 'test/**', '**/*.test.ts', 'bench/**', 'cli/**'], rules: { 'no-restricted-properties': 'off' } },
   // Black-box tests read JSON bodies of many shapes.
   { files: ['test/**', '**/*.test.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

@@ -1,16 +1,16 @@
 import { Command, Option } from 'commander';
-import { configTable, loadConfig, type Config } from '../core/config/config.js';
-import { migrateLatest } from '../core/db/database.js';
-import { createPlatform, type Platform } from '../core/platform.js';
-import { addMember, bootstrap, createUser, createWorkspace } from '../core/identity/admin.js';
-import { workspacesStore } from '../core/identity/workspaces.store.js';
-import { NotFoundError } from '../core/errors/errors.js';
-import type { Role } from '../core/db/models.js';
+import { configTable, loadConfig, type Config } from '../kernel/config/config.js';
+import { migrateLatest } from '../infra/db/database.js';
+import { createPlatform, type Platform } from '../platform/platform.js';
+import { addMember, bootstrap, createUser, createWorkspace } from '../features/identity/admin.js';
+import { workspacesStore } from '../features/identity/workspaces.store.js';
+import { NotFoundError } from '../kernel/errors/errors.js';
+import type { Role } from '../infra/db/models.js';
 import { startServers, type ServerName } from './servers.js';
 import { formerDataDirNotice } from './former-data-dir.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
-import { createLogger, type Logger } from '../core/logging/logger.js';
+import { createLogger, type Logger } from '../infra/logging/logger.js';
 
 /** Entry point of the `didyma` command (bin/didyma.js). */
 export async function main(argv: string[]): Promise<void> {

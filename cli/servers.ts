@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Express } from 'express';
-import type { Platform } from '../core/platform.js';
+import type { Platform } from '../platform/platform.js';
 import { createAuthServer } from '../api/auth/server.js';
 import { createPrivateServer } from '../api/private/server.js';
 import { createPublicServer } from '../api/public/server.js';

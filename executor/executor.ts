@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { isDatabaseUnavailable, type Db } from '../core/db/database.js';
-import type { Consumer, Delivery, WorkQueue } from '../core/queue/queue.js';
-import { DELIVERY_LIMIT } from '../core/queue/queue.js';
-import type { OutboxRelay } from '../core/invocations/relay.js';
-import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
-import { invocationState } from '../core/invocations/state.js';
-import type { ModelRow } from '../core/models/store.js';
+import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
+import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
+import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
+import type { OutboxRelay } from '../features/invocations/relay.js';
+import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
+import { invocationState } from '../features/invocations/state.js';
+import type { ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
 import { LeaseKeeper, LeaseLostError } from './lease.js';
-import type { UploadsService } from '../core/files/uploads.service.js';
+import type { UploadsService } from '../features/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
 

@@ -1,9 +1,9 @@
-import type { Db } from '../core/db/database.js';
-import { filesStore } from '../core/files/store.js';
-import type { UploadsService } from '../core/files/uploads.service.js';
-import type { InvocationRow } from '../core/invocations/store.js';
-import type { IoSchema } from '../core/models/payload.js';
-import type { ModelRow } from '../core/models/store.js';
+import type { Db } from '../infra/db/database.js';
+import { filesStore } from '../features/files/store.js';
+import type { UploadsService } from '../features/files/uploads.service.js';
+import type { InvocationRow } from '../features/invocations/store.js';
+import type { IoSchema } from '../features/models/payload.js';
+import type { ModelRow } from '../features/models/store.js';
 
 // File inputs and outputs of models whose schemas have `type: file`.
 // The model receives the file as an Open Inference BYTES tensor named "file"

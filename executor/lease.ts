@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Db } from '../core/db/database.js';
-import { invocationState, type Lease } from '../core/invocations/state.js';
+import type { Db } from '../infra/db/database.js';
+import { invocationState, type Lease } from '../features/invocations/state.js';
 
 /**
  * Renews a claimed run's lease while it runs, a third of the lease apart, so a

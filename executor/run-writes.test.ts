@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import { unique, type TestPlatform } from '../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '../test/support/fixtures.js';
-import { invocationsStore, type InvocationRow } from '../core/invocations/store.js';
+import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
 import { RunWrites } from './run-writes.js';
-import { OutboxRelay } from '../core/invocations/relay.js';
-import { MemoryQueue } from '../core/queue/memory.js';
-import { createLogger } from '../core/logging/logger.js';
+import { OutboxRelay } from '../features/invocations/relay.js';
+import { MemoryQueue } from '../infra/queue/memory.js';
+import { createLogger } from '../infra/logging/logger.js';
 import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
-import { invocationState } from '../core/invocations/state.js';
-import { createDatabase, type Db } from '../core/db/database.js';
+import { invocationState } from '../features/invocations/state.js';
+import { createDatabase, type Db } from '../infra/db/database.js';
 
 describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
   let iris: IrisSession;

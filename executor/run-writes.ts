@@ -1,7 +1,7 @@
-import { isRolledBackConflict, type Db } from '../core/db/database.js';
-import { MicroBatch } from '../core/db/micro-batch.js';
-import { invocationState, type Lease, type RunWrite } from '../core/invocations/state.js';
-import type { InvocationRow } from '../core/invocations/store.js';
+import { isRolledBackConflict, type Db } from '../infra/db/database.js';
+import { MicroBatch } from '../infra/db/micro-batch.js';
+import { invocationState, type Lease, type RunWrite } from '../features/invocations/state.js';
+import type { InvocationRow } from '../features/invocations/store.js';
 
 /**
  * The executor's two writes per run, grouped with those of other runs: while

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Platform } from '../core/platform.js';
-import { pingDatabase } from '../core/db/database.js';
-import { deploymentsStore } from '../core/deployments/store.js';
+import type { Platform } from '../platform/platform.js';
+import { pingDatabase } from '../infra/db/database.js';
+import { deploymentsStore } from '../features/deployments/store.js';
 import { Executor, type InferenceProxy } from './executor.js';
 
 /** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { KubeConnection } from '../core/kube/connection.js';
-import { API_VERSION, KINDS, type ResourceKind } from '../core/kube/constants.js';
-import { RestartingInformer } from '../core/kube/informer.js';
-import { paths } from '../core/kube/paths.js';
-import type { KubeObject } from '../core/kube/resources.js';
+import type { KubeConnection } from '../infra/kube/connection.js';
+import { API_VERSION, KINDS, type ResourceKind } from '../infra/kube/constants.js';
+import { RestartingInformer } from '../infra/kube/informer.js';
+import { paths } from '../infra/kube/paths.js';
+import type { KubeObject } from '../infra/kube/resources.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import type { Outcome } from './reconcile.js';

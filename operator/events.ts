@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { CoreV1Event } from '@kubernetes/client-node';
-import type { KubeConnection } from '../core/kube/connection.js';
-import type { KubeObject } from '../core/kube/resources.js';
+import type { KubeConnection } from '../infra/kube/connection.js';
+import type { KubeObject } from '../infra/kube/resources.js';
 
 export type EventType = 'Normal' | 'Warning';
 

@@ -1,9 +1,9 @@
-import type { ConnectorCatalog, ConnectorKind } from '../core/connectors/registry.js';
-import type { HttpClient } from '../core/net/http-client.js';
-import type { StorageClasses } from '../core/storage/classes.js';
-import type { ResourceKind } from '../core/kube/constants.js';
-import type { Connector } from '../core/kube/desired.js';
-import { deploymentEntry, storageEntry, type DeploymentSpec, type ProxyConfigEntry, type StorageSpec } from '../core/kube/proxy-config.js';
+import type { ConnectorCatalog, ConnectorKind } from '../infra/connectors/registry.js';
+import type { HttpClient } from '../infra/net/http-client.js';
+import type { StorageClasses } from '../infra/storage/classes.js';
+import type { ResourceKind } from '../infra/kube/constants.js';
+import type { Connector } from '../infra/kube/desired.js';
+import { deploymentEntry, storageEntry, type DeploymentSpec, type ProxyConfigEntry, type StorageSpec } from '../infra/kube/proxy-config.js';
 
 /** Why a resource is not ready, as a condition shows it. */
 export interface Problem {

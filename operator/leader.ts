@@ -1,7 +1,7 @@
 import { V1MicroTime, type CoordinationV1Api, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { KubeConnection } from '../core/kube/connection.js';
-import { isConflict, isNotFound } from '../core/kube/errors.js';
+import type { KubeConnection } from '../infra/kube/connection.js';
+import { isConflict, isNotFound } from '../infra/kube/errors.js';
 
 export interface LeaderCallbacks {
   onStartedLeading(): Promise<void>;

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { METRIC_PREFIX } from '../core/metrics/names.js';
+import { METRIC_PREFIX } from '../features/metrics/names.js';
 
 export type OperatorMetrics = ReturnType<typeof createOperatorMetrics>;
 

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { KubeConnection } from '../core/kube/connection.js';
+import type { KubeConnection } from '../infra/kube/connection.js';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../core/kube/constants.js';
-import { isConflict, isNotFound } from '../core/kube/errors.js';
-import { objectRef } from '../core/kube/resources.js';
+import { FIELD_MANAGERS, LABELS, MANAGED_BY } from '../infra/kube/constants.js';
+import { isConflict, isNotFound } from '../infra/kube/errors.js';
+import { objectRef } from '../infra/kube/resources.js';
 
 /**
  * The ConfigMap executors read. Each entry is set or removed with a JSON

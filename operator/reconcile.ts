@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
-import type { KubeConnection } from '../core/kube/connection.js';
-import { FIELD_MANAGERS, FINALIZER, GROUP, KINDS, VERSION } from '../core/kube/constants.js';
-import { isNotFound } from '../core/kube/errors.js';
-import { configEntryKey } from '../core/kube/names.js';
-import { entryText } from '../core/kube/proxy-config.js';
-import { resourceRef, type KubeObject } from '../core/kube/resources.js';
-import { readSecret } from '../core/kube/secrets.js';
+import type { KubeConnection } from '../infra/kube/connection.js';
+import { FIELD_MANAGERS, FINALIZER, GROUP, KINDS, VERSION } from '../infra/kube/constants.js';
+import { isNotFound } from '../infra/kube/errors.js';
+import { configEntryKey } from '../infra/kube/names.js';
+import { entryText } from '../infra/kube/proxy-config.js';
+import { resourceRef, type KubeObject } from '../infra/kube/resources.js';
+import { readSecret } from '../infra/kube/secrets.js';
 import { nextStatus, sameStatus, transitions, type ConditionUpdate, type ResourceStatus } from './conditions.js';
 import type { EventRecorder } from './events.js';
 import type { KindHandler, Problem } from './kinds.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { metricsHandler, type MetricsPart } from '../core/metrics/exposition.js';
+import { metricsHandler, type MetricsPart } from '../infra/http/metrics-exposition.js';
 
 export interface OperatorServerOptions {
   host: string;

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
-import { variables } from '../core/config/variables.js';
+import { variables } from '../kernel/config/variables.js';
 
 type Security = Array<Record<string, string[]>>;
 
@@ -58,7 +58,7 @@ export function authOf(security: Security | undefined): string {
 
 function portOf(name: string): string {
   const variable = Object.values(variables).find((v) => v.name === name);
-  if (!variable?.default) throw new Error(`No default port in core/config/variables.ts for ${name}.`);
+  if (!variable?.default) throw new Error(`No default port in kernel/config/variables.ts for ${name}.`);
   return variable.default;
 }
 

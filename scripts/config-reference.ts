@@ -1,7 +1,7 @@
 // Rewrites the configuration table of docs/configuration.md from
-// core/config/variables.ts, the one catalogue of variables (`npm run docs:config`).
+// kernel/config/variables.ts, the one catalogue of variables (`npm run docs:config`).
 import fs from 'node:fs';
-import { configTable } from '../core/config/config.js';
+import { configTable } from '../kernel/config/config.js';
 
 const file = new URL('../docs/configuration.md', import.meta.url);
 const page = fs.readFileSync(file, 'utf8');

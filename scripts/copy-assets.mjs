@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const roots = ['api', 'core', 'executor', 'operator', 'demo', 'dashboard'];
+const roots = ['api', 'kernel', 'features', 'infra', 'platform', 'executor', 'operator', 'demo', 'dashboard'];
 const keep = /\.(ya?ml|json|html|css|js|svg|png|ico|txt)$/;
 
 function copy(dir) {

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { SignJWT, UnsecuredJWT } from 'jose';
-import { TokenService } from '../../core/auth/tokens.js';
-import { generateSigningKeys } from '../../core/auth/keys.js';
+import { TokenService } from '../../features/auth/tokens.js';
+import { generateSigningKeys } from '../../features/auth/keys.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, testKeys, type TestPlatform } from '../../test/support/platform.js';
 
 describe('auth server: login, refresh and verify', () => {

@@ -1,12 +1,12 @@
 import type { Request } from 'express';
-import { operationRoutes, type OperationRoutes } from '../../core/http/operations/routes.js';
-import type { Platform } from '../../core/platform.js';
-import { authenticate, principalOf } from '../../core/http/authenticate.js';
-import { pageOf, sendPage } from '../../core/http/pagination.js';
-import { collect, receiveFile } from '../../core/http/multipart.js';
-import { jwks } from '../../core/auth/keys.js';
-import { NotAllowedError } from '../../core/errors/errors.js';
-import { isStaff } from '../../core/auth/principal.js';
+import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
+import type { Platform } from '../../platform/platform.js';
+import { authenticate, principalOf } from '../shared/authenticate.js';
+import { pageOf, sendPage } from '../../infra/http/pagination.js';
+import { collect, receiveFile } from '../../infra/http/multipart.js';
+import { jwks } from '../../features/auth/keys.js';
+import { NotAllowedError } from '../../kernel/errors/errors.js';
+import { isStaff } from '../../features/auth/principal.js';
 
 const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 const intParam = (value: unknown) => Number(value);

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
-import type { Platform } from '../../core/platform.js';
-import { loadOpenApi, withoutPaths } from '../../core/http/openapi.js';
+import type { Platform } from '../../platform/platform.js';
+import { loadOpenApi, withoutPaths } from '../../infra/http/openapi.js';
 import { createServerApp } from '../shared/server-app.js';
 import { authRoutes } from './routes.js';
 import { createDashboard } from '../../dashboard/src/index.js';

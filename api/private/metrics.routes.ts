@@ -1,6 +1,6 @@
-import type { OperationRoutes } from '../../core/http/operations/routes.js';
-import type { Platform } from '../../core/platform.js';
-import { authenticate, principalOf } from '../../core/http/authenticate.js';
+import type { OperationRoutes } from '../../infra/http/operations/routes.js';
+import type { Platform } from '../../platform/platform.js';
+import { authenticate, principalOf } from '../shared/authenticate.js';
 
 /**
  * `GET /api/metric` and `GET /api/metric/{metricName}`. Any valid token gets

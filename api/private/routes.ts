@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import { operationRoutes, type OperationRoutes } from '../../core/http/operations/routes.js';
-import type { Platform } from '../../core/platform.js';
-import { authenticate, principalOf } from '../../core/http/authenticate.js';
-import { pageOf, sendPage } from '../../core/http/pagination.js';
+import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
+import type { Platform } from '../../platform/platform.js';
+import { authenticate, principalOf } from '../shared/authenticate.js';
+import { pageOf, sendPage } from '../../infra/http/pagination.js';
 import { mountFileRoutes } from '../shared/file-routes.js';
 import { mountMetricRoutes } from './metrics.routes.js';
 

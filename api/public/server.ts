@@ -1,6 +1,6 @@
 import type { Express } from 'express';
-import type { Platform } from '../../core/platform.js';
-import { loadOpenApi } from '../../core/http/openapi.js';
+import type { Platform } from '../../platform/platform.js';
+import { loadOpenApi } from '../../infra/http/openapi.js';
 import { createServerApp } from '../shared/server-app.js';
 import { publicRoutes } from './routes.js';
 

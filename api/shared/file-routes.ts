@@ -1,10 +1,10 @@
 import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler, Response } from 'express';
-import type { OperationRoutes } from '../../core/http/operations/routes.js';
-import { principalOf } from '../../core/http/authenticate.js';
-import { receiveFile } from '../../core/http/multipart.js';
-import { contentDisposition } from '../../core/storage/file-names.js';
-import type { UploadsService, FileStream } from '../../core/files/uploads.service.js';
+import type { OperationRoutes } from '../../infra/http/operations/routes.js';
+import { principalOf } from './authenticate.js';
+import { receiveFile } from '../../infra/http/multipart.js';
+import { contentDisposition } from '../../infra/storage/file-names.js';
+import type { UploadsService, FileStream } from '../../features/files/uploads.service.js';
 
 /**
  * The upload flow and downloads, mounted on the private server (supervisors)

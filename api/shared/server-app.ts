@@ -1,9 +1,9 @@
 import type { Express, Router } from 'express';
-import type { OperationRoutes } from '../../core/http/operations/routes.js';
-import type { Platform } from '../../core/platform.js';
-import { createHttpApp } from '../../core/http/app.js';
-import type { OpenApiDocument } from '../../core/http/openapi.js';
-import { pingDatabase } from '../../core/db/database.js';
+import type { OperationRoutes } from '../../infra/http/operations/routes.js';
+import type { Platform } from '../../platform/platform.js';
+import { createHttpApp } from '../../infra/http/app.js';
+import type { OpenApiDocument } from '../../infra/http/openapi.js';
+import { pingDatabase } from '../../infra/db/database.js';
 
 export type ServerName = 'auth' | 'private' | 'public';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
-import { invocationState } from '../../core/invocations/state.js';
+import { invocationState } from '../../features/invocations/state.js';
 import { completedBetween, nextPollMs, throughput } from './invocations.js';
 
 describe('bench: waiting for invocations to finish', () => {

@@ -1,4 +1,4 @@
-import { toInferenceRequest } from '../../core/connectors/open-inference/tensors.js';
+import { toInferenceRequest } from '../../infra/connectors/open-inference/tensors.js';
 import { ModelServers, startMlserver } from '../../test/support/model-servers.js';
 import { script, startNode, vmHwm, waitReady, type Child } from './processes.js';
 

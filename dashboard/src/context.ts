@@ -1,8 +1,8 @@
 import type { Response } from 'express';
-import type { Platform } from '../../core/platform.js';
-import { isSupervisor, isStaff, type Principal } from '../../core/auth/principal.js';
-import { NotAuthenticatedError } from '../../core/errors/errors.js';
-import { MembersService } from '../../core/identity/members.service.js';
+import type { Platform } from '../../platform/platform.js';
+import { isSupervisor, isStaff, type Principal } from '../../features/auth/principal.js';
+import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
+import { MembersService } from '../../features/identity/members.service.js';
 import { DashboardSessions } from './sessions/sessions.js';
 import { DashboardCookies } from './web/cookies.js';
 import { CsrfTokens } from './web/csrf.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { sha256 } from '../../core/crypto/random.js';
+import { sha256 } from '../../infra/crypto/random.js';
 import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { DashboardClient, csrfOf } from '../../test/support/dashboard-client.js';
 

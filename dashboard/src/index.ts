@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import express, { Router } from 'express';
-import type { Platform } from '../../core/platform.js';
+import type { Platform } from '../../platform/platform.js';
 import { BASE, createDashboardContext } from './context.js';
 import { securityHeaders } from './web/security-headers.js';
 import { formBodies } from './web/forms.js';

@@ -1,4 +1,4 @@
-import type { Tensor } from '../../core/connectors/open-inference/tensors.js';
+import type { Tensor } from '../../infra/connectors/open-inference/tensors.js';
 
 export interface TensorMetadata {
   name: string;

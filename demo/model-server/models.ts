@@ -1,4 +1,4 @@
-import { toInferenceRequest, type Tensor } from '../../core/connectors/open-inference/tensors.js';
+import { toInferenceRequest, type Tensor } from '../../infra/connectors/open-inference/tensors.js';
 import type { DemoModel, InferenceRequestBody } from './demo-model.js';
 import { IRIS_FEATURES, IRIS_SPECIES } from './iris-data.js';
 import { IrisClassifier } from './iris-model.js';

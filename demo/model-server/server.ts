@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { constantTimeEqual } from '../../core/crypto/random.js';
+import { constantTimeEqual } from '../../infra/crypto/random.js';
 import type { InferenceRequestBody } from './demo-model.js';
 import { BadInferenceRequest, ModelFailure } from './problems.js';
 import { DemoModelService, NotServedHere, type DemoStats } from './service.js';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import type { KubeConnection } from '../../core/kube/connection.js';
-import { LABELS } from '../../core/kube/constants.js';
-import { configEntryKey, resourceName, secretName } from '../../core/kube/names.js';
-import type { KubeApi } from '../../core/kube/api.js';
-import { isNotFound } from '../../core/kube/errors.js';
-import { DesiredStateResync } from '../../core/kube/resync.js';
-import { customResource, resourceRef, secretRef, type KubeObject } from '../../core/kube/resources.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import { LABELS } from '../../infra/kube/constants.js';
+import { configEntryKey, resourceName, secretName } from '../../infra/kube/names.js';
+import type { KubeApi } from '../../infra/kube/api.js';
+import { isNotFound } from '../../infra/kube/errors.js';
+import { DesiredStateResync } from '../../infra/kube/resync.js';
+import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';

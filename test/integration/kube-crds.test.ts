@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import type { V1CustomResourceDefinition } from '@kubernetes/client-node';
-import type { KubeApi } from '../../core/kube/api.js';
-import type { KubeConnection } from '../../core/kube/connection.js';
-import { statusOf } from '../../core/kube/errors.js';
-import { customResource, resourceRef } from '../../core/kube/resources.js';
-import type { DesiredDeployment } from '../../core/kube/desired.js';
+import type { KubeApi } from '../../infra/kube/api.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import { statusOf } from '../../infra/kube/errors.js';
+import { customResource, resourceRef } from '../../infra/kube/resources.js';
+import type { DesiredDeployment } from '../../infra/kube/desired.js';
 import { testNamespace } from '../support/kube.js';
 
 const valid: DesiredDeployment = {

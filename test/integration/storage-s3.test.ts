@@ -3,11 +3,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { Client } from 'minio';
-import { BadGatewayError, InputError, NotFoundError, PayloadTooLargeError } from '../../core/errors/errors.js';
-import { collect } from '../../core/http/multipart.js';
-import type { StorageBackend } from '../../core/storage/backend.js';
-import { S3_STORAGE, StorageClasses } from '../../core/storage/classes.js';
-import { parseEndpoint } from '../../core/storage/s3-endpoint.js';
+import { BadGatewayError, InputError, NotFoundError, PayloadTooLargeError } from '../../kernel/errors/errors.js';
+import { collect } from '../../infra/http/multipart.js';
+import type { StorageBackend } from '../../infra/storage/backend.js';
+import { S3_STORAGE, StorageClasses } from '../../infra/storage/classes.js';
+import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { requireEnv } from '../support/services.js';
 
 // Runs against a real MinIO server: `bash scripts/services/minio.sh start`,

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import knexFactory from 'knex';
-import { createDatabase, migrateLatest, type Db } from '../../core/db/database.js';
+import { createDatabase, migrateLatest, type Db } from '../../infra/db/database.js';
 
 /**
  * One migrated database per test process: a fresh PostgreSQL database on the

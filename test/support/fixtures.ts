@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import type { Client } from './http.js';
-import type { QueuedInvocation } from '../../core/invocations/store.js';
+import type { QueuedInvocation } from '../../features/invocations/store.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
 
 export const OPEN_INFERENCE_REGISTRY = 'didyma.registry.OpenInferenceRegistryConnector';

@@ -3,12 +3,12 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { connect, type KubeApi } from '../../core/kube/api.js';
-import type { KubeConnection } from '../../core/kube/connection.js';
-import type { KubeObject } from '../../core/kube/resources.js';
-import { loadConfig } from '../../core/config/config.js';
-import type { ConfigValues } from '../../core/config/variables.js';
-import { createLogger } from '../../core/logging/logger.js';
+import { connect, type KubeApi } from '../../infra/kube/api.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import type { KubeObject } from '../../infra/kube/resources.js';
+import { loadConfig } from '../../kernel/config/config.js';
+import type { ConfigValues } from '../../kernel/config/variables.js';
+import { createLogger } from '../../infra/logging/logger.js';
 import { startOperator, type RunningOperator } from '../../operator/start.js';
 import { requireEnv } from './services.js';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
-import { deadLetterQueueOf } from '../../core/queue/rabbitmq.js';
+import { deadLetterQueueOf } from '../../infra/queue/rabbitmq.js';
 
 /** An environment variable a test needs, or a failure saying how to get it (never a silent skip). */
 export function requireEnv(name: string, service: string): string {

@@ -1,4 +1,4 @@
-import type { QueryData } from '../../../core/metrics/prometheus.js';
+import type { QueryData } from '../../../features/metrics/prometheus.js';
 import type { Series } from './line-chart.js';
 
 interface MatrixSeries {

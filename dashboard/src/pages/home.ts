@@ -1,4 +1,4 @@
-import type { Principal } from '../../../core/auth/principal.js';
+import type { Principal } from '../../../features/auth/principal.js';
 import { at, isStaffUser, supervises } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { badge, postButton } from './components.js';

@@ -1,4 +1,4 @@
-import type { ModelMetadata } from '../../../core/models/present.js';
+import type { ModelMetadata } from '../../../features/models/present.js';
 import { html, type Html } from '../web/html.js';
 import { badge, code, dataTable } from './components.js';
 

@@ -1,4 +1,4 @@
-import type { Principal } from '../../../core/auth/principal.js';
+import type { Principal } from '../../../features/auth/principal.js';
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { badge, checkbox, csrfField, selectField, textField, type Choice } from './components.js';
@@ -38,7 +38,7 @@ export const LANGUAGES: Choice[] = [
   { value: 'sv', label: 'Svenska' },
 ];
 
-/** The strength rules of core/auth/passwords.ts, as the form explains them. */
+/** The strength rules of features/auth/passwords.ts, as the form explains them. */
 export const PASSWORD_RULES = 'At least 12 characters with three of: lower-case letters, upper-case letters, digits, symbols; not containing the name part of your e-mail.';
 
 export interface RegisterFormOptions {

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { AppError } from '../../../core/errors/errors.js';
+import { AppError } from '../../../kernel/errors/errors.js';
 import { at, type Dashboard, type Visit } from '../context.js';
 import { sendPage } from '../render.js';
 import { html } from '../web/html.js';

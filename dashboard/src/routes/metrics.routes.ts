@@ -1,8 +1,8 @@
 import type { Router } from 'express';
-import type { Principal } from '../../../core/auth/principal.js';
-import { AppError } from '../../../core/errors/errors.js';
-import type { MetricDefinition } from '../../../core/metrics/catalog.js';
-import type { QueryData } from '../../../core/metrics/prometheus.js';
+import type { Principal } from '../../../features/auth/principal.js';
+import { AppError } from '../../../kernel/errors/errors.js';
+import type { MetricDefinition } from '../../../features/metrics/catalog.js';
+import type { QueryData } from '../../../features/metrics/prometheus.js';
 import { principalOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { lineChart } from '../charts/line-chart.js';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../core/errors/errors.js';
+import { AppError } from '../../../kernel/errors/errors.js';
 
 /**
  * For forms: a mistake of the user (any 4xx the services raise) is shown on

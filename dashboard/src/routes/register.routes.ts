@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { AppError, InputError } from '../../../core/errors/errors.js';
+import { AppError, InputError } from '../../../kernel/errors/errors.js';
 import { at, principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { acceptBody, invitationProblemBody, invitationProblemTitle, registerBody, type Invitation, type RegistrationDraft } from '../pages/register.js';

@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { InputError, NotFoundError } from '../../../core/errors/errors.js';
+import { InputError, NotFoundError } from '../../../kernel/errors/errors.js';
 import { at, principalOf, seeOther, visitOf, workspaceOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { settingsBody } from '../pages/settings.js';

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import { randomToken } from '../../../core/crypto/random.js';
-import { NotAllowedError } from '../../../core/errors/errors.js';
+import { randomToken } from '../../../infra/crypto/random.js';
+import { NotAllowedError } from '../../../kernel/errors/errors.js';
 import { at, isStaffUser, seeOther, supervises, visitOf, type Dashboard, type Visit } from '../context.js';
 import { field } from '../web/forms.js';
 

@@ -1,11 +1,11 @@
-import type { Db } from '../../../core/db/database.js';
-import type { SecretBox } from '../../../core/crypto/secrets.js';
-import type { Authenticator } from '../../../core/auth/authenticator.js';
-import type { Principal } from '../../../core/auth/principal.js';
-import type { LoginService, TokenPair } from '../../../core/identity/login.service.js';
-import type { WorkspacesService } from '../../../core/identity/workspaces.service.js';
-import { NotAuthenticatedError } from '../../../core/errors/errors.js';
-import { randomToken, sha256 } from '../../../core/crypto/random.js';
+import type { Db } from '../../../infra/db/database.js';
+import type { SecretBox } from '../../../infra/crypto/secrets.js';
+import type { Authenticator } from '../../../features/auth/authenticator.js';
+import type { Principal } from '../../../features/auth/principal.js';
+import type { LoginService, TokenPair } from '../../../features/identity/login.service.js';
+import type { WorkspacesService } from '../../../features/identity/workspaces.service.js';
+import { NotAuthenticatedError } from '../../../kernel/errors/errors.js';
+import { randomToken, sha256 } from '../../../infra/crypto/random.js';
 import { dashboardSessionsStore as store, type DashboardSessionRow } from './store.js';
 
 /** What the session cookie may hold: 32 random bytes, base64url. Anything else is never looked up. */

@@ -1,4 +1,4 @@
-import type { Runner } from '../../../core/db/database.js';
+import type { Runner } from '../../../infra/db/database.js';
 
 export interface DashboardSessionRow {
   id_hash: string;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { generateSigningKeys } from '../../../core/auth/keys.js';
+import { generateSigningKeys } from '../../../features/auth/keys.js';
 import { CsrfTokens } from './csrf.js';
 
 describe('dashboard CSRF tokens', () => {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SigningKeys } from '../../../core/auth/keys.js';
+import type { SigningKeys } from '../../../features/auth/keys.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 

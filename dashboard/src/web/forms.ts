@@ -1,7 +1,7 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import busboy from 'busboy';
-import type { Role } from '../../../core/db/models.js';
-import { InputError, NotFoundError, PayloadTooLargeError } from '../../../core/errors/errors.js';
+import type { Role } from '../../../infra/db/models.js';
+import { InputError, NotFoundError, PayloadTooLargeError } from '../../../kernel/errors/errors.js';
 
 export interface UploadedFile {
   fileName: string;

@@ -1,0 +1,52 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { NotAllowedError, NotAuthenticatedError } from '../../kernel/errors/errors.js';
+import type { Authenticator } from '../../features/auth/authenticator.js';
+import { isStaff, isSupervisor, type Principal } from '../../features/auth/principal.js';
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
+
+/** The principal of an authenticated request (set by `authenticate`). */
+export function principalOf(res: Response): Principal {
+  const principal = res.locals.principal as Principal | undefined;
+  if (!principal) throw new NotAuthenticatedError();
+  return principal;
+}
+
+type Guard = (principal: Principal) => void;
+
+const guards: Record<'any' | 'workspace' | 'supervisor' | 'staff', Guard> = {
+  any: () => undefined,
+  workspace: (p) => {
+    if (!p.workspace) throw new NotAllowedError('This endpoint needs a token bound to a workspace: log in with `workspace`.');
+  },
+  supervisor: (p) => {
+    guards.workspace(p);
+    if (!isSupervisor(p)) throw new NotAllowedError('Only a supervisor of this workspace may do this.');
+  },
+  staff: (p) => {
+    if (!isStaff(p)) throw new NotAllowedError('Only staff users may do this.');
+  },
+};
+
+/**
+ * Shared by the three servers: authenticates the bearer credential, then
+ * applies the guard (`workspace`: a workspace-bound token; `supervisor`;
+ * `staff`; `any`: an unbound token is enough).
+ */
+export function authenticate(authenticator: Authenticator) {
+  return (need: keyof typeof guards): RequestHandler =>
+    async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const match = BEARER.exec(req.headers.authorization ?? '');
+        if (!match?.[1]) throw new NotAuthenticatedError();
+        const principal = await authenticator.authenticate(match[1]);
+        guards[need](principal);
+        res.locals.principal = principal;
+        next();
+      } catch (error) {
+        next(error);
+      }
+    };
+}
+
+export type Authenticate = ReturnType<typeof authenticate>;

@@ -1,0 +1,151 @@
+import crypto from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
+import type { SigningKeys } from './keys.js';
+
+// The one algorithm tokens are signed and accepted with: `alg: none`, HS256
+// with the public key as secret, RS256 and friends are all refused.
+const ALGORITHM = 'EdDSA';
+
+export type Permission = 'user' | 'supervisor' | 'staff';
+
+export interface AccessClaims {
+  token_type: 'access';
+  user_id: number;
+  workspace: string | null;
+  workspace_id: number | null;
+  permissions: Permission[];
+  jti: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  aud: string;
+  sub: string;
+}
+
+export interface RefreshClaims {
+  token_type: 'refresh';
+  user_id: number;
+  workspace: string | null;
+  workspace_id: number | null;
+  fam: string;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+export interface TokenSettings {
+  issuer: string;
+  audience: string;
+  accessTtlSeconds: number;
+  refreshTtlSeconds: number;
+  cacheSize: number;
+}
+
+export interface Subject {
+  userId: number;
+  workspace: { id: number; name: string } | null;
+  permissions: Permission[];
+}
+
+export class TokenService {
+  // Verified access tokens → claims. Skips only the signature check: every
+  // request still re-checks the workspace and membership in the database.
+  private readonly cache = new Map<string, AccessClaims>();
+
+  constructor(
+    private readonly keys: SigningKeys,
+    private readonly settings: TokenSettings,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get accessTtlSeconds(): number {
+    return this.settings.accessTtlSeconds;
+  }
+
+  async issueAccess(subject: Subject): Promise<string> {
+    return this.sign(
+      {
+        token_type: 'access',
+        user_id: subject.userId,
+        workspace: subject.workspace?.name ?? null,
+        workspace_id: subject.workspace?.id ?? null,
+        permissions: subject.permissions,
+      },
+      String(subject.userId),
+      this.settings.accessTtlSeconds,
+    );
+  }
+
+  async issueRefresh(subject: Subject, family: string, jti: string): Promise<string> {
+    return this.sign(
+      {
+        token_type: 'refresh',
+        user_id: subject.userId,
+        workspace: subject.workspace?.name ?? null,
+        workspace_id: subject.workspace?.id ?? null,
+        fam: family,
+      },
+      String(subject.userId),
+      this.settings.refreshTtlSeconds,
+      jti,
+    );
+  }
+
+  async verifyAccess(token: string): Promise<AccessClaims> {
+    const cached = this.cache.get(token);
+    if (cached) {
+      if (cached.exp * 1000 > this.now()) return cached;
+      this.cache.delete(token);
+    }
+    const claims = await this.verify(token, 'access');
+    this.remember(token, claims as unknown as AccessClaims);
+    return claims as unknown as AccessClaims;
+  }
+
+  async verifyRefresh(token: string): Promise<RefreshClaims> {
+    return (await this.verify(token, 'refresh')) as unknown as RefreshClaims;
+  }
+
+  private async sign(claims: Record<string, unknown>, sub: string, ttl: number, jti: string = crypto.randomUUID()): Promise<string> {
+    if (!this.keys.privateKey) throw new Error('This process holds no signing key and cannot issue tokens.');
+    const iat = Math.floor(this.now() / 1000);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: ALGORITHM, kid: this.keys.kid, typ: 'JWT' })
+      .setIssuer(this.settings.issuer)
+      .setAudience(this.settings.audience)
+      .setSubject(sub)
+      .setJti(jti)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttl)
+      .sign(this.keys.privateKey);
+  }
+
+  private async verify(token: string, type: 'access' | 'refresh'): Promise<Record<string, unknown>> {
+    try {
+      const { payload } = await jwtVerify(token, this.keys.publicKey, {
+        algorithms: [ALGORITHM],
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        requiredClaims: ['exp', 'iat', 'jti', 'sub'],
+        currentDate: new Date(this.now()),
+      });
+      if (payload.token_type !== type) throw new NotAuthenticatedError(`Expected an ${type} token.`);
+      if (typeof payload.user_id !== 'number') throw new NotAuthenticatedError('Malformed token.');
+      return payload;
+    } catch (error) {
+      if (error instanceof NotAuthenticatedError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw new NotAuthenticatedError('Token has expired.');
+      throw new NotAuthenticatedError('Token is invalid.');
+    }
+  }
+
+  private remember(token: string, claims: AccessClaims): void {
+    if (this.settings.cacheSize === 0) return;
+    if (this.cache.size >= this.settings.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.set(token, claims);
+  }
+}

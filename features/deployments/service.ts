@@ -1,0 +1,106 @@
+import type { Db } from '../../infra/db/database.js';
+import type { SecretBox } from '../../infra/crypto/secrets.js';
+import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
+import type { Principal } from '../auth/principal.js';
+import type { Page } from '../../infra/http/pagination.js';
+import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
+import { modelsStore } from '../models/store.js';
+import { maskedInit, sealedKeys, sealSecrets, splitSecrets } from './secrets.js';
+import { deploymentsStore, type DeploymentRow } from './store.js';
+
+export interface DeploymentInput {
+  deployment_key: string;
+  registry_connector_class: string;
+  registry_connector_init: unknown;
+  server_proxy_class: string;
+  server_proxy_init: unknown;
+}
+
+/**
+ * Hook for the desired-state side (Kubernetes CRs); the embedded default has none.
+ * Called inside the transaction, with the workspace name (the hook must not
+ * query the database itself: the embedded one has a single connection).
+ */
+export interface DeploymentListener {
+  applied(row: DeploymentRow, workspace: string): Promise<void>;
+  deleted(row: DeploymentRow, workspace: string): Promise<void>;
+}
+
+/** Deployments of a workspace: a registry connector plus a server proxy. Keys are never reused. */
+export class DeploymentsService {
+  constructor(
+    private readonly db: Db,
+    private readonly catalog: ConnectorCatalog,
+    private readonly box: SecretBox,
+    private readonly listener?: DeploymentListener,
+  ) {}
+
+  async create(principal: Principal, input: DeploymentInput) {
+    const workspace = principal.workspace!;
+    const registry = this.catalog.validate('registry', input.registry_connector_class, input.registry_connector_init);
+    const proxy = this.catalog.validate('proxy', input.server_proxy_class, input.server_proxy_init);
+    const registryParts = splitSecrets(registry.init, this.catalog.secretKeys(registry.className));
+    const proxyParts = splitSecrets(proxy.init, this.catalog.secretKeys(proxy.className));
+    const row = await this.db.transaction(async (trx) => {
+      if (await deploymentsStore.keyTaken(trx, input.deployment_key)) {
+        throw new ConflictError(`The deployment_key "${input.deployment_key}" is taken (keys are never reused).`);
+      }
+      const created = await deploymentsStore.insert(trx, {
+        workspace_id: workspace.id,
+        deployment_key: input.deployment_key,
+        registry_connector_class: registry.className,
+        registry_connector_init: registryParts.plain,
+        server_proxy_class: proxy.className,
+        server_proxy_init: proxyParts.plain,
+        secrets_sealed: sealSecrets(this.box, { ...registryParts.secrets, ...proxyParts.secrets }),
+        created_by_id: principal.user.id,
+      });
+      // The cluster write happens inside the transaction: if it fails, nothing is kept.
+      await this.listener?.applied(created, workspace.name);
+      return created;
+    });
+    return this.present(row, workspace.name);
+  }
+
+  async list(principal: Principal, page: Page) {
+    const workspace = principal.workspace!;
+    const [rows, total] = await Promise.all([deploymentsStore.listLive(this.db, workspace.id, page), deploymentsStore.countLive(this.db, workspace.id)]);
+    return { items: rows.map((row) => this.present(row, workspace.name)), total };
+  }
+
+  async get(principal: Principal, key: string) {
+    return this.present(await this.live(principal, key), principal.workspace!.name);
+  }
+
+  /** Soft delete; refused while live models are served by it. */
+  async remove(principal: Principal, key: string) {
+    const row = await this.live(principal, key);
+    const users = await modelsStore.liveUsingDeployment(this.db, row.id);
+    if (users.length) {
+      throw new ConflictError(`Deployment "${key}" serves ${users.map((m) => `${m.model_code} ${m.version}`).join(', ')}; delete those models first.`, 'in_use');
+    }
+    await this.db.transaction(async (trx) => {
+      await deploymentsStore.markDeleted(trx, row.id);
+      await this.listener?.deleted(row, principal.workspace!.name);
+    });
+  }
+
+  private async live(principal: Principal, key: string): Promise<DeploymentRow> {
+    const row = await deploymentsStore.liveByKey(this.db, principal.workspace!.id, key);
+    if (!row) throw new NotFoundError(`Deployment "${key}" not found.`);
+    return row;
+  }
+
+  private present(row: DeploymentRow, workspace: string) {
+    const configured = sealedKeys(this.box, row.secrets_sealed);
+    const secretsOf = (className: string) => configured.filter((key) => this.catalog.secretKeys(className).includes(key));
+    return {
+      deployment_key: row.deployment_key,
+      registry_connector_class: row.registry_connector_class,
+      registry_connector_init: maskedInit(row.registry_connector_init, secretsOf(row.registry_connector_class)),
+      server_proxy_class: row.server_proxy_class,
+      server_proxy_init: maskedInit(row.server_proxy_init, secretsOf(row.server_proxy_class)),
+      workspace,
+    };
+  }
+}

@@ -1,0 +1,33 @@
+import type { Runner } from '../../infra/db/database.js';
+import type { Page } from '../../infra/http/pagination.js';
+
+export interface DeploymentRow {
+  id: number;
+  workspace_id: number;
+  deployment_key: string;
+  registry_connector_class: string;
+  registry_connector_init: Record<string, unknown>;
+  server_proxy_class: string;
+  server_proxy_init: Record<string, unknown>;
+  secrets_sealed: string | null;
+  created_by_id: number | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+const live = (db: Runner, workspaceId: number) => db<DeploymentRow>('deployments').where({ workspace_id: workspaceId }).whereNull('deleted_at');
+
+export const deploymentsStore = {
+  /** Any deployment with this key, in any workspace, deleted or not: keys are never reused. */
+  keyTaken: async (db: Runner, key: string) => Boolean(await db('deployments').where({ deployment_key: key }).first('id')),
+  insert: async (db: Runner, row: Omit<DeploymentRow, 'id' | 'created_at' | 'deleted_at'>) =>
+    (await db<DeploymentRow>('deployments').insert(row as never).returning('*'))[0] as DeploymentRow,
+  liveByKey: (db: Runner, workspaceId: number, key: string) => live(db, workspaceId).where({ deployment_key: key }).first(),
+  byId: (db: Runner, id: number) => db<DeploymentRow>('deployments').where({ id }).first(),
+  listLive: (db: Runner, workspaceId: number, page?: Page) => {
+    const query = live(db, workspaceId).orderBy('id');
+    return page ? query.limit(page.limit).offset(page.offset) : query;
+  },
+  countLive: async (db: Runner, workspaceId: number) => Number(((await live(db, workspaceId).count('* as n').first()) as unknown as { n: number }).n),
+  markDeleted: (db: Runner, id: number) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
+};

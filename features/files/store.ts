@@ -1,0 +1,76 @@
+import type { Runner } from '../../infra/db/database.js';
+import type { Page } from '../../infra/http/pagination.js';
+
+export interface StorageConfigRow {
+  id: number;
+  workspace_id: number;
+  storage_key: string;
+  storage_class: string;
+  connector_init: Record<string, unknown>;
+  secrets_sealed: string | null;
+  created_by_id: number | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface FileRow {
+  id: string;
+  workspace_id: number;
+  storage_config_id: number;
+  object_key: string;
+  file_name: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_by_id: number | null;
+  created_at: Date;
+}
+
+export interface UploadRow {
+  id: string;
+  workspace_id: number;
+  storage_config_id: number;
+  file_name: string;
+  content_type: string | null;
+  declared_size: number | null;
+  created_by_id: number | null;
+  expires_at: Date;
+  used_at: Date | null;
+  file_id: string | null;
+}
+
+const liveConfigs = (db: Runner, workspaceId: number) => db<StorageConfigRow>('storage_configs').where({ workspace_id: workspaceId }).whereNull('deleted_at');
+
+export const storageConfigsStore = {
+  insert: async (db: Runner, row: Pick<StorageConfigRow, 'workspace_id' | 'storage_key' | 'storage_class' | 'connector_init' | 'secrets_sealed' | 'created_by_id'>) =>
+    (await db<StorageConfigRow>('storage_configs').insert({ ...row, connector_init: JSON.stringify(row.connector_init) } as never).returning('*'))[0] as StorageConfigRow,
+  liveByKey: (db: Runner, workspaceId: number, key: string) => liveConfigs(db, workspaceId).where({ storage_key: key }).first(),
+  byId: (db: Runner, id: number) => db<StorageConfigRow>('storage_configs').where({ id }).first(),
+  listLive: (db: Runner, workspaceId: number, page?: Page) => {
+    const query = liveConfigs(db, workspaceId).orderBy('id');
+    return page ? query.limit(page.limit).offset(page.offset) : query;
+  },
+  countLive: async (db: Runner, workspaceId: number) => Number(((await liveConfigs(db, workspaceId).count('* as n').first()) as unknown as { n: number }).n),
+  markDeleted: (db: Runner, id: number) => db('storage_configs').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
+};
+
+export const filesStore = {
+  insert: async (db: Runner, row: Omit<FileRow, 'created_at'>) => (await db<FileRow>('files').insert(row as never).returning('*'))[0] as FileRow,
+  inWorkspace: (db: Runner, workspaceId: number, id: string) => db<FileRow>('files').where({ workspace_id: workspaceId, id }).first(),
+};
+
+export const uploadsStore = {
+  insert: async (db: Runner, row: Omit<UploadRow, 'used_at' | 'file_id'>) => (await db<UploadRow>('uploads').insert(row as never).returning('*'))[0] as UploadRow,
+  inWorkspace: (db: Runner, workspaceId: number, id: string) => db<UploadRow>('uploads').where({ workspace_id: workspaceId, id }).first(),
+  /** Takes the single-use id: only one request can win it. */
+  take: async (db: Runner, workspaceId: number, id: string) =>
+    (await db<UploadRow>('uploads')
+      .where({ workspace_id: workspaceId, id })
+      .whereNull('used_at')
+      .where('expires_at', '>', new Date())
+      .update({ used_at: new Date() } as never)
+      .returning('*'))[0] as UploadRow | undefined,
+  /** Gives the id back after a failed transfer, so the client can retry. */
+  giveBack: (db: Runner, id: string) => db('uploads').where({ id }).whereNull('file_id').update({ used_at: null }),
+  finish: (db: Runner, id: string, fileId: string) => db('uploads').where({ id }).update({ file_id: fileId }),
+};

@@ -1,0 +1,189 @@
+import type { Db, Tx } from '../../infra/db/database.js';
+import type { InvitationRow, Role } from '../../infra/db/models.js';
+import { ConflictError, GoneError, InputError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
+import { randomToken, sha256 } from '../../infra/crypto/random.js';
+import { hashPassword, passwordProblems } from '../auth/passwords.js';
+import { isStaff, type Principal } from '../auth/principal.js';
+import { invitationsStore } from './invitations.store.js';
+import { normaliseEmail, usersStore } from './users.store.js';
+import { workspacesStore } from './workspaces.store.js';
+import { requireWorkspaceAccess } from './access.js';
+import { presentInvitation } from './present.js';
+import type { Mail, Mailer } from '../../infra/mail/mailer.js';
+
+export interface InvitationSettings {
+  ttlSeconds: number;
+  dashboardUrl: string;
+}
+
+export interface Registration {
+  token: string;
+  name: string;
+  surname: string;
+  password: string;
+  preferred_language: string;
+  accept_terms: boolean;
+  accept_privacy: boolean;
+}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+
+/** Invitation-only registration: no other path creates a user with a password. */
+export class InvitationsService {
+  constructor(
+    private readonly db: Db,
+    private readonly settings: InvitationSettings,
+    private readonly now: () => number = Date.now,
+    private readonly mailer?: Mailer,
+  ) {}
+
+  async invite(principal: Principal, input: { email: string; role: Role; workspace_id?: number }) {
+    const workspaceId = input.workspace_id ?? principal.workspace?.id;
+    if (workspaceId === undefined) throw new InputError('workspace_id: required when the token is not bound to a workspace.');
+    if (!isStaff(principal) && principal.workspace?.id !== workspaceId) throw new NotFoundError('Workspace not found.');
+    const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
+    const email = normaliseEmail(input.email);
+    if (!EMAIL.test(email)) throw new InputError('email: not an e-mail address.');
+    const existing = await usersStore.byEmail(this.db, email);
+    if (existing && (await usersStore.membership(this.db, existing.id, workspaceId))) {
+      throw new ConflictError(`${email} is already a member of ${workspace.name}.`);
+    }
+    const token = randomToken(32);
+    const row = await invitationsStore.insert(this.db, {
+      token_hash: sha256(token),
+      email,
+      workspace_id: workspaceId,
+      role: input.role,
+      invited_by_id: principal.user.id,
+      expires_at: new Date(this.now() + this.settings.ttlSeconds * 1000),
+    });
+    const invitationUrl = this.invitationUrl(token);
+    const mailSent = this.mailer ? await this.mailer.send(invitationMail(email, workspace.name, input.role, invitationUrl, row.expires_at)) : false;
+    return { ...presentInvitation(row, workspace.name, invitationUrl), mail_sent: mailSent };
+  }
+
+  invitationUrl(token: string): string {
+    return `${this.settings.dashboardUrl}/register?token=${encodeURIComponent(token)}`;
+  }
+
+  /** What the registration form shows; no authentication. */
+  async describe(token: string) {
+    const invitation = await invitationsStore.byTokenHash(this.db, sha256(token));
+    const workspace = await this.usableWorkspace(invitation);
+    const registered = Boolean(await usersStore.byEmail(this.db, invitation!.email));
+    const pending = await invitationsStore.pendingForEmail(this.db, invitation!.email, new Date(this.now()));
+    const names = await this.workspaceNames(pending.map((p) => p.workspace_id));
+    return {
+      email: invitation!.email,
+      workspace: workspace.name,
+      role: invitation!.role,
+      registered,
+      expires_at: invitation!.expires_at.toISOString(),
+      workspaces: [...new Set([workspace.name, ...names])],
+    };
+  }
+
+  /** Creates the user and accepts every open invitation of that e-mail. */
+  async register(input: Registration) {
+    if (input.accept_terms !== true || input.accept_privacy !== true) {
+      throw new InputError('accept_terms and accept_privacy: both must be accepted.');
+    }
+    const name = input.name.trim();
+    const surname = input.surname.trim();
+    if (!name || name.length > 100) throw new InputError('name: 1 to 100 characters.');
+    if (!surname || surname.length > 100) throw new InputError('surname: 1 to 100 characters.');
+    if (!LANGUAGE.test(input.preferred_language)) throw new InputError('preferred_language: expected a language tag such as en or pt-BR.');
+    const passwordHash = await this.checkedPasswordHash(input.token, input.password);
+    return this.db.transaction(async (trx) => {
+      const invitation = await invitationsStore.lockByTokenHash(trx, sha256(input.token));
+      await this.usableWorkspace(invitation, trx);
+      if (await usersStore.byEmail(trx, invitation!.email)) {
+        throw new ConflictError('This e-mail is already registered: sign in and accept the invitation instead.', 'already_registered');
+      }
+      const user = await usersStore.insert(trx, {
+        email: invitation!.email,
+        password_hash: passwordHash,
+        name,
+        surname,
+        preferred_language: input.preferred_language,
+        terms_accepted_at: new Date(this.now()),
+      });
+      const pending = await invitationsStore.pendingForEmail(trx, invitation!.email, new Date(this.now()));
+      const workspaces = await this.acceptAll(trx, pending, user.id);
+      return { id: user.id, email: user.email, name: user.name, surname: user.surname, workspaces };
+    });
+  }
+
+  /** An already registered user joins the invitation's workspace. */
+  async accept(principal: Principal, token: string) {
+    return this.db.transaction(async (trx) => {
+      const invitation = await invitationsStore.lockByTokenHash(trx, sha256(token));
+      await this.usableWorkspace(invitation, trx);
+      if (normaliseEmail(principal.user.email) !== invitation!.email) throw new NotAllowedError('This invitation was sent to another e-mail address.');
+      const [accepted] = await this.acceptAll(trx, [invitation!], principal.user.id);
+      return accepted!;
+    });
+  }
+
+  async listPending(principal: Principal, workspaceId: number) {
+    const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
+    const rows = await invitationsStore.pendingInWorkspace(this.db, workspaceId, new Date(this.now()));
+    return rows.map((row) => presentInvitation(row, workspace.name));
+  }
+
+  async revoke(principal: Principal, workspaceId: number, id: number) {
+    await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
+    const row = await invitationsStore.inWorkspace(this.db, workspaceId, id);
+    if (!row || row.accepted_at || row.revoked_at) throw new NotFoundError('Invitation not found.');
+    await invitationsStore.revoke(this.db, id, new Date(this.now()));
+  }
+
+  private async checkedPasswordHash(token: string, password: string): Promise<string> {
+    const invitation = await invitationsStore.byTokenHash(this.db, sha256(token));
+    await this.usableWorkspace(invitation);
+    const problems = passwordProblems(password, invitation!.email);
+    if (problems.length) throw new InputError(`password: ${problems.join('; ')}.`, { field: 'password', problems });
+    return hashPassword(password);
+  }
+
+  private async usableWorkspace(invitation: InvitationRow | undefined, db: Db | Tx = this.db) {
+    if (!invitation || invitation.revoked_at) throw new NotFoundError('This invitation does not exist or was revoked.');
+    if (invitation.accepted_at) throw new GoneError('This invitation has already been used.', 'invitation_used');
+    if (invitation.expires_at.getTime() <= this.now()) throw new GoneError('This invitation has expired; ask for a new one.', 'invitation_expired');
+    const workspace = await workspacesStore.liveById(db, invitation.workspace_id);
+    if (!workspace) throw new GoneError('The workspace of this invitation no longer exists.', 'invitation_expired');
+    return workspace;
+  }
+
+  private async acceptAll(trx: Tx, invitations: InvitationRow[], userId: number) {
+    const accepted: Array<{ workspace: string; role: Role }> = [];
+    for (const invitation of invitations) {
+      await usersStore.upsertMembership(trx, userId, invitation.workspace_id, invitation.role);
+      const workspace = await workspacesStore.liveById(trx, invitation.workspace_id);
+      if (workspace) accepted.push({ workspace: workspace.name, role: invitation.role });
+    }
+    await invitationsStore.markAccepted(trx, invitations.map((i) => i.id), userId, new Date(this.now()));
+    return accepted;
+  }
+
+  private async workspaceNames(ids: number[]): Promise<string[]> {
+    if (!ids.length) return [];
+    return (await this.db('workspaces').whereIn('id', ids).whereNull('deleted_at').orderBy('id').select('name')).map((r: { name: string }) => r.name);
+  }
+}
+
+function invitationMail(to: string, workspace: string, role: Role, url: string, expiresAt: Date): Mail {
+  return {
+    to,
+    subject: `You are invited to the didyma workspace ${workspace}`,
+    text: [
+      `You have been invited to join the workspace "${workspace}" on didyma as ${role}.`,
+      '',
+      `Open this link to accept (it works once, until ${expiresAt.toISOString()}):`,
+      url,
+      '',
+      'If you did not expect this invitation, ignore this message.',
+    ].join('\n'),
+  };
+}

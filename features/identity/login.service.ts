@@ -1,0 +1,138 @@
+import crypto from 'node:crypto';
+import type { Db, Runner } from '../../infra/db/database.js';
+import { NotAllowedError, NotAuthenticatedError, OAuthError } from '../../kernel/errors/errors.js';
+import { constantTimeEqual, sha256 } from '../../infra/crypto/random.js';
+import { verifyPassword } from '../auth/passwords.js';
+import { permissionsFor, type Principal } from '../auth/principal.js';
+import type { RateLimiter } from '../auth/rate-limit.js';
+import type { Subject, TokenService } from '../auth/tokens.js';
+import { normaliseEmail, usersStore } from './users.store.js';
+import { workspacesStore } from './workspaces.store.js';
+import { refreshStore } from './refresh.store.js';
+import { oauthStore } from './oauth.store.js';
+
+export interface TokenPair {
+  access: string;
+  refresh: string;
+}
+
+export interface ClientCredentialsResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+}
+
+export interface LoginDeps {
+  db: Db;
+  tokens: TokenService;
+  accountLimiter: RateLimiter;
+  clientLimiter: RateLimiter;
+}
+
+export class LoginService {
+  constructor(private readonly deps: LoginDeps) {}
+
+  /** POST /api/auth/token/obtain */
+  async obtain(input: { email: string; password: string; workspace?: string | null }, clientAddress: string): Promise<TokenPair> {
+    const email = normaliseEmail(input.email);
+    await this.deps.clientLimiter.hit(`login-ip:${clientAddress}`);
+    await this.deps.accountLimiter.hit(`login-account:${email}`);
+    const user = await usersStore.byEmail(this.deps.db, email);
+    const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
+    if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
+    const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
+    return this.openFamily(subject);
+  }
+
+  /** POST /api/auth/token/refresh: rotates the refresh token; a reused one revokes its family. */
+  async refresh(refreshToken: string): Promise<TokenPair> {
+    const claims = await this.deps.tokens.verifyRefresh(refreshToken);
+    const jti = crypto.randomUUID();
+    const outcome = await this.deps.db.transaction(async (trx) => {
+      const family = await refreshStore.lockById(trx, claims.fam);
+      if (!family || family.revoked_at) return { kind: 'revoked' as const };
+      if (!constantTimeEqual(family.current_jti_hash, sha256(claims.jti))) {
+        await refreshStore.revoke(trx, family.id, 'reuse');
+        return { kind: 'reused' as const };
+      }
+      const user = await usersStore.byId(trx, family.user_id);
+      if (!user || !user.is_active) return { kind: 'revoked' as const };
+      const workspaceName = family.workspace_id === null ? null : ((await workspacesStore.liveById(trx, family.workspace_id))?.name ?? '');
+      const subject = await this.subjectFor(trx, user.id, user.is_staff, workspaceName).catch(() => null);
+      if (!subject) return { kind: 'revoked' as const };
+      await refreshStore.rotate(trx, family.id, sha256(jti));
+      return { kind: 'ok' as const, subject, family: family.id };
+    });
+    if (outcome.kind === 'reused') throw new NotAuthenticatedError('Refresh token was already used; its session has been revoked.');
+    if (outcome.kind === 'revoked') throw new NotAuthenticatedError('Refresh token has been revoked.');
+    return {
+      access: await this.deps.tokens.issueAccess(outcome.subject),
+      refresh: await this.deps.tokens.issueRefresh(outcome.subject, outcome.family, jti),
+    };
+  }
+
+  /**
+   * The dashboard's workspace switcher: a new token family for the same user,
+   * bound to another workspace (or none), with the membership checks of a
+   * login. The caller proved who it is with a valid access token.
+   */
+  async switchWorkspace(principal: Principal, workspace: string | null): Promise<TokenPair> {
+    const user = await usersStore.byId(this.deps.db, principal.user.id);
+    if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('The user of this session is no longer active.');
+    return this.openFamily(await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace));
+  }
+
+  /** Sign-out: the refresh token's whole family stops working. An invalid or expired token has nothing left to revoke. */
+  async revoke(refreshToken: string): Promise<void> {
+    const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);
+    if (claims) await refreshStore.revoke(this.deps.db, claims.fam, 'signed out');
+  }
+
+  /** POST /o/token/ with grant_type=client_credentials. */
+  async clientCredentials(
+    input: { grant_type?: string; client_id?: string; client_secret?: string; workspace?: string },
+    clientAddress: string,
+  ): Promise<ClientCredentialsResponse> {
+    if (input.grant_type !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
+    if (!input.client_id || !input.client_secret) throw new OAuthError(400, 'invalid_request', 'client_id and client_secret are required.');
+    await this.deps.clientLimiter.hit(`oauth-ip:${clientAddress}`);
+    await this.deps.accountLimiter.hit(`oauth-client:${input.client_id}`);
+    const app = await oauthStore.byClientId(this.deps.db, input.client_id);
+    const secretOk = app ? constantTimeEqual(app.client_secret_hash, sha256(input.client_secret)) : false;
+    if (!app || !secretOk) throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
+    const workspace = await workspacesStore.liveById(this.deps.db, app.workspace_id);
+    if (!workspace || (input.workspace && input.workspace !== workspace.name)) {
+      throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
+    }
+    if (workspace.disabled) throw new OAuthError(400, 'invalid_grant', 'The workspace of this application is disabled.');
+    const permissions = permissionsFor(false, app.role);
+    const access = await this.deps.tokens.issueAccess({ userId: app.service_user_id, workspace: { id: workspace.id, name: workspace.name }, permissions });
+    return { access_token: access, token_type: 'Bearer', expires_in: this.deps.tokens.accessTtlSeconds, scope: permissions.join(' ') };
+  }
+
+  private async subjectFor(db: Runner, userId: number, staff: boolean, workspaceName: string | null): Promise<Subject> {
+    if (workspaceName === null) return { userId, workspace: null, permissions: permissionsFor(staff, null) };
+    const workspace = await workspacesStore.liveByName(db, workspaceName);
+    const membership = workspace ? await usersStore.membership(db, userId, workspace.id) : undefined;
+    // Same answer for an unknown workspace and a foreign one: existence is not revealed.
+    if (!workspace || !membership) throw new NotAllowedError('You are not a member of this workspace.');
+    if (workspace.disabled) throw new NotAllowedError('This workspace is disabled.');
+    return { userId, workspace: { id: workspace.id, name: workspace.name }, permissions: permissionsFor(staff, membership.role) };
+  }
+
+  private async openFamily(subject: Subject): Promise<TokenPair> {
+    const family = crypto.randomUUID();
+    const jti = crypto.randomUUID();
+    await refreshStore.create(this.deps.db, {
+      id: family,
+      user_id: subject.userId,
+      workspace_id: subject.workspace?.id ?? null,
+      current_jti_hash: sha256(jti),
+    });
+    return {
+      access: await this.deps.tokens.issueAccess(subject),
+      refresh: await this.deps.tokens.issueRefresh(subject, family, jti),
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import type { Runner } from '../../infra/db/database.js';
+import { WorkspaceLogoRow, WorkspaceRow } from '../../infra/db/models.js';
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+const live = (db: Runner) => WorkspaceRow.query(db).whereNull('deleted_at');
+const memberOf = (db: Runner, userId: number) => db('memberships').select('workspace_id').where('user_id', userId);
+
+export const workspacesStore = {
+  liveById: (db: Runner, id: number) => live(db).findById(id),
+  liveByName: (db: Runner, name: string) => live(db).findOne({ name }),
+  /** Any workspace, deleted ones included: names stay reserved forever. */
+  nameTaken: async (db: Runner, name: string) => Boolean(await WorkspaceRow.query(db).findOne({ name })),
+  insert: (db: Runner, name: string, disabled: boolean, createdById: number | null) =>
+    WorkspaceRow.query(db).insert({ name, disabled, created_by_id: createdById }).returning('*'),
+  setDisabled: (db: Runner, id: number, disabled: boolean) =>
+    live(db).patch({ disabled, updated_at: new Date() }).where({ id }).returning('*').first(),
+  markDeleted: (db: Runner, id: number) => live(db).patch({ deleted_at: new Date(), updated_at: new Date() }).where({ id }),
+
+  listAll: (db: Runner, page: Page) => live(db).orderBy('id').limit(page.limit).offset(page.offset),
+  countAll: async (db: Runner) => Number(((await live(db).count('* as n').first()) as unknown as { n: number }).n),
+  listForUser: (db: Runner, userId: number, page: Page) =>
+    live(db).whereIn('id', memberOf(db, userId)).orderBy('id').limit(page.limit).offset(page.offset),
+  countForUser: async (db: Runner, userId: number) =>
+    Number(((await live(db).whereIn('id', memberOf(db, userId)).count('* as n').first()) as unknown as { n: number }).n),
+
+  logo: (db: Runner, workspaceId: number) => WorkspaceLogoRow.query(db).findById(workspaceId),
+  saveLogo: (db: Runner, workspaceId: number, contentType: string, data: Buffer) =>
+    WorkspaceLogoRow.query(db)
+      .insert({ workspace_id: workspaceId, content_type: contentType, data, updated_at: new Date() })
+      .onConflict('workspace_id')
+      .merge(),
+};

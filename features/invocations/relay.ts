@@ -1,0 +1,170 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import type { WorkQueue } from '../../infra/queue/queue.js';
+import { MicroBatch } from '../../infra/db/micro-batch.js';
+import { invocationState } from './state.js';
+
+/** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
+const MARK_GATHER_MS = 50;
+
+export interface RelayOptions {
+  batchSize: number;
+  pollMs: number;
+  /** A QUEUED row published this long ago and still not claimed is published again. */
+  republishAfterMs: number;
+  /** Unpublished rows younger than this are left to their own dispatch (see `dispatch`). */
+  dispatchGraceMs: number;
+}
+
+/**
+ * The transactional outbox relay. An invocation is committed QUEUED first;
+ * the relay publishes unpublished rows and marks them only after the broker
+ * confirmed, so a broker outage delays work but loses none. It also returns
+ * to the queue work whose executor lease expired (a worker died).
+ */
+export class OutboxRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failures = 0;
+  private lastMaintenance = 0;
+  // Nobody waits on a mark (it only keeps the relay from sending a row again after
+  // `dispatchGraceMs`): marks gather for a while, so light load too makes few statements.
+  private readonly marks = new MicroBatch<string, void>((ids) => this.markDispatched(ids), { gatherMs: MARK_GATHER_MS });
+
+  constructor(
+    private readonly db: Db,
+    private readonly queue: WorkQueue,
+    private readonly logger: Logger,
+    private readonly options: RelayOptions,
+  ) {}
+
+  /**
+   * Publishes a just-committed invocation now, outside any transaction, and
+   * marks it published once the broker confirmed: no relay batch and no row
+   * lock stand between the commit and the executor. Should the publish fail,
+   * or the process die first, the row stays unmarked and a relay pass
+   * publishes it after `dispatchGraceMs`; a second copy of a message is
+   * harmless, since executors claim conditionally.
+   */
+  dispatch(id: string): void {
+    this.queue.publish([id]).then(
+      () => this.mark(id),
+      (error: unknown) => {
+        this.logger.debug({ err: error, invocationId: id }, 'dispatch failed; the relay will publish it');
+        this.kick();
+      },
+    );
+  }
+
+  private mark(id: string): void {
+    this.marks.add(id).catch((error: unknown) => {
+      this.logger.warn({ err: error, invocationId: id }, 'could not mark a dispatched invocation; a relay pass will publish it again');
+    });
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Publish now (after a commit that queued work) instead of waiting for the next poll. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancel();
+    await this.running;
+    await this.marks.drain();
+  }
+
+  /** One full pass; resolves when nothing unpublished is left (or publishing failed). */
+  async runOnce(): Promise<void> {
+    await this.maintain();
+    while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
+  }
+
+  /**
+   * Lease recovery and stale resets scan the table: at most once per poll
+   * interval, not on every kick (a kick after each commit only publishes).
+   */
+  private async maintain(): Promise<void> {
+    if (Date.now() - this.lastMaintenance < this.options.pollMs) return;
+    await this.recoverExpiredLeases();
+    await this.resetStalePublications();
+    this.lastMaintenance = Date.now();
+  }
+
+  private schedule(delayMs: number): void {
+    this.cancel();
+    // A kick runs on the next turn of the event loop (setTimeout would wait at least 1 ms).
+    if (delayMs === 0) this.immediate = setImmediate(() => void this.tick());
+    else {
+      this.timer = setTimeout(() => void this.tick(), delayMs);
+      this.timer.unref();
+    }
+  }
+
+  private cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
+    this.timer = undefined;
+    this.immediate = undefined;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.running) return;
+    this.running = this.runOnce().then(
+      () => {
+        this.failures = 0;
+      },
+      (error: unknown) => {
+        this.failures += 1;
+        this.logger.warn({ err: error, failures: this.failures }, 'outbox relay could not publish; will retry');
+      },
+    );
+    await this.running;
+    this.running = undefined;
+    if (this.stopped) return;
+    const backoff = this.failures ? Math.min(this.options.pollMs * 2 ** this.failures, 10_000) : this.options.pollMs;
+    if (this.again && !this.failures) {
+      this.again = false;
+      this.schedule(0);
+    } else this.schedule(backoff);
+  }
+
+  /**
+   * Marks a batch and publishes it inside one transaction: a failed publish
+   * (or a process that dies) rolls the marks back.
+   */
+  private async publishBatch(): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const ids = await invocationState.takeUnpublished(trx, this.options.dispatchGraceMs, this.options.batchSize);
+      if (ids.length) await this.queue.publish(ids);
+      return ids.length;
+    });
+  }
+
+  private async markDispatched(ids: string[]): Promise<void[]> {
+    await invocationState.markPublished(this.db, ids);
+    return ids.map(() => undefined);
+  }
+
+  private async recoverExpiredLeases(): Promise<void> {
+    const recovered = await invocationState.expireLeases(this.db);
+    if (recovered) this.logger.warn({ recovered }, 'returned invocations of vanished workers to the queue');
+  }
+
+  private async resetStalePublications(): Promise<void> {
+    await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
+  }
+}

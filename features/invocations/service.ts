@@ -1,0 +1,174 @@
+import crypto from 'node:crypto';
+import type { Db, Tx } from '../../infra/db/database.js';
+import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
+import type { Principal } from '../auth/principal.js';
+import type { Page } from '../../infra/http/pagination.js';
+import type { ModelCatalogService } from '../models/catalog.service.js';
+import type { ModelRow } from '../models/store.js';
+import type { OutboxRelay } from './relay.js';
+import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
+import { presentInvocation, presentSession } from './present.js';
+import { validateFeedback, validateInput } from './validate.js';
+import { InvocationBatches } from './batches.js';
+import { invocationState } from './state.js';
+
+export interface InvokeInput {
+  type: 'PREDICT' | 'EXPLAIN';
+  order?: number;
+  request: { type: RequestType; body: string };
+  with_explanation?: boolean;
+}
+
+/** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
+export class InvocationsService {
+  private readonly batches: InvocationBatches;
+
+  constructor(
+    private readonly db: Db,
+    private readonly models: ModelCatalogService,
+    private readonly relay: OutboxRelay,
+  ) {
+    this.batches = new InvocationBatches(db);
+  }
+
+  async listSessions(principal: Principal, code: string, version: string, page: Page) {
+    const model = await this.models.live(principal, code, version);
+    const [rows, total] = await Promise.all([
+      sessionsStore.listOfUser(this.db, model.id, principal.user.id, page),
+      sessionsStore.countOfUser(this.db, model.id, principal.user.id),
+    ]);
+    return { items: rows.map((row) => presentSession(row, model, principal.workspace!.name)), total };
+  }
+
+  async createSession(principal: Principal, code: string, version: string) {
+    const model = await this.models.live(principal, code, version);
+    const row = await sessionsStore.insert(this.db, { id: crypto.randomUUID(), workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id });
+    return presentSession(row, model, principal.workspace!.name);
+  }
+
+  async setSessionState(principal: Principal, code: string, version: string, sessionId: string, state: SessionRow['state']) {
+    const { model, session } = await this.session(principal, code, version, sessionId);
+    return presentSession(await sessionsStore.setState(this.db, session.id, state), model, principal.workspace!.name);
+  }
+
+  async list(principal: Principal, code: string, version: string, sessionId: string, page: Page) {
+    const { session } = await this.session(principal, code, version, sessionId);
+    const [rows, total] = await Promise.all([invocationsStore.listInSession(this.db, session.id, page), invocationsStore.countInSession(this.db, session.id)]);
+    return { items: rows.map((row) => presentInvocation(row)), total };
+  }
+
+  async get(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
+    const model = await this.models.live(principal, code, version);
+    // One query for the polling path (batched with concurrent polls): the caller's session and the invocation in it.
+    const found = await this.batches.read({ sessionId, modelId: model.id, userId: principal.user.id, id: invocationId });
+    if (!found) throw new NotFoundError('Session not found.');
+    if (!found.invocation) throw new NotFoundError('Invocation not found.');
+    return presentInvocation(found.invocation);
+  }
+
+  /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */
+  async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
+    // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
+    const model = await this.models.live(principal, code, version);
+    this.checkKind(model, input);
+    if (input.with_explanation && !(await this.db('models').where({ explains_id: model.id }).whereNull('deleted_at').first('id'))) {
+      throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
+    }
+    const outputStorageKey = await validateInput(this.db, model, input.request.body);
+    const row = await this.batches.append({
+      id: crypto.randomUUID(),
+      workspace_id: model.workspace_id,
+      session_id: sessionId,
+      user_id: principal.user.id,
+      model_id: model.id,
+      type: input.type,
+      request_type: input.request.type,
+      body: input.request.body,
+      model_key: input.type === 'EXPLAIN' ? `${model.model_code}:${model.version}` : '',
+      related_to: null,
+      with_explanation: input.with_explanation ?? false,
+      output_storage_key: outputStorageKey,
+    });
+    if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
+    this.relay.dispatch(row.id);
+    return presentInvocation(row, { omitRelatedTo: true });
+  }
+
+  /** Feedback on an earlier invocation: COMPLETED at once, validated against the model's feedback schema. */
+  async feedback(principal: Principal, code: string, version: string, sessionId: string, invocationId: string, body: string) {
+    const { model } = await this.session(principal, code, version, sessionId);
+    await validateFeedback(this.db, model, body);
+    const row = await this.append(
+      principal,
+      model,
+      sessionId,
+      'send feedback',
+      {
+        type: 'DATA_SUBMISSION',
+        request_type: 'FEEDBACK',
+        body,
+        model_key: '',
+        related_to: invocationId,
+        with_explanation: false,
+        output_storage_key: null,
+      },
+      async (trx, session) => {
+        if (!(await invocationsStore.inSession(trx, session.id, invocationId))) throw new NotFoundError('Invocation not found.');
+      },
+    );
+    return presentInvocation(row);
+  }
+
+  /**
+   * Appends a COMPLETED invocation (feedback) to the caller's OPEN session
+   * under the session's row lock, which also serialises the `order` counter.
+   */
+  private async append(
+    principal: Principal,
+    model: ModelRow,
+    sessionId: string,
+    action: string,
+    fields: Omit<NewInvocation, 'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'status' | 'response' | 'completed_at'>,
+    check?: (trx: Tx, session: SessionRow) => Promise<void>,
+  ) {
+    return this.db.transaction(async (trx) => {
+      const session = await sessionsStore.reserveOrderOfUser(trx, sessionId, model.id, principal.user.id);
+      if (!session) throw new NotFoundError('Session not found.');
+      await check?.(trx, session);
+      if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
+      return invocationState.appendCompleted(trx, {
+        ...fields,
+        status: 'COMPLETED',
+        id: crypto.randomUUID(),
+        order: session.next_order - 1,
+        workspace_id: model.workspace_id,
+        session_id: session.id,
+        user_id: principal.user.id,
+        model_id: model.id,
+      });
+    });
+  }
+
+  /** Why an append found no OPEN session of the caller: 404, or 409 when it is theirs but CLOSED. */
+  private async refuseAppend(principal: Principal, model: ModelRow, sessionId: string, action: string): Promise<never> {
+    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    if (!session) throw new NotFoundError('Session not found.');
+    throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
+  }
+
+  private checkKind(model: ModelRow, input: InvokeInput): void {
+    const isExplainer = model.explains_id !== null;
+    if (input.type === 'EXPLAIN' && !isExplainer) {
+      throw new InputError(`type: EXPLAIN must be sent to an explainer's path; ${model.model_code} ${model.version} is not an explainer.`);
+    }
+    if (input.with_explanation && isExplainer) throw new InputError('with_explanation: send it to the main model, not to an explainer.');
+  }
+
+  /** The caller's own session of that model version, or 404 (never revealing other users' sessions). */
+  private async session(principal: Principal, code: string, version: string, sessionId: string) {
+    const model = await this.models.live(principal, code, version);
+    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    if (!session) throw new NotFoundError('Session not found.');
+    return { model, session };
+  }
+}

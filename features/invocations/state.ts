@@ -1,0 +1,227 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Db, Runner } from '../../infra/db/database.js';
+import type { ModelRow } from '../models/store.js';
+import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
+import { invocationColumns, sessionsStore, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
+
+// The one writer of invocation state. Every change of an invocation's status,
+// lease or publication goes through this module, each as one conditional
+// UPDATE: the API appends, the relay publishes and recovers, the executor
+// claims and finishes, and none of them writes the table any other way.
+
+/**
+ * A claim of an invocation. `attempts` is the lease's number: each claim takes
+ * the next one, and every later write of the run names it, so a worker whose
+ * lease ran out and was taken over can no longer change the row.
+ */
+export type Lease = Pick<InvocationRow, 'id' | 'attempts'>;
+
+/** The transitions, with the statuses each one starts from: anything else is refused (state.test.ts walks this table). */
+export const TRANSITIONS = {
+  /** Taken by an executor under a new lease; an IN_PROGRESS row only once its lease ran out. */
+  claim: { from: ['QUEUED', 'IN_PROGRESS'], to: 'IN_PROGRESS' },
+  /** The model answered (and, with an explainer, the explanation is queued in the same transaction). */
+  complete: { from: ['IN_PROGRESS'], to: 'COMPLETED' },
+  /** The model failed for good. */
+  fail: { from: ['IN_PROGRESS'], to: 'ERROR' },
+  /** A transient failure: back to the queue for the broker's next delivery. */
+  release: { from: ['IN_PROGRESS'], to: 'QUEUED' },
+  /** The worker stopped renewing its lease (it died): back to the queue, to be published again. */
+  expire: { from: ['IN_PROGRESS'], to: 'QUEUED' },
+} as const satisfies Record<string, { from: readonly InvocationStatus[]; to: InvocationStatus }>;
+
+/** The columns of an append and their SQL types, as jsonb_to_recordset reads them (`ord`: the item's place in the batch). */
+const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
+  id: 'uuid',
+  workspace_id: 'integer',
+  session_id: 'uuid',
+  user_id: 'integer',
+  model_id: 'integer',
+  type: 'text',
+  request_type: 'text',
+  body: 'text',
+  model_key: 'text',
+  related_to: 'uuid',
+  with_explanation: 'boolean',
+  output_storage_key: 'text',
+};
+const APPEND_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
+const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
+
+/**
+ * Appends many QUEUED invocations in one statement, each to its OPEN session
+ * of its own user and model: each session's `next_order` moves once by the
+ * number of its items, under its row lock, and the items take the orders in
+ * batch order.
+ */
+const APPEND_SQL = `
+with input as (select * from jsonb_to_recordset(?::jsonb) as t(${APPEND_RECORD})),
+wanted as (select session_id, model_id, user_id, count(*)::integer as n from input group by session_id, model_id, user_id),
+s as (
+  update sessions set next_order = sessions.next_order + wanted.n
+  from wanted
+  where sessions.id = wanted.session_id and sessions.model_id = wanted.model_id and sessions.user_id = wanted.user_id and sessions.state = 'OPEN'
+  returning sessions.id, sessions.model_id, sessions.user_id, sessions.next_order - wanted.n as first_order
+)
+insert into invocations (${APPEND_COLUMNS.map((column) => `"${column}"`).join(', ')}, status, "order")
+select ${APPEND_COLUMNS.map((column) => `i."${column}"`).join(', ')}, 'QUEUED', s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
+from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
+returning ${invocationColumns('invocations')}`;
+
+/**
+ * Claims and completions of many runs in one statement. Lists go in as JSON:
+ * `i.id = any(array(…))` keeps the generic plan on the primary key, where a
+ * join with a list the planner cannot size could scan the table.
+ */
+export const RUN_WRITES_SQL = `
+with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
+claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
+claimed as (
+  update invocations as i
+     set status = 'IN_PROGRESS', started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1
+   where i.id = any(array(select id from claims))
+     and (i.status = 'QUEUED' or (i.status = 'IN_PROGRESS' and i.lease_expires_at < now()))
+  returning ${invocationColumns('i')}
+), completed as (
+  update invocations as i
+     set status = 'COMPLETED', response = v.response, error = null, lease_expires_at = null, completed_at = now()
+    from completions as v
+   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS'
+  returning i.id
+)
+select claimed.*, null::uuid as completed_id from claimed
+union all
+select ${invocationColumns('(null::invocations)')}, completed.id from completed`;
+
+/** Marks published the rows still QUEUED, skipping those an executor holds locked: a mark must never stall the run path. */
+const MARK_PUBLISHED_SQL = `
+update invocations set published_at = now()
+ where id in (select id from invocations where id = any(${JSON_UUIDS}) and status = 'QUEUED' and published_at is null for update skip locked)`;
+
+/** The run of a claimed row is still its own: same status, same lease. */
+const held = (db: Runner, lease: Lease) => db('invocations').where({ id: lease.id, status: 'IN_PROGRESS', attempts: lease.attempts });
+
+export type RunWrite = { claim: string } | { complete: { lease: Lease; response: string } };
+
+export const invocationState = {
+  /**
+   * Appends QUEUED invocations, each to its OPEN session of its own user and
+   * model, in one statement. One output per row, in order: the row, or
+   * undefined when its session refused it (not the caller's, or not OPEN).
+   */
+  async appendQueued(db: Runner, rows: QueuedInvocation[]): Promise<Array<InvocationRow | undefined>> {
+    const input = rows.map((row, ord) => ({ ord, ...row }));
+    const inserted = await prepared<InvocationRow>(db, 'invocations.append', APPEND_SQL, [JSON.stringify(input)]);
+    const byId = new Map(inserted.map((row) => [row.id, row]));
+    return rows.map((row) => byId.get(row.id));
+  },
+
+  /** Feedback (DATA_SUBMISSION): COMPLETED as it is written, nothing runs it. The caller holds the session's row lock and its order. */
+  appendCompleted: async (trx: Runner, row: NewInvocation & { order: number }) =>
+    (await trx<InvocationRow>('invocations').insert({ ...row, status: 'COMPLETED', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
+
+  /**
+   * The executor's claims and completions of many runs, in one statement.
+   * Claims: QUEUED (or IN_PROGRESS under a lease that ran out) → IN_PROGRESS
+   * under the next lease. Completions: IN_PROGRESS under the named lease →
+   * COMPLETED. Gives the claimed rows and the ids of the completions accepted.
+   */
+  async runWrites(db: Db, claims: string[], completions: Array<{ lease: Lease; response: string }>, leaseMs: number) {
+    const rows = await prepared<InvocationRow & { completed_id: string | null }>(db, 'invocations.run-writes', RUN_WRITES_SQL, [
+      JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
+      JSON.stringify([...new Set(claims)]),
+      leaseMs,
+    ]);
+    const claimed = new Map<string, InvocationRow>();
+    const completed = new Set<string>();
+    for (const { completed_id: completedId, ...row } of rows) {
+      if (completedId) completed.add(completedId);
+      else claimed.set(row.id, row as InvocationRow);
+    }
+    return { claimed, completed };
+  },
+
+  /** Extends a lease still held; false when it was lost (taken over, or the run finished elsewhere). */
+  heartbeat: async (db: Db, lease: Lease, leaseMs: number) =>
+    (await held(db, lease).update({ lease_expires_at: db.raw(`now() + ? * interval '1 millisecond'`, [leaseMs]) })) > 0,
+
+  /**
+   * COMPLETED under the named lease, and the explainer's invocation queued in
+   * the same transaction, next in the session. Undefined when the lease was lost.
+   */
+  completeAndExplain: (db: Db, lease: Lease, response: string, explainer: ModelRow): Promise<InvocationRow | undefined> =>
+    db.transaction(async (trx) => {
+      const [row] = (await held(trx, lease)
+        .update({ status: 'COMPLETED', response, error: null, lease_expires_at: null, completed_at: trx.fn.now() })
+        .returning('*')) as InvocationRow[];
+      if (!row) return undefined;
+      const order = await sessionsStore.takeOrder(trx, row.session_id);
+      const explanation: NewInvocation & { order: number } = {
+        id: crypto.randomUUID(),
+        order,
+        workspace_id: row.workspace_id,
+        session_id: row.session_id,
+        user_id: row.user_id,
+        model_id: explainer.id,
+        type: 'EXPLAIN',
+        request_type: row.request_type,
+        body: row.body,
+        status: 'QUEUED',
+        model_key: `${explainer.model_code}:${explainer.version}`,
+        related_to: row.id,
+        with_explanation: true, // the chain goes on, explainer by explainer
+        output_storage_key: null,
+      };
+      return (await trx<InvocationRow>('invocations').insert(explanation as never).returning('*'))[0] as InvocationRow;
+    }),
+
+  /** ERROR under the named lease; false when the lease was lost. */
+  fail: async (db: Db, lease: Lease, reason: string) =>
+    (await held(db, lease).update({ status: 'ERROR', error: reason.slice(0, 2000), response: '', completed_at: db.fn.now(), lease_expires_at: null })) > 0,
+
+  /**
+   * Back to QUEUED under the named lease, for the broker's redelivery of the
+   * same message (marked published, so the relay sends no second copy).
+   */
+  release: async (db: Db, lease: Lease, reason: string) =>
+    (await held(db, lease).update({ status: 'QUEUED', error: reason.slice(0, 2000), published_at: db.fn.now(), lease_expires_at: null })) > 0,
+
+  /** IN_PROGRESS under leases that ran out (their workers died) → QUEUED and unpublished, for the relay to send again. */
+  expireLeases: (db: Db) =>
+    relayScans.expiredLeases(db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null }),
+
+  /** Marks dispatched rows published once the broker confirmed them. */
+  markPublished: async (db: Db, ids: string[]) => {
+    await prepared(db, 'invocations.mark-published', MARK_PUBLISHED_SQL, [JSON.stringify(ids)]);
+  },
+
+  /** Marks published, in the caller's transaction, up to `limit` unpublished rows older than `graceMs`, oldest first, skipping rows other relays hold. */
+  takeUnpublished: async (trx: Knex.Transaction, graceMs: number, limit: number) => {
+    const unpublished = relayScans.unpublished(trx, graceMs).limit(limit).forUpdate().skipLocked().select('id');
+    const rows = (await trx('invocations').whereIn('id', unpublished).update({ published_at: trx.fn.now() }).returning('id')) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  },
+
+  /** Forgets the publication of rows published before `cutoff` and still QUEUED: the broker lost them. */
+  forgetStalePublications: (db: Db, cutoff: Date) => relayScans.stalePublications(db, cutoff).update({ published_at: null }),
+};
+
+/**
+ * What the relay looks for on every pass, in every process that runs one,
+ * each through a partial index (plans.test.ts checks the plans): a pass costs
+ * the same with a hundred invocations or a hundred million.
+ */
+export const relayScans = {
+  /** Committed QUEUED but never confirmed by the broker, oldest first. */
+  unpublished: (db: Runner, graceMs: number) =>
+    db('invocations')
+      .where({ status: 'QUEUED' })
+      .whereNull('published_at')
+      .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [graceMs])
+      .orderBy('created_at'),
+  /** Published long ago and still QUEUED. */
+  stalePublications: (db: Runner, cutoff: Date) => db('invocations').where({ status: 'QUEUED' }).where('published_at', '<', cutoff),
+  /** IN_PROGRESS under a lease that ran out. */
+  expiredLeases: (db: Runner) => db('invocations').where({ status: 'IN_PROGRESS' }).where('lease_expires_at', '<', db.fn.now()),
+};

@@ -1,0 +1,129 @@
+import type { Runner } from '../../infra/db/database.js';
+import { prepared } from '../../infra/db/prepared.js';
+
+export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
+export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
+export type RequestType = 'FEATURES' | 'PROMPT' | 'FEEDBACK' | 'OTHER';
+
+export interface InvocationRow {
+  id: string;
+  workspace_id: number;
+  session_id: string;
+  user_id: number;
+  model_id: number;
+  order: number;
+  type: InvocationType;
+  request_type: RequestType;
+  body: string;
+  status: InvocationStatus;
+  response: string;
+  error: string | null;
+  model_key: string;
+  related_to: string | null;
+  with_explanation: boolean;
+  output_storage_key: string | null;
+  attempts: number;
+  published_at: Date | null;
+  lease_expires_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
+  id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
+  status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
+  attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
+};
+
+/**
+ * The columns of an InvocationRow, for the hot prepared statements (db/prepared.ts). They name
+ * them instead of `*`: a column added by a later migration must not change the result type of a
+ * statement a running server has prepared (PostgreSQL would refuse to run it until reconnection).
+ */
+export function invocationColumns(alias: string): string {
+  return Object.keys(INVOCATION_COLUMN_SET).map((column) => `${alias}."${column}"`).join(', ');
+}
+
+export type NewInvocation = Pick<
+  InvocationRow,
+  'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
+> & { response?: string; completed_at?: Date | null };
+
+export interface SessionRow {
+  id: string;
+  workspace_id: number;
+  user_id: number;
+  model_id: number;
+  state: 'OPEN' | 'CLOSED';
+  next_order: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const sessionsStore = {
+  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
+    (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
+  /** Only the caller's session of that model: anything else is "not found". */
+  ofUser: (db: Runner, id: string, modelId: number, userId: number) => db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).first(),
+  lockOfUser: (db: Runner, id: string, modelId: number, userId: number) =>
+    db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).forUpdate().first(),
+  lockById: (db: Runner, id: string) => db<SessionRow>('sessions').where({ id }).forUpdate().first(),
+  /**
+   * The caller's session, row-locked, with its next `order` reserved, in one
+   * statement: the new invocation's order is `next_order - 1`. Inside a
+   * transaction, so a later refusal (closed session, …) gives the order back.
+   */
+  reserveOrderOfUser: async (db: Runner, id: string, modelId: number, userId: number) =>
+    (await db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
+  listOfUser: (db: Runner, modelId: number, userId: number, page: { limit: number; offset: number }) =>
+    db<SessionRow>('sessions').where({ model_id: modelId, user_id: userId }).orderBy('created_at').limit(page.limit).offset(page.offset),
+  countOfUser: async (db: Runner, modelId: number, userId: number) =>
+    Number(((await db('sessions').where({ model_id: modelId, user_id: userId }).count('* as n').first()) as { n: number }).n),
+  setState: async (db: Runner, id: string, state: SessionRow['state']) =>
+    (await db<SessionRow>('sessions').where({ id }).update({ state, updated_at: new Date() } as never).returning('*'))[0] as SessionRow,
+  /** Reserves the next `order` of the session (the caller holds the session's row lock). */
+  takeOrder: async (db: Runner, id: string) =>
+    ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
+};
+
+/** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status'>;
+
+/** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
+const READ_BATCH_SQL = `
+select k.ord as batch_ord, s.id as session_of_user, ${invocationColumns('i')}
+from jsonb_to_recordset(?::jsonb) as k(ord integer, session_id uuid, model_id integer, user_id integer, id uuid)
+join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id
+left join invocations i on i.session_id = s.id and i.id = k.id`;
+
+export interface InvocationKey {
+  sessionId: string;
+  modelId: number;
+  userId: number;
+  id: string;
+}
+
+/** Reads of invocations; every write goes through state.ts. */
+export const invocationsStore = {
+  /**
+   * The caller's session of that model and the invocation in it, for many keys in one query
+   * (the polling path, batched across requests): one output per key, in order, undefined when
+   * the session is not the caller's.
+   */
+  inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
+    const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
+    const found = await prepared<InvocationRow & { batch_ord: number; session_of_user: string }>(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)]);
+    const byOrd = new Map(found.map(({ batch_ord: ord, session_of_user: _session, ...invocation }) => [ord, invocation.id ? (invocation as InvocationRow) : undefined]));
+    return keys.map((_key, ord) => (byOrd.has(ord) ? { invocation: byOrd.get(ord) } : undefined));
+  },
+  inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
+  byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
+  listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
+    db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),
+  countInSession: async (db: Runner, sessionId: string) =>
+    Number(((await db('invocations').where({ session_id: sessionId }).count('* as n').first()) as { n: number }).n),
+  /** Earlier invocations of the session, for models that need the session context. */
+  contextBefore: (db: Runner, sessionId: string, order: number) =>
+    db<InvocationRow>('invocations').where({ session_id: sessionId }).where('order', '<', order).orderBy('order').select('body', 'response', 'type', 'status'),
+};

@@ -1,0 +1,63 @@
+import { Gauge, Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import { metricNames } from './names.js';
+import { metricsStore } from './store.js';
+
+/**
+ * Sessions, deployments and models as the database counts them, read afresh
+ * on every scrape. Only the private server serves them (see docs/decisions.md):
+ * counted by the database, the figures are right however many API replicas
+ * run, where per-process counters would each see only their own requests.
+ */
+export class DatabaseGauges {
+  readonly registry = new Registry();
+  private readonly up = new Gauge({ name: metricNames.databaseUp, help: '1 when the last scrape read the database figures, 0 when it could not.', registers: [this.registry] });
+  private readonly sessions = new Gauge({
+    name: metricNames.sessions,
+    help: 'Sessions by state (OPEN, CLOSED).',
+    labelNames: ['workspace', 'model_code', 'model_version', 'user_id', 'state'] as const,
+    registers: [this.registry],
+  });
+  private readonly deployments = new Gauge({
+    name: metricNames.deployments,
+    help: 'Live deployments by server proxy class and registry connector class.',
+    labelNames: ['workspace', 'proxy_class', 'connector_class'] as const,
+    registers: [this.registry],
+  });
+  private readonly models = new Gauge({
+    name: metricNames.models,
+    help: '1 for every live registered model version (explainers included).',
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Reads the three figures, then replaces the gauges' series in one
+   * synchronous step, so series whose count fell to zero disappear and a
+   * concurrent scrape never sees half of an update. On a database failure the
+   * series are dropped (no stale numbers) and `database_metrics_up` says 0.
+   */
+  async refresh(): Promise<void> {
+    const figures = await this.read();
+    for (const gauge of [this.sessions, this.deployments, this.models]) gauge.reset();
+    this.up.set(figures ? 1 : 0);
+    if (!figures) return;
+    const [sessions, deployments, models] = figures;
+    for (const s of sessions) this.sessions.set({ workspace: s.workspace, model_code: s.model_code, model_version: s.model_version, user_id: String(s.user_id), state: s.state }, Number(s.n));
+    for (const d of deployments) this.deployments.set({ workspace: d.workspace, proxy_class: d.proxy_class, connector_class: d.connector_class }, Number(d.n));
+    for (const m of models) this.models.set({ workspace: m.workspace, model_code: m.model_code, model_version: m.model_version }, 1);
+  }
+
+  private read() {
+    return Promise.all([metricsStore.sessionCounts(this.db), metricsStore.deploymentCounts(this.db), metricsStore.liveModels(this.db)]).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'could not read the database figures for /metrics');
+      return null;
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import type { InvocationRow } from '../invocations/store.js';
+import type { ModelRow } from '../models/store.js';
+import { InvocationMetrics } from './invocation-metrics.js';
+
+// Workspace names come from the database once per workspace; here from a table of two.
+function workspacesDb(names: Record<number, string>, reads: number[]): Db {
+  return ((table: string) => {
+    expect(table).to.equal('workspaces');
+    return { where: ({ id }: { id: number }) => ({ first: async () => (reads.push(id), names[id] ? { name: names[id] } : undefined) }) };
+  }) as unknown as Db;
+}
+
+describe('invocation metrics: what the executor records per finished run', () => {
+  const model = { model_code: 'iris', version: '2' } as ModelRow;
+  const run = (workspaceId: number, type = 'PREDICT') => ({ id: 'i', workspace_id: workspaceId, user_id: 7, type }) as InvocationRow;
+
+  it('counts and times each kind of run in its own series, reading each workspace name once', async () => {
+    const reads: number[] = [];
+    const metrics = new InvocationMetrics(workspacesDb({ 1: 'alpha', 2: 'beta' }, reads), pino({ level: 'silent' }));
+    await metrics.record(run(1), model, 'COMPLETED', 0.004);
+    await metrics.record(run(1), model, 'COMPLETED', 0.02);
+    await metrics.record(run(1), model, 'ERROR', 0.5);
+    await metrics.record(run(2, 'EXPLAIN'), model, 'COMPLETED', 0.2);
+    const text = await metrics.registry.metrics();
+    const alpha = 'workspace="alpha",model_code="iris",model_version="2"';
+    expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="COMPLETED",type="PREDICT"} 2`);
+    expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="ERROR",type="PREDICT"} 1`);
+    expect(text).to.include('didyma_invocations_total{workspace="beta",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="EXPLAIN"} 1');
+    expect(text).to.match(new RegExp(`_count\\{${alpha},type="PREDICT",success="true"\\} 2`));
+    expect(text).to.match(new RegExp(`_sum\\{${alpha},type="PREDICT",success="true"\\} 0.024`));
+    expect(text).to.match(new RegExp(`\\{${alpha},success="false"\\} 0.5`));
+    expect(reads).to.deep.equal([1, 2]);
+  });
+
+  it('never rejects: a workspace it cannot name is logged, and the next run is recorded', async () => {
+    const metrics = new InvocationMetrics(workspacesDb({ 1: 'alpha' }, []), pino({ level: 'silent' }));
+    await metrics.record(run(9), model, 'COMPLETED', 0.01);
+    await metrics.record(run(1), model, 'COMPLETED', 0.01);
+    const text = await metrics.registry.metrics();
+    expect(text).to.not.include('model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 2');
+    expect(text).to.include('didyma_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 1');
+  });
+});

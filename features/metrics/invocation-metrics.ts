@@ -1,0 +1,93 @@
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import type { InvocationRow } from '../invocations/store.js';
+import type { ModelRow } from '../models/store.js';
+import { metricNames } from './names.js';
+
+/** Bounds the lookup cache only; prom-client keeps every series it has seen either way. */
+const MAX_CACHED_SERIES = 10_000;
+
+interface RunSeries {
+  total: { inc(): void };
+  duration: { observe(value: number): void };
+  last: { set(value: number): void };
+}
+
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/**
+ * What the executors observe per finished run: counts by status and type,
+ * durations, and the latest duration per model. Fed by the executor's
+ * `onFinished` hook; served on the executor's `/metrics`.
+ */
+export class InvocationMetrics {
+  readonly registry = new Registry();
+  private readonly total = new Counter({
+    name: metricNames.invocations,
+    help: 'Invocations the executor finished, by final status (COMPLETED, ERROR) and type (PREDICT, EXPLAIN).',
+    labelNames: ['workspace', 'model_code', 'model_version', 'user_id', 'status', 'type'] as const,
+    registers: [this.registry],
+  });
+  private readonly duration = new Histogram({
+    name: metricNames.invocationDuration,
+    help: 'Time from claiming an invocation to committing its result, in seconds.',
+    labelNames: ['workspace', 'model_code', 'model_version', 'type', 'success'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly last = new Gauge({
+    name: metricNames.lastInvocationDuration,
+    help: 'Duration of the latest finished run of each model, in seconds.',
+    labelNames: ['workspace', 'model_code', 'model_version', 'success'] as const,
+    registers: [this.registry],
+  });
+  // Workspace names never change once created, so a name read once stays right.
+  private readonly workspaceNames = new Map<number, string>();
+  // The series one kind of run updates, found once: prom-client hashes a label
+  // object on every update, three times per invocation otherwise.
+  private readonly series = new Map<string, RunSeries>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Records one finished run. Never rejects: a metric must not fail an invocation. */
+  async record(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number): Promise<void> {
+    try {
+      const series = await this.seriesOf(row, model, outcome);
+      series.total.inc();
+      series.duration.observe(seconds);
+      series.last.set(seconds);
+    } catch (error) {
+      this.logger.warn({ err: error, invocationId: row.id }, 'could not record invocation metrics');
+    }
+  }
+
+  private async seriesOf(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR'): Promise<RunSeries> {
+    const key = [row.workspace_id, model.model_code, model.version, row.user_id, outcome, row.type].join('\u0000');
+    const known = this.series.get(key);
+    if (known) return known;
+    const workspace = await this.workspaceName(row.workspace_id);
+    const modelLabels = { workspace, model_code: model.model_code, model_version: model.version };
+    const success = String(outcome === 'COMPLETED');
+    const series: RunSeries = {
+      total: this.total.labels({ ...modelLabels, user_id: String(row.user_id), status: outcome, type: row.type }),
+      duration: this.duration.labels({ ...modelLabels, type: row.type, success }),
+      last: this.last.labels({ ...modelLabels, success }),
+    };
+    if (this.series.size >= MAX_CACHED_SERIES) this.series.clear();
+    this.series.set(key, series);
+    return series;
+  }
+
+  private async workspaceName(id: number): Promise<string> {
+    const known = this.workspaceNames.get(id);
+    if (known) return known;
+    const row = (await this.db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
+    if (!row) throw new Error(`workspace ${id} not found`);
+    this.workspaceNames.set(id, row.name);
+    return row.name;
+  }
+}

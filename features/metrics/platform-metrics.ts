@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import { DatabaseGauges } from './database-gauges.js';
+import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../infra/http/metrics-exposition.js';
+import { InvocationMetrics } from './invocation-metrics.js';
+import { processRegistry } from './process-registry.js';
+
+/** The processes that serve a `/metrics`. */
+export type MetricsComponent = 'auth' | 'private' | 'public' | 'executor' | 'operator';
+
+export interface PlatformMetrics {
+  /** Fed by the executor's `onFinished` hook. */
+  invocations: InvocationMetrics;
+  /** The `/metrics` handler of one component. */
+  handler(component: MetricsComponent): MetricsHandler;
+}
+
+/**
+ * Who serves what, so that nothing is counted twice when every process is
+ * scraped: process figures everywhere; the database figures only on the
+ * private server; per-run figures only on the executors, which observe them.
+ */
+export function createPlatformMetrics(db: Db, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
+  const invocations = new InvocationMetrics(db, logger);
+  const database = new DatabaseGauges(db, logger);
+  const base: MetricsPart = { registry: processRegistry() };
+  const parts: Record<MetricsComponent, MetricsPart[]> = {
+    auth: [base],
+    public: [base],
+    private: [base, { registry: database.registry, refresh: () => database.refresh() }],
+    executor: [base, invocations],
+    operator: [base],
+  };
+  return {
+    invocations,
+    handler: (component) => metricsHandler(parts[component], { token: options.token, logger }),
+  };
+}

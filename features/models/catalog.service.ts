@@ -1,0 +1,53 @@
+import type { Db } from '../../infra/db/database.js';
+import { NotFoundError } from '../../kernel/errors/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { filesStore, type FileRow } from '../files/store.js';
+import { modelsStore, type ModelRow } from './store.js';
+import { presentChain, presentModel } from './present.js';
+import type { ChangeFeed } from '../../infra/db/change-feed.js';
+import { ReadCache } from '../../infra/db/read-cache.js';
+
+/** What workspace members read about models (public server). */
+export class ModelCatalogService {
+  /** Live models by workspace and pair: read on every invocation call, changed rarely. */
+  private readonly liveModels: ReadCache<ModelRow | undefined> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    cache?: { changes: ChangeFeed; maxEntries: number },
+  ) {
+    this.liveModels = cache && new ReadCache(cache.changes, 'models', { maxEntries: cache.maxEntries, maxAgeMs: 60_000 });
+  }
+
+  async list(principal: Principal) {
+    const workspace = principal.workspace!;
+    const rows = await modelsStore.listLive(this.db, workspace.id);
+    const explained = new Set(rows.map((r) => r.explains_id).filter((id): id is number => id !== null));
+    return rows.map((row) => ({
+      model_metadata: presentModel(row, workspace.name),
+      is_explainer: row.explains_id !== null,
+      has_explainer: explained.has(row.id),
+    }));
+  }
+
+  async get(principal: Principal, code: string, version: string) {
+    const model = await this.live(principal, code, version);
+    return presentChain([model, ...(await modelsStore.explainersOf(this.db, model))], principal.workspace!.name);
+  }
+
+  /** A live model of the caller's workspace, or 404. */
+  async live(principal: Principal, code: string, version: string): Promise<ModelRow> {
+    const workspaceId = principal.workspace!.id;
+    const read = async () => (await modelsStore.liveByPair(this.db, workspaceId, code, version)) as ModelRow | undefined;
+    const model = await (this.liveModels ? this.liveModels.get(JSON.stringify([workspaceId, code, version]), read) : read());
+    if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
+    return model;
+  }
+
+  async modelCard(principal: Principal, code: string, version: string): Promise<FileRow> {
+    const model = await this.live(principal, code, version);
+    const file = model.model_card_file_id ? await filesStore.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;
+    if (!file) throw new NotFoundError('This model has no model card.');
+    return file;
+  }
+}

@@ -1,0 +1,71 @@
+import { InputError } from '../../kernel/errors/errors.js';
+import { compileSchema } from './json-schema.js';
+
+export const MAX_EXPLAINERS = 10;
+
+export interface IoSchema {
+  type: 'json' | 'file';
+  description?: string;
+  schema?: Record<string, unknown>;
+  fileConstraints?: { mediaTypes: string[]; maxSizeMb: number; description?: string };
+  contentSchema?: Record<string, unknown>;
+  fields?: Array<{ name: string; type: string; required?: boolean }>;
+}
+
+export interface ModelPayload {
+  model_code: string;
+  version: string;
+  name: string;
+  description: string;
+  input_schema: IoSchema;
+  output_schema: IoSchema;
+  realtime_execution?: boolean;
+  allow_download?: boolean;
+  need_context?: boolean;
+  explainer?: ModelPayload;
+  model_card_file_id: string;
+  feedback_schema?: Record<string, unknown>;
+}
+
+export interface ChainLink {
+  payload: ModelPayload;
+  /** Where this link sits in the request body, for error messages: '' or 'explainer.' … */
+  field: string;
+  position: number;
+}
+
+/** The model and its explainers, in order, after the checks the OpenAPI schema cannot express. */
+export function chainOf(payload: ModelPayload): ChainLink[] {
+  const chain: ChainLink[] = [];
+  let link: ModelPayload | undefined = payload;
+  let field = '';
+  while (link) {
+    if (chain.length > MAX_EXPLAINERS) {
+      throw new InputError(`explainer: at most ${MAX_EXPLAINERS} explainers are supported.`, { field: 'explainer', max: MAX_EXPLAINERS });
+    }
+    chain.push({ payload: link, field, position: chain.length });
+    field = `${field}explainer.`;
+    link = link.explainer;
+  }
+  const seen = new Set<string>();
+  for (const { payload: p, field: f } of chain) {
+    const key = `${p.model_code}\u0000${p.version}`;
+    if (seen.has(key)) throw new InputError(`${f}model_code: (${p.model_code}, ${p.version}) appears twice in the explainer chain.`);
+    seen.add(key);
+    checkLink(p, f);
+  }
+  return chain;
+}
+
+function checkLink(payload: ModelPayload, field: string): void {
+  checkIoSchema(payload.input_schema, `${field}input_schema`, true);
+  checkIoSchema(payload.output_schema, `${field}output_schema`, false);
+  if (payload.feedback_schema !== undefined) compileSchema(payload.feedback_schema, `${field}feedback_schema`);
+}
+
+function checkIoSchema(io: IoSchema, field: string, isInput: boolean): void {
+  if (io.schema !== undefined) compileSchema(io.schema, `${field}.schema`);
+  if (io.type === 'file' && isInput && !io.fileConstraints) {
+    throw new InputError(`${field}.fileConstraints: required when type is file (mediaTypes and maxSizeMb).`);
+  }
+}

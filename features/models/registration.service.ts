@@ -1,0 +1,115 @@
+import type { Db } from '../../infra/db/database.js';
+import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
+import type { Principal } from '../auth/principal.js';
+import { filesStore } from '../files/store.js';
+import { deploymentsStore, type DeploymentRow } from '../deployments/store.js';
+import type { DeploymentConnectors } from '../deployments/connectors.js';
+import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
+import { modelsStore, type NewModelRow } from './store.js';
+import { presentChain } from './present.js';
+
+interface Resolved {
+  deployment: DeploymentRow;
+  registry: Record<string, unknown>;
+}
+
+/** Registration and deletion of models with their explainer chains (supervisors, private server). */
+export class ModelRegistrationService {
+  constructor(
+    private readonly db: Db,
+    private readonly connectors: DeploymentConnectors,
+  ) {}
+
+  /**
+   * Validates the whole chain, asks the workspace's deployments which one
+   * serves each model (outside any transaction: these are network calls),
+   * then writes the chain in one transaction.
+   */
+  async register(principal: Principal, payload: ModelPayload) {
+    const workspace = principal.workspace!;
+    const chain = chainOf(payload);
+    await this.checkModelCards(workspace.id, chain);
+    await this.checkAvailable(chain);
+    const resolved = await this.resolveAll(workspace.id, chain);
+    const rows = await this.db.transaction(async (trx) => {
+      await this.checkAvailable(chain, trx);
+      return modelsStore.insertChain(trx, chain.map((link, i) => this.rowOf(link, resolved[i]!, workspace.id, principal.user.id)));
+    });
+    return [presentChain(rows, workspace.name)];
+  }
+
+  /** Soft-deletes the model and its explainers; their (model_code, version) pairs stay reserved. */
+  async remove(principal: Principal, code: string, version: string) {
+    const model = await modelsStore.liveByPair(this.db, principal.workspace!.id, code, version);
+    if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
+    if (model.explains_id !== null) throw new ConflictError(`${code} ${version} is an explainer; delete the model it explains.`, 'explainer');
+    const chain = [model, ...(await modelsStore.explainersOf(this.db, model))];
+    await modelsStore.markDeleted(this.db, chain.map((m) => m.id));
+  }
+
+  private async checkModelCards(workspaceId: number, chain: ChainLink[]) {
+    for (const { payload, field } of chain) {
+      if (!(await filesStore.inWorkspace(this.db, workspaceId, payload.model_card_file_id))) {
+        throw new InputError(`${field}model_card_file_id: no file ${payload.model_card_file_id} in this workspace; upload the model card first.`);
+      }
+    }
+  }
+
+  private async checkAvailable(chain: ChainLink[], db = this.db) {
+    const taken = await modelsStore.takenPairs(db, chain.map(({ payload }) => [payload.model_code, payload.version]));
+    if (taken.length) {
+      const names = taken.map((t) => `(${t.model_code}, ${t.version})`).join(', ');
+      throw new ConflictError(`${names} already registered; a model version can be registered only once, even after deletion.`);
+    }
+  }
+
+  private async resolveAll(workspaceId: number, chain: ChainLink[]): Promise<Resolved[]> {
+    const deployments = await deploymentsStore.listLive(this.db, workspaceId);
+    const resolved: Resolved[] = [];
+    for (const { payload, field } of chain) {
+      const found = await this.resolve(deployments, payload.model_code, payload.version);
+      if (!found) {
+        throw new InputError(`${field}model_code: no deployment of this workspace knows (${payload.model_code}, ${payload.version}); register a deployment whose registry has it.`);
+      }
+      resolved.push(found);
+    }
+    return resolved;
+  }
+
+  /**
+   * Asks every live deployment at once; the first (oldest) whose registry knows
+   * the pair serves it. When none knows it and a registry could not be asked,
+   * that failure (502 naming the deployment) is the answer, not a 400.
+   */
+  private async resolve(deployments: DeploymentRow[], code: string, version: string): Promise<Resolved | undefined> {
+    const answers = await Promise.allSettled(deployments.map((deployment) => this.connectors.registryOf(deployment).lookup(code, version)));
+    for (const [i, answer] of answers.entries()) {
+      if (answer.status === 'fulfilled' && answer.value) return { deployment: deployments[i]!, registry: answer.value };
+    }
+    const failure = answers.find((answer): answer is PromiseRejectedResult => answer.status === 'rejected');
+    if (failure) throw failure.reason;
+    return undefined;
+  }
+
+  private rowOf(link: ChainLink, resolved: Resolved, workspaceId: number, userId: number): NewModelRow {
+    const p = link.payload;
+    return {
+      workspace_id: workspaceId,
+      model_code: p.model_code,
+      version: p.version,
+      name: p.name,
+      description: p.description,
+      input_schema: p.input_schema,
+      output_schema: p.output_schema,
+      feedback_schema: p.feedback_schema ?? null,
+      realtime_execution: p.realtime_execution ?? false,
+      allow_download: p.allow_download ?? false,
+      need_context: p.need_context ?? link.position > 0,
+      model_card_file_id: p.model_card_file_id,
+      deployment_id: resolved.deployment.id,
+      native_metadata: { deployment_key: resolved.deployment.deployment_key, registry: resolved.registry },
+      chain_position: link.position,
+      created_by_id: userId,
+    };
+  }
+}

@@ -1,0 +1,71 @@
+import type { Runner } from '../../infra/db/database.js';
+import type { IoSchema } from './payload.js';
+
+export interface ModelRow {
+  id: number;
+  workspace_id: number;
+  model_code: string;
+  version: string;
+  name: string;
+  description: string;
+  input_schema: IoSchema;
+  output_schema: IoSchema;
+  feedback_schema: Record<string, unknown> | null;
+  realtime_execution: boolean;
+  allow_download: boolean;
+  need_context: boolean;
+  model_card_file_id: string | null;
+  deployment_id: number;
+  native_metadata: Record<string, unknown>;
+  explains_id: number | null;
+  chain_position: number;
+  created_by_id: number | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+export type NewModelRow = Omit<ModelRow, 'id' | 'created_at' | 'deleted_at' | 'explains_id'>;
+
+const live = (db: Runner, workspaceId: number) => db<ModelRow>('models').where({ workspace_id: workspaceId }).whereNull('deleted_at');
+
+export const modelsStore = {
+  /** Pairs already registered anywhere, deleted ones included: (model_code, version) is reserved forever. */
+  takenPairs: async (db: Runner, pairs: Array<[string, string]>) => {
+    if (!pairs.length) return [];
+    const rows = await db('models')
+      .where((q) => {
+        for (const [code, version] of pairs) q.orWhere({ model_code: code, version });
+      })
+      .select('model_code', 'version');
+    return rows as Array<{ model_code: string; version: string }>;
+  },
+  /** Inserts the chain in order, each explainer pointing at the model it explains. */
+  insertChain: async (db: Runner, rows: NewModelRow[]) => {
+    const inserted: ModelRow[] = [];
+    for (const row of rows) {
+      const [created] = await db<ModelRow>('models')
+        .insert({ ...row, explains_id: inserted.at(-1)?.id ?? null, input_schema: json(row.input_schema), output_schema: json(row.output_schema), feedback_schema: row.feedback_schema === null ? null : json(row.feedback_schema), native_metadata: json(row.native_metadata) } as never)
+        .returning('*');
+      inserted.push(created as ModelRow);
+    }
+    return inserted;
+  },
+  liveByPair: (db: Runner, workspaceId: number, code: string, version: string) => live(db, workspaceId).where({ model_code: code, version }).first(),
+  listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
+  /** The live explainer chain below a model, in order. */
+  explainersOf: async (db: Runner, model: ModelRow) => {
+    const chain: ModelRow[] = [];
+    let current: ModelRow | undefined = model;
+    while (current) {
+      current = await db<ModelRow>('models').where({ explains_id: current.id }).whereNull('deleted_at').first();
+      if (current) chain.push(current);
+    }
+    return chain;
+  },
+  markDeleted: (db: Runner, ids: number[]) => db('models').whereIn('id', ids).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  liveUsingDeployment: (db: Runner, deploymentId: number) =>
+    db<ModelRow>('models').where({ deployment_id: deploymentId }).whereNull('deleted_at').select('model_code', 'version'),
+};
+
+// knex hands arrays to pg as Postgres arrays; JSON columns need explicit text.
+const json = (value: unknown) => JSON.stringify(value);

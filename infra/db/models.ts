@@ -1,0 +1,105 @@
+import { Model } from 'objection';
+
+// Objection models mirror the tables one to one (snake_case properties, as
+// stored). Stores in features/*/store.ts are the only code that queries them.
+
+export type Role = 'user' | 'supervisor';
+
+export class UserRow extends Model {
+  static override tableName = 'users';
+  id!: number;
+  email!: string;
+  password_hash!: string | null;
+  name!: string;
+  surname!: string;
+  preferred_language!: string;
+  is_staff!: boolean;
+  is_service!: boolean;
+  is_active!: boolean;
+  terms_accepted_at!: Date | null;
+  created_at!: Date;
+  updated_at!: Date;
+}
+
+export class WorkspaceRow extends Model {
+  static override tableName = 'workspaces';
+  id!: number;
+  name!: string;
+  disabled!: boolean;
+  created_by_id!: number | null;
+  created_at!: Date;
+  updated_at!: Date;
+  deleted_at!: Date | null;
+}
+
+export class MembershipRow extends Model {
+  static override tableName = 'memberships';
+  static override idColumn = ['user_id', 'workspace_id'];
+  user_id!: number;
+  workspace_id!: number;
+  role!: Role;
+  created_at!: Date;
+}
+
+export class RefreshTokenFamilyRow extends Model {
+  static override tableName = 'refresh_token_families';
+  id!: string;
+  user_id!: number;
+  workspace_id!: number | null;
+  current_jti_hash!: string;
+  created_at!: Date;
+  rotated_at!: Date | null;
+  revoked_at!: Date | null;
+  revoked_reason!: string | null;
+}
+
+export class ApiTokenRow extends Model {
+  static override tableName = 'api_tokens';
+  id!: number;
+  name!: string;
+  user_id!: number;
+  workspace_id!: number;
+  token_hash!: string;
+  expiration_date!: string;
+  last_used!: Date | null;
+  created!: Date;
+  is_active!: boolean;
+}
+
+export class OAuthApplicationRow extends Model {
+  static override tableName = 'oauth_applications';
+  id!: number;
+  name!: string;
+  workspace_id!: number;
+  client_id!: string;
+  client_secret_hash!: string;
+  service_user_id!: number;
+  role!: Role;
+  created_by_id!: number | null;
+  created_at!: Date;
+  updated_at!: Date;
+}
+
+export class InvitationRow extends Model {
+  static override tableName = 'invitations';
+  id!: number;
+  token_hash!: string;
+  email!: string;
+  workspace_id!: number;
+  role!: Role;
+  invited_by_id!: number | null;
+  expires_at!: Date;
+  accepted_at!: Date | null;
+  accepted_by_id!: number | null;
+  revoked_at!: Date | null;
+  created_at!: Date;
+}
+
+export class WorkspaceLogoRow extends Model {
+  static override tableName = 'workspace_logos';
+  static override idColumn = 'workspace_id';
+  workspace_id!: number;
+  content_type!: string;
+  data!: Buffer;
+  updated_at!: Date;
+}

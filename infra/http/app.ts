@@ -1,0 +1,100 @@
+import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { Logger } from 'pino';
+import type { OpenApiDocument } from './openapi.js';
+import type { MetricsHandler } from './metrics-exposition.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { inFlightLimit, rejectDeepJson } from './limits.js';
+import { requestLog } from './request-log.js';
+import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
+import { serveOperations } from './operations/serve.js';
+import type { OperationRoutes } from './operations/routes.js';
+
+export interface HttpAppOptions {
+  name: string;
+  logger: Logger;
+  openApi: OpenApiDocument;
+  /** The handlers of the document's operations. */
+  routes: OperationRoutes;
+  maxBodyBytes: number;
+  trustProxy: string;
+  validateResponses: boolean;
+  /** Resolves when the process can serve traffic (database reachable, …). */
+  ready: () => Promise<void>;
+  /** Mounted before validation: routes outside the OpenAPI document (dashboard, metrics). */
+  extra?: Router;
+  /** Serves `GET /metrics` (Prometheus text), outside the OpenAPI document like the health checks. */
+  metrics?: MetricsHandler;
+  /** Load shedding: requests in flight beyond this are refused with 503 (0: no limit). */
+  maxInFlight?: number;
+  /** JSON bodies nested deeper than this are refused with 400 before they are parsed. */
+  maxJsonDepth?: number;
+}
+
+/** Probes and scrapes: answered, not logged. */
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * The common shape of every HTTP server: request ids and logs, health, the
+ * OpenAPI document served and enforced, size-limited parsers, the routes,
+ * then the one error middleware.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  // Responses are `Cache-Control: no-store`: an ETag (a hash of every body) would never be used.
+  app.disable('etag');
+  app.set('trust proxy', parseTrustProxy(options.trustProxy));
+  app.set('query parser', 'simple');
+
+  app.response.json = leanJson;
+
+  // Request lines are made of fixed fields (id, method, path, status, time, address), never a
+  // credential: their logger skips the redaction pass, which cost more than the line itself.
+  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS);
+  const published = structuredClone(options.openApi);
+  const probes = fixedEndpoints({
+    '/healthz': (_req, res) => void res.json({ status: 'ok' }),
+    '/readyz': async (_req, res) => {
+      try {
+        await options.ready();
+        res.json({ status: 'ready' });
+      } catch (error) {
+        res.status(503).json({ status: 'unavailable', message: (error as Error).message });
+      }
+    },
+    ...(options.metrics ? { '/metrics': options.metrics } : {}),
+    '/openapi.json': (_req, res) => void res.json(published),
+  });
+  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) });
+  const form = express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 });
+  // The whole path of a request is one layer of express's router, which matches every layer on every
+  // request. Probes, metrics and the document always answer; everything after them is shed under overload.
+  app.use(
+    inTurn(
+      log,
+      commonHeaders,
+      probes,
+      inFlightLimit(options.maxInFlight ?? 0),
+      ...(options.extra ? [options.extra] : []),
+      whenBody(inTurn(json, form)),
+      serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses }),
+      notFoundHandler,
+    ),
+  );
+  app.use(errorHandler(options.logger));
+  return app;
+}
+
+const commonHeaders: RequestHandler = (req, res, next) => {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+  // One route per resource: `/x/` is `/x` (the spec writes both forms).
+  if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
+  next();
+};
+
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false' || value === '') return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}

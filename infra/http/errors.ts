@@ -1,0 +1,64 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { AppError, OAuthError } from '../../kernel/errors/errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
+
+interface ErrorBody {
+  message: string;
+  message_code: string;
+  details?: unknown;
+  error?: string;
+  error_description?: string;
+}
+
+/** 404 for any route no router answered. */
+export const notFoundHandler: RequestHandler = (_req, res) => {
+  res.status(404).json({ message: 'Not found.', message_code: 'not_found' });
+};
+
+/**
+ * The one place errors become responses: typed errors, OpenAPI validator
+ * errors, body-parser errors and database failures. Only 5xx are logged as errors.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    const { status, body, headers } = describe(error);
+    if (status >= 500) logger.error({ err: error, reqId: req.id, path: req.path }, 'request failed');
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.status(status).json(body);
+  };
+}
+
+function describe(error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  if (error instanceof OAuthError) {
+    return { status: error.status, headers: error.headers, body: { error: error.code, error_description: error.message, message: error.message, message_code: error.code } };
+  }
+  if (error instanceof AppError) {
+    return { status: error.status, headers: error.headers, body: { message: error.message, message_code: error.code, ...(error.details === undefined ? {} : { details: error.details }) } };
+  }
+  const e = error as { status?: number; statusCode?: number; type?: string; errors?: Array<{ path?: string; message?: string }>; code?: string; message?: string };
+  if (e.type === 'entity.too.large') return simple(413, 'payload_too_large', 'The request body is too large.');
+  if (e.type === 'entity.parse.failed') return simple(400, 'validation_error', 'The request body is not valid JSON.');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return simple(415, 'unsupported_media_type', 'Unsupported body encoding.');
+  if (Array.isArray(e.errors) && typeof e.status === 'number') return validatorError(e.status, e.errors, e.message ?? '');
+  if (typeof e.code === 'string' && /^(23505)$/.test(e.code)) return simple(409, 'conflict', 'The resource already exists.');
+  if (typeof e.code === 'string' && /^(22|23)/.test(e.code)) return simple(400, 'validation_error', 'The request conflicts with a data constraint.');
+  if (isDatabaseUnavailable(e)) return { ...simple(503, 'backend_unavailable', 'The database is unavailable. Retry later.'), headers: { 'Retry-After': '1' } };
+  return simple(500, 'internal_error', 'Internal server error.');
+}
+
+function validatorError(status: number, errors: Array<{ path?: string; message?: string }>, message: string) {
+  const details = errors.map((item) => ({ field: (item.path ?? '').replace(/^\/(body|query|params|headers)\/?/, '').replace(/\//g, '.') || undefined, message: item.message }));
+  if (status === 404) return simple(404, 'not_found', 'Not found.');
+  if (status === 405) return simple(405, 'method_not_allowed', 'Method not allowed.');
+  if (status === 413) return simple(413, 'payload_too_large', 'The request body is too large.');
+  if (status === 415) return simple(415, 'unsupported_media_type', 'Unsupported media type.');
+  if (status >= 500) return simple(500, 'internal_error', 'Internal server error.');
+  const first = details[0];
+  const text = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : message;
+  return { status: 400, headers: {}, body: { message: text, message_code: 'validation_error', details } };
+}
+
+const simple = (status: number, code: string, message: string) => ({ status, headers: {} as Record<string, string>, body: { message, message_code: code } });
+

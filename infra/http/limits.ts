@@ -1,0 +1,52 @@
+import type { RequestHandler } from 'express';
+import { InputError } from '../../kernel/errors/errors.js';
+
+/**
+ * Load shedding: at most `max` requests of this server in flight at once; the
+ * next one is refused at once with 503 and `Retry-After` instead of waiting in
+ * a queue until its client gives up. 0 turns the limit off.
+ */
+export function inFlightLimit(max: number): RequestHandler {
+  let inFlight = 0;
+  return (_req, res, next) => {
+    if (max <= 0) return next();
+    if (inFlight >= max) {
+      res.setHeader('Retry-After', '1');
+      res.status(503).json({ message: 'The server is busy. Retry later.', message_code: 'overloaded' });
+      return;
+    }
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+    });
+    next();
+  };
+}
+
+/**
+ * The nesting depth of JSON text, counted on the raw bytes before parsing
+ * (brackets inside strings skipped): true when it goes past `max`.
+ */
+export function jsonDeeperThan(text: Buffer | string, max: number): boolean {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** body-parser `verify` hook: a JSON body nested deeper than `max` is a 400 before anything walks it. */
+export function rejectDeepJson(max: number) {
+  return (_req: unknown, _res: unknown, body: Buffer) => {
+    if (jsonDeeperThan(body, max)) throw new InputError(`The JSON body is nested deeper than ${max} levels.`);
+  };
+}

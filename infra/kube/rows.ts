@@ -1,0 +1,44 @@
+import type { Runner } from '../db/database.js';
+import type { SecretBox } from '../crypto/secrets.js';
+import type { DeploymentRow } from '../../features/deployments/store.js';
+import type { StorageConfigRow } from '../../features/files/store.js';
+import { scalarValues, stringValues, type Desired, type DesiredDeployment, type DesiredStorage } from './desired.js';
+
+// The database as the source of the desired state: rows to desired resources.
+
+export function desiredDeployment(row: DeploymentRow, workspace: string, secrets: Record<string, string>): DesiredDeployment {
+  return {
+    kind: 'deployment',
+    workspace,
+    key: row.deployment_key,
+    registry: { className: row.registry_connector_class, init: stringValues(row.registry_connector_init) },
+    serverProxy: { className: row.server_proxy_class, init: stringValues(row.server_proxy_init) },
+    secrets,
+  };
+}
+
+export function desiredStorage(row: StorageConfigRow, workspace: string, secrets: Record<string, string>): DesiredStorage {
+  return { kind: 'storage', workspace, key: row.storage_key, className: row.storage_class, init: scalarValues(row.connector_init), secrets };
+}
+
+export async function workspaceName(db: Runner, id: number): Promise<string> {
+  const row = (await db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
+  if (!row) throw new Error(`Workspace ${id} does not exist`);
+  return row.name;
+}
+
+type WithWorkspace<T> = T & { workspace_name: string };
+
+/** Every live deployment and storage configuration of every live workspace, credentials opened. */
+export async function liveDesired(db: Runner, box: SecretBox): Promise<Desired[]> {
+  const liveIn = (table: string) =>
+    db(`${table} as r`).join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name');
+  const [deployments, storage] = await Promise.all([
+    liveIn('deployments') as Promise<Array<WithWorkspace<DeploymentRow>>>,
+    liveIn('storage_configs') as Promise<Array<WithWorkspace<StorageConfigRow>>>,
+  ]);
+  return [
+    ...deployments.map((row) => desiredDeployment(row, row.workspace_name, box.openJson(row.secrets_sealed))),
+    ...storage.map((row) => desiredStorage(row, row.workspace_name, box.openJson(row.secrets_sealed))),
+  ];
+}

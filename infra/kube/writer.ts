@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import { UnavailableError } from '../../kernel/errors/errors.js';
+import { FIELD_MANAGERS, KINDS, type ResourceKind } from './constants.js';
+import type { KubeConnection } from './connection.js';
+import type { Desired } from './desired.js';
+import { statusOf } from './errors.js';
+import { resourceName, secretName } from './names.js';
+import { credentialsSecret, customResource, nameOf, resourceRef, secretRef, type KubeObject } from './resources.js';
+
+/**
+ * Writes the desired state of deployments and storage configurations to the
+ * cluster: a custom resource and, when there are credentials, its Secret.
+ * Deterministic names and server-side apply make every call idempotent, so
+ * the API and the resync share it.
+ */
+export class DesiredStateWriter {
+  constructor(
+    private readonly kube: KubeConnection,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The Secret goes first: the operator never sees a resource whose
+   * credentials are not there yet. A resource still being finalized (the same
+   * key deleted a moment ago) cannot take the new configuration: 503, retry.
+   */
+  async apply(desired: Desired): Promise<KubeObject> {
+    const { namespace } = this.kube;
+    const api = await this.kube.api();
+    const secret = credentialsSecret(desired, namespace);
+    // Forced server-side apply: the API owns spec, labels and Secrets, and takes them back from anyone who edited them.
+    if (secret) await api.apply(secret, FIELD_MANAGERS.api);
+    else await api.delete(secretRef(namespace, secretName(nameOf(desired))));
+    const applied = await api.apply(customResource(desired, namespace), FIELD_MANAGERS.api);
+    if (applied.metadata.deletionTimestamp) {
+      throw new UnavailableError(`The previous ${KINDS[desired.kind].kind} "${desired.key}" is still being removed from the cluster; retry in a few seconds.`);
+    }
+    this.logger.info({ kind: KINDS[desired.kind].kind, name: applied.metadata.name, workspace: desired.workspace, key: desired.key }, 'custom resource applied');
+    return applied;
+  }
+
+  /** Deletes the resource (the operator's finalizer removes its configuration first) and its Secret. */
+  async remove(kind: ResourceKind, workspace: string, key: string): Promise<void> {
+    await this.removeByName(kind, resourceName(kind, workspace, key));
+    this.logger.info({ kind: KINDS[kind].kind, workspace, key }, 'custom resource deleted');
+  }
+
+  async removeByName(kind: ResourceKind, name: string): Promise<void> {
+    const api = await this.kube.api();
+    await api.delete(resourceRef(kind, this.kube.namespace, name));
+    await api.delete(secretRef(this.kube.namespace, secretName(name)));
+  }
+}
+
+/**
+ * Runs a cluster write inside the API's database transaction: any failure
+ * becomes a 503 (the transaction, and so the API call, is rolled back). The
+ * cause goes to the log, not to the client.
+ */
+export async function clusterWrite<T>(logger: Logger, what: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UnavailableError) throw error;
+    logger.error({ err: error, status: statusOf(error) }, `Kubernetes write failed: ${what}`);
+    throw new UnavailableError(`The Kubernetes API did not accept the ${what}; nothing was changed. Retry later.`);
+  }
+}

@@ -1,0 +1,96 @@
+// Typed errors thrown by services. One middleware per server maps them to the
+// error body `{message, message_code, details?}` (infra/http/errors.ts).
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InputError extends AppError {
+  constructor(message: string, details?: unknown) {
+    super(400, 'validation_error', message, details);
+  }
+}
+
+export class NotAuthenticatedError extends AppError {
+  constructor(message = 'Authentication credentials were not provided or are invalid.') {
+    super(401, 'not_authenticated', message, undefined, { 'WWW-Authenticate': 'Bearer' });
+  }
+}
+
+export class NotAllowedError extends AppError {
+  constructor(message = 'You do not have permission to perform this action.') {
+    super(403, 'permission_denied', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'Not found.') {
+    super(404, 'not_found', message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, code = 'conflict') {
+    super(409, code, message);
+  }
+}
+
+export class GoneError extends AppError {
+  constructor(message: string, code: string) {
+    super(410, code, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message = 'The request body is too large.') {
+    super(413, 'payload_too_large', message);
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  constructor(allowed: string[]) {
+    super(405, 'method_not_allowed', 'Method not allowed.', undefined, { Allow: allowed.join(', ') });
+  }
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message: string) {
+    super(415, 'unsupported_media_type', message);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'rate_limited', `Too many attempts. Retry in ${retryAfterSeconds} s.`, undefined, {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+}
+
+export class BadGatewayError extends AppError {
+  constructor(message: string, details?: unknown) {
+    super(502, 'bad_gateway', message, details);
+  }
+}
+
+export class UnavailableError extends AppError {
+  constructor(message = 'A dependency of the service is unavailable. Retry later.') {
+    super(503, 'backend_unavailable', message, undefined, { 'Retry-After': '1' });
+  }
+}
+
+/** RFC 6749 error of the token endpoint: carries `error` and `error_description` too. */
+export class OAuthError extends AppError {
+  constructor(status: number, error: string, description: string) {
+    super(status, error, description, undefined, status === 401 ? { 'WWW-Authenticate': 'Basic realm="didyma"' } : {});
+  }
+}

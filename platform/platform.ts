@@ -1,0 +1,140 @@
+import { createMailer } from '../infra/mail/mailer.js';
+import path from 'node:path';
+import type { Config } from '../kernel/config/config.js';
+import { createLogger, type Logger } from '../infra/logging/logger.js';
+import { createDatabase, type Db } from '../infra/db/database.js';
+import { acquireChangeFeed, releaseChangeFeed } from '../infra/db/change-feed.js';
+import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
+import { TokenService } from '../features/auth/tokens.js';
+import { Authenticator } from '../features/auth/authenticator.js';
+import { RateLimiter } from '../features/auth/rate-limit.js';
+import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
+import { LoginService } from '../features/identity/login.service.js';
+import { WorkspacesService } from '../features/identity/workspaces.service.js';
+import { ApiTokensService } from '../features/identity/api-tokens.service.js';
+import { OAuthApplicationsService } from '../features/identity/oauth.service.js';
+import { InvitationsService } from '../features/identity/invitations.service.js';
+import { UrlPolicy } from '../infra/net/url-policy.js';
+import { HttpClient } from '../infra/net/http-client.js';
+import { ConnectorCatalog } from '../infra/connectors/registry.js';
+import { StorageClasses } from '../infra/storage/classes.js';
+import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
+import { UploadsService } from '../features/files/uploads.service.js';
+import { DeploymentConnectors } from '../features/deployments/connectors.js';
+import { DeploymentsService, type DeploymentListener } from '../features/deployments/service.js';
+import { ModelRegistrationService } from '../features/models/registration.service.js';
+import { ModelCatalogService } from '../features/models/catalog.service.js';
+import type { WorkQueue } from '../infra/queue/queue.js';
+import { MemoryQueue } from '../infra/queue/memory.js';
+import { RabbitQueue } from '../infra/queue/rabbitmq.js';
+import { OutboxRelay } from '../features/invocations/relay.js';
+import { InvocationsService } from '../features/invocations/service.js';
+import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
+import { createPrometheusClient } from '../features/metrics/prometheus.js';
+import { MetricsQueryService } from '../features/metrics/query.service.js';
+import { createKubeSide } from '../infra/kube/wiring.js';
+
+export interface PlatformOptions {
+  logger?: Logger;
+  keys?: SigningKeys;
+  db?: Db;
+  box?: SecretBox;
+  queue?: WorkQueue;
+  now?: () => number;
+  /** Desired-state hooks (the Kubernetes writer). */
+  deploymentListener?: DeploymentListener;
+  storageListener?: StorageListener;
+}
+
+const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+
+/**
+ * Everything a didyma process shares, built once from the validated config:
+ * logger, database, keys, queue, clients and the services. Servers, the
+ * executor and the CLI receive it instead of building their own.
+ */
+export function createPlatform(config: Config, options: PlatformOptions = {}) {
+  const now = options.now ?? Date.now;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
+  // Request-path caches that follow every committed change (DIDYMA_READ_CACHE_SIZE=0: none).
+  const readCache = config.readCacheSize > 0 ? { changes: acquireChangeFeed(db, logger.child({ component: 'changes' })), maxEntries: config.readCacheSize } : undefined;
+  const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
+  const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);
+  const tokens = new TokenService(
+    keys,
+    { issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlSeconds: config.accessTokenTtl, refreshTtlSeconds: config.refreshTokenTtl, cacheSize: config.tokenCacheSize },
+    now,
+  );
+  const windowMs = config.loginLimitWindow * 1000;
+  const identity = {
+    login: new LoginService({
+      db,
+      tokens,
+      accountLimiter: new RateLimiter(db, config.loginLimitPerAccount, windowMs, now),
+      clientLimiter: new RateLimiter(db, config.loginLimitPerClient, windowMs, now),
+    }),
+    workspaces: new WorkspacesService(db),
+    apiTokens: new ApiTokensService(db, now),
+    oauth: new OAuthApplicationsService(db),
+    invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
+  };
+
+  const policy = new UrlPolicy({ allowLoopback: config.devMode, allow: list(config.urlAllow), deny: list(config.urlDeny) });
+  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const connectorCatalog = new ConnectorCatalog({ policy });
+  const connectors = new DeploymentConnectors(connectorCatalog, http, box);
+  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
+  // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
+  const kube = createKubeSide(config, { db, box, logger });
+  const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
+  const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
+  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000, dispatchGraceMs: 2000 });
+  const catalog = new ModelCatalogService(db, readCache);
+  const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  // Operator configuration, not a request, names this URL: its own client and URL policy.
+  const prometheus = config.prometheusUrl
+    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
+    : undefined;
+  const services = {
+    storage,
+    uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
+    deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener ?? kube?.listeners.deployments),
+    models: new ModelRegistrationService(db, connectors),
+    catalog,
+    invocations: new InvocationsService(db, catalog, relay),
+    metrics: new MetricsQueryService(db, prometheus),
+  };
+
+  return {
+    config,
+    logger,
+    db,
+    keys,
+    box,
+    tokens,
+    authenticator: new Authenticator(db, tokens, now, readCache),
+    identity,
+    policy,
+    http,
+    connectorCatalog,
+    connectors,
+    queue,
+    relay,
+    metrics,
+    services,
+    kube,
+    now,
+    async close() {
+      await kube?.resync.stop();
+      await relay.stop();
+      prometheus?.close();
+      if (!options.queue) await queue.close();
+      if (readCache) await releaseChangeFeed(db);
+      // A database handed in (tests share one) belongs to whoever made it.
+      if (!options.db) await db.destroy();
+    },
+  };
+}
+
+export type Platform = ReturnType<typeof createPlatform>;
