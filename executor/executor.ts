@@ -113,15 +113,19 @@ export class Executor {
       return this.failed(row, model, error, delivery, started, log);
     }
     // The model has run: its result is committed even across a database restart, unless the lease was lost.
-    const explainer = row.with_explanation ? await this.durably(() => this.explainerOf(model)) : undefined;
-    const accepted = explainer
-      ? await this.durably(() => invocationState.completeAndExplain(this.deps.db, row, stored, explainer))
-      : await this.durably(() => this.writes.complete(row, stored));
-    if (!accepted) throw this.lost(row, log);
+    const committed = await this.commit(row, model, stored);
+    if (!committed) throw this.lost(row, log);
     this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
-    const next = typeof accepted === 'object' ? accepted : undefined;
-    if (next) this.deps.relay.dispatch(next.id);
-    log.info({ status: 'COMPLETED', explanation: next?.id }, 'invocation completed');
+    if (committed.explanation) this.deps.relay.dispatch(committed.explanation.id);
+    log.info({ status: 'COMPLETED', explanation: committed.explanation?.id }, 'invocation completed');
+  }
+
+  /** COMPLETED under the run's lease, with its explanation queued when one is asked for; undefined when the lease was lost. */
+  private async commit(row: InvocationRow, model: ModelRow, response: string): Promise<{ explanation?: InvocationRow } | undefined> {
+    const explainer = row.with_explanation ? await this.durably(() => this.explainerOf(model)) : undefined;
+    if (!explainer) return (await this.durably(() => this.writes.complete(row, response))) ? {} : undefined;
+    const explanation = await this.durably(() => invocationState.completeAndExplain(this.deps.db, row, response, explainer));
+    return explanation && { explanation };
   }
 
   private async failed(row: InvocationRow, model: ModelRow, error: unknown, delivery: Delivery, started: number, log: Logger): Promise<void> {

@@ -1,0 +1,80 @@
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { unique } from '../test/support/platform.js';
+import { queuedPredict, startIrisSession, type IrisSession } from '../test/support/fixtures.js';
+import { invocationState } from '../features/invocations/state.js';
+import { invocationsStore } from '../features/invocations/store.js';
+import { MemoryQueue } from '../infra/queue/memory.js';
+import { Executor, type InferenceProxy } from './executor.js';
+import { LeaseLostError } from './lease.js';
+
+describe('executor leases: a run whose lease was lost never has its result taken', () => {
+  let iris: IrisSession;
+  before(async () => {
+    iris = await startIrisSession(unique('v'));
+  });
+  after(() => iris.close());
+
+  /** An executor whose model calls wait for `release`, with a lease of `leaseMs`; warnings are kept. */
+  function executorWith(leaseMs: number) {
+    const warnings: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const proxy: InferenceProxy = { infer: async () => (await released, { response: '{"late":true}' }) };
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line).msg as string) });
+    const executor = new Executor({
+      db: iris.t.platform.db,
+      uploads: iris.t.platform.services.uploads,
+      queue: new MemoryQueue(),
+      relay: iris.t.platform.relay,
+      logger,
+      resolveProxy: async () => proxy,
+      options: { concurrency: 1, leaseMs, retryBackoffMs: 10 },
+    });
+    return { executor, warnings, release };
+  }
+
+  async function queued(): Promise<string> {
+    const { t, owner, modelId, sessionId } = iris;
+    const [row] = await invocationState.appendQueued(t.platform.db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
+    return row!.id;
+  }
+
+  const stored = async (id: string) => (await invocationsStore.byId(iris.t.platform.db, id))!;
+
+  it('refuses the result of a run taken over meanwhile, logs it, and does not finish the message', async () => {
+    const { executor, warnings, release } = executorWith(60_000);
+    const id = await queued();
+    const running = executor.handle(id, { attempt: 1 });
+    await until(async () => (await stored(id)).status === 'IN_PROGRESS');
+    // Another worker's claim after this lease ran out: the next lease.
+    await iris.t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1) });
+    const takeover = await invocationState.runWrites(iris.t.platform.db, [id], [], 60_000);
+    expect(takeover.claimed.get(id)?.attempts).to.equal(2);
+    release();
+    const outcome = await running.then(() => 'acknowledged', (error: unknown) => error);
+    expect(outcome).to.be.instanceOf(LeaseLostError);
+    expect(await stored(id)).to.include({ status: 'IN_PROGRESS', attempts: 2, response: '' });
+    expect(warnings).to.include('result refused: the lease was lost to another worker');
+  });
+
+  it('renews the lease while the model runs, so a live worker keeps its run past the first lease', async () => {
+    const { executor, release } = executorWith(300);
+    const id = await queued();
+    const running = executor.handle(id, { attempt: 1 });
+    await until(async () => (await stored(id)).status === 'IN_PROGRESS');
+    const first = (await stored(id)).lease_expires_at!.getTime();
+    await until(async () => (await stored(id)).lease_expires_at!.getTime() > first);
+    release();
+    await running;
+    expect(await stored(id)).to.include({ status: 'COMPLETED', attempts: 1 });
+  });
+});
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
