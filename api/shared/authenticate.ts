@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { NotAllowedError, NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import type { Authenticator } from '../../features/auth/authenticator.js';
 import { isStaff, isSupervisor, type Principal } from '../../features/auth/principal.js';
+import { asGuard } from '../../infra/http/operations/routes.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
 
@@ -30,12 +31,12 @@ const guards: Record<'any' | 'workspace' | 'supervisor' | 'staff', Guard> = {
 
 /**
  * Shared by the three servers: authenticates the bearer credential, then
- * applies the guard (`workspace`: a workspace-bound token; `supervisor`;
+ * applies the guard, before the body is read (`workspace`: a workspace-bound token; `supervisor`;
  * `staff`; `any`: an unbound token is enough).
  */
 export function authenticate(authenticator: Authenticator) {
   return (need: keyof typeof guards): RequestHandler =>
-    async (req: Request, res: Response, next: NextFunction) => {
+    asGuard(async (req: Request, res: Response, next: NextFunction) => {
       try {
         const match = BEARER.exec(req.headers.authorization ?? '');
         if (!match?.[1]) throw new NotAuthenticatedError();
@@ -46,7 +47,7 @@ export function authenticate(authenticator: Authenticator) {
       } catch (error) {
         next(error);
       }
-    };
+    });
 }
 
 export type Authenticate = ReturnType<typeof authenticate>;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
 import type { MetricsHandler } from './metrics-exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
-import { inFlightLimit, rejectDeepJson } from './limits.js';
+import { checkJsonText, inFlightLimit } from './limits.js';
 import { requestLog } from './request-log.js';
 import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
 import { serveOperations } from './operations/serve.js';
@@ -65,7 +65,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     ...(options.metrics ? { '/metrics': options.metrics } : {}),
     '/openapi.json': (_req, res) => void res.json(published),
   });
-  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: rejectDeepJson(options.maxJsonDepth ?? 100) });
+  const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: checkJsonText(options.maxJsonDepth ?? 100) });
   const form = express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 });
   // The whole path of a request is one layer of express's router, which matches every layer on every
   // request. Probes, metrics and the document always answer; everything after them is shed under overload.
@@ -76,8 +76,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
       ...(options.extra ? [options.extra] : []),
-      whenBody(inTurn(json, form)),
-      serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses }),
+      serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses, parseBody: whenBody(inTurn(json, form)) }),
       notFoundHandler,
     ),
   );

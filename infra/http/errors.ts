@@ -37,11 +37,14 @@ function describe(error: unknown): { status: number; body: ErrorBody; headers: R
   if (error instanceof AppError) {
     return { status: error.status, headers: error.headers, body: { message: error.message, message_code: error.code, ...(error.details === undefined ? {} : { details: error.details }) } };
   }
-  const e = error as { status?: number; statusCode?: number; type?: string; errors?: Array<{ path?: string; message?: string }>; code?: string; message?: string };
+  const e = error as { status?: number; statusCode?: number; expose?: boolean; type?: string; errors?: Array<{ path?: string; message?: string }>; code?: string; message?: string };
   if (e.type === 'entity.too.large') return simple(413, 'payload_too_large', 'The request body is too large.');
   if (e.type === 'entity.parse.failed') return simple(400, 'validation_error', 'The request body is not valid JSON.');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return simple(415, 'unsupported_media_type', 'Unsupported body encoding.');
   if (Array.isArray(e.errors) && typeof e.status === 'number') return validatorError(e.status, e.errors, e.message ?? '');
+  // Any other client error of the body parser (a corrupt gzip or deflate body, a stream cut short).
+  if (e.status === 415) return simple(415, 'unsupported_media_type', 'Unsupported body encoding.');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) return simple(400, 'bad_request', 'The request body could not be read: check its Content-Encoding and Content-Length.');
   if (typeof e.code === 'string' && /^(23505)$/.test(e.code)) return simple(409, 'conflict', 'The resource already exists.');
   if (typeof e.code === 'string' && /^(22|23)/.test(e.code)) return simple(400, 'validation_error', 'The request conflicts with a data constraint.');
   if (isDatabaseUnavailable(e)) return { ...simple(503, 'backend_unavailable', 'The database is unavailable. Retry later.'), headers: { 'Retry-After': '1' } };

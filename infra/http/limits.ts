@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { InputError } from '../../kernel/errors/errors.js';
+import { nulError } from './operations/request.js';
 
 /**
  * Load shedding: at most `max` requests of this server in flight at once; the
@@ -44,9 +45,31 @@ export function jsonDeeperThan(text: Buffer | string, max: number): boolean {
   return false;
 }
 
-/** body-parser `verify` hook: a JSON body nested deeper than `max` is a 400 before anything walks it. */
-export function rejectDeepJson(max: number) {
+/**
+ * body-parser `verify` hook: a JSON body nested deeper than `max` is a 400
+ * before anything walks it, and one holding a NUL character (which
+ * PostgreSQL cannot store in text) a 400 naming the field.
+ */
+export function checkJsonText(max: number) {
   return (_req: unknown, _res: unknown, body: Buffer) => {
     if (jsonDeeperThan(body, max)) throw new InputError(`The JSON body is nested deeper than ${max} levels.`);
+    // The escape is the only way JSON text carries a NUL; the rare body that has one is parsed once more to name it.
+    if (body.includes('\\u0000')) {
+      const field = nulPath(JSON.parse(body.toString('utf8')) as unknown);
+      if (field !== undefined) throw nulError(field || 'body');
+    }
   };
+}
+
+/** The dotted path of the first string (or key) holding a NUL; undefined when there is none. */
+export function nulPath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return at;
+    const found = nulPath(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -150,7 +150,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
   });
 
   describe('path traversal in names', () => {
-    const names = ['../../../../etc/passwd', '..\\..\\windows\\win.ini', '/etc/shadow', '....//....//x', '..', '.', '%2e%2e%2fx', 'a/../../b.txt', 'nul\u0000.txt', '\u202egnp.exe'];
+    const names = ['../../../../etc/passwd', '..\\..\\windows\\win.ini', '/etc/shadow', '....//....//x', '..', '.', '%2e%2e%2fx', 'a/../../b.txt', '\u202egnp.exe'];
     for (const name of names) {
       it(`stores ${JSON.stringify(name)} as a plain name inside the storage folder`, async () => {
         const id = await ticket({ file_name: name });
@@ -166,6 +166,14 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
         expect(added.every((f) => f.startsWith(path.join(t.dataDir, 'files') + path.sep)), `new files: ${added.join(', ')}`).to.equal(true);
       });
     }
+
+    it('refuses a NUL in a file name with 400 naming the field, before anything is stored', async () => {
+      const before = listFiles(t.dataDir);
+      const reply = await t.private.post(`/api/storage/${storageKey}/files/request_upload`, { token: owner.token, json: { file_name: 'nul\u0000.txt', content_type: 'text/plain' } });
+      expect(reply.status).to.equal(400);
+      expect(reply.body.details).to.deep.equal([{ field: 'file_name', message: 'must not contain NUL characters' }]);
+      expect(listFiles(t.dataDir)).to.deep.equal(before);
+    });
 
     it('refuses a storage folder outside the storage root with 400', async () => {
       for (const folder of ['../../etc', '/etc', '..', 'a/../../b']) {

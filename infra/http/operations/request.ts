@@ -7,18 +7,29 @@ import type { CompiledOperation } from './compile.js';
 // to their declared types in place. The first violation becomes a 400 that
 // names the field (`request.type: must be equal to one of the allowed values: …`).
 
-export function checkRequest(operation: CompiledOperation, req: Request, params: Record<string, string>): void {
-  req.params = params;
+export function checkRequest(operation: CompiledOperation, req: Request): void {
+  const params = req.params as Record<string, string>;
+  refuseNul(params);
   if (operation.pathParameters && !operation.pathParameters(params)) throw violation(operation.pathParameters);
   checkQuery(operation, req);
   checkBody(operation, req);
 }
+
+/** NUL cannot be stored in PostgreSQL text: a flat set of strings (path, query, form) holding one is a 400 naming it. */
+function refuseNul(values: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value === 'string' && value.includes('\u0000')) throw nulError(name);
+  }
+}
+
+export const nulError = (field: string) => new InputError(`${field}: must not contain NUL characters.`, [{ field, message: 'must not contain NUL characters' }]);
 
 function checkQuery(operation: CompiledOperation, req: Request): void {
   if (!operation.query.validate && !req.url.includes('?')) return; // nothing to check, no defaults to add
   // express computes `req.query` on every read: one parsed object is kept, so what the validator coerces stays.
   const query = req.query as Record<string, unknown>;
   Object.defineProperty(req, 'query', { value: query, writable: true, configurable: true, enumerable: true });
+  refuseNul(query);
   for (const name of Object.keys(query)) {
     if (!operation.query.known.has(name)) throw new InputError(`Unknown query parameter '${name}'.`, [{ field: name, message: 'is not a parameter of this operation' }]);
     if (query[name] === '') throw new InputError(`Empty value found for query parameter '${name}'.`, [{ field: name, message: 'must not be empty' }]);
@@ -37,6 +48,7 @@ function checkBody(operation: CompiledOperation, req: Request): void {
   const rule = rules.byMediaType.get(mediaType) ?? (mediaType.endsWith('+json') ? rules.byMediaType.get('application/json') : undefined);
   if (!rule) throw new UnsupportedMediaTypeError(`Unsupported media type ${mediaType}: send ${[...rules.byMediaType.keys()].join(' or ')}.`);
   if (rule === 'streamed') return;
+  if (mediaType === 'application/x-www-form-urlencoded' && req.body) refuseNul(req.body as Record<string, unknown>);
   if (req.body === undefined) {
     if (rules.required) throw new InputError('The request body is required.');
     return;

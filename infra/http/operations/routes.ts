@@ -1,5 +1,14 @@
 import type { RequestHandler } from 'express';
 
+const GUARD = Symbol('guard');
+
+/** Marks a handler as an operation's guard (authentication, role): guards run before the body is read or checked. */
+export function asGuard(handler: RequestHandler): RequestHandler {
+  return Object.assign(handler, { [GUARD]: true });
+}
+
+export const isGuard = (handler: RequestHandler) => (handler as { [GUARD]?: boolean })[GUARD] === true;
+
 /**
  * The handlers of a server's documented operations, registered the way express
  * routes are (`routes.get('/api/model/:modelCode', guard, handler)`), but bound

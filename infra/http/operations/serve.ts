@@ -7,45 +7,53 @@ import { compileOperations, type CompiledOperation } from './compile.js';
 import { PathTable } from './path-table.js';
 import { checkRequest } from './request.js';
 import { checkResponses } from './response.js';
-import { runHandlers, type OperationRoutes } from './routes.js';
+import { isGuard, runHandlers, type OperationRoutes } from './routes.js';
 
 interface Bound {
   operation: CompiledOperation;
-  handlers: RequestHandler[];
+  /** Guards, body parsing, the request's check, then the operation's own handlers. */
+  steps: RequestHandler[];
 }
 
 export interface ServeOptions {
   logger: Logger;
   /** Check every JSON response against the document (tests). */
   validateResponses: boolean;
+  /** Reads the body; it runs after the operation's guards, so an anonymous request is a 401 whatever its body. */
+  parseBody: RequestHandler;
 }
 
 /**
  * The OpenAPI document enforced and its operations served, in one middleware:
- * one lookup finds the operation, its compiled validators check the request,
- * its handlers run. A path outside the document goes on (to the 404); a
+ * one lookup finds the operation; its guards authenticate the caller, then
+ * the body is read, its compiled validators check the request and its
+ * handlers run. A path outside the document goes on (to the 404); a
  * documented path with another method is a 405 with `Allow`.
  */
 export function serveOperations(doc: OpenApiDocument, routes: OperationRoutes, options: ServeOptions): RequestHandler {
-  const table = bind(doc, routes, options.validateResponses);
+  const table = bind(doc, routes, options);
   return (req, res, next) => {
     const matched = table.match(req.path);
     if (!matched) return next();
     const bound = matched.methods.get(req.method === 'HEAD' ? 'get' : req.method.toLowerCase());
     if (!bound) return next(new MethodNotAllowedError([...matched.methods.keys()].map((method) => method.toUpperCase())));
     if (!matched.params) return next(new InputError('The path is not valid percent-encoding.'));
-    try {
-      checkRequest(bound.operation, req, matched.params);
-    } catch (error) {
-      return next(error);
-    }
-    if (options.validateResponses) checkResponses(bound.operation, req, res, options.logger);
-    runHandlers(bound.handlers, req, res, next);
+    req.params = matched.params;
+    runHandlers(bound.steps, req, res, next);
+  };
+}
+
+/** The request against its operation, once the body is read; in tests, its responses too. */
+function check(operation: CompiledOperation, options: ServeOptions): RequestHandler {
+  return (req, res, next) => {
+    checkRequest(operation, req);
+    if (options.validateResponses) checkResponses(operation, req, res, options.logger);
+    next();
   };
 }
 
 /** Each documented operation with its handlers; a handler without an operation, or the reverse, stops the start. */
-function bind(doc: OpenApiDocument, routes: OperationRoutes, validateResponses: boolean): PathTable<Bound> {
+function bind(doc: OpenApiDocument, routes: OperationRoutes, options: ServeOptions): PathTable<Bound> {
   const handlers = new Map<string, RequestHandler[]>();
   for (const entry of routes.entries) {
     const key = `${entry.method.toUpperCase()} ${entry.path}`;
@@ -53,12 +61,14 @@ function bind(doc: OpenApiDocument, routes: OperationRoutes, validateResponses: 
     handlers.set(key, entry.handlers);
   }
   const table = new PathTable<Bound>();
-  for (const operation of compileOperations(doc, { request: requestAjv(), response: validateResponses ? responseAjv() : undefined })) {
+  for (const operation of compileOperations(doc, { request: requestAjv(), response: options.validateResponses ? responseAjv() : undefined })) {
     const key = `${operation.method.toUpperCase()} ${operation.path}`;
     const bound = handlers.get(key);
     if (!bound) throw new Error(`${key} is in the OpenAPI document but has no handler`);
     handlers.delete(key);
-    table.add(operation.path, operation.method, { operation, handlers: bound });
+    const firstHandler = bound.findIndex((handler) => !isGuard(handler));
+    const guards = firstHandler === -1 ? bound : bound.slice(0, firstHandler);
+    table.add(operation.path, operation.method, { operation, steps: [...guards, options.parseBody, check(operation, options), ...bound.slice(guards.length)] });
   }
   const undocumented = [...handlers.keys()];
   if (undocumented.length) throw new Error(`Handlers for operations the OpenAPI document does not have: ${undocumented.join(', ')}`);
