@@ -44,12 +44,16 @@ describe('auth server: API tokens', () => {
     const revoked = await t.auth.patch(path, { token, json: { is_active: false } });
     expect(revoked.status).to.equal(200);
     expect(revoked.body.is_active).to.equal(false);
-    const refused = await t.auth.get('/api/auth/token/verify', { token: created.key });
+    const inspected = await t.auth.get('/api/auth/token/verify', { token: created.key });
+    expect(inspected.status).to.equal(200);
+    expect(inspected.body).to.deep.include({ valid: false });
+    expect(inspected.body.token_data).to.include({ token_type: 'api_token', user_id: supervisor.id });
+    const refused = await t.auth.get('/api/auth/workspace', { token: created.key });
     expect(refused.status).to.equal(401);
     expect(refused.body.message).to.match(/revoked/);
 
     await t.auth.patch(path, { token, json: { is_active: true } });
-    expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).status).to.equal(200);
+    expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).body.valid).to.equal(true);
     expect((await t.auth.get(path, { token })).body.is_active).to.equal(true);
 
     expect((await t.auth.delete(path, { token })).status).to.equal(204);
@@ -61,7 +65,8 @@ describe('auth server: API tokens', () => {
   it('refuses an expired API token', async () => {
     const created = await t.platform.identity.apiTokens.create(await principal(), ws.id, { name: 'old', expiration_date: tomorrow() });
     await t.platform.db('api_tokens').where({ id: created.token.id }).update({ expiration_date: '2020-01-01' });
-    const reply = await t.auth.get('/api/auth/token/verify', { token: created.key });
+    expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).body).to.deep.include({ valid: false });
+    const reply = await t.auth.get('/api/auth/workspace', { token: created.key });
     expect(reply.status).to.equal(401);
     expect(reply.body.message).to.match(/expired/);
   });
@@ -89,7 +94,8 @@ describe('auth server: API tokens', () => {
     const created = await t.platform.identity.apiTokens.create(userPrincipal, ws.id, { name: 'leaver', expiration_date: tomorrow() });
     expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).status).to.equal(200);
     await t.platform.db('memberships').where({ user_id: user.id, workspace_id: ws.id }).delete();
-    expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).status).to.equal(401);
+    expect((await t.auth.get('/api/auth/token/verify', { token: created.key })).body).to.deep.include({ valid: false });
+    expect((await t.auth.get('/api/auth/workspace', { token: created.key })).status).to.equal(401);
   });
 });
 

@@ -107,12 +107,18 @@ describe('auth server: login, refresh and verify', () => {
       return `.${Buffer.from(JSON.stringify(body)).toString('base64url')}.`;
     });
 
-    for (const [label, token] of Object.entries({ none, otherKey, expired, wrongAudience, hmacWithPublicKey, tampered, refreshAsAccess: good.refresh, garbage: 'abc.def.ghi' })) {
+    for (const [label, token] of Object.entries({ none, otherKey, wrongAudience, hmacWithPublicKey, tampered, refreshAsAccess: good.refresh, garbage: 'abc.def.ghi' })) {
       const reply = await t.auth.get('/api/auth/token/verify', { token });
       expect(reply.status, label).to.equal(401);
       expect(reply.body.message_code, label).to.equal('not_authenticated');
     }
-    const expiredReply = await t.auth.get('/api/auth/token/verify', { token: expired });
+    // A token of ours that has expired reads as such on verify, and authenticates nowhere.
+    const expiredVerdict = await t.auth.get('/api/auth/token/verify', { token: expired });
+    expect(expiredVerdict.status).to.equal(200);
+    expect(expiredVerdict.body.valid).to.equal(false);
+    expect(expiredVerdict.body.token_data).to.include({ user_id: user.id, workspace: ws.name });
+    const expiredReply = await t.auth.get('/api/auth/workspace', { token: expired });
+    expect(expiredReply.status).to.equal(401);
     expect(expiredReply.body.message).to.match(/expired/);
     expect((await t.auth.get('/api/auth/token/verify')).status).to.equal(401);
     const accessAsRefresh = await t.auth.post('/api/auth/token/refresh', { json: { refresh: good.access } });

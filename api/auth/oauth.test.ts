@@ -54,12 +54,14 @@ describe('auth server: OAuth 2.0 client credentials', () => {
     const token = (await t.auth.post('/o/token/', { form })).body.access_token;
     await t.platform.db('workspaces').where({ id: ws.id }).update({ disabled: true });
     expect((await t.auth.post('/o/token/', { form })).status).to.equal(400);
-    expect((await t.auth.get('/api/auth/token/verify', { token })).status).to.equal(401);
+    expect((await t.auth.get('/api/auth/token/verify', { token })).body).to.deep.include({ valid: false });
+    expect((await t.auth.get('/api/auth/workspace', { token })).status).to.equal(401);
     await t.platform.db('workspaces').where({ id: ws.id }).update({ disabled: false });
-    expect((await t.auth.get('/api/auth/token/verify', { token })).status).to.equal(200);
+    expect((await t.auth.get('/api/auth/token/verify', { token })).body).to.deep.include({ valid: true });
     const staffLike = { user: { id: 0, email: '', isStaff: true, isService: false }, workspace: null, permissions: ['staff' as const], via: 'jwt' as const, tokenData: {} };
     await t.platform.identity.oauth.remove(staffLike, ws.id, application.id);
-    expect((await t.auth.get('/api/auth/token/verify', { token })).status).to.equal(401);
+    expect((await t.auth.get('/api/auth/token/verify', { token })).body).to.deep.include({ valid: false });
+    expect((await t.auth.get('/api/auth/workspace', { token })).status).to.equal(401);
     expect((await t.auth.post('/o/token/', { form })).status).to.equal(401);
   });
 

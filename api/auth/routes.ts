@@ -1,11 +1,11 @@
 import type { Request } from 'express';
 import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
 import type { Platform } from '../../platform/platform.js';
-import { authenticate, principalOf } from '../shared/authenticate.js';
+import { authenticate, bearerOf, principalOf } from '../shared/authenticate.js';
 import { pageOf, sendPage } from '../../infra/http/pagination.js';
 import { collect, receiveFile } from '../../infra/http/multipart.js';
 import { jwks } from '../../features/auth/keys.js';
-import { NotAllowedError } from '../../kernel/errors/errors.js';
+import { NotAllowedError, NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { isStaff } from '../../features/auth/principal.js';
 
 const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -23,8 +23,12 @@ export function authRoutes(platform: Platform): OperationRoutes {
   router.post('/api/auth/token/refresh', async (req, res) => {
     res.json(await identity.login.refresh(req.body.refresh));
   });
-  router.get('/api/auth/token/verify', auth('any'), (_req, res) => {
-    res.json({ valid: true, token_data: principalOf(res).tokenData });
+  // An expired or revoked token of ours reads as `valid: false`; one that is not ours is a 401.
+  router.get('/api/auth/token/verify', async (req, res) => {
+    const credential = bearerOf(req);
+    if (!credential) throw new NotAuthenticatedError();
+    const { valid, tokenData } = await platform.authenticator.inspect(credential);
+    res.json({ valid, token_data: tokenData });
   });
   router.get('/api/auth/jwks.json', (_req, res) => {
     res.setHeader('Cache-Control', 'public, max-age=300');

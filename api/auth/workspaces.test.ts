@@ -72,20 +72,23 @@ describe('auth server: workspace management', () => {
     const user = await makeUser(t.platform);
     const ws = await makeWorkspace(t.platform, [[user, 'user']]);
     const tokens = await login(t.auth, user, ws.name);
-    const verify = () => t.auth.get('/api/auth/token/verify', { token: tokens.access });
-    expect((await verify()).status).to.equal(200);
+    const verify = async () => (await t.auth.get('/api/auth/token/verify', { token: tokens.access })).body.valid as boolean;
+    const use = () => t.auth.get('/api/auth/workspace', { token: tokens.access });
+    expect(await verify()).to.equal(true);
 
     await t.auth.put(`/api/auth/workspace/${ws.id}`, { token: staffToken, json: { disabled: true } });
-    const disabled = await verify();
+    expect(await verify()).to.equal(false);
+    const disabled = await use();
     expect(disabled.status).to.equal(401);
     expect(disabled.body.message).to.match(/disabled/);
     expect((await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, workspace: ws.name } })).status).to.equal(403);
 
     await t.auth.put(`/api/auth/workspace/${ws.id}`, { token: staffToken, json: { disabled: false } });
-    expect((await verify()).status).to.equal(200);
+    expect(await verify()).to.equal(true);
 
     await t.auth.delete(`/api/auth/workspace/${ws.id}`, { token: staffToken });
-    expect((await verify()).status).to.equal(401);
+    expect(await verify()).to.equal(false);
+    expect((await use()).status).to.equal(401);
     expect((await t.auth.post('/api/auth/token/refresh', { json: { refresh: tokens.refresh } })).status).to.equal(401);
     expect((await t.auth.get(`/api/auth/workspace/${ws.id}`, { token: staffToken })).status).to.equal(404);
     const list = await t.auth.get('/api/auth/workspace?limit=1000', { token: staffToken });

@@ -6,6 +6,11 @@ import { asGuard } from '../../infra/http/operations/routes.js';
 
 const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,4096})$/;
 
+/** The bearer credential of a request; undefined when there is none or it is malformed. */
+export function bearerOf(req: Request): string | undefined {
+  return BEARER.exec(req.headers.authorization ?? '')?.[1];
+}
+
 /** The principal of an authenticated request (set by `authenticate`). */
 export function principalOf(res: Response): Principal {
   const principal = res.locals.principal as Principal | undefined;
@@ -38,9 +43,9 @@ export function authenticate(authenticator: Authenticator) {
   return (need: keyof typeof guards): RequestHandler =>
     asGuard(async (req: Request, res: Response, next: NextFunction) => {
       try {
-        const match = BEARER.exec(req.headers.authorization ?? '');
-        if (!match?.[1]) throw new NotAuthenticatedError();
-        const principal = await authenticator.authenticate(match[1]);
+        const credential = bearerOf(req);
+        if (!credential) throw new NotAuthenticatedError();
+        const principal = await authenticator.authenticate(credential);
         guards[need](principal);
         res.locals.principal = principal;
         next();

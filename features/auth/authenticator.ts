@@ -46,6 +46,40 @@ export class Authenticator {
     return credential.startsWith(API_TOKEN_PREFIX) ? this.fromApiToken(credential) : this.fromJwt(credential);
   }
 
+  /**
+   * Whether a credential still authenticates, and what it says: a token of
+   * ours that expired or was revoked since is `valid: false` with its claims;
+   * anything else (forged, malformed, unknown) is refused as by `authenticate`.
+   */
+  async inspect(credential: string): Promise<{ valid: boolean; tokenData: Record<string, unknown> }> {
+    try {
+      return { valid: true, tokenData: (await this.authenticate(credential)).tokenData };
+    } catch (error) {
+      if (!(error instanceof NotAuthenticatedError)) throw error;
+      const tokenData = await this.claimsAsIssued(credential);
+      if (!tokenData) throw error;
+      return { valid: false, tokenData };
+    }
+  }
+
+  private async claimsAsIssued(credential: string): Promise<Record<string, unknown> | undefined> {
+    if (!credential.startsWith(API_TOKEN_PREFIX)) {
+      const claims = await this.tokens.claimsAsIssued(credential);
+      return claims && { ...claims };
+    }
+    const row = await apiTokensStore.byHash(this.db, sha256(credential));
+    if (!row) return undefined;
+    return {
+      token_type: 'api_token',
+      jti: `api-token-${row.id}`,
+      iat: Math.floor(row.created.getTime() / 1000),
+      exp: Math.floor(Date.parse(`${row.expiration_date}T23:59:59Z`) / 1000),
+      user_id: row.user_id,
+      permissions: [],
+      workspace: null,
+    };
+  }
+
   private async fromJwt(token: string): Promise<Principal> {
     const claims = await this.tokens.verifyAccess(token);
     const state = await this.loadState(claims.user_id, claims.workspace_id);

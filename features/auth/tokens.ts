@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors } from 'jose';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import type { SigningKeys } from './keys.js';
 
@@ -103,6 +103,27 @@ export class TokenService {
     return claims as unknown as AccessClaims;
   }
 
+  /**
+   * The claims of an access token this service signed, checked as of its
+   * issue time, so one that has expired since still reads; undefined for
+   * anything it did not sign.
+   */
+  async claimsAsIssued(token: string): Promise<AccessClaims | undefined> {
+    let issuedAt: unknown;
+    try {
+      issuedAt = decodeJwt(token).iat;
+    } catch {
+      return undefined;
+    }
+    if (typeof issuedAt !== 'number') return undefined;
+    try {
+      const { payload } = await jwtVerify(token, this.keys.publicKey, { ...this.checks(), currentDate: new Date(issuedAt * 1000) });
+      return payload.token_type === 'access' && typeof payload.user_id === 'number' ? (payload as unknown as AccessClaims) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async verifyRefresh(token: string): Promise<RefreshClaims> {
     return (await this.verify(token, 'refresh')) as unknown as RefreshClaims;
   }
@@ -123,13 +144,7 @@ export class TokenService {
 
   private async verify(token: string, type: 'access' | 'refresh'): Promise<Record<string, unknown>> {
     try {
-      const { payload } = await jwtVerify(token, this.keys.publicKey, {
-        algorithms: [ALGORITHM],
-        issuer: this.settings.issuer,
-        audience: this.settings.audience,
-        requiredClaims: ['exp', 'iat', 'jti', 'sub'],
-        currentDate: new Date(this.now()),
-      });
+      const { payload } = await jwtVerify(token, this.keys.publicKey, { ...this.checks(), currentDate: new Date(this.now()) });
       if (payload.token_type !== type) throw new NotAuthenticatedError(`Expected an ${type} token.`);
       if (typeof payload.user_id !== 'number') throw new NotAuthenticatedError('Malformed token.');
       return payload;
@@ -138,6 +153,11 @@ export class TokenService {
       if (error instanceof joseErrors.JWTExpired) throw new NotAuthenticatedError('Token has expired.');
       throw new NotAuthenticatedError('Token is invalid.');
     }
+  }
+
+  /** What every token must pass: the pinned algorithm, our issuer and audience, the claims we always set. */
+  private checks() {
+    return { algorithms: [ALGORITHM], issuer: this.settings.issuer, audience: this.settings.audience, requiredClaims: ['exp', 'iat', 'jti', 'sub'] };
   }
 
   private remember(token: string, claims: AccessClaims): void {
