@@ -12,6 +12,7 @@ import { LeaseKeeper, LeaseLostError } from './lease.js';
 import type { UploadsService } from '../features/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
+import { UpstreamError, withoutAddresses } from '../infra/connectors/errors.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -130,7 +131,8 @@ export class Executor {
 
   private async failed(row: InvocationRow, model: ModelRow, error: unknown, delivery: Delivery, started: number, log: Logger): Promise<void> {
     const { db, options } = this.deps;
-    const reason = (error as Error).message || 'The model server failed.';
+    // Users read the reason: no internal URL or host in it (the logs below keep the full error).
+    const reason = (error instanceof UpstreamError ? error.publicMessage : withoutAddresses((error as Error).message ?? '')) || 'The model server failed.';
     if (isTransient(error) && delivery.attempt < DELIVERY_LIMIT) {
       log.warn({ err: error }, 'transient failure; retrying');
       if (!(await this.durably(() => invocationState.release(db, row, reason)))) throw this.lost(row, log);

@@ -84,6 +84,7 @@ describe('public server and executor: sessions, queued invocations, explanation 
     expect(explanation).to.include({ type: 'EXPLAIN', status: 'COMPLETED', related_to: prediction.id, model_key: `iris-explainer:${version}`, order: 1 });
     expect(failed).to.include({ type: 'EXPLAIN', status: 'ERROR', related_to: explanation.id, model_key: `always-fails:${version}`, response: '' });
     expect(failed.error).to.match(/fails on purpose/);
+    expect(failed.error, 'the model server address stays in the logs').to.not.contain(new URL(demo.url).host);
 
     const progress = await t.public.get(`${base()}/session/${session}/invocation/${prediction.id}/check_progress`, { token: owner.token });
     expect(progress.body).to.deep.equal({ status: 'COMPLETED' });

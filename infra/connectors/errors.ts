@@ -3,8 +3,14 @@ import { HttpStatusError, HttpTransportError } from '../net/errors.js';
 
 export type UpstreamRole = 'model registry' | 'model server';
 
-/** A deployment's registry or model server could not be reached or failed (502). */
+/**
+ * A deployment's registry or model server could not be reached or failed
+ * (502). `message` names the URL, for logs and the supervisor who configured
+ * it; `publicMessage` does not, for what an invocation's user reads.
+ */
 export class UpstreamError extends BadGatewayError {
+  readonly publicMessage: string;
+
   constructor(
     readonly deploymentKey: string,
     message: string,
@@ -12,9 +18,30 @@ export class UpstreamError extends BadGatewayError {
     readonly transient: boolean,
     /** The status the upstream answered, when it answered. */
     readonly upstreamStatus?: number,
+    publicMessage?: string,
   ) {
     super(message, { deployment_key: deploymentKey });
+    this.publicMessage = publicMessage ?? withoutAddresses(message);
   }
+}
+
+const FAILURES: Record<HttpTransportError['failure'], string> = {
+  connect: 'the connection failed',
+  connect_timeout: 'the connection timed out',
+  timeout: 'it did not answer in time',
+  dns: 'its name did not resolve',
+  refused_by_policy: 'the outbound URL policy refused it',
+  too_large: 'its answer was too large',
+  invalid_response: 'its answer was not valid',
+  tls: 'TLS failed',
+  aborted: 'the call was cancelled',
+};
+
+/** URLs and host:port pairs taken out of a text users read (the full text goes to the logs). */
+export function withoutAddresses(text: string): string {
+  return text
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, '<url>')
+    .replace(/\b(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z][a-z0-9-]*(?:\.[a-z0-9-]+)*):\d{2,5}\b/gi, '<address>');
 }
 
 /** Runs one call to an upstream; client failures become UpstreamErrors naming the deployment. */
@@ -27,11 +54,14 @@ export async function callUpstream<T>(deploymentKey: string, role: UpstreamRole,
 }
 
 function asUpstreamError(error: unknown, deploymentKey: string, role: UpstreamRole): unknown {
+  const subject = `Deployment "${deploymentKey}": the ${role}`;
   if (error instanceof HttpStatusError) {
-    return new UpstreamError(deploymentKey, `Deployment "${deploymentKey}": the ${role} failed: ${error.message}`, error.retryable !== 'never', error.upstreamStatus);
+    const told = `${subject} answered HTTP ${error.upstreamStatus}${error.excerpt ? `: ${withoutAddresses(error.excerpt)}` : ''}`;
+    return new UpstreamError(deploymentKey, `${subject} failed: ${error.message}`, error.retryable !== 'never', error.upstreamStatus, told);
   }
   if (error instanceof HttpTransportError) {
-    return new UpstreamError(deploymentKey, `Deployment "${deploymentKey}": the ${role} could not be reached: ${error.message}`, error.retryable !== 'never');
+    const told = `${subject} could not be reached: ${FAILURES[error.failure]}`;
+    return new UpstreamError(deploymentKey, `${subject} could not be reached: ${error.message}`, error.retryable !== 'never', undefined, told);
   }
   return error;
 }

@@ -120,7 +120,8 @@ describe('MLflow behind the MLflow connectors (real tracking server, registry an
   it("marks an invocation ERROR with MLflow's schema error when the frame lacks the model's columns, after one attempt", async () => {
     const { finished, attempts } = await invoke({ columns: ['sepal length (cm)', 'sepal width (cm)'], data: [[5.1, 3.5]] });
     expect(finished).to.include({ status: 'ERROR', response: '' });
-    expect(finished.error).to.match(new RegExp(`^Deployment "${deploymentKey}": the model server failed: POST http://127\\.0\\.0\\.1:\\d+/invocations answered HTTP 400`));
+    expect(finished.error).to.match(new RegExp(`^Deployment "${deploymentKey}": the model server answered HTTP 400`));
+    expect(finished.error).to.not.match(/127\.0\.0\.1|http:/);
     expect(finished.error).to.include('INVALID_PARAMETER_VALUE');
     expect(finished.error).to.include('Failed to enforce schema');
     expect(attempts).to.equal(1);

@@ -1,0 +1,25 @@
+import { expect } from 'chai';
+import { HttpStatusError, HttpTransportError } from '../net/errors.js';
+import { callUpstream, UpstreamError, withoutAddresses } from './errors.js';
+
+describe('upstream errors: what an invocation user reads names no internal address', () => {
+  it('takes URLs and host:port pairs out of a text, and leaves times and versions alone', () => {
+    expect(withoutAddresses('POST http://10.0.3.7:8080/v2/models/iris/infer failed: connection refused')).to.equal('POST <url> failed: connection refused');
+    expect(withoutAddresses('cannot reach model-server.ml.svc.cluster.local:9000 or 10.0.0.5:8501')).to.equal('cannot reach <address> or <address>');
+    expect(withoutAddresses('at 2026-01-01T10:30:00, version 1.7.1 said: bad shape')).to.equal('at 2026-01-01T10:30:00, version 1.7.1 said: bad shape');
+  });
+
+  it('keeps the URL in the message for the logs and leaves it out of the public message', async () => {
+    const refused = new HttpTransportError('POST http://10.0.3.7:8080/v2/models/iris/infer failed: connection refused', 'connect', 'always');
+    const error = await callUpstream('demo', 'model server', () => Promise.reject(refused)).catch((e: unknown) => e as UpstreamError);
+    expect(error).to.be.instanceOf(UpstreamError);
+    expect(error.message).to.contain('10.0.3.7:8080');
+    expect(error.publicMessage).to.equal('Deployment "demo": the model server could not be reached: the connection failed');
+    expect(error.transient).to.equal(true);
+
+    const answered = new HttpStatusError('POST http://models.internal:8080/infer answered HTTP 400: shape (1, 3) does not match http://models.internal:8080/docs', 400, 'shape (1, 3) does not match http://models.internal:8080/docs', 'never');
+    const status = await callUpstream('demo', 'model server', () => Promise.reject(answered)).catch((e: unknown) => e as UpstreamError);
+    expect(status.publicMessage).to.equal('Deployment "demo": the model server answered HTTP 400: shape (1, 3) does not match <url>');
+    expect(status.message).to.contain('models.internal:8080');
+  });
+});
