@@ -177,6 +177,7 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       platform.logger.info({ signal }, 'shutting down');
+      platform.shutdown.draining = true;
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));

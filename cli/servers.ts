@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Express } from 'express';
 import type { Platform } from '../platform/platform.js';
 import { createAuthServer } from '../api/auth/server.js';
@@ -18,6 +19,40 @@ export interface RunningServer {
   name: ServerName;
   url: string;
   close(): Promise<void>;
+}
+
+interface Traffic {
+  inFlight: number;
+  lastRequestAt: number;
+}
+
+/** How many requests the server is answering, and when the last one came. */
+function trafficOf(server: http.Server): Traffic {
+  const traffic = { inFlight: 0, lastRequestAt: 0 };
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    traffic.inFlight += 1;
+    traffic.lastRequestAt = Date.now();
+    res.once('close', () => (traffic.inFlight -= 1));
+  });
+  return traffic;
+}
+
+/** Quiet this long with nothing in flight, the clients have gone: a load balancer has stopped sending. */
+const QUIET_MS = 500;
+
+/**
+ * Closes a server without cutting a request: while the platform drains, every
+ * answer says `Connection: close`, and requests are still taken until they
+ * stop coming (a load balancer takes a moment to stop sending), for at most
+ * `drainMs`; then the listener closes, idle connections with it, and requests
+ * still running get until `graceMs` before their connections are cut.
+ */
+async function drainAndClose(server: http.Server, traffic: Traffic, drainMs: number, graceMs: number): Promise<void> {
+  const drainEnds = Date.now() + drainMs;
+  while (Date.now() < drainEnds && (traffic.inFlight > 0 || Date.now() - traffic.lastRequestAt < QUIET_MS)) await sleep(50);
+  const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - drainMs));
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  clearTimeout(cut);
 }
 
 /** Starts the named servers of one process on their configured ports. */
@@ -43,15 +78,8 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
     });
     const url = `http://${platform.config.bindHost === '0.0.0.0' ? '127.0.0.1' : platform.config.bindHost}:${ports[name]}`;
     platform.logger.info({ server: name, url }, 'listening');
-    running.push({
-      name,
-      url,
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        }),
-    });
+    const traffic = trafficOf(server);
+    running.push({ name, url, close: () => drainAndClose(server, traffic, platform.config.shutdownDrainSeconds * 1000, platform.config.shutdownGraceSeconds * 1000) });
   }
   return running;
 }

@@ -41,6 +41,12 @@ export interface PlatformOptions {
   box?: SecretBox;
   queue?: WorkQueue;
   now?: () => number;
+  /**
+   * Publish again, at start, the queued work an earlier run published into its
+   * in-process queue (the default with that queue). Off where several
+   * platforms share one database, as in one test process.
+   */
+  resumeQueuedAtStart?: boolean;
   /** Desired-state hooks (the Kubernetes writer). */
   deploymentListener?: DeploymentListener;
   storageListener?: StorageListener;
@@ -89,7 +95,13 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const kube = createKubeSide(config, { db, box, logger });
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
-  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), { batchSize: 200, pollMs: config.relayPollMs, republishAfterMs: 10 * 60_000, dispatchGraceMs: 2000 });
+  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), {
+    batchSize: 200,
+    pollMs: config.relayPollMs,
+    republishAfterMs: 10 * 60_000,
+    dispatchGraceMs: 2000,
+    resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
+  });
   const catalog = new ModelCatalogService(db, readCache);
   const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
@@ -109,6 +121,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   return {
     config,
     logger,
+    /** Set on SIGTERM: servers report not ready and close each connection after its answer. */
+    shutdown: { draining: false },
     db,
     keys,
     box,

@@ -20,6 +20,7 @@ export function createServerApp(platform: Platform, name: ServerName, parts: { o
     trustProxy: config.trustProxy,
     validateResponses: config.validateResponses,
     ready: () => pingDatabase(platform.db),
+    draining: () => platform.shutdown.draining,
     metrics: platform.metrics.handler(name),
   });
 }

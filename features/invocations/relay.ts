@@ -14,6 +14,8 @@ export interface RelayOptions {
   republishAfterMs: number;
   /** Unpublished rows younger than this are left to their own dispatch (see `dispatch`). */
   dispatchGraceMs: number;
+  /** At start, publish again every QUEUED row: the in-process queue that held them died with the last run. */
+  resumeQueuedAtStart?: boolean;
 }
 
 /**
@@ -30,6 +32,7 @@ export class OutboxRelay {
   private stopped = false;
   private failures = 0;
   private lastMaintenance = 0;
+  private forgotten: Promise<void> | undefined;
   // Nobody waits on a mark (it only keeps the relay from sending a row again after
   // `dispatchGraceMs`): marks gather for a while, so light load too makes few statements.
   private readonly marks = new MicroBatch<string, void>((ids) => this.markDispatched(ids), { gatherMs: MARK_GATHER_MS });
@@ -67,7 +70,17 @@ export class OutboxRelay {
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    this.forgotten ??= this.options.resumeQueuedAtStart ? this.forgetPublications() : Promise.resolve();
+    void this.forgotten.then(() => this.schedule(0));
+  }
+
+  private async forgetPublications(): Promise<void> {
+    try {
+      const forgotten = await invocationState.forgetPublications(this.db);
+      if (forgotten) this.logger.info({ forgotten }, 'queued invocations of an earlier run will be published again');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not look for queued invocations of an earlier run; they go out after the republish delay');
+    }
   }
 
   /** Publish now (after a commit that queued work) instead of waiting for the next poll. */

@@ -203,6 +203,9 @@ export const invocationState = {
     return rows.map((row) => row.id);
   },
 
+  /** Forgets the publication of every QUEUED row: an in-process queue that held them is gone (a restart). */
+  forgetPublications: (db: Db) => db('invocations').where({ status: 'QUEUED' }).whereNotNull('published_at').update({ published_at: null }),
+
   /** Forgets the publication of rows published before `cutoff` and still QUEUED: the broker lost them. */
   forgetStalePublications: (db: Db, cutoff: Date) => relayScans.stalePublications(db, cutoff).update({ published_at: null }),
 };

@@ -20,6 +20,8 @@ export interface HttpAppOptions {
   validateResponses: boolean;
   /** Resolves when the process can serve traffic (database reachable, …). */
   ready: () => Promise<void>;
+  /** True once the process is shutting down: not ready, and every answer closes its connection. */
+  draining?: () => boolean;
   /** Mounted before validation: routes outside the OpenAPI document (dashboard, metrics). */
   extra?: Router;
   /** Serves `GET /metrics` (Prometheus text), outside the OpenAPI document like the health checks. */
@@ -52,10 +54,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // credential: their logger skips the redaction pass, which cost more than the line itself.
   const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS);
   const published = structuredClone(options.openApi);
+  const draining = options.draining ?? (() => false);
   const probes = fixedEndpoints({
     '/healthz': (_req, res) => void res.json({ status: 'ok' }),
     '/readyz': async (_req, res) => {
       try {
+        if (draining()) throw new Error('shutting down');
         await options.ready();
         res.json({ status: 'ready' });
       } catch (error) {
@@ -73,6 +77,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
     inTurn(
       log,
       commonHeaders,
+      (_req, res, next) => {
+        // Clients open a new connection for their next request, which a load balancer sends elsewhere.
+        if (draining()) res.setHeader('Connection', 'close');
+        next();
+      },
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
       ...(options.extra ? [options.extra] : []),

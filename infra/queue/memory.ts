@@ -14,6 +14,7 @@ type Handler = (id: string, delivery: Delivery) => Promise<void>;
  * live in memory; the outbox relay republishes anything unfinished after a restart.
  */
 export class MemoryQueue implements WorkQueue {
+  readonly durable = false;
   private readonly ready: Message[] = [];
   private readonly consumers = new Set<MemoryConsumer>();
   readonly deadLetters: string[] = [];

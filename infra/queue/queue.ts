@@ -4,6 +4,8 @@
  * semantics: RabbitMQ (production) and an in-process queue (embedded default).
  */
 export interface WorkQueue {
+  /** Whether published messages outlive this process (a broker), or die with it (the in-process queue). */
+  readonly durable: boolean;
   /** Resolves once the broker has confirmed every id (persisted). */
   publish(ids: string[]): Promise<void>;
   /**

@@ -25,6 +25,7 @@ export const deadLetterQueueOf = (queue: string) => `${queue}.dead`;
  * exponential backoff. Consumers re-subscribe by themselves after a reconnect.
  */
 export class RabbitQueue implements WorkQueue {
+  readonly durable = true;
   private connection: ChannelModel | undefined;
   private publishChannel: ConfirmChannel | undefined;
   private connecting: Promise<void> | undefined;

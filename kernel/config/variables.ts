@@ -102,6 +102,8 @@ export const variables = {
   executorConcurrency: variable('DIDYMA_EXECUTOR_CONCURRENCY', '8', 'Model calls one executor makes at once; it claims up to twice as many ahead (its prefetch), so database work overlaps the calls.', parsers.integer(1, 1000)),
   executorLeaseSeconds: variable('DIDYMA_EXECUTOR_LEASE_SECONDS', '10', 'Lease of a running invocation: its executor renews it every third of this; when an executor stops renewing (it died), the invocation is queued again within about this long and its late result refused.', parsers.integer(2, 3600)),
   executorRetryBackoffMs: variable('DIDYMA_EXECUTOR_RETRY_BACKOFF_MS', '500', 'First delay before a transient model-server failure is retried (doubles per attempt).', parsers.integer(0, 60000)),
+  shutdownDrainSeconds: variable('DIDYMA_SHUTDOWN_DRAIN_SECONDS', '5', 'On SIGTERM, how long a server keeps taking connections while it drains (not ready; every answer closes its connection), unless no connection is left sooner.', parsers.integer(0, 300)),
+  shutdownGraceSeconds: variable('DIDYMA_SHUTDOWN_GRACE_SECONDS', '25', 'On SIGTERM, how long requests still running get before their connections are cut, drain included; keep it below the pod\'s termination grace period.', parsers.integer(1, 3600)),
   relayPollMs: variable('DIDYMA_RELAY_POLL_MS', '1000', 'How often the outbox relay looks for unpublished invocations and expired leases.', parsers.integer(10, 60000)),
   executorPort: variable('DIDYMA_EXECUTOR_PORT', '9464', 'Port of the executor\'s /healthz, /readyz and /metrics.', port),
   demoModelServerPort: variable('DIDYMA_DEMO_MODEL_SERVER_PORT', '8090', 'Port of `didyma demo-model-server` (also started by `didyma dev`).', port),

@@ -47,7 +47,7 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
 }
 
 /** A platform over the shared test database, its servers listening on free ports. */
-export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number): Promise<TestPlatform> {
+export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number, options: { resumeQueuedAtStart?: boolean } = {}): Promise<TestPlatform> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-test-'));
   const config = loadConfig(
     {
@@ -65,7 +65,8 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
     },
     overrides,
   );
-  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: createLogger(config.logLevel), now });
+  // Every platform of a test process shares one database: a start must not republish other tests' queued work.
+  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
   platform.relay.start();
   return {
