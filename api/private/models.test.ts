@@ -109,6 +109,13 @@ describe('private server: model registration and deployments', () => {
     const fileWithout = await t.private.post('/api/platform_model', { token: a.token, json: modelPayload('iris-classifier', version, card, { input_schema: { type: 'file' } }) });
     expect(fileWithout.status).to.equal(400);
     expect(fileWithout.body.message).to.match(/fileConstraints/);
+    const schema = (inner: object) => modelPayload('iris-classifier', version, card, { input_schema: { type: 'json', schema: inner } });
+    const backtracking = await t.private.post('/api/platform_model', { token: a.token, json: schema({ type: 'string', pattern: '^(a)\\1$' }) });
+    expect(backtracking.status, 'a backreference needs a backtracking engine').to.equal(400);
+    expect(backtracking.body.message).to.match(/^input_schema\.schema: not a valid JSON Schema/);
+    const unbounded = await t.private.post('/api/platform_model', { token: a.token, json: schema({ type: 'array', uniqueItems: true }) });
+    expect(unbounded.status).to.equal(400);
+    expect(unbounded.body.message).to.equal('input_schema.schema: uniqueItems needs maxItems of at most 1000.');
     const badCode = await t.private.post('/api/platform_model', { token: a.token, json: modelPayload('bad code!', version, card) });
     expect(badCode.status).to.equal(400);
     const extra = await t.private.post('/api/platform_model', { token: a.token, json: { ...modelPayload('iris-classifier', version, card), workspace: 'other' } });

@@ -1,13 +1,26 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { RE2JS } from 're2js';
 import { InputError } from '../../kernel/errors/errors.js';
 
 // User-supplied JSON Schemas (Draft 2020-12): model input/output payload
 // schemas and feedback schemas. Compiled once per model and cached by the
 // caller; remote $refs are never fetched. `fileConstraints` and
 // `contentSchema` are annotations the platform reads, not validation keywords.
+// A tenant's schema runs on every invocation of its model, on the event loop
+// every tenant shares: its patterns run on RE2 (time linear in the input),
+// and its size, depth and pairwise `uniqueItems` checks are bounded.
+
+/** Limits of a tenant's schema. */
+export const SCHEMA_LIMITS = { bytes: 64 * 1024, depth: 32, uniqueItems: 1000 } as const;
+
+/** ajv's `code.regExp`: RE2, which has no backtracking (and so no backreferences or lookaround). */
+function linearRegExp(pattern: string): RE2JS {
+  return RE2JS.compile(pattern);
+}
+
 function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true, logger: false, unicodeRegExp: true });
+  const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true, logger: false, unicodeRegExp: true, code: { regExp: linearRegExp as never } });
   (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
   ajv.addKeyword({ keyword: 'fileConstraints' });
   return ajv;
@@ -18,6 +31,7 @@ const ajv = createAjv();
 /** Compiles a schema or throws InputError naming `field`. */
 export function compileSchema(schema: unknown, field: string): ValidateFunction {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new InputError(`${field}: expected a JSON Schema object.`);
+  checkLimits(schema, field);
   try {
     // A fresh $id-less copy: user schemas must not register ids in the shared instance.
     const { $id: _ignored, ...rest } = schema as Record<string, unknown>;
@@ -36,4 +50,19 @@ export function firstViolation(errors: ErrorObject[] | null | undefined, root: s
   const path = error.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const field = [root, path].filter(Boolean).join('.') + missing + extra;
   return `${field}: ${error.message ?? 'invalid'}`;
+}
+
+/** Refuses a schema too large or too deep, or one whose `uniqueItems` could compare unboundedly many items pairwise. */
+function checkLimits(schema: object, field: string): void {
+  if (JSON.stringify(schema).length > SCHEMA_LIMITS.bytes) throw new InputError(`${field}: the schema is larger than ${SCHEMA_LIMITS.bytes} bytes.`);
+  const walk = (node: unknown, depth: number, path: string): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (depth > SCHEMA_LIMITS.depth) throw new InputError(`${field}: the schema is nested deeper than ${SCHEMA_LIMITS.depth} levels.`);
+    const record = node as Record<string, unknown>;
+    if (!Array.isArray(node) && record.uniqueItems === true && !(typeof record.maxItems === 'number' && record.maxItems <= SCHEMA_LIMITS.uniqueItems)) {
+      throw new InputError(`${path || field}: uniqueItems needs maxItems of at most ${SCHEMA_LIMITS.uniqueItems}.`);
+    }
+    for (const [key, value] of Object.entries(record)) walk(value, depth + 1, `${path || field}.${key}`);
+  };
+  walk(schema, 0, '');
 }
