@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 
 // What the platform needs from a blob store: stream a file in, stream it out,
@@ -49,6 +50,12 @@ export interface StorageOptions {
    * are lost and invisible to the other replicas).
    */
   filesystemRoot?: string;
+  /**
+   * Resolves the host of every connection a storage client opens and refuses
+   * addresses the outbound URL policy forbids (its `lookup`): the check is made
+   * at connect time, after DNS, whatever the name resolved to at registration.
+   */
+  lookup?: LookupFunction;
 }
 
 /** A validated `connector_init`: flat strings and booleans only. */

@@ -8,6 +8,7 @@ const REASONS = new Map<string, string>([
   ['AccessDenied', 'access denied: check the access key, the secret key and the bucket policy'],
   ['NoSuchBucket', 'the bucket does not exist'],
   ['AuthorizationHeaderMalformed', 'the region does not match the bucket'],
+  ['ERR_ADDRESS_DENIED', 'the outbound URL policy refuses the address the endpoint resolves to'],
   ['ECONNREFUSED', 'connection refused'],
   ['ECONNRESET', 'the connection was reset'],
   ['ENOTFOUND', 'the host name does not resolve'],
