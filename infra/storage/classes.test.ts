@@ -38,11 +38,10 @@ describe('storage classes', () => {
   });
 
   describe(S3_STORAGE, () => {
-    it('marks secret_key as the secret and can show the init without it', () => {
+    it('marks both keys as secrets and can show the init without them', () => {
       const classes = new StorageClasses();
-      expect(classes.secretKeys(S3_STORAGE)).to.deep.equal(['secret_key']);
+      expect(classes.secretKeys(S3_STORAGE)).to.deep.equal(['secret_key', 'access_key']);
       expect(classes.withoutSecrets(S3_STORAGE, validate(VALID))).to.deep.equal({
-        access_key: 'didyma',
         endpoint: 'http://127.0.0.1:59000',
         bucket_name: 'model-cards',
         use_ssl: false,

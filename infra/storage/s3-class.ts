@@ -28,7 +28,8 @@ const REGION = /^[A-Za-z0-9_-]{1,64}$/;
 /** Any S3-compatible object store (MinIO, AWS S3, Ceph RGW, …) through the minio client. */
 export const s3StorageClass: StorageClass<S3Init> = {
   name: S3_STORAGE,
-  secretKeys: ['secret_key'],
+  // Both keys are credentials: sealed at rest, masked in every answer, kept in the Secret in Kubernetes mode.
+  secretKeys: ['secret_key', 'access_key'],
 
   validateInit(init: unknown): S3Init {
     const fields = initObject(init, ACCEPTED_KEYS, S3_STORAGE);

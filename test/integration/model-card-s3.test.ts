@@ -36,9 +36,11 @@ describe('model cards on S3Storage (real MinIO)', function () {
     });
     expect(created.status, created.text).to.equal(201);
     expect(created.body.connector_init.secret_key).to.equal('********');
+    expect(created.body.connector_init.access_key, 'the access key is a credential too').to.equal('********');
     for (const path of ['/api/storage', '/api/storage/s3']) expect((await t.private.get(path, { token: a.token })).text).to.not.include(secretKey);
     const row = await t.platform.db('storage_configs').where({ workspace_id: a.ws.id, storage_key: 's3' }).first();
     expect(JSON.stringify(row)).to.not.include(secretKey);
+    expect(row.connector_init).to.not.have.property('access_key');
 
     const content = `# Iris model card\n${'detail '.repeat(5000)}`;
     const card = await upload(t.private, a.token, 's3', content, 'iris-card.md', 'text/markdown');
