@@ -159,6 +159,7 @@ describe('auth server: rate limits', () => {
     expect(limited.status).to.equal(429);
     expect(Number(limited.headers.get('retry-after'))).to.be.greaterThan(0);
     expect(limited.body.message_code).to.equal('rate_limited');
+    expect(limited.body.message, 'says it is locked, and for how long').to.match(/^Too many attempts: locked for \d+ (seconds?|minutes?)\. Try again after that\.$/);
   });
 
   it('limits per client address too, counting every replica’s attempts', async () => {

@@ -70,7 +70,7 @@ export class UnsupportedMediaTypeError extends AppError {
 
 export class RateLimitedError extends AppError {
   constructor(retryAfterSeconds: number) {
-    super(429, 'rate_limited', `Too many attempts. Retry in ${retryAfterSeconds} s.`, undefined, {
+    super(429, 'rate_limited', `Too many attempts: locked for ${lockedFor(retryAfterSeconds)}. Try again after that.`, undefined, {
       'Retry-After': String(retryAfterSeconds),
     });
   }
@@ -93,4 +93,11 @@ export class OAuthError extends AppError {
   constructor(status: number, error: string, description: string) {
     super(status, error, description, undefined, status === 401 ? { 'WWW-Authenticate': 'Basic realm="didyma"' } : {});
   }
+}
+
+/** `45 seconds`, `2 minutes`: how long a lock lasts, as a person reads it. */
+function lockedFor(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }
