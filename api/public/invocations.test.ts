@@ -11,7 +11,7 @@ const FEEDBACK_SCHEMA = {
   properties: {
     correct: { type: 'boolean' },
     rating: { type: 'integer', minimum: 1, maximum: 5 },
-    evidence: { type: 'object', properties: { platform_file_id: { type: 'string' } } },
+    evidence: { type: 'object', properties: { platform_file_id: { type: 'string' } }, fileConstraints: { mediaTypes: ['text/csv'], maxSizeMb: 0.001 } },
   },
 };
 
@@ -115,6 +115,15 @@ describe('public server and executor: sessions, queued invocations, explanation 
     const evidence = await upload(t.public, owner.token, storage, 'a,b\n1,2\n', 'evidence.csv', 'text/csv');
     const withFile = await t.public.post(path, { token: owner.token, json: { request: { body: JSON.stringify({ correct: false, rating: 2, evidence: { platform_file_id: evidence.file_id } }) } } });
     expect(withFile.status).to.equal(201);
+    // The schema's fileConstraints hold for the file the feedback points at.
+    const markdown = await upload(t.public, owner.token, storage, '# notes', 'notes.md', 'text/markdown');
+    const wrongKind = await t.public.post(path, { token: owner.token, json: { request: { body: JSON.stringify({ correct: false, rating: 2, evidence: { platform_file_id: markdown.file_id } }) } } });
+    expect(wrongKind.status).to.equal(400);
+    expect(wrongKind.body.message).to.equal('feedback.evidence.platform_file_id: the file is text/markdown; the model accepts text/csv.');
+    const large = await upload(t.public, owner.token, storage, 'a,b\n'.repeat(500), 'large.csv', 'text/csv');
+    const tooLarge = await t.public.post(path, { token: owner.token, json: { request: { body: JSON.stringify({ correct: false, rating: 2, evidence: { platform_file_id: large.file_id } }) } } });
+    expect(tooLarge.status).to.equal(400);
+    expect(tooLarge.body.message).to.equal('feedback.evidence.platform_file_id: the file is larger than 0.001 MB.');
   });
 
   it('validates invocation bodies against the input schema and the model kind', async () => {

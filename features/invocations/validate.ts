@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Db } from '../../infra/db/database.js';
 import { InputError } from '../../kernel/errors/errors.js';
-import { compileSchema, firstViolation } from '../models/json-schema.js';
+import { compileSchema, firstViolation, validateNotingFiles } from '../models/json-schema.js';
 import type { IoSchema } from '../models/payload.js';
 import type { ModelRow } from '../models/store.js';
 import { filesStore, storageConfigsStore } from '../files/store.js';
@@ -69,8 +69,11 @@ export async function validateFeedback(db: Db, model: ModelRow, body: string): P
   if (!model.feedback_schema) return;
   const value = parseJson(body, 'request.body');
   const validate = validatorFor(model, 'feedback', model.feedback_schema);
-  if (!validate(value)) throw new InputError(firstViolation(validate.errors, 'feedback'));
-  for (const [path, fileId] of fileReferences(value, 'feedback')) await checkFile(db, model.workspace_id, fileId, path, undefined);
+  const { valid, files } = validateNotingFiles(validate, value);
+  if (!valid) throw new InputError(firstViolation(validate.errors, 'feedback'));
+  // The schema's fileConstraints of each reference, by the field path fileReferences gives it.
+  const constraints = new Map(files.map(({ instancePath, constraints }) => [`feedback${instancePath.replace(/\//g, '.')}.platform_file_id`, constraints]));
+  for (const [path, fileId] of fileReferences(value, 'feedback')) await checkFile(db, model.workspace_id, fileId, path, constraints.get(path));
 }
 
 async function checkFile(db: Db, workspaceId: number, fileId: string, field: string, constraints: IoSchema['fileConstraints']): Promise<void> {

@@ -32,4 +32,10 @@ describe('tenant JSON Schemas: no schema can stall the event loop every tenant s
     const bounded = compileSchema({ type: 'array', uniqueItems: true, maxItems: 1000 }, 'f');
     expect(bounded([{ a: 1 }, { a: 1 }])).to.equal(false);
   });
+
+  it('refuses fileConstraints without media types or a positive size, naming the field', () => {
+    for (const constraints of [{ mediaTypes: [], maxSizeMb: 1 }, { mediaTypes: ['text/csv'] }, { mediaTypes: ['text/csv'], maxSizeMb: 0 }]) {
+      expect(() => compileSchema({ type: 'object', fileConstraints: constraints }, 'feedback_schema'), JSON.stringify(constraints)).to.throw(/^feedback_schema: not a valid JSON Schema/);
+    }
+  });
 });

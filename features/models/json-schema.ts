@@ -22,8 +22,48 @@ function linearRegExp(pattern: string): RE2JS {
 function createAjv(): Ajv2020 {
   const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true, logger: false, unicodeRegExp: true, code: { regExp: linearRegExp as never } });
   (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
-  ajv.addKeyword({ keyword: 'fileConstraints' });
+  ajv.addKeyword({ keyword: 'fileConstraints', schemaType: 'object', metaSchema: FILE_CONSTRAINTS, validate: noteFileReference, errors: false });
   return ajv;
+}
+
+/** The constraints of a file a schema accepts: media types and size. */
+export interface FileConstraints {
+  mediaTypes: string[];
+  maxSizeMb: number;
+  description?: string;
+}
+
+const FILE_CONSTRAINTS = {
+  type: 'object',
+  required: ['mediaTypes', 'maxSizeMb'],
+  properties: { mediaTypes: { type: 'array', minItems: 1, items: { type: 'string' } }, maxSizeMb: { type: 'number', exclusiveMinimum: 0 }, description: { type: 'string' } },
+};
+
+/** A `{platform_file_id}` object met while validating, with the constraints of the schema that matched it. */
+export interface ConstrainedFile {
+  /** JSON Pointer of the object in the validated value. */
+  instancePath: string;
+  constraints: FileConstraints;
+}
+
+let noted: ConstrainedFile[] | undefined;
+
+// `fileConstraints` never fails validation: it notes the file references it
+// covers, whose files are checked afterwards (their type and size are in the database).
+function noteFileReference(constraints: FileConstraints, data: unknown, _parent?: unknown, cxt?: { instancePath: string }): boolean {
+  const isReference = typeof data === 'object' && data !== null && typeof (data as { platform_file_id?: unknown }).platform_file_id === 'string';
+  if (noted && isReference) noted.push({ instancePath: cxt?.instancePath ?? '', constraints });
+  return true;
+}
+
+/** Validates `value`, and gives the file references the schema's `fileConstraints` cover (validation is synchronous). */
+export function validateNotingFiles(validate: ValidateFunction, value: unknown): { valid: boolean; files: ConstrainedFile[] } {
+  noted = [];
+  try {
+    return { valid: validate(value) as boolean, files: noted };
+  } finally {
+    noted = undefined;
+  }
 }
 
 const ajv = createAjv();
