@@ -5,7 +5,7 @@ import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
 import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
-import { invocationState } from '../features/invocations/state.js';
+import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import type { ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
 import { LeaseKeeper, LeaseLostError } from './lease.js';
@@ -104,6 +104,8 @@ export class Executor {
   private async run(row: InvocationRow, delivery: Delivery, log: Logger): Promise<void> {
     const model = await this.durably(() => this.modelOf(row.model_id));
     const started = Date.now();
+    // Appended while its model was being deleted: it does not run either.
+    if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), delivery, started, log);
     let stored: string;
     try {
       const input = await this.inputOf(row, model);

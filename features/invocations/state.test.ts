@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow, type InvocationStatus } from './store.js';
-import { TRANSITIONS, invocationState, type Lease } from './state.js';
+import { DELETED_BEFORE_RUN, TRANSITIONS, invocationState, type Lease } from './state.js';
 
 type Start = 'QUEUED' | 'IN_PROGRESS' | 'IN_PROGRESS, lease run out' | 'COMPLETED' | 'ERROR';
-type Write = 'claim' | 'heartbeat' | 'complete' | 'fail' | 'release' | 'expire';
+type Write = 'claim' | 'heartbeat' | 'complete' | 'fail' | 'release' | 'expire' | 'cancel';
 
 const LEASE_MS = 60_000;
 const STARTS: Start[] = ['QUEUED', 'IN_PROGRESS', 'IN_PROGRESS, lease run out', 'COMPLETED', 'ERROR'];
@@ -47,6 +47,14 @@ const EXPECTED: Record<Write, Record<Start, { own: InvocationStatus | null; stal
     QUEUED: { own: null, stale: null },
     IN_PROGRESS: { own: 'QUEUED', stale: null },
     'IN_PROGRESS, lease run out': { own: 'QUEUED', stale: null },
+    COMPLETED: { own: null, stale: null },
+    ERROR: { own: null, stale: null },
+  },
+  // Cancelling (the model was deleted) names no lease: only QUEUED work is stopped.
+  cancel: {
+    QUEUED: { own: 'ERROR', stale: 'ERROR' },
+    IN_PROGRESS: { own: null, stale: null },
+    'IN_PROGRESS, lease run out': { own: null, stale: null },
     COMPLETED: { own: null, stale: null },
     ERROR: { own: null, stale: null },
   },
@@ -93,10 +101,12 @@ describe('invocation state: every transition is one conditional write, and no ot
         return invocationState.fail(db, lease, 'broken');
       case 'release':
         return invocationState.release(db, lease, 'try again');
-      case 'expire': {
-        // It moves every row whose lease ran out: whether it moved this one is in the row.
+      case 'expire':
+      case 'cancel': {
+        // Both move every row they apply to: whether they moved this one is in the row.
         const before = (await invocationsStore.byId(db, lease.id))!;
-        await invocationState.expireLeases(db);
+        if (write === 'expire') await invocationState.expireLeases(db);
+        else await invocationState.cancelQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN);
         return (await invocationsStore.byId(db, lease.id))!.status !== before.status;
       }
     }
@@ -121,7 +131,7 @@ describe('invocation state: every transition is one conditional write, and no ot
   }
 
   it('agrees with the table of transitions the module declares', () => {
-    for (const write of ['claim', 'complete', 'fail', 'release', 'expire'] as const) {
+    for (const write of ['claim', 'complete', 'fail', 'release', 'expire', 'cancel'] as const) {
       const legal = STARTS.filter((start) => EXPECTED[write][start].own !== null).map((start) => (start.startsWith('IN_PROGRESS') ? 'IN_PROGRESS' : start));
       expect([...new Set(legal)].sort(), write).to.deep.equal([...TRANSITIONS[write].from].sort());
       for (const start of STARTS) {

@@ -17,6 +17,9 @@ import { invocationColumns, sessionsStore, type InvocationRow, type InvocationSt
  */
 export type Lease = Pick<InvocationRow, 'id' | 'attempts'>;
 
+/** Why queued work of a deleted model ends in ERROR. */
+export const DELETED_BEFORE_RUN = 'The model was deleted before this invocation ran.';
+
 /** The transitions, with the statuses each one starts from: anything else is refused (state.test.ts walks this table). */
 export const TRANSITIONS = {
   /** Taken by an executor under a new lease; an IN_PROGRESS row only once its lease ran out. */
@@ -29,6 +32,8 @@ export const TRANSITIONS = {
   release: { from: ['IN_PROGRESS'], to: 'QUEUED' },
   /** The worker stopped renewing its lease (it died): back to the queue, to be published again. */
   expire: { from: ['IN_PROGRESS'], to: 'QUEUED' },
+  /** Its model was deleted before it ran: it never will. */
+  cancel: { from: ['QUEUED'], to: 'ERROR' },
 } as const satisfies Record<string, { from: readonly InvocationStatus[]; to: InvocationStatus }>;
 
 /** The columns of an append and their SQL types, as jsonb_to_recordset reads them (`ord`: the item's place in the batch). */
@@ -186,6 +191,10 @@ export const invocationState = {
    */
   release: async (db: Db, lease: Lease, reason: string) =>
     (await held(db, lease).update({ status: 'QUEUED', error: reason.slice(0, 2000), published_at: db.fn.now(), lease_expires_at: null })) > 0,
+
+  /** QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
+  cancelQueuedOf: (db: Runner, modelIds: number[], reason: string) =>
+    db('invocations').whereIn('model_id', modelIds).where({ status: 'QUEUED' }).update({ status: 'ERROR', error: reason, response: '', completed_at: db.fn.now() }),
 
   /** IN_PROGRESS under leases that ran out (their workers died) → QUEUED and unpublished, for the relay to send again. */
   expireLeases: (db: Db) =>

@@ -6,6 +6,7 @@ import { deploymentsStore, type DeploymentRow } from '../deployments/store.js';
 import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
 import { modelsStore, type NewModelRow } from './store.js';
+import { DELETED_BEFORE_RUN, invocationState } from '../invocations/state.js';
 import { presentChain } from './present.js';
 
 interface Resolved {
@@ -44,7 +45,11 @@ export class ModelRegistrationService {
     if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
     if (model.explains_id !== null) throw new ConflictError(`${code} ${version} is an explainer; delete the model it explains.`, 'explainer');
     const chain = [model, ...(await modelsStore.explainersOf(this.db, model))];
-    await modelsStore.markDeleted(this.db, chain.map((m) => m.id));
+    const ids = chain.map((m) => m.id);
+    await this.db.transaction(async (trx) => {
+      await modelsStore.markDeleted(trx, ids);
+      await invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN);
+    });
   }
 
   private async checkModelCards(workspaceId: number, chain: ChainLink[]) {
