@@ -175,9 +175,9 @@ describe('OpenInferenceRegistryConnector against a server with unloaded models',
     await new Promise((resolve) => (server.close(resolve), server.closeAllConnections()));
   });
 
-  it('knows a version the repository index lists even when its metadata is unavailable', async () => {
+  it('does not know a version whose metadata it cannot answer, whatever the repository index lists', async () => {
     const connector = new OpenInferenceRegistryConnector({ model_registry_url: url }, deps);
-    expect(await connector.lookup('resnet', '3')).to.deep.equal({ name: 'resnet', versions: ['3'], state: 'UNAVAILABLE', reason: 'unloaded', source: 'repository_index' });
+    expect(await connector.lookup('resnet', '3')).to.equal(null);
     expect(await connector.lookup('resnet', '4')).to.equal(null);
   });
 });

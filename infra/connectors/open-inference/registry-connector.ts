@@ -12,20 +12,12 @@ export const OPEN_INFERENCE_REGISTRY_SPEC: InitSpec = {
 
 // Servers disagree on "unknown model": MLServer answers 404, Triton 400.
 const NOT_HERE = [400, 404];
-// A server without the repository extension.
-const NO_INDEX = [400, 404, 405, 501];
-
-interface IndexEntry {
-  name?: unknown;
-  version?: unknown;
-  state?: unknown;
-  reason?: unknown;
-}
 
 /**
  * The model repository of an Open Inference Protocol (v2) server. A model
- * version is known when the server has metadata for it, or, when it is not
- * loaded, when the repository index lists it.
+ * version is known when the server answers its metadata: one it lists in its
+ * repository index but cannot describe (not loaded) cannot serve an
+ * invocation either, so it is not registered.
  */
 export class OpenInferenceRegistryConnector implements RegistryConnector {
   private readonly base: string;
@@ -45,21 +37,11 @@ export class OpenInferenceRegistryConnector implements RegistryConnector {
 
   async lookup(modelCode: string, version: string): Promise<Record<string, unknown> | null> {
     const metadata = await this.call('GET', `/v2/models/${segment(modelCode)}/versions/${segment(version)}`, NOT_HERE);
-    if (metadata.status < 300) return this.checkedMetadata(metadata.body);
-    const entry = await this.indexEntry(modelCode, version);
-    if (!entry) return null;
-    return { name: modelCode, versions: [version], state: entry.state ?? null, ...(entry.reason ? { reason: entry.reason } : {}), source: 'repository_index' };
+    return metadata.status < 300 ? this.checkedMetadata(metadata.body) : null;
   }
 
   async health(): Promise<void> {
     await this.call('GET', '/v2/health/live', []);
-  }
-
-  private async indexEntry(modelCode: string, version: string): Promise<IndexEntry | undefined> {
-    const index = await this.call('POST', '/v2/repository/index', NO_INDEX, {});
-    if (index.status >= 300) return undefined;
-    if (!Array.isArray(index.body)) throw unexpectedAnswer(this.deps.deploymentKey, 'model registry', 'a repository index that is not a list');
-    return (index.body as IndexEntry[]).find((entry) => entry?.name === modelCode && String(entry.version ?? '') === version);
   }
 
   private checkedMetadata(body: unknown): Record<string, unknown> {
@@ -69,10 +51,7 @@ export class OpenInferenceRegistryConnector implements RegistryConnector {
     return body as Record<string, unknown>;
   }
 
-  private call(method: 'GET' | 'POST', path: string, accept: readonly number[], json?: unknown) {
-    return callUpstream(this.deps.deploymentKey, 'model registry', () =>
-      // The index is a read, safe to repeat even though it is a POST.
-      this.deps.http.request({ method, url: `${this.base}${path}`, json, token: this.token, accept, idempotent: true }),
-    );
+  private call(method: 'GET', path: string, accept: readonly number[]) {
+    return callUpstream(this.deps.deploymentKey, 'model registry', () => this.deps.http.request({ method, url: `${this.base}${path}`, token: this.token, accept, idempotent: true }));
   }
 }
