@@ -217,7 +217,7 @@ describe('public server and executor: sessions, queued invocations, explanation 
     expect(card.headers.get('content-disposition')).to.include('attachment');
   });
 
-  it('refuses new sessions and invocations on a deleted model', async () => {
+  it('refuses new sessions and invocations on a deleted model, and keeps its history readable to its users', async () => {
     const v = unique('v');
     const server = await startDemoModelServer(v);
     try {
@@ -226,7 +226,15 @@ describe('public server and executor: sessions, queued invocations, explanation 
       await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', v, card.file_id) });
       const path = `/api/model/iris-classifier/version/${v}`;
       const session = await openSession(owner, path);
+      const before = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+      expect(before.status).to.equal(201);
       await t.private.delete(`/api/platform_model/iris-classifier/version/${v}`, { token: owner.token });
+      // Its users keep the history of their sessions, read-only.
+      expect((await t.public.get(`${path}/session`, { token: owner.token })).body.map((s: any) => s.id)).to.include(session);
+      expect((await t.public.get(`${path}/session/${session}/invocation`, { token: owner.token })).body.map((i: any) => i.id)).to.deep.equal([before.body.id]);
+      expect((await t.public.get(`${path}/session/${session}/invocation/${before.body.id}`, { token: owner.token })).status).to.equal(200);
+      const stranger = await colleague(t, owner, 'user');
+      expect((await t.public.get(`${path}/session/${session}/invocation`, { token: stranger.token })).status, "another user's session stays hidden").to.equal(404);
       expect((await t.public.post(`${path}/session`, { token: owner.token })).status).to.equal(404);
       expect((await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } })).status).to.equal(404);
       expect((await t.public.get('/api/model', { token: owner.token })).body.map((m: any) => m.model_metadata.version)).to.not.include(v);

@@ -32,7 +32,7 @@ export class InvocationsService {
   }
 
   async listSessions(principal: Principal, code: string, version: string, page: Page) {
-    const model = await this.models.live(principal, code, version);
+    const model = await this.models.forReading(principal, code, version);
     const [rows, total] = await Promise.all([
       sessionsStore.listOfUser(this.db, model.id, principal.user.id, page),
       sessionsStore.countOfUser(this.db, model.id, principal.user.id),
@@ -52,13 +52,13 @@ export class InvocationsService {
   }
 
   async list(principal: Principal, code: string, version: string, sessionId: string, page: Page) {
-    const { session } = await this.session(principal, code, version, sessionId);
+    const { session } = await this.session(principal, code, version, sessionId, 'read');
     const [rows, total] = await Promise.all([invocationsStore.listInSession(this.db, session.id, page), invocationsStore.countInSession(this.db, session.id)]);
     return { items: rows.map((row) => presentInvocation(row)), total };
   }
 
   async get(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
-    const model = await this.models.live(principal, code, version);
+    const model = await this.models.forReading(principal, code, version);
     // One query for the polling path (batched with concurrent polls): the caller's session and the invocation in it.
     const found = await this.batches.read({ sessionId, modelId: model.id, userId: principal.user.id, id: invocationId });
     if (!found) throw new NotFoundError('Session not found.');
@@ -164,9 +164,12 @@ export class InvocationsService {
     if (input.with_explanation && isExplainer) throw new InputError('with_explanation: send it to the main model, not to an explainer.');
   }
 
-  /** The caller's own session of that model version, or 404 (never revealing other users' sessions). */
-  private async session(principal: Principal, code: string, version: string, sessionId: string) {
-    const model = await this.models.live(principal, code, version);
+  /**
+   * The caller's own session of that model version, or 404 (never revealing
+   * other users' sessions); to read, the model may have been deleted since.
+   */
+  private async session(principal: Principal, code: string, version: string, sessionId: string, access: 'read' | 'write' = 'write') {
+    const model = access === 'read' ? await this.models.forReading(principal, code, version) : await this.models.live(principal, code, version);
     const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
     if (!session) throw new NotFoundError('Session not found.');
     return { model, session };

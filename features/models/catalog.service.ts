@@ -44,6 +44,21 @@ export class ModelCatalogService {
     return model;
   }
 
+  /**
+   * The model whose sessions the caller reads: the live one, or a deleted one,
+   * whose history its users keep; 404 when the workspace never had it.
+   */
+  async forReading(principal: Principal, code: string, version: string): Promise<ModelRow> {
+    try {
+      return await this.live(principal, code, version);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      const model = await modelsStore.byPair(this.db, principal.workspace!.id, code, version);
+      if (!model) throw error;
+      return model;
+    }
+  }
+
   async modelCard(principal: Principal, code: string, version: string): Promise<FileRow> {
     const model = await this.live(principal, code, version);
     const file = model.model_card_file_id ? await filesStore.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;

@@ -52,6 +52,9 @@ export const modelsStore = {
   },
   liveByPair: (db: Runner, workspaceId: number, code: string, version: string) => live(db, workspaceId).where({ model_code: code, version }).first(),
   listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
+  /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
+  byPair: (db: Runner, workspaceId: number, code: string, version: string) =>
+    db<ModelRow>('models').where({ workspace_id: workspaceId, model_code: code, version }).first(),
   /** The live explainer chain below a model, in order. */
   explainersOf: async (db: Runner, model: ModelRow) => {
     const chain: ModelRow[] = [];
