@@ -6,6 +6,7 @@ import { invocationState } from '../features/invocations/state.js';
 import { invocationsStore } from '../features/invocations/store.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { Executor, type InferenceProxy } from './executor.js';
+import { until } from '../test/support/until.js';
 import { LeaseLostError } from './lease.js';
 
 describe('executor leases: a run whose lease was lost never has its result taken', () => {
@@ -46,7 +47,7 @@ describe('executor leases: a run whose lease was lost never has its result taken
     const { executor, warnings, release } = executorWith(60_000);
     const id = await queued();
     const running = executor.handle(id, { attempt: 1 });
-    await until(async () => (await stored(id)).status === 'IN_PROGRESS');
+    await until(async () => (await stored(id)).status === 'IN_PROGRESS', 'the claim');
     // Another worker's claim after this lease ran out: the next lease.
     await iris.t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1) });
     const takeover = await invocationState.runWrites(iris.t.platform.db, [id], [], 60_000);
@@ -62,19 +63,11 @@ describe('executor leases: a run whose lease was lost never has its result taken
     const { executor, release } = executorWith(300);
     const id = await queued();
     const running = executor.handle(id, { attempt: 1 });
-    await until(async () => (await stored(id)).status === 'IN_PROGRESS');
+    await until(async () => (await stored(id)).status === 'IN_PROGRESS', 'the claim');
     const first = (await stored(id)).lease_expires_at!.getTime();
-    await until(async () => (await stored(id)).lease_expires_at!.getTime() > first);
+    await until(async () => (await stored(id)).lease_expires_at!.getTime() > first, 'a renewal');
     release();
     await running;
     expect(await stored(id)).to.include({ status: 'COMPLETED', attempts: 1 });
   });
 });
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

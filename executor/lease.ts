@@ -11,7 +11,6 @@ import { invocationState, type Lease } from '../features/invocations/state.js';
 export class LeaseKeeper {
   private readonly timer: NodeJS.Timeout;
   private renewing = false;
-  lost = false;
 
   constructor(
     private readonly db: Db,
@@ -31,7 +30,7 @@ export class LeaseKeeper {
     this.renewing = true;
     try {
       if (await invocationState.heartbeat(this.db, this.lease, this.leaseMs)) return;
-      this.lost = true;
+      // The run's own writes will be refused; nothing is left to renew.
       this.stop();
       this.logger.warn({ lease: this.lease.attempts }, 'lease lost: another worker holds the invocation now');
     } catch (error) {

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { IRIS, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
+import { until } from '../../test/support/until.js';
 import { invocationsStore } from './store.js';
 
 describe('restart on the in-process queue: queued work resumes within seconds', () => {
@@ -24,7 +25,7 @@ describe('restart on the in-process queue: queued work resumes within seconds', 
     expect(created.status).to.equal(201);
     const id = created.body.id as string;
     // Published into this process's queue, which has no executor: then the process stops.
-    await until(async () => Boolean((await invocationsStore.byId(t.platform.db, id))?.published_at));
+    await until(async () => Boolean((await invocationsStore.byId(t.platform.db, id))?.published_at), 'the publication');
     await t.platform.relay.stop();
 
     // The next run of the process: its queue receives the invocation again at start, and an executor would run it.
@@ -32,18 +33,10 @@ describe('restart on the in-process queue: queued work resumes within seconds', 
     const received = new Set<string>();
     const consumer = await next.platform.queue.consume(async (message) => void received.add(message), 100);
     try {
-      await until(async () => received.has(id));
+      await until(async () => received.has(id), 'the message in the next run');
     } finally {
       await consumer.stop();
     }
     expect((await invocationsStore.byId(next.platform.db, id))?.status).to.equal('QUEUED');
   });
 });
-
-async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -138,7 +138,6 @@ export class InvocationsService {
       if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
       return invocationState.appendCompleted(trx, {
         ...fields,
-        status: 'COMPLETED',
         id: crypto.randomUUID(),
         order: session.next_order - 1,
         workspace_id: model.workspace_id,

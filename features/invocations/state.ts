@@ -123,8 +123,8 @@ export const invocationState = {
   },
 
   /** Feedback (DATA_SUBMISSION): COMPLETED as it is written, nothing runs it. The caller holds the session's row lock and its order. */
-  appendCompleted: async (trx: Runner, row: NewInvocation & { order: number }) =>
-    (await trx<InvocationRow>('invocations').insert({ ...row, status: 'COMPLETED', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
+  appendCompleted: async (trx: Runner, row: Omit<NewInvocation, 'status' | 'response' | 'completed_at'> & { order: number }) =>
+    (await trx<InvocationRow>('invocations').insert({ ...row, status: 'COMPLETED', response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
 
   /**
    * The executor's claims and completions of many runs, in one statement.

@@ -3,6 +3,7 @@ import { unique } from '../../test/support/platform.js';
 import { IRIS, queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../invocations/state.js';
+import { until } from '../../test/support/until.js';
 import { invocationsStore } from '../invocations/store.js';
 
 describe('deleting a model: its queued work ends in a clear state and never runs', () => {
@@ -29,7 +30,7 @@ describe('deleting a model: its queued work ends in a clear state and never runs
     const executor = await startExecutor(t.platform);
     try {
       t.platform.relay.dispatch(late!.id);
-      await until(async () => (await invocationsStore.byId(t.platform.db, late!.id))?.status === 'ERROR');
+      await until(async () => (await invocationsStore.byId(t.platform.db, late!.id))?.status === 'ERROR', 'the late invocation to end');
     } finally {
       await executor.close();
     }
@@ -37,11 +38,3 @@ describe('deleting a model: its queued work ends in a clear state and never runs
     expect(await calls()).to.deep.equal(before);
   });
 });
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

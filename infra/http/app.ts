@@ -76,12 +76,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use(
     inTurn(
       log,
-      commonHeaders,
-      (_req, res, next) => {
-        // Clients open a new connection for their next request, which a load balancer sends elsewhere.
-        if (draining()) res.setHeader('Connection', 'close');
-        next();
-      },
+      commonHeaders(draining),
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
       ...(options.extra ? [options.extra] : []),
@@ -93,13 +88,17 @@ export function createHttpApp(options: HttpAppOptions): Express {
   return app;
 }
 
-const commonHeaders: RequestHandler = (req, res, next) => {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Cache-Control', 'no-store');
-  // One route per resource: `/x/` is `/x` (the spec writes both forms).
-  if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
-  next();
-};
+/** Headers of every answer, and one route per resource: `/x/` is `/x` (the spec writes both forms). */
+function commonHeaders(draining: () => boolean): RequestHandler {
+  return (req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    // Shutting down: clients open a new connection for their next request, which a load balancer sends elsewhere.
+    if (draining()) res.setHeader('Connection', 'close');
+    if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
+    next();
+  };
+}
 
 function parseTrustProxy(value: string): boolean | number | string {
   if (value === 'true') return true;

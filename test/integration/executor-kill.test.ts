@@ -6,7 +6,8 @@ import path from 'node:path';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import { startTestPlatform, testSecretKeyFile, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
-import { demoDeployment, filesystemStorage, IRIS, modelPayload, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { IRIS, registeredIris, tenant, type Tenant } from '../support/fixtures.js';
+import { until } from '../support/until.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 
 // An executor killed with SIGKILL in the middle of a load: its claimed runs
@@ -16,25 +17,15 @@ import { deleteWorkQueue, requireEnv } from '../support/services.js';
 
 const TOTAL = 2000;
 const LEASE_SECONDS = 3;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 180_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const LOAD_MS = 180_000;
 
 /** `didyma executor` in a child process of its own, so it can be killed outright. */
 function executorProcess(env: Record<string, string>, name: string): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/entry.ts', 'executor'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  child.on('exit', (code, signal) => {
+  child.on('exit', (code) => {
     if (code) console.error(`executor ${name} exited with ${code}: ${stderr}`);
-    void signal;
   });
   return child;
 }
@@ -64,12 +55,7 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
     demo = createDemoModelServer({ version, inferenceDelayMs: 5 });
     const { url } = await demo.listen(0, '127.0.0.1');
     owner = await tenant(t);
-    await demoDeployment(t.private, owner.token, url);
-    const storage = await filesystemStorage(t.private, owner.token);
-    const card = await upload(t.private, owner.token, storage, 'card');
-    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
-    expect(registered.status, registered.text).to.equal(201);
-    modelId = ((await t.platform.db('models').where({ version, model_code: 'iris-classifier' }).first('id')) as { id: number }).id;
+    modelId = await registeredIris(t, owner, url, version);
     // Every transition into COMPLETED of this model's invocations, with the lease that made it.
     const db = t.platform.db;
     await db.raw(`create table ${audit} (invocation_id uuid not null, lease integer not null)`);
@@ -137,13 +123,13 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
         }
       }),
     );
-    await until(async () => (await count(`status = 'COMPLETED'`)) >= TOTAL / 4, 'a quarter of the invocations to complete');
+    await until(async () => (await count(`status = 'COMPLETED'`)) >= TOTAL / 4, 'a quarter of the invocations to complete', LOAD_MS);
     doomed.kill('SIGKILL');
     const killedAt = Date.now();
     const completedAtKill = await count(`status = 'COMPLETED'`);
     const heldAtKill = await count(`status = 'IN_PROGRESS'`);
     await load;
-    await until(async () => (await count(`status in ('QUEUED', 'IN_PROGRESS')`)) === 0, 'every invocation to finish');
+    await until(async () => (await count(`status in ('QUEUED', 'IN_PROGRESS')`)) === 0, 'every invocation to finish', LOAD_MS);
     const finishedAfterMs = Date.now() - killedAt;
 
     const statuses = (await t.platform.db('invocations').whereIn('id', accepted).select('status')) as Array<{ status: string }>;

@@ -5,7 +5,7 @@ import { startExecutor } from '../../executor/start.js';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
-import { demoDeployment, filesystemStorage, IRIS, modelPayload, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { IRIS, registeredIris, tenant, type Tenant } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 
 // Faults of the real services under load. The broker and the database are
@@ -77,11 +77,7 @@ describe('fault tolerance under load (real PostgreSQL and RabbitMQ)', function (
     demo = createDemoModelServer({ version, inferenceDelayMs: 5 });
     const { url } = await demo.listen(0, '127.0.0.1');
     owner = await tenant(t);
-    await demoDeployment(t.private, owner.token, url);
-    const storage = await filesystemStorage(t.private, owner.token);
-    const card = await upload(t.private, owner.token, storage, 'card');
-    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
-    expect(registered.status, registered.text).to.equal(201);
+    await registeredIris(t, owner, url, version);
   });
 
   after(async () => {

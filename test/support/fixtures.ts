@@ -99,7 +99,7 @@ export function modelPayload(code: string, version: string, cardId: string, extr
 export const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
 
 /** The iris classifier `version` registered for `owner` on a demo deployment of `demoUrl`, with a model card; its model id. */
-async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
+export async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
   await demoDeployment(t.private, owner.token, demoUrl);
   const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
   const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
