@@ -7,7 +7,7 @@ import { fence, kubeConnection, type KubeConnection } from '../infra/kube/connec
 import { isNotFound } from '../infra/kube/errors.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { HttpClient } from '../infra/net/http-client.js';
-import { UrlPolicy } from '../infra/net/url-policy.js';
+import { egressPolicy } from '../platform/egress.js';
 import { StorageClasses } from '../infra/storage/classes.js';
 import { processRegistry } from '../features/metrics/process-registry.js';
 import { Controller } from './controller.js';
@@ -27,17 +27,18 @@ export interface RunningOperator {
   close(): Promise<void>;
 }
 
-const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
-
 /**
  * The connectors and storage classes the operator validates and probes with.
  * Built here rather than through createPlatform: the operator needs neither
  * the database nor the signing and encryption keys.
  */
 function handlers(config: Config, logger: Logger): KindHandler[] {
-  const policy = new UrlPolicy({ allowLoopback: config.devMode, allow: list(config.urlAllow), deny: list(config.urlDeny) });
+  const policy = egressPolicy(config);
   const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
-  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined });
+  const storageClasses = new StorageClasses({
+    filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
+    lookupFor: (port) => policy.lookupFor(port),
+  });
   return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
 }
 

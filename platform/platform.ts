@@ -14,7 +14,7 @@ import { WorkspacesService } from '../features/identity/workspaces.service.js';
 import { ApiTokensService } from '../features/identity/api-tokens.service.js';
 import { OAuthApplicationsService } from '../features/identity/oauth.service.js';
 import { InvitationsService } from '../features/identity/invitations.service.js';
-import { UrlPolicy } from '../infra/net/url-policy.js';
+import { egressPolicy } from './egress.js';
 import { HttpClient } from '../infra/net/http-client.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageClasses } from '../infra/storage/classes.js';
@@ -86,11 +86,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
   };
 
-  const policy = new UrlPolicy({ allowLoopback: config.devMode, allow: list(config.urlAllow), deny: list(config.urlDeny) });
+  const policy = egressPolicy(config);
   const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
-  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookup: policy.lookup });
+  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookupFor: (port) => policy.lookupFor(port) });
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
   const kube = createKubeSide(config, { db, box, logger });
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);

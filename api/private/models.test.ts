@@ -172,9 +172,9 @@ describe('private server: model registration and deployments', () => {
     const base = {
       deployment_key: unique('dep'),
       registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
-      registry_connector_init: { model_registry_url: 'http://10.1.2.3:8080' },
+      registry_connector_init: { model_registry_url: 'http://203.0.113.3:8080' },
       server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
-      server_proxy_init: { server_proxy_url: 'http://10.1.2.3:8080' },
+      server_proxy_init: { server_proxy_url: 'http://203.0.113.3:8080' },
     };
     const unknownClass = await t.private.post('/api/deployment', { token: a.token, json: { ...base, server_proxy_class: 'child_process.exec' } });
     expect(unknownClass.status).to.equal(400);

@@ -38,7 +38,7 @@ export class StorageConfigsService {
     const storageClass = this.classes.get(input.storage_class);
     const init = storageClass.validateInit(input.connector_init);
     // The platform will call this endpoint: the same outbound URL policy as for model servers.
-    if (typeof init.endpoint === 'string') this.policy.checkSyntax(init.endpoint, 'connector_init.endpoint');
+    if (typeof init.endpoint === 'string') await this.policy.checkUrl(init.endpoint, 'connector_init.endpoint');
     if (await storageConfigsStore.liveByKey(this.db, workspace.id, input.storage_key)) {
       throw new ConflictError(`A storage configuration "${input.storage_key}" exists in this workspace.`);
     }

@@ -85,7 +85,7 @@ export function createPrometheusClient(options: PrometheusOptions): PrometheusCl
   // The outbound policy refuses URLs with credentials: say so at start-up rather than at the first query.
   if (url.username || url.password) throw new Error('PROMETHEUS_URL must not contain credentials.');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const policy = new UrlPolicy({ allowLoopback: true, allow: [host] });
+  const policy = new UrlPolicy({ allowLoopback: true, privateAllow: ['0.0.0.0/0', '::/0'], allow: [host] });
   const http = new HttpClient({ policy, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, retry: { attempts: 2 }, logger: options.logger });
   return new PrometheusClient(http, options);
 }

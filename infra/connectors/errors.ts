@@ -19,18 +19,23 @@ export class UpstreamError extends BadGatewayError {
     /** The status the upstream answered, when it answered. */
     readonly upstreamStatus?: number,
     publicMessage?: string,
+    /** What exactly failed, for the logs only. */
+    readonly diagnosis?: string,
   ) {
     super(message, { deployment_key: deploymentKey });
     this.publicMessage = publicMessage ?? withoutAddresses(message);
   }
 }
 
-const FAILURES: Record<HttpTransportError['failure'], string> = {
-  connect: 'the connection failed',
-  connect_timeout: 'the connection timed out',
-  timeout: 'it did not answer in time',
-  dns: 'its name did not resolve',
-  refused_by_policy: 'the outbound URL policy refused it',
+// Refused by the outbound policy, refused by the host, no answer: one message, so that
+// nobody can map which private addresses answer by registering URLs. The logs tell them apart.
+const UNREACHABLE = 'could not be reached';
+const FAILURES: Record<HttpTransportError['failure'], string | null> = {
+  connect: null,
+  connect_timeout: null,
+  timeout: null,
+  dns: null,
+  refused_by_policy: null,
   too_large: 'its answer was too large',
   invalid_response: 'its answer was not valid',
   tls: 'TLS failed',
@@ -60,8 +65,9 @@ function asUpstreamError(error: unknown, deploymentKey: string, role: UpstreamRo
     return new UpstreamError(deploymentKey, `${subject} failed: ${error.message}`, error.retryable !== 'never', error.upstreamStatus, told);
   }
   if (error instanceof HttpTransportError) {
-    const told = `${subject} could not be reached: ${FAILURES[error.failure]}`;
-    return new UpstreamError(deploymentKey, `${subject} could not be reached: ${error.message}`, error.retryable !== 'never', undefined, told);
+    const failure = FAILURES[error.failure];
+    const told = failure ? `${subject} failed: ${failure}` : `${subject} ${UNREACHABLE}`;
+    return new UpstreamError(deploymentKey, `${told}.`, error.retryable !== 'never', undefined, `${told}.`, error.message);
   }
   return error;
 }

@@ -6,7 +6,7 @@ import { HttpStatusError, HttpTransportError, isHttpClientError } from './errors
 import { excerptOf } from './excerpt.js';
 import { exchange, type RawResponse } from './http-exchange.js';
 import { DEFAULT_RETRY, parseRetryAfter, retryableStatus, retryDelay, type RetrySettings } from './retry.js';
-import type { UrlPolicy } from './url-policy.js';
+import { portOf, type UrlPolicy } from './url-policy.js';
 
 export interface HttpClientOptions {
   /** Every URL and every address a name resolves to is checked against it. */
@@ -63,7 +63,7 @@ export class HttpClient {
   }
 
   async request(request: HttpRequest): Promise<HttpResponse> {
-    const url = this.target(request);
+    const url = await this.target(request);
     const idempotent = request.idempotent ?? request.method !== 'POST';
     const label = `${request.method} ${url.origin}${url.pathname}`;
     for (let attempt = 1; ; attempt += 1) {
@@ -85,9 +85,9 @@ export class HttpClient {
     this.agents.https.destroy();
   }
 
-  private target(request: HttpRequest): URL {
+  private async target(request: HttpRequest): Promise<URL> {
     const url = request.url instanceof URL ? request.url : new URL(request.url);
-    const denial = this.options.policy.denialOfUrl(url);
+    const denial = await this.options.policy.refusalOf(url);
     if (denial) throw new HttpTransportError(`${request.method} ${url.origin}${url.pathname} was refused by the outbound URL policy: ${denial}`, 'refused_by_policy', 'never');
     return url;
   }
@@ -100,7 +100,7 @@ export class HttpClient {
       headers: headersOf(request, body),
       body,
       agent: url.protocol === 'https:' ? this.agents.https : this.agents.http,
-      lookup: this.options.policy.lookup,
+      lookup: this.options.policy.lookupFor(portOf(url)),
       connectTimeoutMs: this.options.connectTimeoutMs ?? 5_000,
       timeoutMs: request.timeoutMs ?? this.options.timeoutMs ?? 30_000,
       maxResponseBytes: this.options.maxResponseBytes ?? 10 * 1024 * 1024,

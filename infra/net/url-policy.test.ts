@@ -18,9 +18,9 @@ function refusal(policy: UrlPolicy, url: string, field = 'server_proxy_init.serv
   throw new Error(`${url} was accepted`);
 }
 
-function lookup(policy: UrlPolicy, host: string, all: boolean): Promise<string | LookupAddress[]> {
+function lookup(policy: UrlPolicy, host: string, all: boolean, port = 80): Promise<string | LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    policy.lookup(host, { all }, (error, address) => (error ? reject(error) : resolve(address)));
+    policy.lookupFor(port)(host, { all }, (error, address) => (error ? reject(error) : resolve(address)));
   });
 }
 
@@ -30,7 +30,7 @@ describe('UrlPolicy', () => {
 
   it('accepts an ordinary http or https URL and returns it parsed', () => {
     expect(production.checkSyntax('https://models.example.com/v2').hostname).to.equal('models.example.com');
-    expect(production.checkSyntax('http://10.1.2.3:8080').port).to.equal('8080');
+    expect(production.checkSyntax('http://203.0.113.3:8080').port).to.equal('8080');
   });
 
   it('refuses cloud metadata addresses and names in every mode, naming the field', () => {
@@ -69,7 +69,7 @@ describe('UrlPolicy', () => {
     expect(refusal(production, 'http://[::ffff:127.0.0.1]/')).to.contain('loopback');
     expect(refusal(production, 'http://[::127.0.0.1]/')).to.contain('loopback');
     expect(() => development.checkSyntax('http://[::ffff:127.0.0.1]/')).not.to.throw();
-    expect(() => production.checkSyntax('http://[::ffff:10.0.0.1]/')).not.to.throw();
+    expect(() => production.checkSyntax('http://[::ffff:203.0.113.1]/')).not.to.throw();
   });
 
   it('refuses other schemes, credentials in the URL and text that is not a URL', () => {
@@ -95,7 +95,7 @@ describe('UrlPolicy', () => {
     const policy = new UrlPolicy({ allow: ['*.models.example.com'] });
     expect(() => policy.checkSyntax('https://kserve.models.example.com/')).not.to.throw();
     expect(refusal(policy, 'https://other.example.com/')).to.contain('other.example.com is not on the allow list');
-    expect(refusal(policy, 'http://10.0.0.1/')).to.contain('not on the allow list');
+    expect(refusal(policy, 'http://198.51.100.1/')).to.contain('not on the allow list');
   });
 
   it('never lets the allow list open the built-in refusals', () => {
@@ -144,7 +144,7 @@ describe('UrlPolicy', () => {
     });
 
     it('decides an allow list of networks on the resolved addresses', async () => {
-      const policy = new UrlPolicy({ allow: ['10.20.0.0/16'], resolve: resolverOf({ 'in.example.com': ['10.20.3.4'], 'out.example.com': ['192.0.2.1'] }) });
+      const policy = new UrlPolicy({ allow: ['10.20.0.0/16'], privateAllow: ['10.20.0.0/16'], resolve: resolverOf({ 'in.example.com': ['10.20.3.4'], 'out.example.com': ['192.0.2.1'] }) });
       expect(() => policy.checkSyntax('http://out.example.com/')).not.to.throw();
       expect(await lookup(policy, 'in.example.com', false)).to.equal('10.20.3.4');
       const error = await lookup(policy, 'out.example.com', false).catch((e: unknown) => e);

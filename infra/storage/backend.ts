@@ -52,10 +52,11 @@ export interface StorageOptions {
   filesystemRoot?: string;
   /**
    * Resolves the host of every connection a storage client opens and refuses
-   * addresses the outbound URL policy forbids (its `lookup`): the check is made
-   * at connect time, after DNS, whatever the name resolved to at registration.
+   * addresses the outbound URL policy forbids (its `lookupFor`, given the
+   * port): the check is made at connect time, after DNS, whatever the name
+   * resolved to at registration.
    */
-  lookup?: LookupFunction;
+  lookupFor?: (port: number) => LookupFunction;
 }
 
 /** A validated `connector_init`: flat strings and booleans only. */

@@ -51,7 +51,7 @@ export const s3StorageClass: StorageClass<S3Init> = {
   create(init: S3Init, options: StorageOptions): S3Storage {
     const endpoint = parseEndpoint(init.endpoint, init.use_ssl);
     // Every connection the client opens resolves its host through the outbound URL policy.
-    const agentOptions = { keepAlive: true, ...(options.lookup ? { lookup: options.lookup } : {}) };
+    const agentOptions = { keepAlive: true, ...(options.lookupFor ? { lookup: options.lookupFor(endpoint.port ?? (endpoint.useSSL ? 443 : 80)) } : {}) };
     const transportAgent = endpoint.useSSL ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     // The client library loads with the first S3 storage (about 40 MiB a process otherwise pays for nothing).
     const client = import('minio').then(

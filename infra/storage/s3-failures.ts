@@ -2,20 +2,18 @@
 // supervisor can act on. Whatever the source, the secret key is cut out of the
 // text: a message may be shown in a response or written to a log.
 
+// Refused by the outbound policy, refused by the host, no answer: one reason, so that
+// nobody can map which private addresses answer by registering endpoints.
+const UNREACHABLE = 'the endpoint could not be reached';
+const UNREACHABLE_CODES = ['ERR_ADDRESS_DENIED', 'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT'];
+
 const REASONS = new Map<string, string>([
+  ...UNREACHABLE_CODES.map((code): [string, string] => [code, UNREACHABLE]),
   ['InvalidAccessKeyId', 'the access key is not known to the server'],
   ['SignatureDoesNotMatch', 'the secret key does not match the access key'],
   ['AccessDenied', 'access denied: check the access key, the secret key and the bucket policy'],
   ['NoSuchBucket', 'the bucket does not exist'],
   ['AuthorizationHeaderMalformed', 'the region does not match the bucket'],
-  ['ERR_ADDRESS_DENIED', 'the outbound URL policy refuses the address the endpoint resolves to'],
-  ['ECONNREFUSED', 'connection refused'],
-  ['ECONNRESET', 'the connection was reset'],
-  ['ENOTFOUND', 'the host name does not resolve'],
-  ['EAI_AGAIN', 'the host name could not be resolved right now'],
-  ['EHOSTUNREACH', 'the host is unreachable'],
-  ['ENETUNREACH', 'the network is unreachable'],
-  ['ETIMEDOUT', 'no answer in time'],
   ['EPROTO', 'TLS handshake failed: is use_ssl right for this endpoint?'],
   ['ERR_SSL_WRONG_VERSION_NUMBER', 'TLS handshake failed: is use_ssl right for this endpoint?'],
   ['DEPTH_ZERO_SELF_SIGNED_CERT', 'the TLS certificate is self-signed and not trusted'],

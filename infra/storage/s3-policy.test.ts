@@ -25,18 +25,29 @@ describe('S3 storage: every connection is checked against the outbound URL polic
   after(() => new Promise((done) => server.close(done)));
 
   const backendUnder = (policy: UrlPolicy) =>
-    new StorageClasses({ lookup: policy.lookup }).backend(S3_STORAGE, {
+    new StorageClasses({ lookupFor: (port) => policy.lookupFor(port) }).backend(S3_STORAGE, {
       endpoint: `http://storage.example.test:${port}`,
       access_key: 'key',
       secret_key: 'very-secret',
       bucket_name: 'files',
     });
 
-  it('refuses to connect when the name resolves to an address the policy forbids, and says only that', async () => {
+  it('refuses to connect when the name resolves to an address the policy forbids, in the words of an unreachable endpoint', async () => {
     requests = 0;
     const refused = await backendUnder(new UrlPolicy({ resolve })).check().then(() => undefined, (error: Error) => error);
-    expect(refused?.message).to.equal(`bucket files not reachable at endpoint http://storage.example.test:${port}: the outbound URL policy refuses the address the endpoint resolves to.`);
+    expect(refused?.message).to.equal(`bucket files not reachable at endpoint http://storage.example.test:${port}: the endpoint could not be reached.`);
     expect(requests, 'nothing reached the address').to.equal(0);
+  });
+
+  it('says the same of an allowed address where nothing listens', async () => {
+    const closed = new StorageClasses({ lookupFor: (p) => new UrlPolicy({ resolve, allowLoopback: true }).lookupFor(p) }).backend(S3_STORAGE, {
+      endpoint: 'http://storage.example.test:1',
+      access_key: 'key',
+      secret_key: 'very-secret',
+      bucket_name: 'files',
+    });
+    const refused = await closed.check().then(() => undefined, (error: Error) => error);
+    expect(refused?.message).to.equal('bucket files not reachable at endpoint http://storage.example.test:1: the endpoint could not be reached.');
   });
 
   it('connects through the policy when it allows the address (the system resolver knows nothing of that name)', async () => {

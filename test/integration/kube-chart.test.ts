@@ -91,6 +91,18 @@ describe('Kubernetes: the Helm chart', function () {
     expect(optional).to.include.members(['HorizontalPodAutoscaler/dy-didyma-public', 'HorizontalPodAutoscaler/dy-didyma-executor', 'ServiceMonitor/dy-didyma-operator']);
   });
 
+  it("passes the cluster's Pod and Service ranges, and nothing else, as the private networks the platform may call", async () => {
+    const allowed = (objects: KubeObject[]) => {
+      const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as unknown as { data: Record<string, string> };
+      const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
+      const env = operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
+      return [config.data.DIDYMA_EGRESS_ALLOW_CIDRS, env.find((e) => e.name === 'DIDYMA_EGRESS_ALLOW_CIDRS')?.value];
+    };
+    expect(allowed(await render())).to.deep.equal(['10.244.0.0/16,10.96.0.0/12', '10.244.0.0/16,10.96.0.0/12']);
+    expect(allowed(await render('--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}'))).to.deep.equal(['10.42.0.0/16,10.43.0.0/16', '10.42.0.0/16,10.43.0.0/16']);
+    expect(allowed(await render('--set', 'egress.allowCidrs=null'))).to.deep.equal(['', '']);
+  });
+
   it('runs every container as non-root on a read-only root filesystem, with probes and resources', async () => {
     for (const object of (await render()).filter((o) => o.kind === 'Deployment')) {
       const pod = (object.spec as any).template.spec;

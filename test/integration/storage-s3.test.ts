@@ -241,7 +241,7 @@ describe('S3Storage against a real MinIO server', () => {
     it('for an endpoint where nothing listens', async () => {
       const port = await freePort();
       const error = await checkFailure({ endpoint: `http://127.0.0.1:${port}` });
-      expect(error.message).to.equal(`bucket ${bucket} not reachable at endpoint http://127.0.0.1:${port}: connection refused.`);
+      expect(error.message).to.equal(`bucket ${bucket} not reachable at endpoint http://127.0.0.1:${port}: the endpoint could not be reached.`);
     });
   });
 });
