@@ -167,6 +167,16 @@ describe('private server: model registration and deployments', () => {
     expect((await t.private.post('/api/deployment', { token: a.token, json: body })).status).to.equal(409);
   });
 
+  it('answers 400 naming the schema a registration leaves out when the registry records none', async () => {
+    const { a, version, card } = await setup();
+    const { input_schema: _input, ...withoutInput } = modelPayload('iris-classifier', version, card);
+    const reply = await t.private.post('/api/platform_model', { token: a.token, json: withoutInput });
+    expect(reply.status).to.equal(400);
+    expect(reply.body.message).to.match(/^input_schema is required: the registry of deployment "demo-[^"]+" records no signature for \(iris-classifier, /);
+    expect(reply.body.details).to.deep.equal([{ field: 'input_schema', message: 'is required' }]);
+    expect(await t.platform.db('models').where({ version })).to.deep.equal([]);
+  });
+
   it('validates deployment classes and URLs', async () => {
     const a: Tenant = await tenant(t);
     const base = {

@@ -17,8 +17,9 @@ export interface ModelPayload {
   version: string;
   name: string;
   description: string;
-  input_schema: IoSchema;
-  output_schema: IoSchema;
+  /** Absent: the registry's signature of the model gives it. */
+  input_schema?: IoSchema;
+  output_schema?: IoSchema;
   realtime_execution?: boolean;
   allow_download?: boolean;
   need_context?: boolean;
@@ -58,12 +59,13 @@ export function chainOf(payload: ModelPayload): ChainLink[] {
 }
 
 function checkLink(payload: ModelPayload, field: string): void {
-  checkIoSchema(payload.input_schema, `${field}input_schema`, true);
-  checkIoSchema(payload.output_schema, `${field}output_schema`, false);
+  if (payload.input_schema) checkIoSchema(payload.input_schema, `${field}input_schema`, true);
+  if (payload.output_schema) checkIoSchema(payload.output_schema, `${field}output_schema`, false);
   if (payload.feedback_schema !== undefined) compileSchema(payload.feedback_schema, `${field}feedback_schema`);
 }
 
-function checkIoSchema(io: IoSchema, field: string, isInput: boolean): void {
+/** The checks a given schema passes, for one a registry gave (a tenant's registry: the same limits apply). */
+export function checkIoSchema(io: IoSchema, field: string, isInput: boolean): void {
   if (io.schema !== undefined) compileSchema(io.schema, `${field}.schema`);
   if (io.type === 'file' && isInput && !io.fileConstraints) {
     throw new InputError(`${field}.fileConstraints: required when type is file (mediaTypes and maxSizeMb).`);

@@ -5,6 +5,7 @@ import { filesStore } from '../files/store.js';
 import { deploymentsStore, type DeploymentRow } from '../deployments/store.js';
 import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
+import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import { modelsStore, type NewModelRow } from './store.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../invocations/state.js';
 import { presentChain } from './present.js';
@@ -12,6 +13,8 @@ import { presentChain } from './present.js';
 interface Resolved {
   deployment: DeploymentRow;
   registry: Record<string, unknown>;
+  /** The link's payload, its schemas filled from the registry where it gave none. */
+  payload: CompletePayload;
 }
 
 /** Registration and deletion of models with their explainer chains (supervisors, private server). */
@@ -71,12 +74,14 @@ export class ModelRegistrationService {
   private async resolveAll(workspaceId: number, chain: ChainLink[]): Promise<Resolved[]> {
     const deployments = await deploymentsStore.listLive(this.db, workspaceId);
     const resolved: Resolved[] = [];
-    for (const { payload, field } of chain) {
+    for (const link of chain) {
+      const { payload, field } = link;
       const found = await this.resolve(deployments, payload.model_code, payload.version);
       if (!found) {
         throw new InputError(`${field}model_code: no deployment of this workspace knows (${payload.model_code}, ${payload.version}); register a deployment whose registry has it.`);
       }
-      resolved.push(found);
+      const complete = await withRegistrySchemas(link, this.connectors.registryOf(found.deployment), found.deployment.deployment_key);
+      resolved.push({ ...found, payload: complete });
     }
     return resolved;
   }
@@ -86,7 +91,7 @@ export class ModelRegistrationService {
    * the pair serves it. When none knows it and a registry could not be asked,
    * that failure (502 naming the deployment) is the answer, not a 400.
    */
-  private async resolve(deployments: DeploymentRow[], code: string, version: string): Promise<Resolved | undefined> {
+  private async resolve(deployments: DeploymentRow[], code: string, version: string): Promise<Omit<Resolved, 'payload'> | undefined> {
     const answers = await Promise.allSettled(deployments.map((deployment) => this.connectors.registryOf(deployment).lookup(code, version)));
     for (const [i, answer] of answers.entries()) {
       if (answer.status === 'fulfilled' && answer.value) return { deployment: deployments[i]!, registry: answer.value };
@@ -97,7 +102,7 @@ export class ModelRegistrationService {
   }
 
   private rowOf(link: ChainLink, resolved: Resolved, workspaceId: number, userId: number): NewModelRow {
-    const p = link.payload;
+    const p = resolved.payload;
     return {
       workspace_id: workspaceId,
       model_code: p.model_code,

@@ -1,7 +1,7 @@
 import { BadGatewayError } from '../../kernel/errors/errors.js';
 import { HttpStatusError, HttpTransportError } from '../net/errors.js';
 
-export type UpstreamRole = 'model registry' | 'model server';
+export type UpstreamRole = 'model registry' | 'tracking server' | 'model server';
 
 /**
  * A deployment's registry or model server could not be reached or failed

@@ -7,6 +7,8 @@ export interface InitSpec {
   className: string;
   /** Base URLs in order of preference; at least one is required. */
   urls: readonly string[];
+  /** URLs the class cannot do without, each with the reason a missing one is refused. */
+  required?: Readonly<Record<string, string>>;
   /** Bearer tokens: encrypted at rest, never shown. */
   secrets: readonly string[];
 }
@@ -28,6 +30,9 @@ export function validateInit(init: unknown, field: string, spec: InitSpec, polic
     if (value === null || value === '') continue;
     if (typeof value !== 'string') throw invalid(path, 'must be a string');
     result[key] = spec.urls.includes(key) ? baseUrl(value, path, policy) : token(value, path);
+  }
+  for (const [key, why] of Object.entries(spec.required ?? {})) {
+    if (!(key in result)) throw new InputError(`${field}.${key} is required: ${why}`, [{ field: `${field}.${key}`, message: 'is required' }]);
   }
   if (!spec.urls.some((key) => key in result)) throw missingUrl(field, spec.urls);
   return Object.freeze(result);

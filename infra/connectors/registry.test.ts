@@ -30,8 +30,8 @@ describe('ConnectorCatalog', () => {
   });
 
   it('normalizes a valid init: trailing slashes removed, empty parameters dropped', () => {
-    const registry = catalog.validate('registry', MLFLOW_REGISTRY, { model_registry_url: 'https://mlflow.example.com/', tracking_server_url: '', tracking_server_pat: 'dapi123' });
-    expect(registry).to.deep.equal({ className: MLFLOW_REGISTRY, init: { model_registry_url: 'https://mlflow.example.com', tracking_server_pat: 'dapi123' } });
+    const registry = catalog.validate('registry', MLFLOW_REGISTRY, { model_registry_url: 'https://mlflow.example.com/', tracking_server_url: 'https://mlflow.example.com/', tracking_server_pat: 'dapi123' });
+    expect(registry).to.deep.equal({ className: MLFLOW_REGISTRY, init: { model_registry_url: 'https://mlflow.example.com', tracking_server_url: 'https://mlflow.example.com', tracking_server_pat: 'dapi123' } });
     const proxy = catalog.validate('proxy', OIP_PROXY, { server_proxy_url: 'https://kserve.example.com/serving/' });
     expect(proxy.init).to.deep.equal({ server_proxy_url: 'https://kserve.example.com/serving' });
   });
@@ -47,8 +47,11 @@ describe('ConnectorCatalog', () => {
   });
 
   it('names a missing required URL', () => {
-    expect(inputError(() => catalog.validate('registry', MLFLOW_REGISTRY, { tracking_server_pat: 'x' }))).to.equal(
+    expect(inputError(() => catalog.validate('registry', OIP_REGISTRY, {}))).to.equal(
       'registry_connector_init.model_registry_url is required (or registry_connector_init.tracking_server_url)',
+    );
+    expect(inputError(() => catalog.validate('registry', MLFLOW_REGISTRY, { model_registry_url: 'https://mlflow.example.com', tracking_server_url: '', tracking_server_pat: 'x' }))).to.equal(
+      'registry_connector_init.tracking_server_url is required: the connector reads the model signature from the tracking server',
     );
     expect(inputError(() => catalog.validate('proxy', OIP_PROXY, {}))).to.equal('server_proxy_init.server_proxy_url is required');
   });

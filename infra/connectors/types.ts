@@ -23,6 +23,20 @@ export interface InferenceOutput {
   response: string;
 }
 
+/** An input or output schema in the platform's shape: `{type: 'json', description, schema, fields?}`. */
+export interface RegistrySchema {
+  type: 'json';
+  description: string;
+  schema: Record<string, unknown>;
+  fields?: Array<{ name: string; type: string; required: boolean }>;
+}
+
+/** What a registry's own description of a model version says of its input and output. */
+export interface RegistrySchemas {
+  input?: RegistrySchema;
+  output?: RegistrySchema;
+}
+
 /** Asks a model catalog whether it knows a model version. */
 export interface RegistryConnector {
   /**
@@ -30,6 +44,12 @@ export interface RegistryConnector {
    * know it. Throws UpstreamError when the registry cannot be asked.
    */
   lookup(modelCode: string, version: string): Promise<Record<string, unknown> | null>;
+  /**
+   * The schemas the registry records for a version it knows (an MLflow
+   * signature), for a registration that gives none. Absent: the registry
+   * records none. Throws UpstreamError when the registry cannot be asked.
+   */
+  schemasOf?(modelCode: string, version: string): Promise<RegistrySchemas>;
   /** Resolves when the registry answers; throws UpstreamError otherwise. */
   health(): Promise<void>;
 }

@@ -126,4 +126,54 @@ describe('MLflow behind the MLflow connectors (real tracking server, registry an
     expect(finished.error).to.include('Failed to enforce schema');
     expect(attempts).to.equal(1);
   });
+
+  describe('a registration that gives no schemas', () => {
+    const derivedName = unique('iris-signed');
+    let derived: RegisteredMlflowModel;
+
+    // The same iris model logged again under another name; the scoring server of the first answers for it.
+    before(async () => {
+      derived = await registerMlflowModel(servers, tracking.url, derivedName);
+    });
+
+    it("takes the input and output schemas from the logged model's signature, and validates invocations with them", async () => {
+      const { input_schema: _input, output_schema: _output, ...bare } = payload(derivedName, derived.version);
+      const reply = await t.private.post('/api/platform_model', { token: owner.token, json: bare });
+      expect(reply.status, reply.text).to.equal(201);
+      const [model] = reply.body;
+      expect(model.input_schema.type).to.equal('json');
+      expect(model.input_schema.fields).to.deep.equal(derived.feature_names.map((feature) => ({ name: feature, type: 'double', required: true })));
+      expect(model.input_schema.description).to.equal(`From the MLflow signature: columns ${derived.feature_names.map((f) => `${f} (double)`).join(', ')}.`);
+      expect(model.output_schema.schema).to.deep.equal({ type: 'object', required: ['predictions'], properties: { predictions: { type: 'array', items: { type: 'string' } } } });
+
+      const path = `/api/model/${derivedName}/version/${derived.version}`;
+      const record = Object.fromEntries(derived.feature_names.map((feature, i) => [feature, derived.sample[i]]));
+      const { finished } = await predictInNewSession(t, owner.token, path, [record]);
+      expect(finished, finished.error ?? '').to.include({ status: 'COMPLETED', error: null });
+      expect(JSON.parse(finished.response)).to.deep.equal({ predictions: [derived.sample_prediction] });
+
+      const session = await t.public.post(`${path}/session`, { token: owner.token });
+      const { [derived.feature_names[0]!]: _dropped, ...incomplete } = record;
+      const refused = await t.public.post(`${path}/session/${session.body.id}/invocation`, {
+        token: owner.token,
+        json: { type: 'PREDICT', request: { type: 'FEATURES', body: JSON.stringify(incomplete) } },
+      });
+      expect(refused.status, refused.text).to.equal(400);
+    });
+
+    it('refuses an MLflow deployment without tracking_server_url, naming the field', async () => {
+      const reply = await t.private.post('/api/deployment', {
+        token: owner.token,
+        json: {
+          deployment_key: unique('mlflow-untracked'),
+          registry_connector_class: MLFLOW_REGISTRY,
+          registry_connector_init: { model_registry_url: tracking.url },
+          server_proxy_class: MLFLOW_PROXY,
+          server_proxy_init: { server_proxy_url: scoring.url },
+        },
+      });
+      expect(reply.status).to.equal(400);
+      expect(reply.body.message).to.equal('registry_connector_init.tracking_server_url is required: the connector reads the model signature from the tracking server');
+    });
+  });
 });

@@ -12,6 +12,18 @@ const TOKEN = 'dapi-test-token';
 const MODEL_VERSION = { name: 'churn', version: '2', current_stage: 'Production', status: 'READY', run_id: 'abc', source: 'models:/m-1' };
 const REGISTERED_MODEL = { name: 'churn', description: 'Predicts churn', tags: [{ key: 'team', value: 'growth' }] };
 
+// The MLmodel file of churn 2 as MLflow writes it: the signature's sides are JSON text inside YAML.
+const MLMODEL = `artifact_path: mlflow-artifacts:/1/models/m-1/artifacts
+flavors:
+  python_function:
+    loader_module: mlflow.sklearn
+signature:
+  inputs: '[{"type": "long", "name": "tenure", "required": true}, {"type": "string",
+    "name": "plan", "required": false}]'
+  outputs: '[{"type": "tensor", "tensor-spec": {"dtype": "float64", "shape": [-1]}}]'
+  params: null
+`;
+
 interface Seen {
   method: string;
   path: string;
@@ -42,6 +54,12 @@ function mlflowLike(seen: Seen[]) {
         return name === 'churn' ? send(200, { registered_model: REGISTERED_MODEL }) : missing(404);
       case '/api/2.0/mlflow/registered-models/search':
         return send(200, { registered_models: [REGISTERED_MODEL] });
+      case '/model-versions/get-artifact':
+        if (url.searchParams.get('path') !== 'MLmodel') return missing(404);
+        if (name === 'churn') return (res.writeHead(200, { 'content-type': 'text/plain' }), res.end(MLMODEL));
+        if (name === 'unsigned') return (res.writeHead(200, { 'content-type': 'text/plain' }), res.end('flavors: {}\n'));
+        if (name === 'garbled') return (res.writeHead(200, { 'content-type': 'text/plain' }), res.end("signature:\n  inputs: '[{\"type\": \"decimal\", \"name\": \"x\"}]'\n"));
+        return missing(404);
       case '/invocations':
         return send(200, { predictions: [0.91] });
       case '/ping':
@@ -111,6 +129,27 @@ describe('MLflow connectors against an MLflow-speaking server', () => {
       const refused = await anonymous.lookup('churn', '2').catch((e: unknown) => e);
       expect((refused as UpstreamError).upstreamStatus).to.equal(401);
       expect((refused as Error).message).to.contain('UNAUTHENTICATED');
+    });
+
+    it("reads the input and output schemas from the logged model's signature on the tracking server", async () => {
+      const connector = new MlflowRegistryConnector({ model_registry_url: 'http://127.0.0.1:1', tracking_server_url: url, tracking_server_pat: TOKEN }, deps);
+      const schemas = await connector.schemasOf('churn', '2');
+      expect(seen.map((s) => [s.path, s.query.get('path'), s.query.get('name'), s.query.get('version'), s.authorization])).to.deep.equal([
+        ['/model-versions/get-artifact', 'MLmodel', 'churn', '2', `Bearer ${TOKEN}`],
+      ]);
+      expect(schemas.input?.fields).to.deep.equal([
+        { name: 'tenure', type: 'long', required: true },
+        { name: 'plan', type: 'string', required: false },
+      ]);
+      expect(schemas.output?.schema).to.deep.equal({ type: 'object', required: ['predictions'], properties: { predictions: { type: 'array', items: { type: 'number' } } } });
+    });
+
+    it('reads no schemas for a version without MLmodel or signature, and refuses a signature it cannot map', async () => {
+      expect(await registry().schemasOf('unsigned', '1')).to.deep.equal({});
+      expect(await registry().schemasOf('unknown', '1')).to.deep.equal({});
+      const garbled = await registry().schemasOf('garbled', '1').catch((e: unknown) => e);
+      expect(garbled).to.be.instanceOf(UpstreamError);
+      expect((garbled as Error).message).to.equal('Deployment "mlflow-prod": the tracking server answered a model signature the platform cannot read: the signature has a column of unknown type "decimal"');
     });
 
     it('answers health with a one-item search', async () => {

@@ -1,13 +1,16 @@
+import YAML from 'yaml';
 import { excerptOf } from '../../net/excerpt.js';
 import type { HttpResponse } from '../../net/http-client.js';
 import type { UrlPolicy } from '../../net/url-policy.js';
 import { callUpstream, UpstreamError, unexpectedAnswer } from '../errors.js';
 import { validateInit, type InitSpec } from '../init.js';
-import type { ConnectorDeps, ConnectorInit, RegistryConnector } from '../types.js';
+import type { ConnectorDeps, ConnectorInit, RegistryConnector, RegistrySchemas } from '../types.js';
+import { SignatureError, signatureSchemas, type MlflowSignature } from './signature.js';
 
 export const MLFLOW_REGISTRY_SPEC: InitSpec = {
   className: 'didyma.registry.MlflowRegistryConnector',
   urls: ['model_registry_url', 'tracking_server_url'],
+  required: { tracking_server_url: 'the connector reads the model signature from the tracking server' },
   secrets: ['tracking_server_pat'],
 };
 
@@ -19,6 +22,7 @@ const MLFLOW_VERSION = /^[1-9]\d{0,17}$/;
 /** The MLflow model registry REST API (open-source MLflow or a hosted one taking a bearer token). */
 export class MlflowRegistryConnector implements RegistryConnector {
   private readonly base: string;
+  private readonly tracking: string;
   private readonly token: string | undefined;
 
   constructor(
@@ -26,6 +30,7 @@ export class MlflowRegistryConnector implements RegistryConnector {
     private readonly deps: ConnectorDeps,
   ) {
     this.base = (init.model_registry_url ?? init.tracking_server_url) as string;
+    this.tracking = init.tracking_server_url ?? this.base;
     this.token = init.tracking_server_pat;
   }
 
@@ -41,6 +46,27 @@ export class MlflowRegistryConnector implements RegistryConnector {
     const registeredModel = await this.get('/api/2.0/mlflow/registered-models/get', { name: modelCode }, 'registered_model');
     if (!registeredModel) return null;
     return { ...modelVersion, registered_model: registeredModel };
+  }
+
+  /**
+   * The input and output schemas of the version's logged model signature,
+   * read from its MLmodel file on the tracking server; none when the version
+   * or its signature is missing.
+   */
+  async schemasOf(modelCode: string, version: string): Promise<RegistrySchemas> {
+    const key = this.deps.deploymentKey;
+    const query = new URLSearchParams({ path: 'MLmodel', name: modelCode, version }).toString();
+    const url = `${this.tracking}/model-versions/get-artifact?${query}`;
+    const answer = await callUpstream(key, 'tracking server', () => this.deps.http.request({ method: 'GET', url, token: this.token, accept: [404] }));
+    if (answer.status === 404) return {};
+    const signature = signatureOf(answer.text);
+    if (signature === undefined) throw unexpectedAnswer(key, 'tracking server', 'an MLmodel file that is not YAML');
+    try {
+      return signature ? signatureSchemas(signature) : {};
+    } catch (error) {
+      if (error instanceof SignatureError) throw unexpectedAnswer(key, 'tracking server', `a model signature the platform cannot read: ${error.message}`);
+      throw error;
+    }
   }
 
   /** A one-item search: proves the registry answers and accepts the token. */
@@ -68,4 +94,17 @@ export class MlflowRegistryConnector implements RegistryConnector {
     const url = `${this.base}${path}?${new URLSearchParams(query).toString()}`;
     return callUpstream(this.deps.deploymentKey, 'model registry', () => this.deps.http.request({ method: 'GET', url, token: this.token, accept }));
   }
+}
+
+/** The `signature` of an MLmodel file; null when it has none, undefined when the text is not a YAML mapping. */
+function signatureOf(text: string): MlflowSignature | null | undefined {
+  let mlmodel: unknown;
+  try {
+    mlmodel = YAML.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof mlmodel !== 'object' || mlmodel === null || Array.isArray(mlmodel)) return undefined;
+  const { signature } = mlmodel as { signature?: unknown };
+  return typeof signature === 'object' && signature !== null ? (signature as MlflowSignature) : null;
 }
