@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
+import { login, makeStaff, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 
 const STRONG = 'Sufficiently-Long-Pass-42';
 
@@ -142,8 +142,7 @@ describe('auth server: invitations and registration', () => {
     const member = await t.auth.post('/api/auth/invitation', { token: sup.token, json: { email: sup.user.email, role: 'user' } });
     expect(member.status).to.equal(409);
 
-    const staff = await makeUser(t.platform, { staff: true });
-    const staffToken = (await login(t.auth, staff)).access;
+    const staffToken = (await makeStaff(t)).token;
     const byStaff = await t.auth.post('/api/auth/invitation', { token: staffToken, json: { email: `${unique('s')}@example.test`, role: 'supervisor', workspace_id: ws.id } });
     expect(byStaff.status).to.equal(201);
   });

@@ -37,9 +37,9 @@ describe('auth server: login, refresh and verify', () => {
     expect(list.status).to.equal(200);
     expect(list.body.map((w: { name: string }) => w.name)).to.deep.equal([ws.name]);
     const invite = await t.auth.post('/api/auth/invitation', { token: tokens.access, json: { email: 'x@example.test', role: 'user' } });
-    expect(invite.status).to.equal(400);
+    expect(invite.status).to.equal(403);
     const logo = await t.auth.get(`/api/auth/workspace/${ws.id}/logo`, { token: tokens.access });
-    expect(logo.status).to.equal(404);
+    expect(logo.status).to.equal(403);
   });
 
   it('refuses a wrong password, an unknown e-mail and a foreign workspace', async () => {

@@ -5,7 +5,7 @@ import { authenticate, bearerOf, principalOf } from '../shared/authenticate.js';
 import { pageOf, sendPage } from '../../infra/http/pagination.js';
 import { collect, receiveFile } from '../../infra/http/multipart.js';
 import { jwks } from '../../features/auth/keys.js';
-import { NotAllowedError, NotAuthenticatedError } from '../../kernel/errors/errors.js';
+import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { isStaff } from '../../features/auth/principal.js';
 
 const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -56,12 +56,12 @@ export function authRoutes(platform: Platform): OperationRoutes {
     await identity.workspaces.remove(intParam(req.params.workspaceId));
     res.status(204).end();
   });
-  router.put('/api/auth/workspace/:workspaceId/logo', auth('any'), async (req, res) => {
+  router.put('/api/auth/workspace/:workspaceId/logo', auth('workspace'), async (req, res) => {
     const file = await receiveFile(req, 'logo', config.maxLogoBytes, collect);
     await identity.workspaces.saveLogo(principalOf(res), intParam(req.params.workspaceId), file.contentType, file.result);
     res.status(202).json({ message: 'Logo stored.', message_code: 'ok' });
   });
-  router.get('/api/auth/workspace/:workspaceId/logo', auth('any'), async (req, res) => {
+  router.get('/api/auth/workspace/:workspaceId/logo', auth('workspace'), async (req, res) => {
     const logo = await identity.workspaces.logo(principalOf(res), intParam(req.params.workspaceId));
     res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('X-Logo-Content-Type', logo.content_type);
@@ -71,13 +71,13 @@ export function authRoutes(platform: Platform): OperationRoutes {
 
   if (config.exposeTokenApi) mountTokenApi(router, platform, auth);
 
-  router.post('/api/auth/invitation', auth('any'), async (req, res) => {
+  router.post('/api/auth/invitation', auth('workspace'), async (req, res) => {
     res.status(201).json(await identity.invitations.invite(principalOf(res), req.body));
   });
-  router.get('/api/auth/invitation', auth('any'), async (req, res) => {
+  router.get('/api/auth/invitation', auth('workspace'), async (req, res) => {
     res.json(await identity.invitations.listPending(principalOf(res), workspaceIdOf(req, principalOf(res))));
   });
-  router.delete('/api/auth/invitation/id/:invitationId', auth('any'), async (req, res) => {
+  router.delete('/api/auth/invitation/id/:invitationId', auth('workspace'), async (req, res) => {
     await identity.invitations.revoke(principalOf(res), workspaceIdOf(req, principalOf(res)), intParam(req.params.invitationId));
     res.status(204).end();
   });
@@ -96,17 +96,17 @@ export function authRoutes(platform: Platform): OperationRoutes {
 function mountTokenApi(router: OperationRoutes, platform: Platform, auth: ReturnType<typeof authenticate>) {
   const tokens = platform.identity.apiTokens;
   const ids = (req: Request) => [intParam(req.params.workspaceId), intParam(req.params.tokenId)] as const;
-  router.get('/api/auth/workspace/:workspaceId/token', auth('any'), async (req, res) => {
+  router.get('/api/auth/workspace/:workspaceId/token', auth('workspace'), async (req, res) => {
     const { items, total } = await tokens.list(principalOf(res), intParam(req.params.workspaceId), pageOf(req));
     sendPage(res, items, total);
   });
-  router.get('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+  router.get('/api/auth/workspace/:workspaceId/token/:tokenId', auth('workspace'), async (req, res) => {
     res.json(await tokens.get(principalOf(res), ...ids(req)));
   });
-  router.patch('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+  router.patch('/api/auth/workspace/:workspaceId/token/:tokenId', auth('workspace'), async (req, res) => {
     res.json(await tokens.setActive(principalOf(res), ...ids(req), req.body.is_active));
   });
-  router.delete('/api/auth/workspace/:workspaceId/token/:tokenId', auth('any'), async (req, res) => {
+  router.delete('/api/auth/workspace/:workspaceId/token/:tokenId', auth('workspace'), async (req, res) => {
     await tokens.remove(principalOf(res), ...ids(req));
     res.status(204).end();
   });
@@ -115,8 +115,7 @@ function mountTokenApi(router: OperationRoutes, platform: Platform, auth: Return
 /** The workspace an invitation listing is about: the token's, or (staff) the one named. */
 function workspaceIdOf(req: Request, principal: ReturnType<typeof principalOf>): number {
   const named = req.query.workspace_id === undefined ? undefined : Number(req.query.workspace_id);
-  const workspaceId = named ?? principal.workspace?.id;
-  if (workspaceId === undefined) throw new NotAllowedError('Name a workspace_id or use a token bound to a workspace.');
+  const workspaceId = named ?? principal.workspace!.id;
   if (!isStaff(principal) && named !== undefined && named !== principal.workspace?.id) return -1;
   return workspaceId;
 }

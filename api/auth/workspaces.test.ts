@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
+import { login, makeStaff, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
 
@@ -14,8 +14,7 @@ describe('auth server: workspace management', () => {
   let staffToken: string;
   before(async () => {
     t = await startTestPlatform();
-    const staff = await makeUser(t.platform, { staff: true });
-    staffToken = (await login(t.auth, staff)).access;
+    staffToken = (await makeStaff(t)).token;
   });
   after(() => t.close());
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { login, makeUser, startTestPlatform, unique, type TestPlatform, type TestUser } from '../../test/support/platform.js';
+import { login, makeStaff, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, startDemoModelServer, tenant, upload, colleague, type Tenant } from '../../test/support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
@@ -45,7 +45,7 @@ describe('private server: metric catalog and queries', () => {
   let prometheus: Awaited<ReturnType<typeof startStandIn>>;
   let a: Tenant;
   let b: Tenant;
-  let staff: TestUser;
+  let staff: Awaited<ReturnType<typeof makeStaff>>;
   let staffToken: string;
 
   before(async () => {
@@ -53,8 +53,8 @@ describe('private server: metric catalog and queries', () => {
     t = await startTestPlatform({ prometheusUrl: prometheus.url });
     a = await tenant(t);
     b = await tenant(t);
-    staff = await makeUser(t.platform, { staff: true });
-    staffToken = (await login(t.auth, staff)).access;
+    staff = await makeStaff(t);
+    staffToken = staff.token;
   });
   after(async () => {
     await t.close();
@@ -128,14 +128,17 @@ describe('private server: metric catalog and queries', () => {
     expect(hostile.body.query).to.include(`workspace="${a.ws.name}",model_code="x\\",workspace=\\"${b.ws.name}"`);
   });
 
-  it('lets staff name any workspace, and makes an unbound staff token name one', async () => {
+  it("lets staff name any workspace, reads the token's own by default, and refuses an unbound staff token", async () => {
     const named = await metric(`/total_deployments?workspace=${b.ws.name}`, staffToken);
     expect(named.status, named.text).to.equal(200);
     expect(named.body.query).to.include(`workspace="${b.ws.name}"`);
     const unnamed = await metric('/total_deployments', staffToken);
-    expect(unnamed.status).to.equal(400);
-    expect(unnamed.body.message).to.match(/workspace/);
+    expect(unnamed.status, unnamed.text).to.equal(200);
+    expect(unnamed.body.query).to.include(`workspace="${staff.home.name}"`);
     expect((await metric(`/total_deployments?workspace=${unique('nope')}`, staffToken)).status).to.equal(404);
+    const unbound = await metric(`/total_deployments?workspace=${b.ws.name}`, staff.unbound);
+    expect(unbound.status).to.equal(403);
+    expect(unbound.body.message).to.equal('This endpoint needs a token bound to a workspace: log in with `workspace`.');
   });
 
   it('answers 404 for an unknown metric and 400 for wrong parameters', async () => {

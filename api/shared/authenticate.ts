@@ -30,6 +30,7 @@ const guards: Record<'any' | 'workspace' | 'supervisor' | 'staff', Guard> = {
     if (!isSupervisor(p)) throw new NotAllowedError('Only a supervisor of this workspace may do this.');
   },
   staff: (p) => {
+    guards.workspace(p);
     if (!isStaff(p)) throw new NotAllowedError('Only staff users may do this.');
   },
 };
@@ -37,7 +38,7 @@ const guards: Record<'any' | 'workspace' | 'supervisor' | 'staff', Guard> = {
 /**
  * Shared by the three servers: authenticates the bearer credential, then
  * applies the guard, before the body is read (`workspace`: a workspace-bound token; `supervisor`;
- * `staff`; `any`: an unbound token is enough).
+ * `staff`: a staff user's workspace-bound token; `any`: an unbound token is enough).
  */
 export function authenticate(authenticator: Authenticator) {
   return (need: keyof typeof guards): RequestHandler =>

@@ -11,10 +11,14 @@ export interface Principal {
   tokenData: Record<string, unknown>;
 }
 
-/** The permission set of a user in a workspace, from its current role. */
+/**
+ * The permission set of a user in a workspace, from its current role. Null:
+ * a token bound to no workspace, which carries no permission at all, staff
+ * included: it lists the user's workspaces and verifies itself, nothing more.
+ */
 export function permissionsFor(isStaff: boolean, role: Role | null): Permission[] {
-  const permissions: Permission[] = [];
-  if (role) permissions.push('user');
+  if (!role) return [];
+  const permissions: Permission[] = ['user'];
   if (role === 'supervisor') permissions.push('supervisor');
   if (isStaff) permissions.push('staff');
   return permissions;

@@ -39,8 +39,7 @@ export class InvitationsService {
   ) {}
 
   async invite(principal: Principal, input: { email: string; role: Role; workspace_id?: number }) {
-    const workspaceId = input.workspace_id ?? principal.workspace?.id;
-    if (workspaceId === undefined) throw new InputError('workspace_id: required when the token is not bound to a workspace.');
+    const workspaceId = input.workspace_id ?? principal.workspace!.id;
     if (!isStaff(principal) && principal.workspace?.id !== workspaceId) throw new NotFoundError('Workspace not found.');
     const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
     const email = normaliseEmail(input.email);

@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.js';
 import type { Principal } from '../auth/principal.js';
 import { isStaff, isSupervisor } from '../auth/principal.js';
-import { BadGatewayError, InputError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
+import { BadGatewayError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
 import { workspacesStore } from '../identity/workspaces.store.js';
 import { METRIC_CATALOG, metricByName, type MetricDefinition } from './catalog.js';
 import { parseMetricRequest } from './params.js';
@@ -46,21 +46,18 @@ export class MetricsQueryService {
   /** The workspace whose series the caller reads. */
   private async scope(principal: Principal, named: string | undefined): Promise<string> {
     if (!isStaff(principal)) {
-      const own = principal.workspace?.name;
-      if (!own) throw new NotAllowedError('Metrics need a token bound to a workspace.');
+      const own = principal.workspace!.name;
       if (named !== undefined && named !== own) throw new NotAllowedError('Supervisors read the metrics of their own workspace only.');
       return own;
     }
-    const name = named ?? principal.workspace?.name;
-    if (!name) throw new InputError('Name the workspace: a token without a workspace must pass ?workspace=<name>.', [{ field: 'workspace', message: 'required' }]);
+    const name = named ?? principal.workspace!.name;
     if (!(await workspacesStore.liveByName(this.db, name))) throw new NotFoundError(`No workspace ${name}.`);
     return name;
   }
 }
 
-/** Supervisors of the token's workspace, and staff users (with or without a workspace). */
+/** Supervisors of the token's workspace, and staff users (whose token is bound to a workspace too). */
 function checkAccess(principal: Principal): void {
   if (isStaff(principal)) return;
-  if (!principal.workspace) throw new NotAllowedError('Metrics need a token bound to a workspace (or a staff user): log in with `workspace`.');
   if (!isSupervisor(principal)) throw new NotAllowedError('Only supervisors of the workspace and staff users may read metrics.');
 }

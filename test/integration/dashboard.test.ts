@@ -265,10 +265,12 @@ describe('dashboard in a browser', function () {
   });
 
   it('lets staff create, disable, enable and delete (after confirming) a workspace', async () => {
+    // Staff act as staff from inside a workspace of theirs, like every other signed-in user.
     const staff = await makeUser(t.platform, { staff: true });
+    const home = await makeWorkspace(t.platform, [[staff, 'user']]);
     const name = unique('team');
     const { page } = await openBrowser();
-    await signIn(page, staff);
+    await signIn(page, staff, home.name);
     await page.getByRole('link', { name: 'All workspaces' }).first().click();
     await page.getByLabel('Name').fill(name);
     await page.getByRole('button', { name: 'Create workspace' }).click();

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { startTestPlatform, login, makeUser, unique, type TestPlatform } from '../support/platform.js';
+import { startTestPlatform, makeStaff, unique, type TestPlatform } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { getAsIs, type Reply } from '../support/http.js';
 
@@ -26,8 +26,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
   before(async () => {
     t = await startTestPlatform(LIMITS);
     owner = await tenant(t);
-    const staff = await makeUser(t.platform, { staff: true });
-    staffToken = (await login(t.auth, staff)).access;
+    staffToken = (await makeStaff(t)).token;
     storageKey = await filesystemStorage(t.private, owner.token);
     version = unique('hx');
     demo = await startDemoModelServer(version);

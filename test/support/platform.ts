@@ -106,6 +106,17 @@ export async function makeWorkspace(platform: Platform, members: Array<[TestUser
   return { id: workspace.id, name: workspace.name };
 }
 
+/**
+ * A staff user and its tokens: `token` bound to a workspace of its own, as a
+ * staff user must log in to act as staff, and `unbound`, which only lists
+ * its workspaces and verifies itself.
+ */
+export async function makeStaff(t: TestPlatform) {
+  const user = await makeUser(t.platform, { staff: true });
+  const home = await makeWorkspace(t.platform, [[user, 'user']]);
+  return { user, home, token: (await login(t.auth, user, home.name)).access, unbound: (await login(t.auth, user)).access };
+}
+
 /** Logs in through the API and returns the access token (and refresh). */
 export async function login(client: Client, user: TestUser, workspace?: string) {
   const reply = await client.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, ...(workspace ? { workspace } : {}) } });
