@@ -179,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     groups = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def command(sub: Any, name: str, run: Any, help: str, columns: list[str] | None = None, needs_client: bool = True) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
+        p: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
         p.set_defaults(run=run, columns=columns, needs_client=needs_client)
         return p
 

@@ -54,8 +54,10 @@ class Didyma:
     @classmethod
     def login(cls, email: str, password: str, workspace: str | None = None, *, auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None, **kwargs: Any) -> Didyma:
         """Logs in with e-mail and password (into `workspace`; without one the token can only list workspaces)."""
-        client = cls(cls.urls_from(auth_url, private_url, public_url), TokenPair(email=email, password=password, workspace=workspace), **kwargs)
-        client.transport.credentials.access_token(client.transport)  # type: ignore[union-attr]
+        credentials = TokenPair(email=email, password=password, workspace=workspace)
+        client = cls(cls.urls_from(auth_url, private_url, public_url), credentials, **kwargs)
+        # Logs in now, so that wrong credentials fail here rather than at the first call.
+        credentials.access_token(client.transport)
         return client
 
     @classmethod

@@ -27,7 +27,7 @@ class ApiModel:
     def from_json(cls: type[M], data: dict[str, Any], **extra: Any) -> M:
         names = {f.name for f in fields(cls) if f.init}
         values = {k: v for k, v in data.items() if k in names and not k.startswith("_") and k != "raw"}
-        return cls(**values, raw=data, **extra)
+        return cls(**values, **{"raw": data, **extra})
 
     @classmethod
     def api_fields(cls) -> set[str]:
