@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import didyma
-from conftest import ADMIN_EMAIL, IRIS, Iris, invite_member
+from conftest import IRIS, Iris, Setting, invite_member
 from didyma import Didyma, ServerUrls
 
 
@@ -45,10 +45,10 @@ def test_without_a_login_commands_exit_3(cli: Any) -> None:
     assert "didyma login" in cli("models", "list", code=3).stderr
 
 
-def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, urls: ServerUrls, iris: Iris, tmp_path: Path) -> None:
-    email, password = invite_member(admin, urls)
-    claims = as_json(cli("--json", "login", "--email", email, "--workspace", "default", extra={"DIDYMA_PASSWORD": password}))
-    assert claims["workspace"] == "default"
+def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting: Setting, iris: Iris, tmp_path: Path) -> None:
+    email, password = invite_member(admin)
+    claims = as_json(cli("--json", "login", "--email", email, "--workspace", setting.workspace, extra={"DIDYMA_PASSWORD": password}))
+    assert claims["workspace"] == setting.workspace
     saved = json.loads((tmp_path / "cli.json").read_text())
     assert password not in json.dumps(saved)
     assert oct((tmp_path / "cli.json").stat().st_mode & 0o777) == "0o600"
@@ -79,9 +79,9 @@ def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, urls: Se
     assert [i["type"] for i in invocations] == ["PREDICT", "EXPLAIN", "DATA_SUBMISSION"]
 
 
-def test_exit_codes_say_what_went_wrong(cli: Any, admin_password: str, iris: Iris) -> None:
-    cli("login", "--email", ADMIN_EMAIL, "--password", "wrong", "--workspace", "default", code=3)
-    cli("login", "--email", ADMIN_EMAIL, "--password", admin_password, "--workspace", "default")
+def test_exit_codes_say_what_went_wrong(cli: Any, setting: Setting, iris: Iris) -> None:
+    cli("login", "--email", setting.admin_email, "--password", "wrong", "--workspace", setting.workspace, code=3)
+    cli("login", "--email", setting.admin_email, "--password", setting.admin_password, "--workspace", setting.workspace)
     cli("models", "get", "no-such-model", "1", code=5)
     cli("models", "register", '{"model_code": "x"}', code=7)
     cli("models", "register", "{not json", code=7)
@@ -90,3 +90,13 @@ def test_exit_codes_say_what_went_wrong(cli: Any, admin_password: str, iris: Iri
     cli("no-such-command", code=2)
     assert cli("logout").returncode == 0
     cli("whoami", code=3)
+
+
+def test_api_token_and_client_credential_logins(cli: Any, setting: Setting) -> None:
+    assert as_json(cli("--json", "login", "--api-token", setting.api_token))["workspace"] == setting.workspace
+    cli("models", "list")
+    cli("whoami", extra={"DIDYMA_TOKEN": "dy_revoked"}, code=3)
+    # Generated ids may start with "-": given as --option=value, and the secret from the environment.
+    login = ["--json", "login", f"--client-id={setting.client_id}", "--workspace", setting.workspace]
+    assert as_json(cli(*login, extra={"DIDYMA_CLIENT_SECRET": setting.client_secret}))["workspace"] == setting.workspace
+    cli("sessions", "list", "iris-classifier", "no-such-version", code=5)

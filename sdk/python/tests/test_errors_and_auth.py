@@ -6,8 +6,8 @@ import secrets
 
 import pytest
 
-from conftest import ADMIN_EMAIL, IRIS, Iris, invite_member
-from didyma import ApiToken, Conflict, Didyma, NotAuthenticated, NotFound, PermissionDenied, ServerUrls, TokenPair, ValidationError
+from conftest import IRIS, Iris, Setting, invite_member
+from didyma import ApiToken, Conflict, Didyma, NotAuthenticated, NotFound, PermissionDenied, TokenPair, ValidationError
 
 
 def test_an_unknown_model_is_not_found(member: Didyma) -> None:
@@ -41,39 +41,64 @@ def test_a_member_may_not_manage_storage(member: Didyma) -> None:
     assert error.value.message_code == "permission_denied"
 
 
-def test_a_wrong_password_and_a_wrong_api_token_are_not_authenticated(urls: ServerUrls) -> None:
+def test_a_wrong_password_and_a_wrong_api_token_are_not_authenticated(setting: Setting) -> None:
     with pytest.raises(NotAuthenticated):
-        Didyma.login(ADMIN_EMAIL, "wrong-password", "default", auth_url=urls.auth, private_url=urls.private, public_url=urls.public)
-    with Didyma(urls, ApiToken("dy_not-a-token")) as client, pytest.raises(NotAuthenticated):
+        setting.login(setting.admin_email, "wrong-password")
+    with Didyma(setting.urls, ApiToken("dy_not-a-token")) as client, pytest.raises(NotAuthenticated):
         client.models.list().list()
 
 
-def test_a_refused_access_token_is_renewed_with_the_refresh_token(urls: ServerUrls, admin_password: str) -> None:
-    pair = TokenPair(email=ADMIN_EMAIL, password=admin_password, workspace="default")
-    with Didyma(urls, pair) as client:
-        assert client.auth.verify().workspace == "default"
+def test_an_api_token_acts_as_its_user_until_it_is_revoked(setting: Setting, admin: Didyma, iris: Iris) -> None:
+    u = setting.urls
+    with Didyma.with_api_token(setting.api_token, auth_url=u.auth, private_url=u.private, public_url=u.public) as client:
+        assert client.auth.verify().user_id == admin.auth.verify().user_id
+        assert iris.code in [m.model_metadata.model_code for m in client.models.list()]
+        [workspace] = [w for w in admin.workspaces.list() if w.name == setting.workspace]
+        [token] = [t for t in admin.api_tokens.list(workspace.id) if t.name == "pytest"]
+        assert admin.api_tokens.get(workspace.id, token.id).is_active
+        admin.api_tokens.set_active(workspace.id, token.id, False)
+        with pytest.raises(NotAuthenticated):
+            client.models.list().list()
+        admin.api_tokens.set_active(workspace.id, token.id, True)
+        assert client.models.list().first() is not None
+
+
+def test_client_credentials_act_as_the_applications_service_user(setting: Setting, iris: Iris) -> None:
+    u = setting.urls
+    with Didyma.with_client_credentials(setting.client_id, setting.client_secret, setting.workspace, auth_url=u.auth, private_url=u.private, public_url=u.public) as app:
+        assert app.auth.verify().workspace == setting.workspace
+        session = app.open_session(iris.code, iris.version)
+        assert app.invoke(iris.code, iris.version, session.id, IRIS).wait().status == "COMPLETED"
+    with pytest.raises(NotAuthenticated):
+        Didyma.with_client_credentials(setting.client_id, "wrong-secret", setting.workspace, auth_url=u.auth, private_url=u.private, public_url=u.public).auth.verify()
+
+
+def test_a_refused_access_token_is_renewed_with_the_refresh_token(setting: Setting) -> None:
+    pair = TokenPair(email=setting.admin_email, password=setting.admin_password, workspace=setting.workspace)
+    with Didyma(setting.urls, pair) as client:
+        assert client.auth.verify().workspace == setting.workspace
         first_refresh = pair.refresh
         pair.access = "expired-or-revoked"
-        assert client.auth.verify().workspace == "default"
+        assert client.auth.verify().workspace == setting.workspace
         assert pair.refresh != first_refresh  # rotated by the refresh
 
 
-def test_a_saved_refresh_token_alone_logs_in(urls: ServerUrls, admin: Didyma) -> None:
+def test_a_saved_refresh_token_alone_logs_in(setting: Setting, admin: Didyma) -> None:
     saved = admin.transport.credentials
     assert isinstance(saved, TokenPair)
-    with Didyma(urls, TokenPair(refresh=saved.refresh, workspace="default")) as client:
+    with Didyma(setting.urls, TokenPair(refresh=saved.refresh, workspace=setting.workspace)) as client:
         assert client.auth.verify().user_id == admin.auth.verify().user_id
 
 
-def test_another_workspace_sees_none_of_the_datasets(admin: Didyma, member: Didyma, urls: ServerUrls, iris: Iris) -> None:
+def test_another_workspace_sees_none_of_the_datasets(admin: Didyma, member: Didyma, setting: Setting, iris: Iris) -> None:
     session = member.open_session(iris.code, iris.version)
     member.invoke(iris.code, iris.version, session.id, IRIS).wait()
     member.sessions.close(iris.code, iris.version, session.id)
     dataset = member.export_session(iris.code, iris.version, session.id, iris.storage_key)
 
     other = admin.workspaces.create(f"sdk-other-{secrets.token_hex(3)}")
-    email, password = invite_member(admin, urls, "supervisor", other.id)
-    with Didyma.login(email, password, other.name, auth_url=urls.auth, private_url=urls.private, public_url=urls.public) as stranger:
+    email, password = invite_member(admin, "supervisor", other.id)
+    with setting.login(email, password, other.name) as stranger:
         with pytest.raises(NotFound):
             stranger.datasets.get(dataset.id)
         with pytest.raises(NotFound):
@@ -82,8 +107,8 @@ def test_another_workspace_sees_none_of_the_datasets(admin: Didyma, member: Didy
         with pytest.raises(NotFound):
             stranger.sessions.list(iris.code, iris.version).list()
     # A colleague in the same workspace does not see it either: datasets are their author's.
-    email, password = invite_member(admin, urls)
-    with Didyma.login(email, password, "default", auth_url=urls.auth, private_url=urls.private, public_url=urls.public) as colleague:
+    email, password = invite_member(admin)
+    with setting.login(email, password) as colleague:
         with pytest.raises(NotFound):
             colleague.datasets.get(dataset.id)
 

@@ -109,13 +109,14 @@ def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
         credentials: Any = ApiToken(args.api_token)
         saved.update(kind="api_token", api_token=args.api_token)
     elif args.client_id:
-        if not args.client_secret or not args.workspace:
-            raise DidymaError("--client-id needs --client-secret and --workspace.", "validation_error", 400)
-        credentials = ClientCredentials(args.client_id, args.client_secret, args.workspace)
-        saved.update(kind="client_credentials", client_id=args.client_id, client_secret=args.client_secret)
+        secret = args.client_secret or os.environ.get("DIDYMA_CLIENT_SECRET")
+        if not secret or not args.workspace:
+            raise ValidationError("--client-id needs --client-secret (or DIDYMA_CLIENT_SECRET) and --workspace.", "validation_error", 400)
+        credentials = ClientCredentials(args.client_id, secret, args.workspace)
+        saved.update(kind="client_credentials", client_id=args.client_id, client_secret=secret)
     else:
         if not args.email:
-            raise DidymaError("Give --email (with --password, DIDYMA_PASSWORD or a prompt), --api-token or --client-id.", "validation_error", 400)
+            raise ValidationError("Give --email (with --password, DIDYMA_PASSWORD or a prompt), --api-token or --client-id.", "validation_error", 400)
         password = args.password or os.environ.get("DIDYMA_PASSWORD") or getpass.getpass("Password: ")
         credentials = TokenPair(email=args.email, password=password, workspace=args.workspace)
         saved.update(kind="password", email=args.email)
@@ -191,8 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--password", help="else DIDYMA_PASSWORD, else a prompt")
     p.add_argument("--workspace")
     p.add_argument("--api-token", help="an API token (dy_…) made in the dashboard")
+    # Generated ids and secrets may start with "-": --client-id=VALUE keeps argparse from reading an option.
     p.add_argument("--client-id", help="an OAuth application's client id (with --client-secret and --workspace)")
-    p.add_argument("--client-secret")
+    p.add_argument("--client-secret", help="else DIDYMA_CLIENT_SECRET")
     command(groups, "logout", cmd_logout, "forget the saved login", needs_client=False)
     command(groups, "whoami", lambda a, c: c.auth.verify(), "the claims of the current login")
 
