@@ -10,10 +10,9 @@ import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { StorageConfigsService } from '../files/storage.service.js';
 import { storageConfigsStore } from '../files/store.js';
 import { sessionsStore } from '../invocations/store.js';
-import { RECORD_SCHEMA, sessionRecords, type DatasetRecord } from './records.js';
-import { datasetsStore, selectionStore, type SelectedSession, type StoredDataset, type Selection } from './store.js';
-
-export const RECORDS_MEDIA_TYPE = 'application/x-ndjson';
+import { sessionRecords, type DatasetRecord } from './records.js';
+import { MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
+import { datasetsStore, selectionStore, type DatasetRow, type SelectedSession, type StoredDataset, type Selection } from './store.js';
 
 export interface ExportTarget {
   storage_key: string;
@@ -77,11 +76,11 @@ export class DatasetsService {
       datasetsStore.listOfUser(this.db, workspaceId, principal.user.id, page, name),
       datasetsStore.countOfUser(this.db, workspaceId, principal.user.id, name),
     ]);
-    return { items: rows.map((row) => this.present(row, workspace)), total };
+    return { items: rows.map((row) => presentDataset(row, workspace)), total };
   }
 
   async get(principal: Principal, id: string) {
-    return this.present(await this.ofCaller(principal, id), principal.workspace!.name);
+    return presentDataset(await this.ofCaller(principal, id), principal.workspace!.name);
   }
 
   /** The stored JSON Lines file or manifest of one of the caller's datasets. */
@@ -106,24 +105,11 @@ export class DatasetsService {
     const backend = this.storage.backendOf(config);
     const version = await datasetsStore.nextVersion(this.db, workspace.id, principal.user.id, name);
     const id = crypto.randomUUID();
-    const objectKey = datasetObjectKey(workspace.id, id, 'records.jsonl');
-    const manifestKey = datasetObjectKey(workspace.id, id, 'manifest.json');
+    const objectKey = datasetObjectKey(workspace.id, id, RECORDS_FILE);
+    const manifestKey = datasetObjectKey(workspace.id, id, MANIFEST_FILE);
     try {
       const written = await this.writeRecords(backend, objectKey, workspace.id, sessions, keep);
-      const createdAt = new Date();
-      const manifest = {
-        dataset: { id, name, version, workspace: workspace.name, created_at: createdAt.toISOString() },
-        selection,
-        format: RECORDS_MEDIA_TYPE,
-        file: 'records.jsonl',
-        row_count: written.rowCount,
-        size: written.size,
-        sha256: written.sha256,
-        schema: RECORD_SCHEMA,
-      };
-      const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-      await backend.put(manifestKey, Readable.from([manifestBytes]), { contentType: 'application/json', maxBytes: manifestBytes.length });
-      const row = {
+      const row: DatasetRow = {
         id,
         workspace_id: workspace.id,
         created_by_id: principal.user.id,
@@ -136,10 +122,12 @@ export class DatasetsService {
         row_count: written.rowCount,
         size: written.size,
         sha256: written.sha256,
-        created_at: createdAt,
+        created_at: new Date(),
       };
+      const manifest = manifestOf(row, workspace.name);
+      await backend.put(manifestKey, Readable.from([manifest]), { contentType: 'application/json', maxBytes: manifest.length });
       await datasetsStore.insert(this.db, row);
-      return this.present({ ...row, storage_key: config.storage_key }, workspace.name);
+      return presentDataset({ ...row, storage_key: config.storage_key }, workspace.name);
     } catch (error) {
       await Promise.all([backend.remove(objectKey), backend.remove(manifestKey)]).catch(() => undefined);
       if ((error as { code?: string }).code === '23505') throw new ConflictError(`Another export of "${name}" took version ${version}; export again for the next one.`);
@@ -163,21 +151,5 @@ export class DatasetsService {
     }
     const stored = await backend.put(objectKey, Readable.from(lines()), { contentType: RECORDS_MEDIA_TYPE, maxBytes: this.settings.maxBytes });
     return { ...stored, rowCount };
-  }
-
-  private present(row: StoredDataset, workspace: string) {
-    return {
-      id: row.id,
-      name: row.name,
-      version: row.version,
-      workspace,
-      storage_key: row.storage_key,
-      selection: row.selection,
-      format: RECORDS_MEDIA_TYPE,
-      row_count: row.row_count,
-      size: Number(row.size),
-      sha256: row.sha256,
-      created_at: row.created_at.toISOString(),
-    };
   }
 }
