@@ -87,6 +87,8 @@ def test_exit_codes_say_what_went_wrong(cli: Any, setting: Setting, iris: Iris) 
     cli("models", "register", "{not json", code=7)
     cli("sessions", "close", iris.code, iris.version, "00000000-0000-4000-8000-000000000000", code=5)
     cli("deployments", "list")
+    cli("deployments", "create", '{"deployment_key": "x"}', code=7)
+    cli("metrics", "query", "total_models", "no-equals-sign", code=7)
     cli("no-such-command", code=2)
     assert cli("logout").returncode == 0
     cli("whoami", code=3)

@@ -79,6 +79,20 @@ def read_json(value: str) -> Any:
         raise ValidationError(f"Not valid JSON: {error}", "validation_error", 400) from error
 
 
+def fields_of(data: Any, required: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON object's fields when they are exactly `required`; else a ValidationError naming the difference."""
+    if not isinstance(data, dict):
+        raise ValidationError("Expected a JSON object.", "validation_error", 400)
+    missing, unknown = [k for k in required if k not in data], sorted(set(data) - set(required))
+    if missing or unknown:
+        raise ValidationError(f"Expected the fields {', '.join(required)}; missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}.", "validation_error", 400)
+    return data
+
+
+DEPLOYMENT_FIELDS = ("deployment_key", "registry_connector_class", "registry_connector_init", "server_proxy_class", "server_proxy_init")
+STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
+
+
 # ---- the client a command uses
 
 
@@ -164,6 +178,8 @@ def download_dataset(args: argparse.Namespace, c: Didyma) -> Any:
 
 
 def metric_query(args: argparse.Namespace, c: Didyma) -> Any:
+    if any("=" not in p for p in args.param):
+        raise ValidationError("Metric parameters are label=value pairs.", "validation_error", 400)
     params = dict(p.split("=", 1) for p in args.param)
     return c.metrics.query(args.name, start=args.start, end=args.end, step=args.step, **params)
 
@@ -219,14 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
     command(deployments, "list", lambda a, c: c.deployments.list().list(), "deployments of the workspace", columns)
     p = command(deployments, "get", lambda a, c: c.deployments.get(a.deployment_key), "one deployment", columns)
     p.add_argument("deployment_key")
-    p = command(deployments, "create", lambda a, c: c.deployments.create(**read_json(a.payload)), "create a deployment from a DeploymentPayload (JSON, @file or -)", columns)
+    p = command(deployments, "create", lambda a, c: c.deployments.create(**fields_of(read_json(a.payload), DEPLOYMENT_FIELDS)), "create a deployment from a DeploymentPayload (JSON, @file or -)", columns)
     p.add_argument("payload")
     p = command(deployments, "delete", lambda a, c: c.deployments.delete(a.deployment_key), "delete a deployment (its key stays reserved)")
     p.add_argument("deployment_key")
 
     storage = group("storage", "storage configurations")
     command(storage, "list", lambda a, c: c.storage.list().list(), "storage configurations of the workspace", ["storage_key", "storage_class", "workspace"])
-    p = command(storage, "create", lambda a, c: c.storage.create(**read_json(a.payload)), "create one from {storage_key, storage_class, connector_init}")
+    p = command(storage, "create", lambda a, c: c.storage.create(**fields_of(read_json(a.payload), STORAGE_FIELDS)), "create one from {storage_key, storage_class, connector_init}")
     p.add_argument("payload")
     p = command(storage, "delete", lambda a, c: c.storage.delete(a.storage_key), "de-register one (files stay)")
     p.add_argument("storage_key")
