@@ -43,6 +43,7 @@ def as_json(done: subprocess.CompletedProcess[str]) -> Any:
 
 def test_without_a_login_commands_exit_3(cli: Any) -> None:
     assert "didyma login" in cli("models", "list", code=3).stderr
+    assert "Python client" in cli("--version").stdout
 
 
 def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting: Setting, iris: Iris, tmp_path: Path) -> None:

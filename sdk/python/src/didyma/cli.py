@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from . import __version__
 from . import _cli_store as store
 from ._cli_output import emit, plain
 from .auth import ApiToken, ClientCredentials, TokenPair
@@ -189,6 +190,7 @@ def metric_query(args: argparse.Namespace, c: Didyma) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
+    parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--auth-url", help="auth server (default: the saved login, DIDYMA_AUTH_URL, http://127.0.0.1:8080)")
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
