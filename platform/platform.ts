@@ -29,6 +29,7 @@ import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
 import { InvocationsService } from '../features/invocations/service.js';
+import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
@@ -115,6 +116,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     models: new ModelRegistrationService(db, connectors),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),
+    datasets: new DatasetsService(db, catalog, storage, { maxBytes: config.datasetMaxBytes }),
     metrics: new MetricsQueryService(db, prometheus),
   };
 

@@ -8,9 +8,9 @@ import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
 const model = (req: Request) => [String(req.params.modelCode), String(req.params.modelVersion)] as const;
 const session = (req: Request) => [...model(req), String(req.params.sessionId)] as const;
 
-/** Routes of the public server: models, sessions, invocations, feedback, member uploads. */
+/** Routes of the public server: models, sessions, invocations, feedback, datasets, member uploads. */
 export function publicRoutes(platform: Platform): OperationRoutes {
-  const { catalog, invocations, uploads } = platform.services;
+  const { catalog, invocations, uploads, datasets } = platform.services;
   const member = authenticate(platform.authenticator)('workspace');
   const router = operationRoutes();
   const base = '/api/model/:modelCode/version/:modelVersion';
@@ -57,6 +57,27 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
   router.post(`${invocationsPath}/:invocationId/feedback`, member, async (req, res) => {
     res.status(201).json(await invocations.feedback(principalOf(res), ...session(req), String(req.params.invocationId), req.body.request.body));
+  });
+
+  router.post(`${base}/session/:sessionId/dataset`, member, async (req, res) => {
+    res.status(201).json(await datasets.exportSession(principalOf(res), ...session(req), req.body));
+  });
+  router.post('/api/dataset', member, async (req, res) => {
+    const { name, storage_key: storageKey, ...filter } = req.body;
+    res.status(201).json(await datasets.exportFiltered(principalOf(res), name, storageKey, filter));
+  });
+  router.get('/api/dataset', member, async (req, res) => {
+    const { items, total } = await datasets.list(principalOf(res), pageOf(req), req.query.name as string | undefined);
+    sendPage(res, items, total);
+  });
+  router.get('/api/dataset/:datasetId', member, async (req, res) => {
+    res.json(await datasets.get(principalOf(res), String(req.params.datasetId)));
+  });
+  router.get('/api/dataset/:datasetId/records', member, async (req, res) => {
+    await sendFile(res, await datasets.open(principalOf(res), String(req.params.datasetId), 'records'));
+  });
+  router.get('/api/dataset/:datasetId/manifest', member, async (req, res) => {
+    await sendFile(res, await datasets.open(principalOf(res), String(req.params.datasetId), 'manifest'));
   });
 
   mountFileRoutes(router, uploads, member);

@@ -36,3 +36,10 @@ function objectKeyProblem(key: string): string | undefined {
   if (segments.some((segment) => segment.startsWith('.'))) return 'segments must not start with "."';
   return undefined;
 }
+
+/** The key of one file (`records.jsonl`, `manifest.json`) of an exported dataset version. */
+export function datasetObjectKey(workspaceId: number | string, datasetId: string, fileName: string): string {
+  const key = `workspace/${workspaceId}/datasets/${datasetId}/${fileName}`;
+  assertObjectKey(key);
+  return key;
+}

@@ -70,6 +70,7 @@ export function getAsIs(baseUrl: string, path: string, token?: string): Promise<
 
 /** The body parsed when the answer says it is JSON, the text otherwise. */
 function replyOf<T = any>(status: number, text: string, headers: Headers): Reply<T> {
-  const json = (headers.get('content-type') ?? '').includes('json') && text;
+  // `application/json` or `…+json`; not JSON Lines (`application/x-ndjson`), which is read as text.
+  const json = /[/+]json\b/.test(headers.get('content-type') ?? '') && text;
   return { status, body: (json ? JSON.parse(text) : text) as T, text, headers };
 }

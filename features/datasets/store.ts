@@ -1,0 +1,77 @@
+import type { Runner } from '../../infra/db/database.js';
+import type { Page } from '../../infra/http/pagination.js';
+import type { InvocationRow } from '../invocations/store.js';
+
+/** What an export took: one closed session, or the caller's closed sessions matching a filter. */
+export type Selection =
+  | { kind: 'session'; session_id: string; model_code: string; model_version: string }
+  | { kind: 'filter'; model_code?: string; model_version?: string; created_after?: string; created_before?: string; with_feedback?: boolean };
+
+export interface DatasetRow {
+  id: string;
+  workspace_id: number;
+  created_by_id: number;
+  storage_config_id: number;
+  name: string;
+  version: number;
+  selection: Selection;
+  object_key: string;
+  manifest_object_key: string;
+  row_count: number;
+  size: number;
+  sha256: string;
+  created_at: Date;
+}
+
+/** A dataset as read back: with the key of the storage configuration that holds its files. */
+export type StoredDataset = DatasetRow & { storage_key: string };
+
+/** A closed session of the caller, with the model version it belongs to. */
+export interface SelectedSession {
+  id: string;
+  model_code: string;
+  version: string;
+}
+
+/** Datasets are the exporting user's: every read is filtered by workspace and creator. */
+const ofUser = (db: Runner, workspaceId: number, userId: number) => db<DatasetRow>('datasets').where({ workspace_id: workspaceId, created_by_id: userId });
+const readOfUser = (db: Runner, workspaceId: number, userId: number) =>
+  db('datasets as d')
+    .join('storage_configs as c', 'c.id', 'd.storage_config_id')
+    .where({ 'd.workspace_id': workspaceId, 'd.created_by_id': userId })
+    .select<StoredDataset[]>('d.*', 'c.storage_key');
+
+export const datasetsStore = {
+  insert: async (db: Runner, row: DatasetRow) => {
+    await db('datasets').insert({ ...row, selection: JSON.stringify(row.selection) } as never);
+  },
+  nextVersion: async (db: Runner, workspaceId: number, userId: number, name: string) =>
+    Number(((await ofUser(db, workspaceId, userId).where({ name }).max('version as v').first()) as { v: number | null } | undefined)?.v ?? 0) + 1,
+  ofUser: async (db: Runner, workspaceId: number, userId: number, id: string) => (await readOfUser(db, workspaceId, userId).where('d.id', id))[0],
+  listOfUser: (db: Runner, workspaceId: number, userId: number, page: Page, name?: string) => {
+    const query = readOfUser(db, workspaceId, userId).orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]);
+    if (name) query.where('d.name', name);
+    return query.limit(page.limit).offset(page.offset);
+  },
+  countOfUser: async (db: Runner, workspaceId: number, userId: number, name?: string) => {
+    const query = ofUser(db, workspaceId, userId);
+    if (name) query.where({ name });
+    return Number(((await query.count('* as n').first()) as unknown as { n: number }).n);
+  },
+};
+
+/** The reads an export makes of sessions and invocations: only the caller's, in the caller's workspace. */
+export const selectionStore = {
+  closedSessionsOfUser: (db: Runner, workspaceId: number, userId: number, model: { model_code?: string; model_version?: string }) => {
+    const query = db('sessions as s')
+      .join('models as m', 'm.id', 's.model_id')
+      .where({ 's.workspace_id': workspaceId, 's.user_id': userId, 's.state': 'CLOSED' })
+      .orderBy([{ column: 's.created_at' }, { column: 's.id' }])
+      .select<SelectedSession[]>('s.id', 'm.model_code', 'm.version');
+    if (model.model_code) query.where('m.model_code', model.model_code);
+    if (model.model_version) query.where('m.version', model.model_version);
+    return query;
+  },
+  invocationsOfSession: (db: Runner, workspaceId: number, sessionId: string) =>
+    db<InvocationRow>('invocations').where({ workspace_id: workspaceId, session_id: sessionId }).orderBy('order'),
+};

@@ -1,0 +1,178 @@
+"""The command line's commands: one function per area adds its sub-commands to the parser."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from ._cli_input import fields_of, read_body, read_json
+from ._cli_login import cmd_login, cmd_logout
+from ._cli_output import plain
+from .client import Didyma
+from .errors import ValidationError
+
+Run = Callable[[argparse.Namespace, Any], Any]
+
+SESSION_COLUMNS = ["id", "state", "model_key", "created_at"]
+INVOCATION_COLUMNS = ["id", "order", "type", "status", "related_to", "response", "error"]
+DATASET_COLUMNS = ["id", "name", "version", "row_count", "size", "storage_key", "created_at"]
+DEPLOYMENT_COLUMNS = ["deployment_key", "registry_connector_class", "server_proxy_class", "workspace"]
+DEPLOYMENT_FIELDS = ("deployment_key", "registry_connector_class", "registry_connector_init", "server_proxy_class", "server_proxy_init")
+STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
+SESSION_ARGS = ("model_code", "version", "session_id")
+
+
+class Registrar:
+    """Adds commands: each names what it runs, the table columns it prints and its positional arguments."""
+
+    def __init__(self, groups: Any) -> None:
+        self.groups = groups
+
+    def command(self, sub: Any, name: str, run: Run, help: str, columns: list[str] | None = None, args: Iterable[str] = (), needs_client: bool = True) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
+        parser.set_defaults(run=run, columns=columns, needs_client=needs_client)
+        for arg in args:
+            parser.add_argument(arg)
+        return parser
+
+    def group(self, name: str, help: str) -> Any:
+        return self.groups.add_parser(name, help=help, description=help).add_subparsers(dest="action", required=True, metavar="ACTION")
+
+
+def add_login(r: Registrar) -> None:
+    p = r.command(r.groups, "login", cmd_login, "log in and save the login for the next commands", needs_client=False)
+    p.add_argument("--email")
+    p.add_argument("--password", help="else DIDYMA_PASSWORD, else a prompt")
+    p.add_argument("--workspace")
+    p.add_argument("--api-token", help="an API token (dy_…) made in the dashboard")
+    # Generated ids and secrets may start with "-": --client-id=VALUE keeps argparse from reading an option.
+    p.add_argument("--client-id", help="an OAuth application's client id (with --client-secret and --workspace)")
+    p.add_argument("--client-secret", help="else DIDYMA_CLIENT_SECRET")
+    r.command(r.groups, "logout", cmd_logout, "forget the saved login", needs_client=False)
+    r.command(r.groups, "whoami", lambda a, c: c.auth.verify(), "the claims of the current login")
+    ws = r.group("workspaces", "workspaces")
+    r.command(ws, "list", lambda a, c: c.workspaces.list().list(), "workspaces you belong to (staff: all)", ["id", "name", "disabled", "created_at"])
+    r.command(ws, "create", lambda a, c: c.workspaces.create(a.name), "create a workspace (staff)", args=["name"])
+
+
+def list_models(_args: argparse.Namespace, c: Didyma) -> Any:
+    return [{**plain(m.model_metadata), "is_explainer": m.is_explainer, "has_explainer": m.has_explainer} for m in c.models.list()]
+
+
+def upload(args: argparse.Namespace, c: Didyma) -> Any:
+    return c.files.upload(args.storage_key, args.path, content_type=args.content_type, server="private" if args.private else "public")
+
+
+def metric_query(args: argparse.Namespace, c: Didyma) -> Any:
+    if any("=" not in p for p in args.param):
+        raise ValidationError("Metric parameters are label=value pairs.", "validation_error", 400)
+    params = dict(p.split("=", 1) for p in args.param)
+    return c.metrics.query(args.name, start=args.start, end=args.end, step=args.step, **params)
+
+
+def add_registry(r: Registrar) -> None:
+    models = r.group("models", "models")
+    r.command(models, "list", list_models, "live models of the workspace", ["model_code", "version", "name", "is_explainer", "has_explainer"])
+    r.command(models, "get", lambda a, c: c.models.get(a.model_code, a.version), "one model with its explainer chain", args=["model_code", "version"])
+    r.command(models, "register", lambda a, c: c.models.register(read_json(a.payload)), "register a model from a ModelPayload (JSON, @file or -)", ["model_code", "version", "name", "workspace"], args=["payload"])
+    r.command(models, "delete", lambda a, c: c.models.delete(a.model_code, a.version), "delete a model version (its pair stays reserved)", args=["model_code", "version"])
+
+    deployments = r.group("deployments", "deployments")
+    r.command(deployments, "list", lambda a, c: c.deployments.list().list(), "deployments of the workspace", DEPLOYMENT_COLUMNS)
+    r.command(deployments, "get", lambda a, c: c.deployments.get(a.deployment_key), "one deployment", DEPLOYMENT_COLUMNS, args=["deployment_key"])
+    create = lambda a, c: c.deployments.create(**fields_of(read_json(a.payload), DEPLOYMENT_FIELDS))
+    r.command(deployments, "create", create, "create a deployment from a DeploymentPayload (JSON, @file or -)", DEPLOYMENT_COLUMNS, args=["payload"])
+    r.command(deployments, "delete", lambda a, c: c.deployments.delete(a.deployment_key), "delete a deployment (its key stays reserved)", args=["deployment_key"])
+
+    storage = r.group("storage", "storage configurations")
+    r.command(storage, "list", lambda a, c: c.storage.list().list(), "storage configurations of the workspace", ["storage_key", "storage_class", "workspace"])
+    create = lambda a, c: c.storage.create(**fields_of(read_json(a.payload), STORAGE_FIELDS))
+    r.command(storage, "create", create, "create one from {storage_key, storage_class, connector_init}", args=["payload"])
+    r.command(storage, "delete", lambda a, c: c.storage.delete(a.storage_key), "de-register one (files stay)", args=["storage_key"])
+    p = r.command(r.groups, "upload", upload, "upload a file into a storage configuration", ["file_id", "file_name", "content_type", "size", "sha256"], args=["storage_key", "path"])
+    p.add_argument("--content-type")
+    p.add_argument("--private", action="store_true", help="through the private server (supervisors, e.g. model cards)")
+
+    metrics = r.group("metrics", "the metric catalog (supervisors)")
+    r.command(metrics, "list", lambda a, c: c.metrics.list().list(), "metric definitions", ["name", "required_params", "optional_params", "description"])
+    p = r.command(metrics, "query", metric_query, "query one metric", args=["name"])
+    p.add_argument("param", nargs="*", help="label=value filters")
+    for option in ("--start", "--end", "--step"):
+        p.add_argument(option)
+
+
+def invoke(args: argparse.Namespace, c: Didyma) -> Any:
+    pending = c.invoke(args.model_code, args.version, args.session_id, read_body(args.body), with_explanation=args.explain, request_type=args.request_type)
+    return pending.wait(timeout=args.timeout) if args.wait else pending.created
+
+
+def add_sessions(r: Registrar) -> None:
+    sessions = r.group("sessions", "your sessions of a model version")
+    r.command(sessions, "list", lambda a, c: c.sessions.list(a.model_code, a.version).list(), "your sessions", SESSION_COLUMNS, args=["model_code", "version"])
+    r.command(sessions, "open", lambda a, c: c.sessions.create(a.model_code, a.version), "open a new session", SESSION_COLUMNS, args=["model_code", "version"])
+    r.command(sessions, "close", lambda a, c: c.sessions.close(a.model_code, a.version, a.session_id), "close a session", SESSION_COLUMNS, args=SESSION_ARGS)
+    r.command(sessions, "reopen", lambda a, c: c.sessions.reopen(a.model_code, a.version, a.session_id), "reopen a session", SESSION_COLUMNS, args=SESSION_ARGS)
+    list_invocations = lambda a, c: c.invocations.list(a.model_code, a.version, a.session_id).list()
+    r.command(sessions, "invocations", list_invocations, "the invocations of a session, in order", INVOCATION_COLUMNS, args=SESSION_ARGS)
+
+    p = r.command(r.groups, "invoke", invoke, "queue a prediction (body: JSON text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "body"])
+    p.add_argument("--explain", action="store_true", help="run the explainer chain after it")
+    p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
+    p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
+    get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
+    r.command(r.groups, "invocation", get, "one invocation", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    feedback = lambda a, c: c.feedback(a.model_code, a.version, a.session_id, a.invocation_id, read_body(a.body))
+    r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"])
+
+
+def export_filter(args: argparse.Namespace, c: Didyma) -> Any:
+    filters = {"model_code": args.model_code, "model_version": args.model_version, "created_after": args.after, "created_before": args.before}
+    return c.datasets.export(args.name, args.storage_key, with_feedback=True if args.with_feedback else None, **filters)
+
+
+def download_dataset(args: argparse.Namespace, c: Didyma) -> Any:
+    dataset = c.datasets.get(args.dataset_id)
+    target = Path(args.output or f"{dataset.name}-v{dataset.version}.jsonl")
+    dataset.download(target)
+    return {"dataset": dataset.id, "file": str(target), "rows": dataset.row_count, "sha256": dataset.sha256}
+
+
+def add_datasets(r: Registrar) -> None:
+    export = r.group("export", "export closed sessions as a new dataset version")
+    one = lambda a, c: c.export_session(a.model_code, a.version, a.session_id, a.storage_key, a.name)
+    p = r.command(export, "session", one, "one CLOSED session", DATASET_COLUMNS, args=SESSION_ARGS)
+    p.add_argument("--storage", dest="storage_key", required=True, help="storage configuration to write into")
+    p.add_argument("--name")
+    p = r.command(export, "filter", export_filter, "your CLOSED sessions matching a filter", DATASET_COLUMNS)
+    p.add_argument("--name", required=True)
+    p.add_argument("--storage", dest="storage_key", required=True)
+    p.add_argument("--model-code")
+    p.add_argument("--model-version")
+    p.add_argument("--after", help="records created at or after (ISO 8601)")
+    p.add_argument("--before", help="records created before (ISO 8601)")
+    p.add_argument("--with-feedback", action="store_true", help="only records that received feedback")
+
+    datasets = r.group("datasets", "your datasets")
+    p = r.command(datasets, "list", lambda a, c: c.datasets.list(a.name).list(), "your datasets, newest first", DATASET_COLUMNS)
+    p.add_argument("--name")
+    r.command(datasets, "get", lambda a, c: c.datasets.get(a.dataset_id), "one dataset version", args=["dataset_id"])
+    r.command(datasets, "manifest", lambda a, c: c.datasets.manifest(a.dataset_id), "its manifest", args=["dataset_id"])
+    p = r.command(datasets, "download", download_dataset, "download its JSON Lines (checked against its SHA-256)", args=["dataset_id"])
+    p.add_argument("-o", "--output", help="file to write (default: NAME-vVERSION.jsonl)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
+    parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--auth-url", help="auth server (default: the saved login, DIDYMA_AUTH_URL, http://127.0.0.1:8080)")
+    parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
+    parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")
+    registrar = Registrar(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    for add in (add_login, add_registry, add_sessions, add_datasets):
+        add(registrar)
+    return parser

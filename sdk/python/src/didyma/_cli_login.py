@@ -1,0 +1,64 @@
+"""`didyma login` and `logout`, and the client every other command builds from the saved login."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+from typing import Any
+
+from . import _cli_store as store
+from .auth import ApiToken, ClientCredentials, TokenPair
+from .client import Didyma
+from .errors import NotAuthenticated, ValidationError
+
+
+def client_from_store(args: argparse.Namespace) -> Didyma:
+    """A client from DIDYMA_TOKEN (an API token) or the saved login."""
+    state = store.load()
+    urls = Didyma.urls_from(args.auth_url or state.get("auth_url"), args.private_url or state.get("private_url"), args.public_url or state.get("public_url"))
+    if os.environ.get("DIDYMA_TOKEN"):
+        return Didyma(urls, ApiToken(os.environ["DIDYMA_TOKEN"]))
+    kind = state.get("kind")
+    if kind == "api_token":
+        return Didyma(urls, ApiToken(state["api_token"]))
+    if kind == "client_credentials":
+        return Didyma(urls, ClientCredentials(state["client_id"], state["client_secret"], state["workspace"]))
+    if kind == "password":
+
+        def keep(pair: TokenPair) -> None:
+            store.save({**store.load(), "access": pair.access, "refresh": pair.refresh})
+
+        return Didyma(urls, TokenPair(state.get("access"), state.get("refresh"), workspace=state.get("workspace"), on_refresh=keep))
+    raise NotAuthenticated("Not logged in: run `didyma login` (or set DIDYMA_TOKEN to an API token).", "not_authenticated", 401)
+
+
+def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
+    urls = Didyma.urls_from(args.auth_url, args.private_url, args.public_url)
+    saved: dict[str, Any] = {"auth_url": urls.auth, "private_url": urls.private, "public_url": urls.public, "workspace": args.workspace}
+    if args.api_token:
+        credentials: Any = ApiToken(args.api_token)
+        saved.update(kind="api_token", api_token=args.api_token)
+    elif args.client_id:
+        secret = args.client_secret or os.environ.get("DIDYMA_CLIENT_SECRET")
+        if not secret or not args.workspace:
+            raise ValidationError("--client-id needs --client-secret (or DIDYMA_CLIENT_SECRET) and --workspace.", "validation_error", 400)
+        credentials = ClientCredentials(args.client_id, secret, args.workspace)
+        saved.update(kind="client_credentials", client_id=args.client_id, client_secret=secret)
+    else:
+        if not args.email:
+            raise ValidationError("Give --email (with --password, DIDYMA_PASSWORD or a prompt), --api-token or --client-id.", "validation_error", 400)
+        password = args.password or os.environ.get("DIDYMA_PASSWORD") or getpass.getpass("Password: ")
+        credentials = TokenPair(email=args.email, password=password, workspace=args.workspace)
+        saved.update(kind="password", email=args.email)
+    with Didyma(urls, credentials) as client:
+        claims = client.auth.verify()
+    if isinstance(credentials, TokenPair):
+        # The password itself is never saved: the refresh token renews the login until it expires.
+        saved.update(access=credentials.access, refresh=credentials.refresh)
+    store.save(saved)
+    return claims
+
+
+def cmd_logout(_args: argparse.Namespace, _client: Any) -> Any:
+    return {"logged_out": store.forget()}

@@ -1,0 +1,93 @@
+"""`Didyma`: one client for the auth, private and public servers."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import httpx
+
+from ._transport import ServerUrls, Transport
+from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
+from .datasets import Dataset, DatasetsApi
+from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
+from .models import Invocation, Session
+from .registry import DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
+from .sessions import InvocationsApi, PendingInvocation, SessionsApi
+
+DEV_URLS = ServerUrls("http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://127.0.0.1:8082")
+
+
+class Didyma:
+    """A client of one platform. Build it with `login`, `with_api_token` or `with_client_credentials`.
+
+    Resources: `auth`, `workspaces`, `invitations`, `api_tokens` (auth server); `deployments`, `storage`,
+    `metrics` and model registration (private server); `models`, `sessions`, `invocations`, `files`,
+    `datasets` (public server).
+    """
+
+    def __init__(self, urls: ServerUrls = DEV_URLS, credentials: Credentials | None = None, *, timeout: float = 30.0, http: httpx.Client | None = None) -> None:
+        self.urls = urls
+        self.transport = Transport(urls, credentials, timeout=timeout, http=http)
+        self.auth = AuthApi(self.transport)
+        self.workspaces = WorkspacesApi(self.transport)
+        self.invitations = InvitationsApi(self.transport)
+        self.api_tokens = ApiTokensApi(self.transport)
+        self.models = ModelsApi(self.transport)
+        self.deployments = DeploymentsApi(self.transport)
+        self.storage = StorageApi(self.transport)
+        self.files = FilesApi(self.transport)
+        self.metrics = MetricsApi(self.transport)
+        self.sessions = SessionsApi(self.transport)
+        self.invocations = InvocationsApi(self.transport)
+        self.datasets = DatasetsApi(self.transport)
+
+    @staticmethod
+    def urls_from(auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None) -> ServerUrls:
+        """The given URLs, else DIDYMA_AUTH_URL, DIDYMA_PRIVATE_URL, DIDYMA_PUBLIC_URL, else `didyma dev`'s."""
+        return ServerUrls(
+            auth_url or os.environ.get("DIDYMA_AUTH_URL") or DEV_URLS.auth,
+            private_url or os.environ.get("DIDYMA_PRIVATE_URL") or DEV_URLS.private,
+            public_url or os.environ.get("DIDYMA_PUBLIC_URL") or DEV_URLS.public,
+        )
+
+    @classmethod
+    def login(cls, email: str, password: str, workspace: str | None = None, *, auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None, **kwargs: Any) -> Didyma:
+        """Logs in with e-mail and password (into `workspace`; without one the token can only list workspaces)."""
+        credentials = TokenPair(email=email, password=password, workspace=workspace)
+        client = cls(cls.urls_from(auth_url, private_url, public_url), credentials, **kwargs)
+        # Logs in now, so that wrong credentials fail here rather than at the first call.
+        credentials.access_token(client.transport)
+        return client
+
+    @classmethod
+    def with_api_token(cls, token: str, *, auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None, **kwargs: Any) -> Didyma:
+        return cls(cls.urls_from(auth_url, private_url, public_url), ApiToken(token), **kwargs)
+
+    @classmethod
+    def with_client_credentials(cls, client_id: str, client_secret: str, workspace: str, *, auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None, **kwargs: Any) -> Didyma:
+        return cls(cls.urls_from(auth_url, private_url, public_url), ClientCredentials(client_id, client_secret, workspace), **kwargs)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> Didyma:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # The notebook path, in a few calls.
+
+    def open_session(self, model_code: str, version: str) -> Session:
+        return self.sessions.create(model_code, version)
+
+    def invoke(self, model_code: str, version: str, session_id: str, body: Any, *, with_explanation: bool = False, request_type: str = "FEATURES") -> PendingInvocation:
+        """Queues a prediction; `.wait()` on the answer gives the finished invocation."""
+        return self.invocations.create(model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation)
+
+    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any) -> Invocation:
+        return self.invocations.feedback(model_code, version, session_id, invocation_id, body)
+
+    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None) -> Dataset:
+        return self.datasets.export_session(model_code, version, session_id, storage_key, name)

@@ -1,0 +1,277 @@
+"""The API's records as typed dataclasses.
+
+Each class names the OpenAPI schema it mirrors (`OPENAPI`: server and JSON pointer into that server's
+`/openapi.json`); the SDK's contract test fails when a field and the served schema disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
+
+M = TypeVar("M", bound="ApiModel")
+
+
+def schema_pointer(name: str) -> str:
+    return f"#/components/schemas/{name}"
+
+
+@dataclass
+class ApiModel:
+    """Fields as the API sends them; `raw` keeps the whole answer."""
+
+    OPENAPI: ClassVar[tuple[str, str]]
+
+    @classmethod
+    def from_json(cls: type[M], data: dict[str, Any], **extra: Any) -> M:
+        names = {f.name for f in fields(cls) if f.init}
+        values = {k: v for k, v in data.items() if k in names and not k.startswith("_") and k != "raw"}
+        return cls(**values, **{"raw": data, **extra})
+
+    @classmethod
+    def api_fields(cls) -> set[str]:
+        """The fields that mirror the schema's properties."""
+        return {f.name for f in fields(cls) if not f.name.startswith("_") and f.name != "raw"}
+
+
+@dataclass
+class Workspace(ApiModel):
+    OPENAPI = ("auth", schema_pointer("WorkspaceItemPayload"))
+    id: int
+    name: str
+    disabled: bool
+    created_by_id: int | None
+    created_at: str
+    updated_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class TokenData(ApiModel):
+    OPENAPI = ("auth", schema_pointer("TokenData"))
+    token_type: str
+    exp: int
+    iat: int
+    jti: str
+    user_id: int
+    permissions: list[str]
+    workspace: str | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class ApiToken(ApiModel):
+    OPENAPI = ("auth", schema_pointer("ApiTokenItemPayload"))
+    id: int
+    name: str
+    user_id: int
+    expiration_date: str
+    last_used: str | None
+    created: str
+    is_active: bool
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class Invitation(ApiModel):
+    OPENAPI = ("auth", schema_pointer("Invitation"))
+    id: int
+    email: str
+    workspace: str
+    role: str
+    expires_at: str
+    invitation_url: str | None = None
+    mail_sent: bool | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class ModelMetadata(ApiModel):
+    OPENAPI = ("public", schema_pointer("ModelMetadata"))
+    model_code: str
+    name: str
+    description: str
+    version: str
+    workspace: str
+    realtime_execution: bool
+    allow_download: bool
+    need_context: bool
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    native_metadata: dict[str, Any]
+    feedback_schema: dict[str, Any] | None = None
+    explainer_metadata: ModelMetadata | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelMetadata:
+        model = super().from_json(data, **extra)
+        if isinstance(data.get("explainer_metadata"), dict):
+            model.explainer_metadata = ModelMetadata.from_json(data["explainer_metadata"])
+        return model
+
+
+@dataclass
+class ModelListing(ApiModel):
+    OPENAPI = ("public", "#/paths/~1api~1model/get/responses/200/content/application~1json/schema/items")
+    model_metadata: ModelMetadata
+    is_explainer: bool
+    has_explainer: bool
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelListing:
+        return cls(ModelMetadata.from_json(data["model_metadata"]), bool(data["is_explainer"]), bool(data["has_explainer"]), raw=data)
+
+
+@dataclass
+class Session(ApiModel):
+    OPENAPI = ("public", schema_pointer("Session"))
+    id: str
+    user_id: str
+    model_key: dict[str, str]
+    workspace: str
+    state: str
+    created_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def model_code(self) -> str:
+        return self.model_key["model_code"]
+
+    @property
+    def model_version(self) -> str:
+        return self.model_key["model_version"]
+
+
+@dataclass
+class Invocation(ApiModel):
+    OPENAPI = ("public", schema_pointer("Invocation"))
+    id: str
+    order: int
+    type: str
+    request: dict[str, str]
+    status: str
+    response: str
+    model_key: str
+    related_to: str | None = None
+    error: str | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def finished(self) -> bool:
+        """COMPLETED or ERROR: the status will not change any more."""
+        return self.status in ("COMPLETED", "ERROR")
+
+    @property
+    def session_id(self) -> str:
+        return self.request["session_id"]
+
+    def output(self) -> Any:
+        """The response parsed as JSON (the text itself when it is not JSON)."""
+        try:
+            return json.loads(self.response)
+        except ValueError:
+            return self.response
+
+
+@dataclass
+class Deployment(ApiModel):
+    OPENAPI = ("private", schema_pointer("Deployment"))
+    deployment_key: str
+    registry_connector_class: str
+    registry_connector_init: dict[str, Any]
+    server_proxy_class: str
+    server_proxy_init: dict[str, Any]
+    workspace: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class StorageConfig(ApiModel):
+    OPENAPI = ("private", schema_pointer("StorageConfiguration"))
+    storage_key: str
+    storage_class: str
+    workspace: str
+    connector_init: dict[str, Any] | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class UploadTicket(ApiModel):
+    OPENAPI = ("public", schema_pointer("UploadTicket"))
+    upload_id: str
+    upload_url: str
+    expires_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class StoredFile(ApiModel):
+    OPENAPI = ("public", schema_pointer("StoredFile"))
+    file_id: str
+    file_name: str
+    content_type: str
+    size: int
+    sha256: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class MetricDefinition(ApiModel):
+    OPENAPI = ("private", schema_pointer("MetricDefinition"))
+    name: str
+    description: str
+    metrics_query: str
+    required_params: list[str]
+    optional_params: list[str]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class MetricResult(ApiModel):
+    OPENAPI = ("private", schema_pointer("MetricResult"))
+    metric: str
+    query: str
+    data: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class DatasetManifest(ApiModel):
+    OPENAPI = ("public", schema_pointer("DatasetManifest"))
+    dataset: dict[str, Any]
+    selection: dict[str, Any]
+    format: str
+    file: str
+    row_count: int
+    size: int
+    sha256: str
+    schema: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+# The columns of a dataset record, in the order `Dataset.to_pandas()` gives them (checked against DatasetRecord).
+RECORD_FIELDS: tuple[str, ...] = (
+    "invocation_id",
+    "session_id",
+    "order",
+    "model_code",
+    "model_version",
+    "type",
+    "request_type",
+    "input",
+    "status",
+    "output",
+    "error",
+    "created_at",
+    "started_at",
+    "completed_at",
+    "explanations",
+    "feedback",
+)
+RECORD_OPENAPI = ("public", schema_pointer("DatasetRecord"))

@@ -1,0 +1,143 @@
+"""Models, deployments, storage configurations, files and metrics (private and public servers)."""
+
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+from typing import Any, Literal
+
+from ._transport import Transport
+from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, StorageConfig, StoredFile, UploadTicket
+from .paging import Page
+
+
+class ModelsApi:
+    """Listing and reading models (members), registering and deleting them (supervisors)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def list(self) -> Page[ModelListing]:
+        return Page(self._t, "public", "/api/model", ModelListing.from_json, page_size=None)
+
+    def get(self, model_code: str, version: str) -> ModelMetadata:
+        return ModelMetadata.from_json(self._t.get_json("public", f"/api/model/{model_code}/version/{version}"))
+
+    def register(self, payload: dict[str, Any]) -> ModelMetadata:
+        """Registers a ModelPayload (with its `explainer` chain); the answer is the registered model."""
+        return ModelMetadata.from_json(self._t.post_json("private", "/api/platform_model", payload)[0])
+
+    def delete(self, model_code: str, version: str) -> None:
+        self._t.request("private", "DELETE", f"/api/platform_model/{model_code}/version/{version}")
+
+    def model_card(self, model_code: str, version: str) -> bytes:
+        return self._t.request("public", "GET", f"/api/platform_model/{model_code}/version/{version}/model_card").content
+
+
+class DeploymentsApi:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(
+        self,
+        deployment_key: str,
+        registry_connector_class: str,
+        registry_connector_init: dict[str, Any],
+        server_proxy_class: str,
+        server_proxy_init: dict[str, Any],
+    ) -> Deployment:
+        body = {
+            "deployment_key": deployment_key,
+            "registry_connector_class": registry_connector_class,
+            "registry_connector_init": registry_connector_init,
+            "server_proxy_class": server_proxy_class,
+            "server_proxy_init": server_proxy_init,
+        }
+        return Deployment.from_json(self._t.post_json("private", "/api/deployment", body)[0])
+
+    def list(self, page_size: int = 100) -> Page[Deployment]:
+        return Page(self._t, "private", "/api/deployment", Deployment.from_json, page_size=page_size)
+
+    def get(self, deployment_key: str) -> Deployment:
+        return Deployment.from_json(self._t.get_json("private", f"/api/deployment/{deployment_key}")[0])
+
+    def delete(self, deployment_key: str) -> None:
+        self._t.request("private", "DELETE", f"/api/deployment/{deployment_key}")
+
+
+class StorageApi:
+    """Storage configurations of the workspace (supervisors)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(self, storage_key: str, storage_class: str, connector_init: dict[str, Any]) -> StorageConfig:
+        body = {"storage_key": storage_key, "storage_class": storage_class, "connector_init": connector_init}
+        return StorageConfig.from_json(self._t.post_json("private", "/api/storage", body))
+
+    def list(self, page_size: int = 100) -> Page[StorageConfig]:
+        return Page(self._t, "private", "/api/storage", StorageConfig.from_json, page_size=page_size)
+
+    def get(self, storage_key: str) -> StorageConfig:
+        return StorageConfig.from_json(self._t.get_json("private", f"/api/storage/{storage_key}"))
+
+    def delete(self, storage_key: str) -> None:
+        self._t.request("private", "DELETE", f"/api/storage/{storage_key}")
+
+
+class FilesApi:
+    """Uploads (request_upload, then proxy_upload) and downloads of files in a storage configuration.
+
+    Members upload through the public server (input and feedback files), supervisors may use the
+    private one (model cards); both answer the same.
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def request_upload(self, storage_key: str, file_name: str, content_type: str | None = None, size: int | None = None, server: Literal["public", "private"] = "public") -> UploadTicket:
+        body: dict[str, Any] = {"file_name": file_name}
+        if content_type:
+            body["content_type"] = content_type
+        if size is not None:
+            body["size"] = size
+        return UploadTicket.from_json(self._t.post_json(server, f"/api/storage/{storage_key}/files/request_upload", body))
+
+    def upload(
+        self,
+        storage_key: str,
+        content: str | Path | bytes,
+        file_name: str | None = None,
+        content_type: str | None = None,
+        server: Literal["public", "private"] = "public",
+    ) -> StoredFile:
+        """Uploads a file (a path, or bytes with a `file_name`); the answer carries `file_id` and its SHA-256."""
+        if isinstance(content, bytes):
+            if not file_name:
+                raise ValueError("file_name is required when uploading bytes")
+            data = content
+        else:
+            data = Path(content).read_bytes()
+            file_name = file_name or Path(content).name
+        content_type = content_type or mimetypes.guess_type(file_name)[0] or "application/octet-stream"
+        ticket = self.request_upload(storage_key, file_name, content_type, len(data), server)
+        path = f"/api/storage/{storage_key}/files/proxy_upload/{ticket.upload_id}"
+        response = self._t.request(server, "POST", path, files={"file": (file_name, data, content_type)})
+        return StoredFile.from_json(response.json())
+
+    def download(self, storage_key: str, file_id: str, server: Literal["public", "private"] = "public") -> bytes:
+        return self._t.request(server, "GET", f"/api/storage/{storage_key}/files/{file_id}").content
+
+
+class MetricsApi:
+    """The metric catalog and its queries (supervisors and staff)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def list(self) -> Page[MetricDefinition]:
+        return Page(self._t, "private", "/api/metric", MetricDefinition.from_json, page_size=None)
+
+    def query(self, name: str, *, start: str | int | None = None, end: str | int | None = None, step: str | None = None, **params: str) -> MetricResult:
+        """An instant value, or a range with all of start, end and step; `params` are the metric's label filters."""
+        return MetricResult.from_json(self._t.get_json("private", f"/api/metric/{name}", {**params, "start": start, "end": end, "step": step}))

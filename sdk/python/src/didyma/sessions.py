@@ -1,0 +1,130 @@
+"""Sessions, invocations and feedback (public server)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ._transport import Transport
+from .errors import InvocationFailed, WaitTimeout
+from .models import Invocation, Session
+from .paging import Page
+
+
+def _base(model_code: str, version: str) -> str:
+    return f"/api/model/{model_code}/version/{version}"
+
+
+def _as_body(body: Any) -> str:
+    """The API carries bodies as strings: anything else is sent as its JSON text."""
+    return body if isinstance(body, str) else json.dumps(body)
+
+
+class PendingInvocation:
+    """A queued invocation: `wait()` polls it until it is COMPLETED or ERROR."""
+
+    def __init__(self, api: InvocationsApi, model_code: str, version: str, created: Invocation) -> None:
+        self._api = api
+        self.model_code = model_code
+        self.version = version
+        self.created = created
+        self.id = created.id
+        self.session_id = created.session_id
+
+    def refresh(self) -> Invocation:
+        return self._api.get(self.model_code, self.version, self.session_id, self.id)
+
+    def status(self) -> str:
+        return self._api.progress(self.model_code, self.version, self.session_id, self.id)
+
+    def wait(
+        self,
+        timeout: float = 60.0,
+        *,
+        initial_delay: float = 0.05,
+        max_delay: float = 2.0,
+        raise_on_error: bool = True,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> Invocation:
+        """The finished invocation. Polls with exponential backoff (from `initial_delay`, doubling up to
+        `max_delay`); raises WaitTimeout after `timeout` seconds, and InvocationFailed on ERROR unless
+        `raise_on_error` is false."""
+        deadline = time.monotonic() + timeout
+        delay = initial_delay
+        while True:
+            current = self.refresh()
+            if current.finished:
+                if current.status == "ERROR" and raise_on_error:
+                    raise InvocationFailed(current)
+                return current
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WaitTimeout(f"Invocation {self.id} is still {current.status} after {timeout:g} s.", current)
+            sleep(min(delay, left))
+            delay = min(delay * 2, max_delay)
+
+    def feedback(self, body: Any) -> Invocation:
+        """Feedback on this invocation (validated against the model's feedback schema)."""
+        return self._api.feedback(self.model_code, self.version, self.session_id, self.id, body)
+
+
+class InvocationsApi:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(
+        self,
+        model_code: str,
+        version: str,
+        session_id: str,
+        body: Any,
+        *,
+        type: str = "PREDICT",
+        request_type: str = "FEATURES",
+        with_explanation: bool = False,
+    ) -> PendingInvocation:
+        """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able."""
+        payload: dict[str, Any] = {"type": type, "request": {"type": request_type, "body": _as_body(body)}}
+        if with_explanation:
+            payload["with_explanation"] = True
+        created = Invocation.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session/{session_id}/invocation", payload))
+        return PendingInvocation(self, model_code, version, created)
+
+    def list(self, model_code: str, version: str, session_id: str, page_size: int = 100) -> Page[Invocation]:
+        return Page(self._t, "public", f"{_base(model_code, version)}/session/{session_id}/invocation", Invocation.from_json, page_size=page_size)
+
+    def get(self, model_code: str, version: str, session_id: str, invocation_id: str) -> Invocation:
+        return Invocation.from_json(self._t.get_json("public", f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}"))
+
+    def progress(self, model_code: str, version: str, session_id: str, invocation_id: str) -> str:
+        path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/check_progress"
+        return str(self._t.get_json("public", path)["status"])
+
+    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any) -> Invocation:
+        path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/feedback"
+        return Invocation.from_json(self._t.post_json("public", path, {"request": {"body": _as_body(body)}}))
+
+
+class SessionsApi:
+    """The caller's sessions of one model version."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create(self, model_code: str, version: str) -> Session:
+        return Session.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session"))
+
+    def list(self, model_code: str, version: str, page_size: int = 100) -> Page[Session]:
+        return Page(self._t, "public", f"{_base(model_code, version)}/session", Session.from_json, page_size=page_size)
+
+    def set_state(self, model_code: str, version: str, session_id: str, state: str) -> Session:
+        response = self._t.request("public", "PATCH", f"{_base(model_code, version)}/session/{session_id}", params={"state": state})
+        return Session.from_json(response.json())
+
+    def close(self, model_code: str, version: str, session_id: str) -> Session:
+        return self.set_state(model_code, version, session_id, "CLOSED")
+
+    def reopen(self, model_code: str, version: str, session_id: str) -> Session:
+        return self.set_state(model_code, version, session_id, "OPEN")
