@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { prepared } from '../../infra/db/prepared.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
 export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
 export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
@@ -50,6 +51,11 @@ export type NewInvocation = Pick<
   'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
 > & { response?: string; completed_at?: Date | null };
 
+export interface InvocationFilter {
+  status?: InvocationStatus;
+  type?: InvocationType;
+}
+
 export interface SessionRow {
   id: string;
   workspace_id: number;
@@ -76,10 +82,13 @@ export const sessionsStore = {
    */
   reserveOrderOfUser: async (db: Runner, id: string, modelId: number, userId: number) =>
     (await db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
-  listOfUser: (db: Runner, modelId: number, userId: number, page: { limit: number; offset: number }) =>
-    db<SessionRow>('sessions').where({ model_id: modelId, user_id: userId }).orderBy('created_at').limit(page.limit).offset(page.offset),
-  countOfUser: async (db: Runner, modelId: number, userId: number) =>
-    Number(((await db('sessions').where({ model_id: modelId, user_id: userId }).count('* as n').first()) as { n: number }).n),
+  /** A page of the user's sessions of one model of the workspace, newest first. */
+  pageOfUser: (db: Runner, owner: { workspaceId: number; modelId: number; userId: number }, page: Page, filter: { state?: SessionRow['state'] } = {}) =>
+    keysetPage<SessionRow>(
+      db('sessions').where({ workspace_id: owner.workspaceId, model_id: owner.modelId, user_id: owner.userId, ...(filter.state && { state: filter.state }) }),
+      page,
+      { table: 'sessions', idType: 'uuid' },
+    ),
   setState: async (db: Runner, id: string, state: SessionRow['state']) =>
     (await db<SessionRow>('sessions').where({ id }).update({ state, updated_at: new Date() } as never).returning('*'))[0] as SessionRow,
   /** Reserves the next `order` of the session (the caller holds the session's row lock). */
@@ -119,10 +128,13 @@ export const invocationsStore = {
   },
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
-  listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
-    db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),
-  countInSession: async (db: Runner, sessionId: string) =>
-    Number(((await db('invocations').where({ session_id: sessionId }).count('* as n').first()) as { n: number }).n),
+  /** A page of a session's invocations, newest first. */
+  pageInSession: (db: Runner, session: { workspaceId: number; sessionId: string }, page: Page, filter: InvocationFilter = {}) =>
+    keysetPage<InvocationRow>(
+      db('invocations').where({ workspace_id: session.workspaceId, session_id: session.sessionId, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) }),
+      page,
+      { table: 'invocations', idType: 'uuid' },
+    ),
   /** Earlier invocations of the session, for models that need the session context. */
   contextBefore: (db: Runner, sessionId: string, order: number) =>
     db<InvocationRow>('invocations').where({ session_id: sessionId }).where('order', '<', order).orderBy('order').select('body', 'response', 'type', 'status'),

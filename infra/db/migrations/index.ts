@@ -6,6 +6,7 @@ import * as dashboard from './0004_dashboard.js';
 import * as changeNotifications from './0005_change_notifications.js';
 import * as rateLimits from './0006_rate_limits.js';
 import * as invocationsUpkeep from './0007_invocations_upkeep.js';
+import * as listKeysets from './0008_list_keysets.js';
 
 interface Migration {
   name: string;
@@ -25,6 +26,7 @@ const migrations: Migration[] = [
   { name: '0005_change_notifications', ...changeNotifications },
   { name: '0006_rate_limits', ...rateLimits },
   { name: '0007_invocations_upkeep', ...invocationsUpkeep },
+  { name: '0008_list_keysets', ...listKeysets },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
