@@ -51,6 +51,12 @@ export type NewInvocation = Pick<
   'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
 > & { response?: string; completed_at?: Date | null };
 
+/** How much of a session's history a `need_context` model receives (DIDYMA_CONTEXT_MAX_INVOCATIONS, DIDYMA_CONTEXT_MAX_BYTES). */
+export interface ContextWindow {
+  maxInvocations: number;
+  maxBytes: number;
+}
+
 export interface InvocationFilter {
   status?: InvocationStatus;
   type?: InvocationType;
@@ -135,7 +141,20 @@ export const invocationsStore = {
       page,
       { table: 'invocations', idType: 'uuid' },
     ),
-  /** Earlier invocations of the session, for models that need the session context. */
-  contextBefore: (db: Runner, sessionId: string, order: number) =>
-    db<InvocationRow>('invocations').where({ session_id: sessionId }).where('order', '<', order).orderBy('order').select('body', 'response', 'type', 'status'),
+  /**
+   * The session context of an invocation, oldest first: the latest earlier
+   * predictions and explanations, at most `maxInvocations` of them and no more
+   * than `maxBytes` of requests and responses, so the read and what the model
+   * is sent stay the same size however long the session grows.
+   */
+  contextBefore: async (db: Runner, of: Pick<InvocationRow, 'workspace_id' | 'session_id' | 'order'>, window: ContextWindow) => {
+    const latest = db('invocations')
+      .where({ workspace_id: of.workspace_id, session_id: of.session_id })
+      .where('order', '<', of.order)
+      .whereNot('type', 'DATA_SUBMISSION')
+      .orderBy('order', 'desc')
+      .limit(window.maxInvocations)
+      .select('order', 'body', 'response', db.raw('sum(octet_length(body) + octet_length(response)) over (order by "order" desc rows between unbounded preceding and current row) as bytes_so_far'));
+    return (await db.from(latest.as('latest')).where('bytes_so_far', '<=', window.maxBytes).orderBy('order').select('body', 'response')) as Array<Pick<InvocationRow, 'body' | 'response'>>;
+  },
 };
