@@ -194,6 +194,19 @@ describe('list endpoints: newest first, keyset pages, counts, filters, tenants',
 
   const databaseNow = async () => ((await t.platform.db.raw(`select to_char(clock_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`)).rows[0] as { now: string }).now;
 
+  it('keeps X-Total-Count exact as models are registered and deleted', async () => {
+    const owner = await modelOwner(t);
+    const total = async () => Number((await t.public.get('/api/model', { token: owner.token })).headers.get('x-total-count'));
+    expect(await total()).to.equal(1);
+    const seeded = await seedModel(t, owner);
+    expect(await total()).to.equal(2);
+    const [code, version] = seeded.split(':');
+    expect((await t.private.delete(`/api/platform_model/${code}/version/${version}`, { token: owner.token })).status).to.equal(204);
+    expect(await total()).to.equal(1);
+    await t.platform.db('models').where({ model_code: code, version }).delete();
+    expect(await total(), 'a deleted row was no longer counted').to.equal(1);
+  });
+
   for (const list of CASES) {
     describe(list.name, () => {
       let owner: Owner;

@@ -51,7 +51,7 @@ export class InvocationsService {
 
   async list(principal: Principal, code: string, version: string, sessionId: string, page: Page, filter: InvocationFilter = {}) {
     const { session } = await this.session(principal, code, version, sessionId, 'read');
-    const { rows, total, next } = await invocationsStore.pageInSession(this.db, { workspaceId: session.workspace_id, sessionId: session.id }, page, filter);
+    const { rows, total, next } = await invocationsStore.pageInSession(this.db, session, page, filter);
     return { items: rows.map((row) => presentInvocation(row)), total, next };
   }
 

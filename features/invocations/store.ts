@@ -69,6 +69,8 @@ export interface SessionRow {
   model_id: number;
   state: 'OPEN' | 'CLOSED';
   next_order: number;
+  /** Its DATA_SUBMISSION invocations, kept by a trigger (migration 0009). */
+  feedback_count: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -101,6 +103,18 @@ export const sessionsStore = {
   takeOrder: async (db: Runner, id: string) =>
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
+
+/**
+ * The count of a session's list the session row already holds, so a long
+ * session is not counted row by row on every page: every invocation takes
+ * the next order (dense, state.ts), and feedback is counted by a trigger.
+ * Undefined when other filters apply: those are counted.
+ */
+function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter): number | undefined {
+  if (filter.status || page.createdAfter || page.createdBefore) return undefined;
+  if (!filter.type) return session.next_order;
+  return filter.type === 'DATA_SUBMISSION' ? session.feedback_count : undefined;
+}
 
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
 export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status'>;
@@ -135,11 +149,12 @@ export const invocationsStore = {
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
   /** A page of a session's invocations, newest first. */
-  pageInSession: (db: Runner, session: { workspaceId: number; sessionId: string }, page: Page, filter: InvocationFilter = {}) =>
+  pageInSession: (db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id' | 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter = {}) =>
     keysetPage<InvocationRow>(
-      db('invocations').where({ workspace_id: session.workspaceId, session_id: session.sessionId, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) }),
+      db('invocations').where({ workspace_id: session.workspace_id, session_id: session.id, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) }),
       page,
       { table: 'invocations', idType: 'uuid' },
+      keptCount(session, page, filter),
     ),
   /**
    * The session context of an invocation, oldest first: the latest earlier

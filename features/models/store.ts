@@ -53,8 +53,12 @@ export const modelsStore = {
   },
   liveByPair: (db: Runner, workspaceId: number, code: string, version: string) => live(db, workspaceId).where({ model_code: code, version }).first(),
   /** A page of the workspace's live models, newest first. */
-  pageLive: (db: Runner, workspaceId: number, page: Page, filter: { modelCode?: string } = {}) =>
-    keysetPage<ModelRow>(filter.modelCode ? live(db, workspaceId).where({ model_code: filter.modelCode }) : live(db, workspaceId), page, { table: 'models', idType: 'integer' }),
+  pageLive: async (db: Runner, workspaceId: number, page: Page, filter: { modelCode?: string } = {}) => {
+    const filtered = Boolean(filter.modelCode || page.createdAfter || page.createdBefore);
+    // Unfiltered, the count a trigger keeps (migration 0009) spares reading every live model on each page.
+    const kept = filtered ? undefined : Number((await db('model_counts').where({ workspace_id: workspaceId }).first('live'))?.live ?? 0);
+    return keysetPage<ModelRow>(filter.modelCode ? live(db, workspaceId).where({ model_code: filter.modelCode }) : live(db, workspaceId), page, { table: 'models', idType: 'integer' }, kept);
+  },
   /** Which of these models have a live explainer. */
   explainedAmong: async (db: Runner, workspaceId: number, ids: number[]) =>
     new Set(ids.length ? ((await live(db, workspaceId).whereIn('explains_id', ids).pluck('explains_id')) as number[]) : []),

@@ -55,14 +55,15 @@ export function isCursor(value: unknown): value is Cursor {
 
 /**
  * Reads one page of `query` (already filtered by tenant and by the list's
- * own filters) newest first, with the count of every row the filters select.
+ * own filters) newest first, with the count of every row the filters select:
+ * `knownTotal` when the caller keeps it (migration 0009), else COUNT(*).
  */
-export async function keysetPage<Row extends { id: string | number }>(query: Knex.QueryBuilder, page: Page, keyset: Keyset): Promise<PageOfRows<Row>> {
+export async function keysetPage<Row extends { id: string | number }>(query: Knex.QueryBuilder, page: Page, keyset: Keyset, knownTotal?: number): Promise<PageOfRows<Row>> {
   const createdAt = `${keyset.table}.${keyset.createdAt ?? 'created_at'}`;
   const id = `${keyset.table}.id`;
   if (page.createdAfter) query.where(createdAt, '>', page.createdAfter);
   if (page.createdBefore) query.where(createdAt, '<', page.createdBefore);
-  const counted = query.clone().clearSelect().count('* as n').first();
+  const counted = knownTotal === undefined ? query.clone().clearSelect().count('* as n').first() : Promise.resolve({ n: knownTotal });
   const paged = query
     .clone()
     .select(`${keyset.table}.*`)

@@ -13,6 +13,7 @@ const INDEXES: Record<string, string> = {
   models_list: `models (workspace_id, created_at desc, id desc) where deleted_at is null`,
   sessions_list: `sessions (workspace_id, model_id, user_id, created_at desc, id desc)`,
   invocations_list: `invocations (workspace_id, session_id, created_at desc, id desc)`,
+  invocations_feedback_list: `invocations (workspace_id, session_id, created_at desc, id desc) where type = 'DATA_SUBMISSION'`,
   deployments_list: `deployments (workspace_id, created_at desc, id desc) where deleted_at is null`,
   storage_configs_list: `storage_configs (workspace_id, created_at desc, id desc) where deleted_at is null`,
   workspaces_list: `workspaces (created_at desc, id desc) where deleted_at is null`,

@@ -7,6 +7,7 @@ import * as changeNotifications from './0005_change_notifications.js';
 import * as rateLimits from './0006_rate_limits.js';
 import * as invocationsUpkeep from './0007_invocations_upkeep.js';
 import * as listKeysets from './0008_list_keysets.js';
+import * as listCounts from './0009_list_counts.js';
 
 interface Migration {
   name: string;
@@ -27,6 +28,7 @@ const migrations: Migration[] = [
   { name: '0006_rate_limits', ...rateLimits },
   { name: '0007_invocations_upkeep', ...invocationsUpkeep },
   { name: '0008_list_keysets', ...listKeysets },
+  { name: '0009_list_counts', ...listCounts },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
