@@ -5,7 +5,8 @@
 // added with SQL between the sizes, then vacuumed and analysed as autovacuum
 // would leave them. Each list is read at every size: its first page, a page at
 // the far end through the `after` cursor, and the same page through `offset`
-// (for comparison), plus the COUNT(*) behind X-Total-Count alone. Then one
+// (for comparison), plus what a COUNT(*) of the list costs alone (the
+// counters of migration 0009 answer X-Total-Count instead). Then one
 // session of BENCH_CONTEXT_CALLS calls to a need_context model, one after the
 // other. Writes bench/results/scale-<date>.json; nothing here is a test.
 //
@@ -29,6 +30,7 @@ const env = (name: string, fallback: string) => process.env[name] || fallback;
 const SIZES = env('BENCH_SCALE_SIZES', '1000,10000,100000').split(',').map(Number);
 const SAMPLES = Number(env('BENCH_SCALE_SAMPLES', '40'));
 const CONTEXT_CALLS = Number(env('BENCH_CONTEXT_CALLS', '1000'));
+const WARM_UP_CALLS = 100;
 const LIMIT = 100;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const ADMIN = { email: 'bench@didyma.local', password: PASSWORD };
@@ -101,7 +103,7 @@ async function main() {
       start('executor', ['executor'], `${url(ports.executor)}/readyz`),
     ]);
     const tenant = await setUpTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, ADMIN, model, { need_context: true });
-    const [listSession, feedbackSession, contextSession] = await tenant.sessions(3);
+    const [listSession, feedbackSession, contextSession, warmUpSession] = await tenant.sessions(4);
     const lists = await listsUnderTest(db, tenant, listSession!, feedbackSession!);
 
     const figures: ListFigures[] = [];
@@ -115,6 +117,8 @@ async function main() {
       }
     }
 
+    // The first calls of a process run cold (JIT, caches): a session of their own takes them.
+    await callInTurn(tenant, url(ports.public), warmUpSession!, model, WARM_UP_CALLS);
     const context = await contextSessionFigures(db, tenant, url(ports.public), contextSession!, model);
     console.log(`bench-scale: need_context calls ${JSON.stringify(context.windows)}`);
 
@@ -239,7 +243,7 @@ async function timedGets(base: string, token: string, pathAndQuery: string, expe
   return { p50Ms: percentile(times, 50), p99Ms: percentile(times, 99), pageBytes: bytes };
 }
 
-/** The COUNT(*) behind X-Total-Count alone, and the plan PostgreSQL runs it with. */
+/** A COUNT(*) of the list alone, and the plan PostgreSQL runs it with. */
 async function timedCount(db: Knex, rows: Knex.QueryBuilder) {
   const counted = rows.clone().count('* as n');
   const times: number[] = [];
@@ -261,15 +265,11 @@ interface PlanNode {
 const scanOf = (node: PlanNode): string =>
   node['Node Type'].includes('Scan') ? `${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}` : node.Plans?.[0] ? scanOf(node.Plans[0]) : node['Node Type'];
 
-/**
- * CONTEXT_CALLS invocations of the need_context model in one session, one
- * after the other; each call's run (claimed → COMPLETED, which holds the
- * context read and the model call) from the invocation's own timestamps.
- */
-async function contextSessionFigures(db: Knex, tenant: Tenant, base: string, sessionId: string, model: BenchModelServer) {
+/** `calls` predictions in the session, each sent once the one before it has COMPLETED. */
+async function callInTurn(tenant: Tenant, base: string, sessionId: string, model: BenchModelServer, calls: number) {
   const headers = { authorization: `Bearer ${tenant.token}`, 'content-type': 'application/json' };
   const path = `${base}${tenant.base}/session/${sessionId}/invocation`;
-  for (let i = 0; i < CONTEXT_CALLS; i++) {
+  for (let i = 0; i < calls; i++) {
     const created = await fetch(path, { method: 'POST', headers, body: JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: model.body } }) });
     const id = ((await created.json()) as { id: string }).id;
     for (;;) {
@@ -279,6 +279,15 @@ async function contextSessionFigures(db: Knex, tenant: Tenant, base: string, ses
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
   }
+}
+
+/**
+ * CONTEXT_CALLS invocations of the need_context model in one session, one
+ * after the other; each call's run (claimed → COMPLETED, which holds the
+ * context read and the model call) from the invocation's own timestamps.
+ */
+async function contextSessionFigures(db: Knex, tenant: Tenant, base: string, sessionId: string, model: BenchModelServer) {
+  await callInTurn(tenant, base, sessionId, model, CONTEXT_CALLS);
   const runs = (await db('invocations')
     .where({ session_id: sessionId })
     .orderBy('order')

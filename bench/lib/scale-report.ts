@@ -16,7 +16,7 @@ export interface ListFigures {
   afterDeep: Timing;
   /** The same page through `offset`, for comparison. */
   offsetDeep: Timing;
-  /** The COUNT(*) behind X-Total-Count alone, and the scan PostgreSQL chose for it. */
+  /** COUNT(*) of the list's rows alone (what the kept counters spare each page), and the scan PostgreSQL chose for it. */
   count: { p50Ms: number; plan: string };
 }
 
