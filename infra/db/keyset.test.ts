@@ -31,12 +31,14 @@ describe('keyset pages', () => {
     const uuidCursor = { at: '2031-01-01T00:00:00.000000Z', id: '00000000-0000-4000-8000-000000000000' };
     const refused = await keysetPage(db('workspaces'), { limit: 1, offset: 0, after: uuidCursor }, { table: 'workspaces', idType: 'integer' }).catch((error: Error) => error);
     expect(refused).to.be.instanceOf(Error).and.to.include({ status: 400 });
+    const beyondIntegers = await keysetPage(db('workspaces'), { limit: 1, offset: 0, after: { ...uuidCursor, id: 2 ** 40 } }, { table: 'workspaces', idType: 'integer' }).catch((error: Error) => error);
+    expect(beyondIntegers).to.be.instanceOf(Error).and.to.include({ status: 400 });
   });
 
   it('decodes only what it encodes', () => {
     const cursor = { at: '2031-01-01T00:00:00.000100Z', id: 7 };
     expect(decodeCursor(encodeCursor(cursor))).to.deep.equal(cursor);
-    for (const text of ['', 'e30', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["2031-01-01T00:00:00Z",1]').toString('base64url'), Buffer.from('["2031-01-01T00:00:00.000100Z",-1]').toString('base64url')]) {
+    for (const text of ['', 'e30', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["2031-01-01T00:00:00Z",1]').toString('base64url'), Buffer.from('["2031-01-01T00:00:00.000100Z",-1]').toString('base64url'), Buffer.from('["1900-01-01T00:00:00.000000Z",1]').toString('base64url')]) {
       expect(() => decodeCursor(text), text).to.throw(/^after: /);
     }
   });

@@ -42,6 +42,7 @@ export interface Keyset {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const CURSOR_COLUMN = 'page_cursor_at';
+const MAX_INTEGER_ID = 2147483647; // PostgreSQL's integer
 
 export const badCursor = () =>
   new InputError("after: not a cursor of this list; follow the Link header's next URL.", [{ field: 'after', message: 'is not a cursor of this list' }]);
@@ -49,7 +50,7 @@ export const badCursor = () =>
 /** A cursor's shape, whichever list it came from; the id's type is checked against the list's. */
 export function isCursor(value: unknown): value is Cursor {
   const cursor = value as Partial<Cursor> | null;
-  if (typeof cursor?.at !== 'string' || !CURSOR_AT.test(cursor.at) || Number.isNaN(Date.parse(cursor.at))) return false;
+  if (typeof cursor?.at !== 'string' || !CURSOR_AT.test(cursor.at) || !(Date.parse(cursor.at) >= 0)) return false;
   return (typeof cursor.id === 'number' && Number.isSafeInteger(cursor.id) && cursor.id >= 0) || (typeof cursor.id === 'string' && UUID.test(cursor.id));
 }
 
@@ -83,6 +84,6 @@ export async function keysetPage<Row extends { id: string | number }>(query: Kne
 
 /** The id as the list's type, or undefined: a uuid cursor on a list of integer ids is someone else's. */
 function idOfType(id: string | number, type: Keyset['idType']): string | number | undefined {
-  if (type === 'integer') return typeof id === 'number' ? id : undefined;
+  if (type === 'integer') return typeof id === 'number' && id <= MAX_INTEGER_ID ? id : undefined;
   return typeof id === 'string' ? id : undefined;
 }
