@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SERVICES ?= postgres rabbitmq minio prometheus python kube chromium
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
-.PHONY: help install build run test test-fast test-kube test-kube-cluster bench lint typecheck services services-stop clean
+.PHONY: help install build run test test-fast test-kube test-kube-cluster bench bench-scale lint typecheck services services-stop clean
 
 help:
 	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082)"
@@ -15,6 +15,7 @@ help:
 	@echo "make test-kube   the Kubernetes tests on the envtest-style control plane (scripts/services/kube.sh)"
 	@echo "make test-kube-cluster  the same tests against the cluster of KUBECONFIG, helm from PATH (or TEST_HELM)"
 	@echo "make bench       benchmarks on PostgreSQL, RabbitMQ and MLServer: a table, and bench/results/<date>.json"
+	@echo "make bench-scale list pages and need_context calls at 10^3 to 10^5 rows, on PostgreSQL: bench/results/scale-<date>.json"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci $(NPM_FLAGS)
@@ -63,6 +64,11 @@ test-kube-cluster: install
 bench: build
 	bash scripts/services/all.sh start postgres rabbitmq python >/dev/null
 	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
+
+# How lists and need_context calls grow with the data (bench/scale.ts); no part of `make test`.
+bench-scale: build
+	bash scripts/services/all.sh start postgres rabbitmq >/dev/null
+	eval "$$(bash scripts/services/all.sh env postgres rabbitmq)" && npx tsx bench/scale.ts
 
 clean:
 	rm -rf dist node_modules .didyma .cache

@@ -4,7 +4,7 @@ import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
 import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
-import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
+import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import type { ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
@@ -34,6 +34,8 @@ export interface ExecutorOptions {
   leaseMs: number;
   /** Base delay before a transient failure is handed back to the broker. */
   retryBackoffMs: number;
+  /** What a `need_context` model receives of the session's history. */
+  context: ContextWindow;
 }
 
 export interface ExecutorDeps {
@@ -161,8 +163,8 @@ export class Executor {
       const explained = await invocationsStore.byId(this.deps.db, row.related_to);
       if (explained) input.context = [{ request: explained.body, response: explained.response }];
     } else if (model.need_context) {
-      const earlier = await invocationsStore.contextBefore(this.deps.db, row.session_id, row.order);
-      input.context = earlier.filter((e) => e.type !== 'DATA_SUBMISSION').map((e) => ({ request: e.body, response: e.response }));
+      const earlier = await invocationsStore.contextBefore(this.deps.db, row, this.deps.options.context);
+      input.context = earlier.map((e) => ({ request: e.body, response: e.response }));
     }
     return input;
   }

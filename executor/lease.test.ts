@@ -30,7 +30,7 @@ describe('executor leases: a run whose lease was lost never has its result taken
       relay: iris.t.platform.relay,
       logger,
       resolveProxy: async () => proxy,
-      options: { concurrency: 1, leaseMs, retryBackoffMs: 10 },
+      options: { concurrency: 1, leaseMs, retryBackoffMs: 10, context: { maxInvocations: 50, maxBytes: 4194304 } },
     });
     return { executor, warnings, release };
   }

@@ -34,6 +34,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
       concurrency: config.executorConcurrency,
       leaseMs: config.executorLeaseSeconds * 1000,
       retryBackoffMs: config.executorRetryBackoffMs,
+      context: { maxInvocations: config.contextMaxInvocations, maxBytes: config.contextMaxBytes },
     },
     onFinished: (row, model, outcome, seconds) => void platform.metrics.invocations.record(row, model, outcome, seconds),
   });

@@ -40,8 +40,7 @@ export function authRoutes(platform: Platform): OperationRoutes {
   });
 
   router.get('/api/auth/workspace', auth('any'), async (req, res) => {
-    const { items, total } = await identity.workspaces.list(principalOf(res), pageOf(req));
-    sendPage(res, items, total);
+    sendPage(req, res, await identity.workspaces.list(principalOf(res), pageOf(req)));
   });
   router.post('/api/auth/workspace', auth('staff'), async (req, res) => {
     res.status(201).json(await identity.workspaces.create(principalOf(res), req.body));
@@ -75,7 +74,7 @@ export function authRoutes(platform: Platform): OperationRoutes {
     res.status(201).json(await identity.invitations.invite(principalOf(res), req.body));
   });
   router.get('/api/auth/invitation', auth('workspace'), async (req, res) => {
-    res.json(await identity.invitations.listPending(principalOf(res), workspaceIdOf(req, principalOf(res))));
+    sendPage(req, res, await identity.invitations.listPending(principalOf(res), workspaceIdOf(req, principalOf(res)), pageOf(req)));
   });
   router.delete('/api/auth/invitation/id/:invitationId', auth('workspace'), async (req, res) => {
     await identity.invitations.revoke(principalOf(res), workspaceIdOf(req, principalOf(res)), intParam(req.params.invitationId));
@@ -97,8 +96,7 @@ function mountTokenApi(router: OperationRoutes, platform: Platform, auth: Return
   const tokens = platform.identity.apiTokens;
   const ids = (req: Request) => [intParam(req.params.workspaceId), intParam(req.params.tokenId)] as const;
   router.get('/api/auth/workspace/:workspaceId/token', auth('workspace'), async (req, res) => {
-    const { items, total } = await tokens.list(principalOf(res), intParam(req.params.workspaceId), pageOf(req));
-    sendPage(res, items, total);
+    sendPage(req, res, await tokens.list(principalOf(res), intParam(req.params.workspaceId), pageOf(req)));
   });
   router.get('/api/auth/workspace/:workspaceId/token/:tokenId', auth('workspace'), async (req, res) => {
     res.json(await tokens.get(principalOf(res), ...ids(req)));

@@ -47,9 +47,10 @@ describe('private server: model registration and deployments', () => {
     expect(model.explainer_metadata).to.include({ model_code: 'iris-explainer', version, need_context: true });
 
     const listed = await t.public.get('/api/model', { token: a.token });
+    // Newest first: the chain is registered in one transaction, so the explainer, with the higher id, leads.
     expect(listed.body.map((m: any) => [m.model_metadata.model_code, m.is_explainer, m.has_explainer])).to.deep.equal([
-      ['iris-classifier', false, true],
       ['iris-explainer', true, false],
+      ['iris-classifier', false, true],
     ]);
     const one = await t.public.get(`/api/model/iris-classifier/version/${version}`, { token: a.token });
     expect(one.body.explainer_metadata.model_code).to.equal('iris-explainer');

@@ -28,8 +28,7 @@ export function privateRoutes(platform: Platform): OperationRoutes {
     res.status(201).json([await deployments.create(principalOf(res), req.body)]);
   });
   router.get('/api/deployment', member, async (req, res) => {
-    const { items, total } = await deployments.list(principalOf(res), pageOf(req));
-    sendPage(res, items, total);
+    sendPage(req, res, await deployments.list(principalOf(res), pageOf(req)));
   });
   router.get('/api/deployment/:deploymentKey', member, async (req, res) => {
     res.json([await deployments.get(principalOf(res), param(req, 'deploymentKey'))]);
@@ -43,8 +42,7 @@ export function privateRoutes(platform: Platform): OperationRoutes {
     res.status(201).json(await storage.create(principalOf(res), req.body));
   });
   router.get('/api/storage', supervisor, async (req, res) => {
-    const { items, total } = await storage.list(principalOf(res), pageOf(req));
-    sendPage(res, items, total);
+    sendPage(req, res, await storage.list(principalOf(res), pageOf(req)));
   });
   router.get('/api/storage/:storage_key', supervisor, async (req, res) => {
     res.json(await storage.get(principalOf(res), param(req, 'storage_key')));

@@ -5,6 +5,7 @@ import { colleague, demoDeployment, filesystemStorage, IRIS, modelPayload, start
 import { startExecutor } from '../../executor/start.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
 import { unique } from '../../test/support/platform.js';
+import { until } from '../../test/support/until.js';
 
 describe('public server: closed sessions exported as datasets', () => {
   let t: TestPlatform;
@@ -35,26 +36,23 @@ describe('public server: closed sessions exported as datasets', () => {
 
   const base = () => `/api/model/iris-classifier/version/${version}`;
 
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-    for (let i = 0; i < 400; i++) {
-      const value = await read();
-      if (done(value)) return value;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  }
-
   /** A session of `who` with one explained prediction, feedback on it and a second prediction without; its invocations as the API lists them. */
   async function workedSession(who: Tenant, close = true) {
     const session = (await t.public.post(`${base()}/session`, { token: who.token })).body.id as string;
     const path = `${base()}/session/${session}`;
     const first = await t.public.post(`${path}/invocation`, { token: who.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, with_explanation: true } });
-    const invocations = () => t.public.get(`${path}/invocation`, { token: who.token }).then((reply) => reply.body as any[]);
-    await until(invocations, (items) => items.length === 2 && items.every((i) => i.status === 'COMPLETED'), 'the prediction and its explanation');
+    // Oldest first, as the records are: the API lists newest first.
+    const invocations = () => t.public.get(`${path}/invocation`, { token: who.token }).then((reply) => (reply.body as any[]).sort((a, b) => a.order - b.order));
+    const completed = (count: number) => async () => {
+      const items = await invocations();
+      return items.length === count && items.every((i) => i.status === 'COMPLETED');
+    };
+    await until(completed(2), 'the prediction and its explanation');
     const feedback = await t.public.post(`${path}/invocation/${first.body.id}/feedback`, { token: who.token, json: { request: { body: '{"correct":true}' } } });
     expect(feedback.status, feedback.text).to.equal(201);
     await t.public.post(`${path}/invocation`, { token: who.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
-    const all = await until(invocations, (items) => items.length === 4 && items.every((i) => i.status === 'COMPLETED'), 'the second prediction');
+    await until(completed(4), 'the second prediction');
+    const all = await invocations();
     if (close) expect((await t.public.patch(`${path}?state=CLOSED`, { token: who.token })).status).to.equal(200);
     return { session, path, invocations: all };
   }
@@ -123,6 +121,10 @@ describe('public server: closed sessions exported as datasets', () => {
     const listed = await t.public.get(`/api/dataset?name=${name}`, { token: owner.token });
     expect(listed.headers.get('x-total-count')).to.equal('2');
     expect(listed.body.map((d: { version: number }) => d.version)).to.deep.equal([2, 1]);
+    const firstPage = await t.public.get(`/api/dataset?name=${name}&limit=1`, { token: owner.token });
+    const next = /^<([^>]+)>; rel="next"$/.exec(firstPage.headers.get('link') ?? '')?.[1];
+    expect(firstPage.body.map((d: { version: number }) => d.version)).to.deep.equal([2]);
+    expect((await t.public.get(next!, { token: owner.token })).body.map((d: { version: number }) => d.version)).to.deep.equal([1]);
     expect((await t.public.get(`/api/dataset/${first.body.id}`, { token: owner.token })).body).to.deep.equal(first.body);
   });
 

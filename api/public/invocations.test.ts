@@ -78,7 +78,7 @@ describe('public server and executor: sessions, queued invocations, explanation 
       (items) => items.length === 3 && items.every((i) => i.status === 'COMPLETED' || i.status === 'ERROR'),
       'the chain to finish',
     );
-    const [prediction, explanation, failed] = list;
+    const [failed, explanation, prediction] = list; // newest first
     expect(prediction).to.include({ id: created.body.id, status: 'COMPLETED', related_to: null });
     expect(JSON.parse(prediction.response).outputs[0].data).to.deep.equal(['setosa']);
     expect(explanation).to.include({ type: 'EXPLAIN', status: 'COMPLETED', related_to: prediction.id, model_key: `iris-explainer:${version}`, order: 1 });

@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
 import type { Platform } from '../../platform/platform.js';
 import { authenticate, principalOf } from '../shared/authenticate.js';
-import { pageOf, sendPage } from '../../infra/http/pagination.js';
+import { pageOf, queryText, sendPage } from '../../infra/http/pagination.js';
+import type { InvocationStatus, InvocationType, SessionRow } from '../../features/invocations/store.js';
 import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
 
 const model = (req: Request) => [String(req.params.modelCode), String(req.params.modelVersion)] as const;
@@ -25,8 +26,8 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
 
 
-  router.get('/api/model', member, async (_req, res) => {
-    res.json(await catalog.list(principalOf(res)));
+  router.get('/api/model', member, async (req, res) => {
+    sendPage(req, res, await catalog.list(principalOf(res), pageOf(req), { modelCode: queryText(req, 'model_code') }));
   });
   router.get(base, member, async (req, res) => {
     res.json(await catalog.get(principalOf(res), ...model(req)));
@@ -37,8 +38,8 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
 
   router.get(`${base}/session`, member, async (req, res) => {
-    const { items, total } = await invocations.listSessions(principalOf(res), ...model(req), pageOf(req));
-    sendPage(res, items, total);
+    const filter = { state: queryText(req, 'state') as SessionRow['state'] | undefined };
+    sendPage(req, res, await invocations.listSessions(principalOf(res), ...model(req), pageOf(req), filter));
   });
   router.post(`${base}/session`, member, async (req, res) => {
     res.status(201).json(await invocations.createSession(principalOf(res), ...model(req)));
@@ -48,8 +49,8 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
 
   router.get(invocationsPath, member, async (req, res) => {
-    const { items, total } = await invocations.list(principalOf(res), ...session(req), pageOf(req));
-    sendPage(res, items, total);
+    const filter = { status: queryText(req, 'status') as InvocationStatus | undefined, type: queryText(req, 'type') as InvocationType | undefined };
+    sendPage(req, res, await invocations.list(principalOf(res), ...session(req), pageOf(req), filter));
   });
   router.get(`${invocationsPath}/:invocationId/check_progress`, member, async (req, res) => {
     const { status } = await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId));
@@ -67,8 +68,7 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     res.status(201).json(await datasets.exportFiltered(principalOf(res), name, storageKey, filter));
   });
   router.get('/api/dataset', member, async (req, res) => {
-    const { items, total } = await datasets.list(principalOf(res), pageOf(req), req.query.name as string | undefined);
-    sendPage(res, items, total);
+    sendPage(req, res, await datasets.list(principalOf(res), pageOf(req), queryText(req, 'name')));
   });
   router.get('/api/dataset/:datasetId', member, async (req, res) => {
     res.json(await datasets.get(principalOf(res), String(req.params.datasetId)));

@@ -15,7 +15,13 @@ export interface Tenant {
   sessions(n: number): Promise<string[]>;
 }
 
-export async function setUpTenant(urls: { auth: string; private: string; public: string }, admin: { email: string; password: string }, model: BenchModelServer): Promise<Tenant> {
+/** `modelFields` are added to the platform model's registration (need_context, say). */
+export async function setUpTenant(
+  urls: { auth: string; private: string; public: string },
+  admin: { email: string; password: string },
+  model: BenchModelServer,
+  modelFields: Record<string, unknown> = {},
+): Promise<Tenant> {
   const auth = new Client(urls.auth);
   const priv = new Client(urls.private);
   const pub = new Client(urls.public);
@@ -48,6 +54,7 @@ export async function setUpTenant(urls: { auth: string; private: string; public:
         input_schema: model.inputSchema,
         output_schema: { type: 'json' },
         model_card_file_id: card.body.file_id,
+        ...modelFields,
       },
     }),
   );

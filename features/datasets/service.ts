@@ -72,11 +72,8 @@ export class DatasetsService {
 
   async list(principal: Principal, page: Page, name?: string) {
     const { id: workspaceId, name: workspace } = principal.workspace!;
-    const [rows, total] = await Promise.all([
-      datasetsStore.listOfUser(this.db, workspaceId, principal.user.id, page, name),
-      datasetsStore.countOfUser(this.db, workspaceId, principal.user.id, name),
-    ]);
-    return { items: rows.map((row) => presentDataset(row, workspace)), total };
+    const { rows, total, next } = await datasetsStore.pageOfUser(this.db, workspaceId, principal.user.id, page, name);
+    return { items: rows.map((row) => presentDataset(row, workspace)), total, next };
   }
 
   async get(principal: Principal, id: string) {

@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import type { Page } from '../../infra/http/pagination.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 import type { InvocationRow } from '../invocations/store.js';
 
 /** What an export took: one closed session, or the caller's closed sessions matching a filter. */
@@ -48,15 +48,11 @@ export const datasetsStore = {
   nextVersion: async (db: Runner, workspaceId: number, userId: number, name: string) =>
     Number(((await ofUser(db, workspaceId, userId).where({ name }).max('version as v').first()) as { v: number | null } | undefined)?.v ?? 0) + 1,
   ofUser: async (db: Runner, workspaceId: number, userId: number, id: string) => (await readOfUser(db, workspaceId, userId).where('d.id', id))[0],
-  listOfUser: (db: Runner, workspaceId: number, userId: number, page: Page, name?: string) => {
-    const query = readOfUser(db, workspaceId, userId).orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]);
+  /** A page of the caller's datasets, newest first, optionally of one name. */
+  pageOfUser: (db: Runner, workspaceId: number, userId: number, page: Page, name?: string) => {
+    const query = readOfUser(db, workspaceId, userId);
     if (name) query.where('d.name', name);
-    return query.limit(page.limit).offset(page.offset);
-  },
-  countOfUser: async (db: Runner, workspaceId: number, userId: number, name?: string) => {
-    const query = ofUser(db, workspaceId, userId);
-    if (name) query.where({ name });
-    return Number(((await query.count('* as n').first()) as unknown as { n: number }).n);
+    return keysetPage<StoredDataset>(query, page, { table: 'd', idType: 'uuid' });
   },
 };
 

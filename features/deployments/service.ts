@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { Page } from '../../infra/http/pagination.js';
+import type { Page } from '../../infra/db/keyset.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import { modelsStore } from '../models/store.js';
 import { maskedInit, sealedKeys, sealSecrets, splitSecrets } from './secrets.js';
@@ -64,8 +64,8 @@ export class DeploymentsService {
 
   async list(principal: Principal, page: Page) {
     const workspace = principal.workspace!;
-    const [rows, total] = await Promise.all([deploymentsStore.listLive(this.db, workspace.id, page), deploymentsStore.countLive(this.db, workspace.id)]);
-    return { items: rows.map((row) => this.present(row, workspace.name)), total };
+    const { rows, total, next } = await deploymentsStore.pageLive(this.db, workspace.id, page);
+    return { items: rows.map((row) => this.present(row, workspace.name)), total, next };
   }
 
   async get(principal: Principal, key: string) {

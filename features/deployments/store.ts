@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import type { Page } from '../../infra/http/pagination.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
 export interface DeploymentRow {
   id: number;
@@ -24,10 +24,8 @@ export const deploymentsStore = {
     (await db<DeploymentRow>('deployments').insert(row as never).returning('*'))[0] as DeploymentRow,
   liveByKey: (db: Runner, workspaceId: number, key: string) => live(db, workspaceId).where({ deployment_key: key }).first(),
   byId: (db: Runner, id: number) => db<DeploymentRow>('deployments').where({ id }).first(),
-  listLive: (db: Runner, workspaceId: number, page?: Page) => {
-    const query = live(db, workspaceId).orderBy('id');
-    return page ? query.limit(page.limit).offset(page.offset) : query;
-  },
-  countLive: async (db: Runner, workspaceId: number) => Number(((await live(db, workspaceId).count('* as n').first()) as unknown as { n: number }).n),
+  listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
+  /** A page of the workspace's live deployments, newest first. */
+  pageLive: (db: Runner, workspaceId: number, page: Page) => keysetPage<DeploymentRow>(live(db, workspaceId), page, { table: 'deployments', idType: 'integer' }),
   markDeleted: (db: Runner, id: number) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
 };

@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { Page } from '../../infra/http/pagination.js';
+import type { Page } from '../../infra/db/keyset.js';
 import type { StorageClasses } from '../../infra/storage/classes.js';
 import type { StorageBackend } from '../../infra/storage/backend.js';
 import type { UrlPolicy } from '../../infra/net/url-policy.js';
@@ -61,8 +61,8 @@ export class StorageConfigsService {
 
   async list(principal: Principal, page: Page) {
     const workspace = principal.workspace!;
-    const [rows, total] = await Promise.all([storageConfigsStore.listLive(this.db, workspace.id, page), storageConfigsStore.countLive(this.db, workspace.id)]);
-    return { items: rows.map((r) => ({ storage_key: r.storage_key, storage_class: r.storage_class, workspace: workspace.name })), total };
+    const { rows, total, next } = await storageConfigsStore.pageLive(this.db, workspace.id, page);
+    return { items: rows.map((r) => ({ storage_key: r.storage_key, storage_class: r.storage_class, workspace: workspace.name })), total, next };
   }
 
   async get(principal: Principal, key: string) {

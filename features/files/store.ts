@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import type { Page } from '../../infra/http/pagination.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
 export interface StorageConfigRow {
   id: number;
@@ -46,11 +46,8 @@ export const storageConfigsStore = {
     (await db<StorageConfigRow>('storage_configs').insert({ ...row, connector_init: JSON.stringify(row.connector_init) } as never).returning('*'))[0] as StorageConfigRow,
   liveByKey: (db: Runner, workspaceId: number, key: string) => liveConfigs(db, workspaceId).where({ storage_key: key }).first(),
   byId: (db: Runner, id: number) => db<StorageConfigRow>('storage_configs').where({ id }).first(),
-  listLive: (db: Runner, workspaceId: number, page?: Page) => {
-    const query = liveConfigs(db, workspaceId).orderBy('id');
-    return page ? query.limit(page.limit).offset(page.offset) : query;
-  },
-  countLive: async (db: Runner, workspaceId: number) => Number(((await liveConfigs(db, workspaceId).count('* as n').first()) as unknown as { n: number }).n),
+  /** A page of the workspace's live storage configurations, newest first. */
+  pageLive: (db: Runner, workspaceId: number, page: Page) => keysetPage<StorageConfigRow>(liveConfigs(db, workspaceId), page, { table: 'storage_configs', idType: 'integer' }),
   markDeleted: (db: Runner, id: number) => db('storage_configs').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
 };
 

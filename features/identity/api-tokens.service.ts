@@ -39,11 +39,8 @@ export class ApiTokensService {
 
   async list(principal: Principal, workspaceId: number, page: Page) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const [rows, total] = await Promise.all([
-      apiTokensStore.listInWorkspace(this.db, workspaceId, page),
-      apiTokensStore.countInWorkspace(this.db, workspaceId),
-    ]);
-    return { items: rows.map(presentApiToken), total };
+    const { rows, total, next } = await apiTokensStore.pageInWorkspace(this.db, workspaceId, page);
+    return { items: rows.map(presentApiToken), total, next };
   }
 
   async get(principal: Principal, workspaceId: number, tokenId: number) {

@@ -9,6 +9,7 @@ import { normaliseEmail, usersStore } from './users.store.js';
 import { workspacesStore } from './workspaces.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentInvitation } from './present.js';
+import type { Page } from '../../infra/db/keyset.js';
 import type { Mail, Mailer } from '../../infra/mail/mailer.js';
 
 export interface InvitationSettings {
@@ -125,10 +126,10 @@ export class InvitationsService {
     });
   }
 
-  async listPending(principal: Principal, workspaceId: number) {
+  async listPending(principal: Principal, workspaceId: number, page: Page) {
     const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const rows = await invitationsStore.pendingInWorkspace(this.db, workspaceId, new Date(this.now()));
-    return rows.map((row) => presentInvitation(row, workspace.name));
+    const { rows, total, next } = await invitationsStore.pendingInWorkspace(this.db, workspaceId, new Date(this.now()), page);
+    return { items: rows.map((row) => presentInvitation(row, workspace.name)), total, next };
   }
 
   async revoke(principal: Principal, workspaceId: number, id: number) {

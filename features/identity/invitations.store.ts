@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { InvitationRow } from '../../infra/db/models.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
 export const invitationsStore = {
   insert: (db: Runner, invitation: Pick<InvitationRow, 'token_hash' | 'email' | 'workspace_id' | 'role' | 'invited_by_id' | 'expires_at'>) =>
@@ -15,8 +16,13 @@ export const invitationsStore = {
       .where('expires_at', '>', now)
       .whereIn('workspace_id', db('workspaces').select('id').whereNull('deleted_at'))
       .orderBy('id'),
-  pendingInWorkspace: (db: Runner, workspaceId: number, now: Date) =>
-    InvitationRow.query(db).where({ workspace_id: workspaceId }).whereNull('accepted_at').whereNull('revoked_at').where('expires_at', '>', now).orderBy('id'),
+  /** A page of the workspace's pending invitations, newest first. */
+  pendingInWorkspace: (db: Runner, workspaceId: number, now: Date, page: Page) =>
+    keysetPage<InvitationRow>(
+      db('invitations').where({ workspace_id: workspaceId }).whereNull('accepted_at').whereNull('revoked_at').where('expires_at', '>', now),
+      page,
+      { table: 'invitations', idType: 'integer' },
+    ),
   inWorkspace: (db: Runner, workspaceId: number, id: number) => InvitationRow.query(db).findOne({ id, workspace_id: workspaceId }),
   markAccepted: (db: Runner, ids: number[], userId: number, at: Date) =>
     InvitationRow.query(db).patch({ accepted_at: at, accepted_by_id: userId }).whereIn('id', ids).whereNull('accepted_at'),

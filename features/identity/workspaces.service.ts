@@ -20,12 +20,8 @@ export class WorkspacesService {
 
   /** Staff see every workspace, anyone else the workspaces they belong to. */
   async list(principal: Principal, page: Page) {
-    const staff = isStaff(principal);
-    const [rows, total] = await Promise.all([
-      staff ? workspacesStore.listAll(this.db, page) : workspacesStore.listForUser(this.db, principal.user.id, page),
-      staff ? workspacesStore.countAll(this.db) : workspacesStore.countForUser(this.db, principal.user.id),
-    ]);
-    return { items: rows.map(presentWorkspace), total };
+    const { rows, total, next } = await workspacesStore.page(this.db, page, isStaff(principal) ? undefined : principal.user.id);
+    return { items: rows.map(presentWorkspace), total, next };
   }
 
   /** The workspaces the principal is a member of, staff included: where it can sign in. */

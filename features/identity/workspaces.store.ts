@@ -1,10 +1,8 @@
 import type { Runner } from '../../infra/db/database.js';
 import { WorkspaceLogoRow, WorkspaceRow } from '../../infra/db/models.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
-export interface Page {
-  limit: number;
-  offset: number;
-}
+export type { Page } from '../../infra/db/keyset.js';
 
 const live = (db: Runner) => WorkspaceRow.query(db).whereNull('deleted_at');
 const memberOf = (db: Runner, userId: number) => db('memberships').select('workspace_id').where('user_id', userId);
@@ -20,12 +18,13 @@ export const workspacesStore = {
     live(db).patch({ disabled, updated_at: new Date() }).where({ id }).returning('*').first(),
   markDeleted: (db: Runner, id: number) => live(db).patch({ deleted_at: new Date(), updated_at: new Date() }).where({ id }),
 
-  listAll: (db: Runner, page: Page) => live(db).orderBy('id').limit(page.limit).offset(page.offset),
-  countAll: async (db: Runner) => Number(((await live(db).count('* as n').first()) as unknown as { n: number }).n),
+  /** A page of every live workspace (staff), or of those the user belongs to, newest first. */
+  page: (db: Runner, page: Page, userId?: number) => {
+    const query = db('workspaces').whereNull('deleted_at');
+    return keysetPage<WorkspaceRow>(userId === undefined ? query : query.whereIn('id', memberOf(db, userId)), page, { table: 'workspaces', idType: 'integer' });
+  },
   listForUser: (db: Runner, userId: number, page: Page) =>
     live(db).whereIn('id', memberOf(db, userId)).orderBy('id').limit(page.limit).offset(page.offset),
-  countForUser: async (db: Runner, userId: number) =>
-    Number(((await live(db).whereIn('id', memberOf(db, userId)).count('* as n').first()) as unknown as { n: number }).n),
 
   logo: (db: Runner, workspaceId: number) => WorkspaceLogoRow.query(db).findById(workspaceId),
   saveLogo: (db: Runner, workspaceId: number, contentType: string, data: Buffer) =>

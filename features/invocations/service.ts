@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import type { Db, Tx } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { Page } from '../../infra/http/pagination.js';
+import type { Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
 import type { OutboxRelay } from './relay.js';
-import { invocationsStore, sessionsStore, type NewInvocation, type RequestType, type SessionRow } from './store.js';
+import { invocationsStore, sessionsStore, type InvocationFilter, type NewInvocation, type RequestType, type SessionRow } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
@@ -31,13 +31,11 @@ export class InvocationsService {
     this.batches = new InvocationBatches(db);
   }
 
-  async listSessions(principal: Principal, code: string, version: string, page: Page) {
+  async listSessions(principal: Principal, code: string, version: string, page: Page, filter: { state?: SessionRow['state'] } = {}) {
     const model = await this.models.forReading(principal, code, version);
-    const [rows, total] = await Promise.all([
-      sessionsStore.listOfUser(this.db, model.id, principal.user.id, page),
-      sessionsStore.countOfUser(this.db, model.id, principal.user.id),
-    ]);
-    return { items: rows.map((row) => presentSession(row, model, principal.workspace!.name)), total };
+    const owner = { workspaceId: model.workspace_id, modelId: model.id, userId: principal.user.id };
+    const { rows, total, next } = await sessionsStore.pageOfUser(this.db, owner, page, filter);
+    return { items: rows.map((row) => presentSession(row, model, principal.workspace!.name)), total, next };
   }
 
   async createSession(principal: Principal, code: string, version: string) {
@@ -51,10 +49,10 @@ export class InvocationsService {
     return presentSession(await sessionsStore.setState(this.db, session.id, state), model, principal.workspace!.name);
   }
 
-  async list(principal: Principal, code: string, version: string, sessionId: string, page: Page) {
+  async list(principal: Principal, code: string, version: string, sessionId: string, page: Page, filter: InvocationFilter = {}) {
     const { session } = await this.session(principal, code, version, sessionId, 'read');
-    const [rows, total] = await Promise.all([invocationsStore.listInSession(this.db, session.id, page), invocationsStore.countInSession(this.db, session.id)]);
-    return { items: rows.map((row) => presentInvocation(row)), total };
+    const { rows, total, next } = await invocationsStore.pageInSession(this.db, session, page, filter);
+    return { items: rows.map((row) => presentInvocation(row)), total, next };
   }
 
   async get(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {

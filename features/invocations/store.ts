@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { prepared } from '../../infra/db/prepared.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
 export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
 export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
@@ -50,6 +51,17 @@ export type NewInvocation = Pick<
   'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
 > & { response?: string; completed_at?: Date | null };
 
+/** How much of a session's history a `need_context` model receives (DIDYMA_CONTEXT_MAX_INVOCATIONS, DIDYMA_CONTEXT_MAX_BYTES). */
+export interface ContextWindow {
+  maxInvocations: number;
+  maxBytes: number;
+}
+
+export interface InvocationFilter {
+  status?: InvocationStatus;
+  type?: InvocationType;
+}
+
 export interface SessionRow {
   id: string;
   workspace_id: number;
@@ -57,6 +69,8 @@ export interface SessionRow {
   model_id: number;
   state: 'OPEN' | 'CLOSED';
   next_order: number;
+  /** Its DATA_SUBMISSION invocations, kept by a trigger (migration 0009). */
+  feedback_count: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -76,16 +90,31 @@ export const sessionsStore = {
    */
   reserveOrderOfUser: async (db: Runner, id: string, modelId: number, userId: number) =>
     (await db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
-  listOfUser: (db: Runner, modelId: number, userId: number, page: { limit: number; offset: number }) =>
-    db<SessionRow>('sessions').where({ model_id: modelId, user_id: userId }).orderBy('created_at').limit(page.limit).offset(page.offset),
-  countOfUser: async (db: Runner, modelId: number, userId: number) =>
-    Number(((await db('sessions').where({ model_id: modelId, user_id: userId }).count('* as n').first()) as { n: number }).n),
+  /** A page of the user's sessions of one model of the workspace, newest first. */
+  pageOfUser: (db: Runner, owner: { workspaceId: number; modelId: number; userId: number }, page: Page, filter: { state?: SessionRow['state'] } = {}) =>
+    keysetPage<SessionRow>(
+      db('sessions').where({ workspace_id: owner.workspaceId, model_id: owner.modelId, user_id: owner.userId, ...(filter.state && { state: filter.state }) }),
+      page,
+      { table: 'sessions', idType: 'uuid' },
+    ),
   setState: async (db: Runner, id: string, state: SessionRow['state']) =>
     (await db<SessionRow>('sessions').where({ id }).update({ state, updated_at: new Date() } as never).returning('*'))[0] as SessionRow,
   /** Reserves the next `order` of the session (the caller holds the session's row lock). */
   takeOrder: async (db: Runner, id: string) =>
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
+
+/**
+ * The count of a session's list the session row already holds, so a long
+ * session is not counted row by row on every page: every invocation takes
+ * the next order (dense, state.ts), and feedback is counted by a trigger.
+ * Undefined when other filters apply: those are counted.
+ */
+function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter): number | undefined {
+  if (filter.status || page.createdAfter || page.createdBefore) return undefined;
+  if (!filter.type) return session.next_order;
+  return filter.type === 'DATA_SUBMISSION' ? session.feedback_count : undefined;
+}
 
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
 export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status'>;
@@ -119,11 +148,28 @@ export const invocationsStore = {
   },
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
-  listInSession: (db: Runner, sessionId: string, page: { limit: number; offset: number }) =>
-    db<InvocationRow>('invocations').where({ session_id: sessionId }).orderBy('order').limit(page.limit).offset(page.offset),
-  countInSession: async (db: Runner, sessionId: string) =>
-    Number(((await db('invocations').where({ session_id: sessionId }).count('* as n').first()) as { n: number }).n),
-  /** Earlier invocations of the session, for models that need the session context. */
-  contextBefore: (db: Runner, sessionId: string, order: number) =>
-    db<InvocationRow>('invocations').where({ session_id: sessionId }).where('order', '<', order).orderBy('order').select('body', 'response', 'type', 'status'),
+  /** A page of a session's invocations, newest first. */
+  pageInSession: (db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id' | 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter = {}) =>
+    keysetPage<InvocationRow>(
+      db('invocations').where({ workspace_id: session.workspace_id, session_id: session.id, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) }),
+      page,
+      { table: 'invocations', idType: 'uuid' },
+      keptCount(session, page, filter),
+    ),
+  /**
+   * The session context of an invocation, oldest first: the latest earlier
+   * predictions and explanations, at most `maxInvocations` of them and no more
+   * than `maxBytes` of requests and responses, so the read and what the model
+   * is sent stay the same size however long the session grows.
+   */
+  contextBefore: async (db: Runner, of: Pick<InvocationRow, 'workspace_id' | 'session_id' | 'order'>, window: ContextWindow) => {
+    const latest = db('invocations')
+      .where({ workspace_id: of.workspace_id, session_id: of.session_id })
+      .where('order', '<', of.order)
+      .whereNot('type', 'DATA_SUBMISSION')
+      .orderBy('order', 'desc')
+      .limit(window.maxInvocations)
+      .select('order', 'body', 'response', db.raw('sum(octet_length(body) + octet_length(response)) over (order by "order" desc rows between unbounded preceding and current row) as bytes_so_far'));
+    return (await db.from(latest.as('latest')).where('bytes_so_far', '<=', window.maxBytes).orderBy('order').select('body', 'response')) as Array<Pick<InvocationRow, 'body' | 'response'>>;
+  },
 };

@@ -6,6 +6,7 @@ import { modelsStore, type ModelRow } from './store.js';
 import { presentChain, presentModel } from './present.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
+import type { Page } from '../../infra/db/keyset.js';
 
 /** What workspace members read about models (public server). */
 export class ModelCatalogService {
@@ -19,15 +20,16 @@ export class ModelCatalogService {
     this.liveModels = cache && new ReadCache(cache.changes, 'models', { maxEntries: cache.maxEntries, maxAgeMs: 60_000 });
   }
 
-  async list(principal: Principal) {
+  async list(principal: Principal, page: Page, filter: { modelCode?: string } = {}) {
     const workspace = principal.workspace!;
-    const rows = await modelsStore.listLive(this.db, workspace.id);
-    const explained = new Set(rows.map((r) => r.explains_id).filter((id): id is number => id !== null));
-    return rows.map((row) => ({
+    const { rows, total, next } = await modelsStore.pageLive(this.db, workspace.id, page, filter);
+    const explained = await modelsStore.explainedAmong(this.db, workspace.id, rows.map((row) => row.id));
+    const items = rows.map((row) => ({
       model_metadata: presentModel(row, workspace.name),
       is_explainer: row.explains_id !== null,
       has_explainer: explained.has(row.id),
     }));
+    return { items, total, next };
   }
 
   async get(principal: Principal, code: string, version: string) {

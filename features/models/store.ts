@@ -1,4 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
+import { keysetPage, type Page } from '../../infra/db/keyset.js';
 import type { IoSchema } from './payload.js';
 
 export interface ModelRow {
@@ -51,7 +52,16 @@ export const modelsStore = {
     return inserted;
   },
   liveByPair: (db: Runner, workspaceId: number, code: string, version: string) => live(db, workspaceId).where({ model_code: code, version }).first(),
-  listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
+  /** A page of the workspace's live models, newest first. */
+  pageLive: async (db: Runner, workspaceId: number, page: Page, filter: { modelCode?: string } = {}) => {
+    const filtered = Boolean(filter.modelCode || page.createdAfter || page.createdBefore);
+    // Unfiltered, the count a trigger keeps (migration 0009) spares reading every live model on each page.
+    const kept = filtered ? undefined : Number((await db('model_counts').where({ workspace_id: workspaceId }).first('live'))?.live ?? 0);
+    return keysetPage<ModelRow>(filter.modelCode ? live(db, workspaceId).where({ model_code: filter.modelCode }) : live(db, workspaceId), page, { table: 'models', idType: 'integer' }, kept);
+  },
+  /** Which of these models have a live explainer. */
+  explainedAmong: async (db: Runner, workspaceId: number, ids: number[]) =>
+    new Set(ids.length ? ((await live(db, workspaceId).whereIn('explains_id', ids).pluck('explains_id')) as number[]) : []),
   /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
   byPair: (db: Runner, workspaceId: number, code: string, version: string) =>
     db<ModelRow>('models').where({ workspace_id: workspaceId, model_code: code, version }).first(),

@@ -119,8 +119,8 @@ describe('README walkthrough against `didyma dev`', function () {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(items.map((x) => [x.type, x.status])).to.deep.equal([
-      ['PREDICT', 'COMPLETED'],
       ['EXPLAIN', 'COMPLETED'],
+      ['PREDICT', 'COMPLETED'],
     ]);
     const feedback = await pub.post(`${m}/session/${session}/invocation/${invocation.body.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
     expect(feedback.status).to.equal(201);

@@ -27,7 +27,7 @@ export function mountMemberRoutes(router: Router, dash: Dashboard): void {
 async function renderMembers(dash: Dashboard, req: Request, res: Response, extra: Partial<MembersPage> = {}, problem: { error?: string; status?: number } = {}) {
   const principal = principalOf(res);
   const workspaceId = workspaceOf(res).id;
-  const [members, pending] = await Promise.all([dash.members.list(principal, workspaceId), dash.platform.identity.invitations.listPending(principal, workspaceId)]);
-  const page: MembersPage = { csrfToken: visitOf(res).csrfToken, members, pending, ...extra };
+  const [members, pending] = await Promise.all([dash.members.list(principal, workspaceId), dash.platform.identity.invitations.listPending(principal, workspaceId, { limit: 1000, offset: 0 })]);
+  const page: MembersPage = { csrfToken: visitOf(res).csrfToken, members, pending: pending.items, ...extra };
   await sendPage(dash, req, res, { title: 'Members', body: membersBody(page), current: '/members', ...problem });
 }

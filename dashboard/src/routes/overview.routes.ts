@@ -10,8 +10,8 @@ export function mountOverviewRoutes(router: Router, dash: Dashboard): void {
   const { catalog, deployments, storage } = dash.platform.services;
 
   router.get('/models', async (req, res) => {
-    const models = await catalog.list(principalOf(res));
-    await sendPage(dash, req, res, { title: 'Models', body: modelsBody(models), current: '/models' });
+    const { items } = await catalog.list(principalOf(res), ALL);
+    await sendPage(dash, req, res, { title: 'Models', body: modelsBody(items), current: '/models' });
   });
 
   router.get('/deployments', async (req, res) => {

@@ -6,7 +6,9 @@ import * as dashboard from './0004_dashboard.js';
 import * as changeNotifications from './0005_change_notifications.js';
 import * as rateLimits from './0006_rate_limits.js';
 import * as invocationsUpkeep from './0007_invocations_upkeep.js';
-import * as datasets from './0008_datasets.js';
+import * as listKeysets from './0008_list_keysets.js';
+import * as listCounts from './0009_list_counts.js';
+import * as datasets from './0010_datasets.js';
 
 interface Migration {
   name: string;
@@ -26,7 +28,9 @@ const migrations: Migration[] = [
   { name: '0005_change_notifications', ...changeNotifications },
   { name: '0006_rate_limits', ...rateLimits },
   { name: '0007_invocations_upkeep', ...invocationsUpkeep },
-  { name: '0008_datasets', ...datasets },
+  { name: '0008_list_keysets', ...listKeysets },
+  { name: '0009_list_counts', ...listCounts },
+  { name: '0010_datasets', ...datasets },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -21,7 +21,7 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     // A version is written once: a second export of the same name is the next version.
     t.unique(['workspace_id', 'created_by_id', 'name', 'version']);
-    t.index(['workspace_id', 'created_by_id', 'created_at']);
+    t.index(['workspace_id', 'created_by_id', 'created_at', 'id']);
   });
 }
 
