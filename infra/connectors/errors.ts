@@ -20,7 +20,7 @@ export class UpstreamError extends BadGatewayError {
     readonly upstreamStatus?: number,
     publicMessage?: string,
   ) {
-    super(message, { deployment_key: deploymentKey });
+    super(message, [{ field: 'deployment_key', message: `deployment ${deploymentKey} failed` }]);
     this.publicMessage = publicMessage ?? withoutAddresses(message);
   }
 }
