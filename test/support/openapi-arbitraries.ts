@@ -219,3 +219,28 @@ export const unknownQueryArbitrary: fc.Arbitrary<[string, string] | undefined> =
   { weight: 9, arbitrary: fc.constant(undefined) },
   { weight: 1, arbitrary: fc.tuple(fc.oneof(fc.constantFrom('debug', '__proto__', 'limit[]', 'a'.repeat(200)), fc.string({ unit: 'binary', minLength: 1, maxLength: 10 })), hostileStrings) },
 );
+
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** Authorization headers no server issued: garbage, other schemes, unsigned and malformed JWTs, unknown API tokens. */
+export const forgeryArbitrary = fc.constantFrom(
+  'Bearer not-a-token',
+  'Bearer ',
+  'Bearer',
+  'Basic dXNlcjpwYXNz',
+  'bearer dy_' + 'A'.repeat(43),
+  'Bearer dy_',
+  `Bearer ${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ user_id: 1, token_type: 'access', workspace: null, exp: 4102444800 })}.`,
+  `Bearer ${base64url({ alg: 'HS256', typ: 'JWT', kid: '../../etc/passwd' })}.${base64url({ user_id: 'x' })}.c2ln`,
+  `Bearer ${base64url({ alg: 'EdDSA', kid: 'nope' })}.e30.AAAA`,
+  'Bearer a.b.c',
+  'Bearer ' + 'x'.repeat(8000),
+  'Bearer \u00ff\u00fe',
+  'Bearer tok, Bearer tok2',
+);
+
+/** A path segment sent without encoding it again: broken, NUL, overlong or slash percent-escapes. */
+export const rawSegmentArbitrary: fc.Arbitrary<string | undefined> = fc.oneof(
+  { weight: 12, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%2F', '%C0%AE', '%FF', '%u0041', '%25', 'a%2Fb', '%F0%9F%98') },
+);
