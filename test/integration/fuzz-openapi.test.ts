@@ -18,8 +18,9 @@ import { responseAjv } from '../../infra/http/operations/ajv.js';
 // from the document (path parameters, queries, bodies; valid, and hostile:
 // wrong types, huge strings, NUL, odd unicode, deep nesting, lying content
 // types and encodings) by anonymous callers, forged tokens, a member, a
-// supervisor and an API token of workspace a, staff, and the supervisor of a
-// third workspace, who all know workspace b's identifiers. Properties: never a
+// supervisor and an API token of workspace a, staff (with and without a's
+// workspace in the token), and the supervisor of a third workspace, who all
+// know workspace b's identifiers. Properties: never a
 // 5xx (the servers check every response against the document in tests, so a
 // mismatch is a 500 too), only documented statuses, every error body in the
 // one `Error` shape, nothing of one workspace reachable, shown or changed from
@@ -36,7 +37,7 @@ const LIMITS = { maxBodyBytes: 256 * 1024, maxUploadBytes: 64 * 1024, maxLogoByt
 
 type Json = any;
 type Server = 'auth' | 'private' | 'public';
-const IDENTITIES = ['anonymous', 'forged', 'member', 'supervisor', 'api-token', 'staff', 'other-workspace'] as const;
+const IDENTITIES = ['anonymous', 'forged', 'member', 'supervisor', 'api-token', 'staff', 'staff-in-workspace', 'other-workspace'] as const;
 type Identity = (typeof IDENTITIES)[number];
 
 interface Operation {
@@ -149,7 +150,10 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     const identityToken = await t.platform.identity.apiTokens.create(await t.platform.authenticator.authenticate(owned.a.tenant.token), owned.a.tenant.ws.id, { name: 'fuzz', expiration_date: tomorrow() });
     tokens['api-token'] = identityToken.key;
     apiTokenId = identityToken.token.id;
-    tokens.staff = (await login(t.auth, await makeUser(t.platform, { staff: true }))).access;
+    const staffUser = await makeUser(t.platform, { staff: true });
+    tokens.staff = (await login(t.auth, staffUser)).access;
+    await t.platform.db('memberships').insert({ user_id: staffUser.id, workspace_id: owned.a.tenant.ws.id, role: 'user' });
+    tokens['staff-in-workspace'] = (await login(t.auth, staffUser, owned.a.tenant.ws.name)).access;
     tokens['other-workspace'] = (await tenant(t)).token;
     for (const [name, client] of Object.entries(clients())) {
       docs[name] = (await client.get('/openapi.json')).body;
@@ -247,7 +251,8 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     const token = request.who === 'forged' ? undefined : tokens[request.who];
     const viewer = workspaceOf(request.who);
     // Staff may act on any workspace: it acts on a's only, so b's stays as it was.
-    const owner = request.who === 'staff' ? 'a' : request.owner;
+    const staff = request.who === 'staff' || request.who === 'staff-in-workspace';
+    const owner = staff ? 'a' : request.owner;
     let route = operation.path;
     const query = new URLSearchParams();
     const headers: Record<string, string> = {};
@@ -263,7 +268,7 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
       }
       if (generated === undefined) return;
       const known = owned[owner].values[param.name];
-      const useKnown = (generated.known || request.allKnown || (request.who === 'staff' && STAFF_PINNED.has(param.name))) && known !== undefined;
+      const useKnown = (generated.known || request.allKnown || (staff && STAFF_PINNED.has(param.name))) && known !== undefined;
       const value = useKnown ? known : generated.value;
       if (useKnown && owner !== viewer) crossing = true;
       if (param.in === 'path') route = route.replace(`{${param.name}}`, segment(value));
@@ -275,7 +280,7 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     const url = `${route}${query.size ? `?${query}` : ''}`;
     const options: RequestOptions = { token, headers };
     if (request.knownBody) request.body = knownBody(operation.op.operationId, owned[owner]) ?? request.body;
-    if (request.who === 'staff' && isRecord(request.body) && 'workspace_id' in request.body) request.body = { ...request.body, workspace_id: owned.a.tenant.ws.id };
+    if (staff && isRecord(request.body) && 'workspace_id' in request.body) request.body = { ...request.body, workspace_id: owned.a.tenant.ws.id };
     const sent = encodeBody(operation, request, options, headers);
     const label = `${operation.method} ${operation.path} as ${request.who} → ${url.slice(0, 300)} (${headers['content-type'] ?? 'no body'}${headers['content-encoding'] ? `, ${headers['content-encoding']}` : ''})`;
     let reply;
@@ -284,7 +289,7 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     } catch (error) {
       return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message})` };
     }
-    const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && request.who !== 'staff', viewer, sent: `${url} ${sent}` });
+    const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && !staff, viewer, sent: `${url} ${sent}` });
     return { status: reply.status, problem };
   }
 

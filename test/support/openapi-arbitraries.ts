@@ -66,6 +66,22 @@ const deeplyNested = fc.integer({ min: 50, max: 3000 }).map((depth) => {
   return value;
 });
 
+/** Multipart bodies for the boundary `X` that no parser should choke on: traversal and NUL in names, no terminator, no headers, huge headers, many parts. */
+export const MULTIPART_BOUNDARY = 'X';
+const part = (headers: string, content = 'abc') => `--X\r\n${headers}\r\n\r\n${content}\r\n`;
+const brokenMultipart = fc.constantFrom(
+  `${part('Content-Disposition: form-data; name="file"; filename="../../etc/passwd\u0000.png"\r\nContent-Type: image/png')}--X--\r\n`,
+  `${part('Content-Disposition: form-data; name="file"; filename="a.txt"')}`.slice(0, -2),
+  `--X\r\n\r\nabc\r\n--X--\r\n`,
+  `${part(`Content-Disposition: form-data; name="${'n'.repeat(100_000)}"`)}--X--\r\n`,
+  `${part('Content-Disposition: form-data; name="file"; filename="a"')}${part('Content-Disposition: form-data; name="file"; filename="b"')}--X--\r\n`,
+  `${part('Content-Disposition: form-data; name="logo"; filename="l.png"\r\nContent-Type: image/png', '\x89PNG\r\n')}--X--\r\n`,
+  `${part('Content-Disposition: form-data; name="file"; filename*=UTF-8\'\'%E2%80%AEexe.txt')}--X--\r\n`,
+  `${part('Content-Disposition: form-data; name="x"').repeat(2000)}--X--\r\n`,
+  '--X--\r\n',
+  '--Y\r\n\r\n--Y--',
+);
+
 /** A value of any type where the schema asks for one: what a client mixing up fields sends. */
 export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   hostileStrings,
@@ -110,7 +126,7 @@ export function bodyArbitrary(doc: Json, op: Json): fc.Arbitrary<unknown> {
   const invalid = fc.oneof(
     fc.jsonValue({ maxDepth: 3 }),
     deeplyNested,
-    fc.record({ raw: fc.oneof(fc.constantFrom('{', '{"a":', '[1,2', 'null', '"text"', '\u0000', '{"a":1}{"b":2}', '\ufeff{}', '['.repeat(20_000)), fc.string({ unit: 'binary', maxLength: 64 })) }),
+    fc.record({ raw: fc.oneof(fc.constantFrom('{', '{"a":', '[1,2', 'null', '"text"', '\u0000', '{"a":1}{"b":2}', '\ufeff{}', '['.repeat(20_000)), fc.string({ unit: 'binary', maxLength: 64 }), brokenMultipart) }),
     fc.record({ raw: fc.constant('z'.repeat(300 * 1024)) }),
   );
   return fc.oneof({ weight: 4, arbitrary: valid }, { weight: 3, arbitrary: oneFieldWrong }, { weight: 2, arbitrary: invalid }, { weight: 1, arbitrary: fc.constant(undefined) });
@@ -198,6 +214,8 @@ export function contentTypeArbitrary(op: Json): fc.Arbitrary<string> {
         'application/vnd.api+json',
         'multipart/form-data',
         'multipart/form-data; boundary=',
+        `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`,
+        `multipart/form-data; boundary=${MULTIPART_BOUNDARY}`,
         'application/x-www-form-urlencoded',
         '*/*',
         'application/json;charset=',
