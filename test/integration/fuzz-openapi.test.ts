@@ -2,12 +2,12 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import fc from 'fast-check';
 import type { ValidateFunction } from 'ajv';
 import { startTestPlatform, login, makeUser, unique, type TestPlatform } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
-import type { Client, RequestOptions } from '../support/http.js';
+import type { Client } from '../support/http.js';
+import { encodeBody, inPool, isRecord, segment } from '../support/fuzz-requests.js';
 import { sharedDatabase, usingPostgres } from '../support/database.js';
 import { bodyArbitrary, contentTypeArbitrary, encodingArbitrary, forgeryArbitrary, paramArbitrary, rawSegmentArbitrary, resolve, unknownQueryArbitrary, type ParamValue } from '../support/openapi-arbitraries.js';
 import { startPrometheusStub } from '../support/prometheus-stub.js';
@@ -248,16 +248,31 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
   async function exercise(operation: Operation, generated: GeneratedRequest): Promise<{ status: number | 'no answer'; problem?: string }> {
     const declared = Object.keys(operation.op.requestBody?.content ?? { 'application/json': {} })[0]!;
     const request = generated.wellFormed ? { ...generated, allKnown: true, knownBody: true, unknownQuery: undefined, repeatQuery: false, rawSegment: undefined, encoding: undefined, contentType: declared } : generated;
-    const token = request.who === 'forged' ? undefined : tokens[request.who];
-    const viewer = workspaceOf(request.who);
-    // Staff may act on any workspace: it acts on a's only, so b's stays as it was.
     const staff = request.who === 'staff' || request.who === 'staff-in-workspace';
+    // Staff may act on any workspace: it acts on a's only, so b's stays as it was.
     const owner = staff ? 'a' : request.owner;
+    const { url, crossing } = addressOf(operation, request, owner, staff);
+    const headers: Record<string, string> = request.who === 'forged' ? { authorization: request.forgery } : {};
+    const options = { token: request.who === 'forged' ? undefined : tokens[request.who], headers };
+    let body = request.knownBody ? (knownBody(operation.op.operationId, owned[owner]) ?? request.body) : request.body;
+    if (staff && isRecord(body) && 'workspace_id' in body) body = { ...body, workspace_id: owned.a.tenant.ws.id };
+    const sent = encodeBody({ content: operation.op.requestBody?.content ?? {}, body, contentType: request.contentType, encoding: request.encoding }, options);
+    const label = `${operation.method} ${operation.path} as ${request.who} → ${url.slice(0, 300)} (${headers['content-type'] ?? 'no body'}${headers['content-encoding'] ? `, ${headers['content-encoding']}` : ''})`;
+    let reply;
+    try {
+      reply = await clients()[operation.server].request(operation.method, url, options);
+    } catch (error) {
+      return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message})` };
+    }
+    const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && !staff, viewer: workspaceOf(request.who), sent: `${url} ${sent}` });
+    return { status: reply.status, problem };
+  }
+
+  /** The URL of a request, and whether it names another workspace's resources than the caller's. */
+  function addressOf(operation: Operation, request: GeneratedRequest, owner: 'a' | 'b', staff: boolean): { url: string; crossing: boolean } {
     let route = operation.path;
     const query = new URLSearchParams();
-    const headers: Record<string, string> = {};
     let crossing = false;
-    if (request.who === 'forged') headers.authorization = request.forgery;
     let rawSegment = request.rawSegment;
     operation.params.forEach((param: Json, i: number) => {
       const generated = request.params[i];
@@ -270,27 +285,13 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
       const known = owned[owner].values[param.name];
       const useKnown = (generated.known || request.allKnown || (staff && STAFF_PINNED.has(param.name))) && known !== undefined;
       const value = useKnown ? known : generated.value;
-      if (useKnown && owner !== viewer) crossing = true;
+      if (useKnown && owner !== workspaceOf(request.who)) crossing = true;
       if (param.in === 'path') route = route.replace(`{${param.name}}`, segment(value));
       else if (param.in === 'query') query.set(param.name, value);
-      else if (param.in === 'header') headers[param.name] = value;
     });
     if (request.repeatQuery) for (const [name, value] of [...query]) query.append(name, value);
     if (request.unknownQuery) query.append(...request.unknownQuery);
-    const url = `${route}${query.size ? `?${query}` : ''}`;
-    const options: RequestOptions = { token, headers };
-    if (request.knownBody) request.body = knownBody(operation.op.operationId, owned[owner]) ?? request.body;
-    if (staff && isRecord(request.body) && 'workspace_id' in request.body) request.body = { ...request.body, workspace_id: owned.a.tenant.ws.id };
-    const sent = encodeBody(operation, request, options, headers);
-    const label = `${operation.method} ${operation.path} as ${request.who} → ${url.slice(0, 300)} (${headers['content-type'] ?? 'no body'}${headers['content-encoding'] ? `, ${headers['content-encoding']}` : ''})`;
-    let reply;
-    try {
-      reply = await clients()[operation.server].request(operation.method, url, options);
-    } catch (error) {
-      return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message})` };
-    }
-    const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && !staff, viewer, sent: `${url} ${sent}` });
-    return { status: reply.status, problem };
+    return { url: `${route}${query.size ? `?${query}` : ''}`, crossing };
   }
 
   function judge(operation: Operation, reply: { status: number; body: Json; text: string }, request: { label: string; crossing: boolean; viewer: string | undefined; sent: string }): string | undefined {
@@ -335,80 +336,11 @@ function knownBody(operationId: string, of: Owned): unknown {
 /** Parameters naming a workspace: staff gets a's, whatever was generated. */
 const STAFF_PINNED = new Set(['workspaceId', 'workspace_id']);
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** The workspace whose identifiers an identity may use; staff is everyone's and no one's. */
 function workspaceOf(who: Identity): 'a' | 'c' | undefined {
   if (who === 'member' || who === 'supervisor' || who === 'api-token') return 'a';
   if (who === 'other-workspace') return 'c';
   return undefined;
-}
-
-/** Sets the body, its Content-Type and Content-Encoding on the options; returns the text sent, for the leak check. */
-function encodeBody(operation: Operation, request: GeneratedRequest, options: RequestOptions, headers: Record<string, string>): string {
-  if (request.body === undefined) return '';
-  const content = operation.op.requestBody?.content ?? {};
-  const raw = isRecord(request.body) && 'raw' in request.body ? String(request.body.raw) : undefined;
-  if (content['multipart/form-data'] && raw === undefined && request.contentType.startsWith('multipart/form-data')) {
-    options.multipart = multipart(request.body);
-    return JSON.stringify(request.body);
-  }
-  let text: string;
-  if (raw !== undefined) text = raw;
-  else if (request.contentType === 'application/x-www-form-urlencoded') text = new URLSearchParams(formFields(request.body)).toString();
-  else text = JSON.stringify(request.body) ?? '';
-  headers['content-type'] = request.contentType;
-  options.rawBody = encoded(text, request.encoding, headers);
-  return text;
-}
-
-/** The body bytes under the chosen Content-Encoding: real ones compress, the `corrupt-` ones only claim to. */
-function encoded(text: string, encoding: string | undefined, headers: Record<string, string>): string | Buffer {
-  if (encoding === undefined) return text;
-  const bytes = Buffer.from(text);
-  const compress: Record<string, (b: Buffer) => Buffer> = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
-  if (encoding.startsWith('corrupt-')) {
-    headers['content-encoding'] = encoding.slice('corrupt-'.length);
-    return Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), bytes.subarray(0, 64)]);
-  }
-  headers['content-encoding'] = encoding;
-  return compress[encoding] ? compress[encoding](bytes) : bytes;
-}
-
-function formFields(value: unknown): Record<string, string> {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return { value: String(JSON.stringify(value)) };
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]));
-}
-
-/**
- * A path segment for a generated value. Three values would address another
- * route, so a blank stands for them: the empty one (`/x/` is `/x`), and the
- * dot segments `.` and `..`, which every WHATWG client (fetch, browsers)
- * removes before sending, `%2E` and `%2E%2E` too.
- */
-function segment(value: string): string {
-  const encoded = encodeURIComponent(value.replace(/[\ud800-\udfff]/g, '\ufffd'));
-  return encoded === '' || encoded === '.' || encoded === '..' ? '%20' : encoded;
-}
-
-/** Multipart bodies: a generated record becomes fields, each a file part named after its key. */
-function multipart(value: unknown): FormData {
-  const form = new FormData();
-  if (value && typeof value === 'object') {
-    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      form.append(key, new Blob([typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]), `${key}.bin`);
-    }
-  }
-  return form;
-}
-
-/** Runs `work` over the items, at most `limit` at a time. */
-async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** Everything of a tenant's workspace the other tenant might touch. */
