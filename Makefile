@@ -31,6 +31,7 @@ run: build
 
 lint: install
 	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .
+	npm run lint:api --silent
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit

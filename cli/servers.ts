@@ -8,6 +8,7 @@ import { createPublicServer } from '../api/public/server.js';
 
 export type { ServerName } from '../api/shared/server-app.js';
 import type { ServerName } from '../api/shared/server-app.js';
+import { answerClientErrors } from '../infra/http/client-errors.js';
 
 const factories: Record<ServerName, (platform: Platform) => Express> = {
   auth: createAuthServer,
@@ -69,6 +70,7 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
   if (names.includes('private')) platform.kube?.resync.start();
   for (const name of names) {
     const server = http.createServer(factories[name](platform));
+    answerClientErrors(server);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.requestTimeout = 120_000;

@@ -120,6 +120,10 @@ describe('auth server: invitations and registration', () => {
     const weak = await t.auth.post('/api/auth/register', { json: registration(invitationToken, { password: 'short' }) });
     expect(weak.status).to.equal(400);
     expect(weak.body.message).to.match(/^password:/);
+    // Each problem of the password is one item of `details`, in the one shape of every error.
+    expect(weak.body.details.length).to.be.greaterThan(0);
+    for (const detail of weak.body.details) expect(Object.keys(detail).sort()).to.deep.equal(['field', 'message']);
+    expect(weak.body.details.map((detail: { field: string }) => detail.field)).to.include('password');
     const terms = await t.auth.post('/api/auth/register', { json: registration(invitationToken, { accept_terms: false }) });
     expect(terms.status).to.equal(400);
     expect(terms.body.message).to.match(/accept_terms/);

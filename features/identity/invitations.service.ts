@@ -143,7 +143,7 @@ export class InvitationsService {
     const invitation = await invitationsStore.byTokenHash(this.db, sha256(token));
     await this.usableWorkspace(invitation);
     const problems = passwordProblems(password, invitation!.email);
-    if (problems.length) throw new InputError(`password: ${problems.join('; ')}.`, { field: 'password', problems });
+    if (problems.length) throw new InputError(`password: ${problems.join('; ')}.`, problems.map((problem) => ({ field: 'password', message: problem })));
     return hashPassword(password);
   }
 

@@ -42,7 +42,7 @@ export function chainOf(payload: ModelPayload): ChainLink[] {
   let field = '';
   while (link) {
     if (chain.length > MAX_EXPLAINERS) {
-      throw new InputError(`explainer: at most ${MAX_EXPLAINERS} explainers are supported.`, { field: 'explainer', max: MAX_EXPLAINERS });
+      throw new InputError(`explainer: at most ${MAX_EXPLAINERS} explainers are supported.`, [{ field: 'explainer', message: `at most ${MAX_EXPLAINERS} explainers` }]);
     }
     chain.push({ payload: link, field, position: chain.length });
     field = `${field}explainer.`;

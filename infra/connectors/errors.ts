@@ -22,7 +22,7 @@ export class UpstreamError extends BadGatewayError {
     /** What exactly failed, for the logs only. */
     readonly diagnosis?: string,
   ) {
-    super(message, { deployment_key: deploymentKey });
+    super(message, [{ field: 'deployment_key', message: `deployment ${deploymentKey} failed` }]);
     this.publicMessage = publicMessage ?? withoutAddresses(message);
   }
 }

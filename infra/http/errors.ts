@@ -1,12 +1,12 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { AppError, OAuthError } from '../../kernel/errors/errors.js';
+import { AppError, OAuthError, type ErrorDetail } from '../../kernel/errors/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 
 interface ErrorBody {
   message: string;
   message_code: string;
-  details?: unknown;
+  details?: ErrorDetail[];
   error?: string;
   error_description?: string;
 }
@@ -52,7 +52,7 @@ function describe(error: unknown): { status: number; body: ErrorBody; headers: R
 }
 
 function validatorError(status: number, errors: Array<{ path?: string; message?: string }>, message: string) {
-  const details = errors.map((item) => ({ field: (item.path ?? '').replace(/^\/(body|query|params|headers)\/?/, '').replace(/\//g, '.') || undefined, message: item.message }));
+  const details = errors.map((item): ErrorDetail => ({ field: (item.path ?? '').replace(/^\/(body|query|params|headers)\/?/, '').replace(/\//g, '.') || undefined, message: item.message ?? 'is not valid' }));
   if (status === 404) return simple(404, 'not_found', 'Not found.');
   if (status === 405) return simple(405, 'method_not_allowed', 'Method not allowed.');
   if (status === 413) return simple(413, 'payload_too_large', 'The request body is too large.');

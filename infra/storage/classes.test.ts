@@ -33,7 +33,7 @@ describe('storage classes', () => {
       expect((error as InputError).message).to.equal(
         `Unknown storage_class ${JSON.stringify(name)}. Known classes: didyma.storage.S3Storage, didyma.storage.FilesystemStorage.`,
       );
-      expect((error as InputError).details).to.deep.include({ field: 'storage_class' });
+      expect((error as InputError).details?.map((detail) => detail.field)).to.deep.equal(['storage_class']);
     }
   });
 
@@ -100,7 +100,7 @@ describe('storage classes', () => {
         expect.fail('expected an InputError');
       } catch (error) {
         expect(error).to.be.instanceOf(InputError);
-        expect((error as InputError).details).to.deep.equal({ field: 'connector_init.access_key' });
+        expect((error as InputError).details?.map((detail) => detail.field)).to.deep.equal(['connector_init.access_key']);
         expect(JSON.stringify({ message: (error as InputError).message, details: (error as InputError).details })).to.not.include('do-not-leak');
       }
     });

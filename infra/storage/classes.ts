@@ -29,8 +29,8 @@ export class StorageClasses {
     const found = typeof name === 'string' ? this.available.get(name) : undefined;
     if (found) return found;
     const known = `Known classes: ${this.names().join(', ')}.`;
-    if (name === FILESYSTEM_STORAGE) throw new InputError(`${notEnabledError().message} ${known}`, { field: 'storage_class', known: this.names() });
-    throw new InputError(`Unknown storage_class ${JSON.stringify(name)}. ${known}`, { field: 'storage_class', known: this.names() });
+    if (name === FILESYSTEM_STORAGE) throw new InputError(`${notEnabledError().message} ${known}`, [{ field: 'storage_class', message: `not enabled; known classes: ${this.names().join(', ')}` }]);
+    throw new InputError(`Unknown storage_class ${JSON.stringify(name)}. ${known}`, [{ field: 'storage_class', message: `unknown; known classes: ${this.names().join(', ')}` }]);
   }
 
   /** The normalized `connector_init` to store, or InputError naming the bad key. */

@@ -34,7 +34,7 @@ export const filesystemStorageClass: StorageClass<FilesystemInit> = {
 };
 
 export function notEnabledError(): InputError {
-  return new InputError(`${FILESYSTEM_STORAGE} is for development only and is not enabled on this platform.`, { field: 'storage_class' });
+  return new InputError(`${FILESYSTEM_STORAGE} is for development only and is not enabled on this platform.`, [{ field: 'storage_class', message: 'not enabled on this platform' }]);
 }
 
 /** A normalized relative folder (`a/b`, or `.` for the root itself), refusing anything that could leave the root. */

@@ -40,7 +40,7 @@ export function optionalBoolean(init: InitObject, key: string): boolean | undefi
 }
 
 export function fieldError(field: string, message: string): InputError {
-  return new InputError(`${message}.`, { field });
+  return new InputError(`${message}.`, [{ field, message }]);
 }
 
 function fieldValue(init: InitObject, key: string): unknown {

@@ -77,7 +77,7 @@ export class S3Storage implements StorageBackend {
 
   async check(): Promise<void> {
     const { bucket, endpoint, secret } = this.location;
-    const unreachable = (reason: string) => new InputError(`bucket ${bucket} not reachable at endpoint ${endpoint}: ${reason}.`, { field: 'connector_init' });
+    const unreachable = (reason: string) => new InputError(`bucket ${bucket} not reachable at endpoint ${endpoint}: ${reason}.`, [{ field: 'connector_init', message: `bucket not reachable: ${reason}` }]);
     let exists: boolean;
     try {
       exists = await withTimeout(this.client.then((client) => client.bucketExists(bucket)), CHECK_TIMEOUT_MS);

@@ -1,12 +1,18 @@
 // Typed errors thrown by services. One middleware per server maps them to the
 // error body `{message, message_code, details?}` (infra/http/errors.ts).
 
+/** The one shape of every item of an error's `details`: the field concerned, when there is one, and what is wrong. */
+export interface ErrorDetail {
+  field?: string;
+  message: string;
+}
+
 export class AppError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly details?: unknown,
+    readonly details?: ErrorDetail[],
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
@@ -15,7 +21,7 @@ export class AppError extends Error {
 }
 
 export class InputError extends AppError {
-  constructor(message: string, details?: unknown) {
+  constructor(message: string, details?: ErrorDetail[]) {
     super(400, 'validation_error', message, details);
   }
 }
@@ -77,7 +83,7 @@ export class RateLimitedError extends AppError {
 }
 
 export class BadGatewayError extends AppError {
-  constructor(message: string, details?: unknown) {
+  constructor(message: string, details?: ErrorDetail[]) {
     super(502, 'bad_gateway', message, details);
   }
 }

@@ -1,52 +1,103 @@
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
+import type { ValidateFunction } from 'ajv';
 import { startTestPlatform, login, makeUser, unique, type TestPlatform } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import type { Client } from '../support/http.js';
-import { sharedDatabase } from '../support/database.js';
+import { encodeBody, inPool, isRecord, segment } from '../support/fuzz-requests.js';
+import { sharedDatabase, usingPostgres } from '../support/database.js';
+import { bodyArbitrary, contentTypeArbitrary, encodingArbitrary, forgeryArbitrary, paramArbitrary, rawSegmentArbitrary, resolve, unknownQueryArbitrary, type ParamValue } from '../support/openapi-arbitraries.js';
+import { startPrometheusStub } from '../support/prometheus-stub.js';
+import { responseAjv } from '../../infra/http/operations/ajv.js';
 
 // Property-based tests over the three OpenAPI documents, as every client reads
-// them (GET /openapi.json): every operation is driven with generated valid and
-// invalid path parameters, queries, headers and bodies, by two tenants that
-// know each other's identifiers. Properties: never a 5xx (the servers check
-// every response against the document in tests, so a mismatch is a 500 too),
-// only documented statuses, nothing of one workspace reachable, shown or
-// changed from the other.
+// them (GET /openapi.json): every operation is driven with requests generated
+// from the document (path parameters, queries, bodies; valid, and hostile:
+// wrong types, huge strings, NUL, odd unicode, deep nesting, lying content
+// types and encodings) by anonymous callers, forged tokens, a member, a
+// supervisor and an API token of workspace a, staff (with and without a's
+// workspace in the token), and the supervisor of a third workspace, who all
+// know workspace b's identifiers. Properties: never a
+// 5xx (the servers check every response against the document in tests, so a
+// mismatch is a 500 too), only documented statuses, every error body in the
+// one `Error` shape, nothing of one workspace reachable, shown or changed from
+// another. The run writes a summary (requests per operation, statuses, seed)
+// to FUZZ_SUMMARY.
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_400);
+const CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 8);
 // A failure names its seed: FUZZ_SEED=<seed> replays the same requests.
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+const SUMMARY_FILE = process.env.FUZZ_SUMMARY ?? path.join(os.tmpdir(), `didyma-fuzz-${process.pid}.json`);
+// Small limits, so that the generated bodies reach them.
+const LIMITS = { maxBodyBytes: 256 * 1024, maxUploadBytes: 64 * 1024, maxLogoBytes: 16 * 1024, exposeTokenApi: true };
 
 type Json = any;
+type Server = 'auth' | 'private' | 'public';
+const IDENTITIES = ['anonymous', 'forged', 'member', 'supervisor', 'api-token', 'staff', 'staff-in-workspace', 'other-workspace'] as const;
+type Identity = (typeof IDENTITIES)[number];
+
 interface Operation {
-  server: 'auth' | 'private' | 'public';
+  server: Server;
   method: string;
   path: string;
   op: Json;
   params: Json[];
 }
 
-/** What each tenant owns, by path parameter name. */
-interface Owned {
-  tenant: Tenant;
-  user: Tenant;
-  values: Record<string, string>;
-  /** Text that must never appear in an answer to the other tenant. */
-  secrets: string[];
+interface GeneratedRequest {
+  who: Identity;
+  owner: 'a' | 'b';
+  /** A request as a client that read the document sends it: real identifiers, known body, declared content type, nothing extra. */
+  wellFormed: boolean;
+  /** Every parameter that names a tenant's resource gets the real identifier, so the request reaches the resource. */
+  allKnown: boolean;
+  params: Array<ParamValue | undefined>;
+  unknownQuery: [string, string] | undefined;
+  /** Each query parameter sent twice (`?limit=1&limit=2`). */
+  repeatQuery: boolean;
+  /** The Authorization header of a forger. */
+  forgery: string;
+  /** Percent-encoding sent as is in place of the first path parameter (`%zz`, `%00`, an overlong `%C0%AE`). */
+  rawSegment: string | undefined;
+  body: unknown;
+  /** Send the body the schema alone cannot make valid (credentials, the model's input) instead, where there is one. */
+  knownBody: boolean;
+  contentType: string;
+  encoding: string | undefined;
 }
 
+/** What a tenant owns, by path parameter name. */
+interface Owned {
+  tenant: Tenant;
+  member: Tenant;
+  values: Record<string, string>;
+  /** Text that must never appear in an answer to another workspace. */
+  secrets: string[];
+  refresh: string;
+}
+
+const tomorrow = () => new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+
 describe('OpenAPI operations under generated input (fast-check)', function () {
-  this.timeout(600_000);
+  this.timeout(900_000);
   let t: TestPlatform;
   const owned: Record<'a' | 'b', Owned> = {} as never;
+  const tokens: Partial<Record<Identity, string>> = {};
   const docs: Record<string, Json> = {};
-  const failures: string[] = [];
+  const errorSchemas: Record<string, ValidateFunction> = {};
+  let apiTokenId: number;
+  let demos: Array<Awaited<ReturnType<typeof startDemoModelServer>>> = [];
+  let prometheus: Awaited<ReturnType<typeof startPrometheusStub>> | undefined;
 
   async function provision(version: string, demoUrl: string): Promise<Owned> {
     const owner = await tenant(t);
-    const colleagueUser = await makeUser(t.platform);
-    await t.platform.db('memberships').insert({ user_id: colleagueUser.id, workspace_id: owner.ws.id, role: 'user' });
-    const member: Tenant = { user: colleagueUser, ws: owner.ws, token: (await login(t.auth, colleagueUser, owner.ws.name)).access };
+    const memberUser = await makeUser(t.platform);
+    await t.platform.db('memberships').insert({ user_id: memberUser.id, workspace_id: owner.ws.id, role: 'user' });
+    const member: Tenant = { user: memberUser, ws: owner.ws, token: (await login(t.auth, memberUser, owner.ws.name)).access };
     const deploymentKey = await demoDeployment(t.private, owner.token, demoUrl);
     const storageKey = await filesystemStorage(t.private, owner.token);
     const card = await upload(t.private, owner.token, storageKey, 'card');
@@ -56,9 +107,14 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     const session = (await t.public.post(`${base}/session`, { token: owner.token })).body.id as string;
     const invocation = (await t.public.post(`${base}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } })).body.id as string;
     const ticket = await t.private.post(`/api/storage/${storageKey}/files/request_upload`, { token: owner.token, json: { file_name: 'in.csv', content_type: 'text/csv' } });
+    const invited = await t.auth.post('/api/auth/invitation', { token: owner.token, json: { email: `${unique('invited')}@example.test`, role: 'user' } });
+    expect(invited.status, invited.text).to.equal(201);
+    const principal = await t.platform.authenticator.authenticate(owner.token);
+    const target = await t.platform.identity.apiTokens.create(principal, owner.ws.id, { name: 'target', expiration_date: tomorrow() });
+    const invitationToken = new URL(invited.body.invitation_url as string).searchParams.get('token')!;
     return {
       tenant: owner,
-      user: member,
+      member,
       values: {
         modelCode: 'iris-classifier',
         modelVersion: version,
@@ -69,276 +125,222 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
         file_id: card.file_id,
         upload_id: ticket.body.upload_id,
         workspaceId: String(owner.ws.id),
+        workspace_id: String(owner.ws.id),
+        tokenId: String(target.token.id),
+        invitationId: String(invited.body.id),
+        token: invitationToken,
         metricName: 'total_invocations',
       },
+      refresh: (await login(t.auth, owner.user, owner.ws.name)).refresh,
       secrets: [owner.ws.name, version, storageKey, deploymentKey, session, invocation, card.file_id],
     };
   }
 
   before(async () => {
-    t = await startTestPlatform();
+    // Metric queries reach a stand-in Prometheus: without one they answer 502 "not configured".
+    prometheus = await startPrometheusStub();
+    t = await startTestPlatform({ ...LIMITS, prometheusUrl: prometheus.url });
     // Both tenants register iris-classifier, each under its own version on its own demo server.
     const [va, vb] = [unique('fz'), unique('fz')];
     demos = [await startDemoModelServer(va), await startDemoModelServer(vb)];
     owned.a = await provision(va, demos[0]!.url);
     owned.b = await provision(vb, demos[1]!.url);
-    for (const [name, client] of Object.entries(clients())) docs[name] = (await client.get('/openapi.json')).body;
+    tokens.supervisor = owned.a.tenant.token;
+    tokens.member = owned.a.member.token;
+    const identityToken = await t.platform.identity.apiTokens.create(await t.platform.authenticator.authenticate(owned.a.tenant.token), owned.a.tenant.ws.id, { name: 'fuzz', expiration_date: tomorrow() });
+    tokens['api-token'] = identityToken.key;
+    apiTokenId = identityToken.token.id;
+    const staffUser = await makeUser(t.platform, { staff: true });
+    tokens.staff = (await login(t.auth, staffUser)).access;
+    await t.platform.db('memberships').insert({ user_id: staffUser.id, workspace_id: owned.a.tenant.ws.id, role: 'user' });
+    tokens['staff-in-workspace'] = (await login(t.auth, staffUser, owned.a.tenant.ws.name)).access;
+    tokens['other-workspace'] = (await tenant(t)).token;
+    for (const [name, client] of Object.entries(clients())) {
+      docs[name] = (await client.get('/openapi.json')).body;
+      errorSchemas[name] = responseAjv().addSchema(docs[name], name).getSchema(`${name}#/components/schemas/Error`)!;
+    }
   });
-  let demos: Array<Awaited<ReturnType<typeof startDemoModelServer>>> = [];
 
   after(async () => {
     for (const server of demos) await server.close();
     await t?.close();
+    await prometheus?.close();
   });
 
-  const clients = (): Record<Operation['server'], Client> => ({ auth: t.auth, private: t.private, public: t.public });
+  const clients = (): Record<Server, Client> => ({ auth: t.auth, private: t.private, public: t.public });
 
   function operations(): Operation[] {
     const list: Operation[] = [];
     for (const server of ['auth', 'private', 'public'] as const) {
       const doc = docs[server];
-      for (const [path, item] of Object.entries<Json>(doc.paths)) {
+      for (const [route, item] of Object.entries<Json>(doc.paths)) {
         for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
           const op = item[method];
           if (!op) continue;
           const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => resolve(doc, p));
-          list.push({ server, method: method.toUpperCase(), path, op, params });
+          list.push({ server, method: method.toUpperCase(), path: route, op, params });
         }
       }
     }
-    // Deletions last, so the other operations still find the tenants' resources.
-    return list.sort((x, y) => Number(x.method === 'DELETE') - Number(y.method === 'DELETE'));
+    // Deletions last, the workspace's own last of all, so the other operations still find the tenants' resources.
+    const rank = (o: Operation) => (o.method !== 'DELETE' ? 0 : o.op.operationId === 'deleteWorkspace' ? 2 : 1);
+    return list.sort((x, y) => rank(x) - rank(y));
   }
 
-  it('answers every operation without a 5xx, only with documented statuses, never across workspaces', async () => {
+  function requestArbitrary(operation: Operation): fc.Arbitrary<GeneratedRequest> {
+    const doc = docs[operation.server];
+    return fc.record({
+      who: fc.constantFrom(...IDENTITIES, 'supervisor', 'member', 'staff'),
+      owner: fc.constantFrom<Array<'a' | 'b'>>('a', 'a', 'b'),
+      wellFormed: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+      allKnown: fc.boolean(),
+      params: fc.tuple(...operation.params.map((p) => paramArbitrary(doc, p))),
+      unknownQuery: unknownQueryArbitrary,
+      repeatQuery: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+      forgery: forgeryArbitrary,
+      rawSegment: rawSegmentArbitrary,
+      body: bodyArbitrary(doc, operation.op),
+      knownBody: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+      contentType: contentTypeArbitrary(operation.op),
+      encoding: encodingArbitrary,
+    });
+  }
+
+  it('answers every operation without a 5xx, with documented statuses and the one error body, never across workspaces', async () => {
     const before = await snapshot(owned.b);
     const ops = operations();
-    expect(ops.length).to.be.greaterThan(40);
-    for (const operation of ops) {
-      const doc = docs[operation.server];
-      const requestArb = fc.record({
-        // Tenant b never acts: its workspace must come out of the run exactly as it went in.
-        who: fc.constantFrom<Array<'a' | 'a-user' | 'none' | 'garbage'>>('a', 'a', 'a', 'a-user', 'none', 'garbage'),
-        owner: fc.constantFrom<Array<'a' | 'b'>>('a', 'a', 'b'),
-        params: fc.tuple(...operation.params.map((p) => paramArbitrary(doc, p))),
-        body: bodyArbitrary(doc, operation.op),
-        contentType: fc.constantFrom('application/json', 'application/json', 'application/json', 'text/plain', 'application/json; charset=utf-16'),
+    expect(ops.length).to.be.greaterThan(50);
+    const perOperation = Math.ceil(REQUESTS / ops.length);
+    const failures: string[] = [];
+    const started = new Date();
+    const summary = { date: started.toISOString(), database: usingPostgres() ? 'postgresql' : 'pglite', seed: SEED, requests: 0, seconds: 0, concurrency: CONCURRENCY, statuses: {} as Record<string, number>, identities: {} as Record<string, Record<string, number>>, operations: {} as Record<string, { requests: number; statuses: Record<string, number> }> };
+    for (const [index, operation] of ops.entries()) {
+      const requests = fc.sample(requestArbitrary(operation), { numRuns: perOperation, seed: SEED + index });
+      const counts = (summary.operations[`${operation.server} ${operation.method} ${operation.path}`] = { requests: 0, statuses: {} as Record<string, number> });
+      await inPool(requests, CONCURRENCY, async (request) => {
+        const { status, problem } = await exercise(operation, request);
+        if (problem) failures.push(problem);
+        counts.requests++;
+        summary.requests++;
+        counts.statuses[status] = (counts.statuses[status] ?? 0) + 1;
+        summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
+        const byIdentity = (summary.identities[request.who] ??= {});
+        byIdentity[status] = (byIdentity[status] ?? 0) + 1;
       });
-      await fc.assert(
-        fc.asyncProperty(requestArb, async (request) => {
-          const problem = await exercise(operation, request);
-          if (problem) failures.push(problem);
-          return true;
-        }),
-        { numRuns: RUNS, seed: SEED },
-      );
+      await restore();
     }
+    summary.seconds = Math.round((Date.now() - started.getTime()) / 100) / 10;
+    fs.mkdirSync(path.dirname(SUMMARY_FILE), { recursive: true });
+    fs.writeFileSync(SUMMARY_FILE, `${JSON.stringify({ ...summary, problems: failures.length, firstProblems: failures.slice(0, 20) }, null, 2)}\n`);
     expect(failures.slice(0, 20), `${failures.length} problems (FUZZ_SEED=${SEED})`).to.deep.equal([]);
+    expect(summary.requests).to.be.at.least(REQUESTS);
+    expect(Object.keys(summary.statuses).filter((status) => Number(status) >= 500)).to.deep.equal([]);
     expect(await snapshot(owned.b), "the other workspace's data").to.deep.equal(before);
   });
 
-  async function exercise(operation: Operation, request: Json): Promise<string | undefined> {
-    const tokens = { a: owned.a.tenant.token, 'a-user': owned.a.user.token, none: undefined, garbage: 'not-a-token' } as Record<string, string | undefined>;
-    const token = tokens[request.who];
-    // Path parameters: the chosen tenant's real identifiers, or the generated value.
-    let path = operation.path;
-    const query = new URLSearchParams();
-    const headers: Record<string, string> = {};
-    let crossing = false;
-    operation.params.forEach((param: Json, i: number) => {
-      const generated = request.params[i] as { known: boolean; value: string } | undefined;
-      if (generated === undefined) return;
-      const known = owned[request.owner as 'a' | 'b'].values[param.name];
-      const value = (generated.known && known !== undefined ? known : generated.value) ?? '';
-      if (param.in === 'path') {
-        if (generated.known && known !== undefined && request.owner !== tenantOf(request.who)) crossing = true;
-        path = path.replace(`{${param.name}}`, segment(value));
-      } else if (param.in === 'query') query.set(param.name, value);
-      else if (param.in === 'header') headers[param.name] = value;
-    });
-    const url = `${path}${query.size ? `?${query}` : ''}`;
-    const options: Json = { token, headers };
-    const content = operation.op.requestBody?.content ?? {};
-    if (request.body !== undefined) {
-      if (content['multipart/form-data']) options.multipart = multipart(request.body);
-      else if (content['application/x-www-form-urlencoded']) options.form = Object.fromEntries(Object.entries(request.body ?? {}).map(([k, v]) => [k, String(v)]));
-      else if (typeof request.body === 'object' && request.body?.raw !== undefined) options.rawBody = request.body.raw;
-      else options.json = request.body;
-      if (options.json !== undefined || options.rawBody !== undefined) headers['content-type'] = request.contentType;
-    }
-    const label = `${operation.method} ${operation.path} as ${request.who} → ${url}`;
+  /** What the generated requests may have switched off in workspace a, switched on again, so later operations still reach it. */
+  async function restore() {
+    await t.platform.db('workspaces').where({ id: owned.a.tenant.ws.id }).update({ disabled: false });
+    await t.platform.db('api_tokens').where({ id: apiTokenId }).update({ is_active: true });
+    await t.platform.db('sessions').where({ id: owned.a.values.sessionId }).update({ state: 'OPEN' });
+  }
+
+  async function exercise(operation: Operation, generated: GeneratedRequest): Promise<{ status: number | 'no answer'; problem?: string }> {
+    const declared = Object.keys(operation.op.requestBody?.content ?? { 'application/json': {} })[0]!;
+    const request = generated.wellFormed ? { ...generated, allKnown: true, knownBody: true, unknownQuery: undefined, repeatQuery: false, rawSegment: undefined, encoding: undefined, contentType: declared } : generated;
+    const staff = request.who === 'staff' || request.who === 'staff-in-workspace';
+    // Staff may act on any workspace: it acts on a's only, so b's stays as it was.
+    const owner = staff ? 'a' : request.owner;
+    const { url, crossing } = addressOf(operation, request, owner, staff);
+    const headers: Record<string, string> = request.who === 'forged' ? { authorization: request.forgery } : {};
+    const options = { token: request.who === 'forged' ? undefined : tokens[request.who], headers };
+    let body = request.knownBody ? (knownBody(operation.op.operationId, owned[owner]) ?? request.body) : request.body;
+    if (staff && isRecord(body) && 'workspace_id' in body) body = { ...body, workspace_id: owned.a.tenant.ws.id };
+    const sent = encodeBody({ content: operation.op.requestBody?.content ?? {}, body, contentType: request.contentType, encoding: request.encoding }, options);
+    const label = `${operation.method} ${operation.path} as ${request.who} → ${url.slice(0, 300)} (${headers['content-type'] ?? 'no body'}${headers['content-encoding'] ? `, ${headers['content-encoding']}` : ''})`;
     let reply;
     try {
       reply = await clients()[operation.server].request(operation.method, url, options);
     } catch (error) {
-      return `${label}: no answer (${(error as Error).message})`;
+      return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message})` };
     }
+    const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && !staff, viewer: workspaceOf(request.who), sent: `${url} ${sent}` });
+    return { status: reply.status, problem };
+  }
+
+  /** The URL of a request, and whether it names another workspace's resources than the caller's. */
+  function addressOf(operation: Operation, request: GeneratedRequest, owner: 'a' | 'b', staff: boolean): { url: string; crossing: boolean } {
+    let route = operation.path;
+    const query = new URLSearchParams();
+    let crossing = false;
+    let rawSegment = request.rawSegment;
+    operation.params.forEach((param: Json, i: number) => {
+      const generated = request.params[i];
+      if (param.in === 'path' && rawSegment !== undefined) {
+        route = route.replace(`{${param.name}}`, rawSegment);
+        rawSegment = undefined;
+        return;
+      }
+      if (generated === undefined) return;
+      const known = owned[owner].values[param.name];
+      const useKnown = (generated.known || request.allKnown || (staff && STAFF_PINNED.has(param.name))) && known !== undefined;
+      const value = useKnown ? known : generated.value;
+      if (useKnown && owner !== workspaceOf(request.who)) crossing = true;
+      if (param.in === 'path') route = route.replace(`{${param.name}}`, segment(value));
+      else if (param.in === 'query') query.set(param.name, value);
+    });
+    if (request.repeatQuery) for (const [name, value] of [...query]) query.append(name, value);
+    if (request.unknownQuery) query.append(...request.unknownQuery);
+    return { url: `${route}${query.size ? `?${query}` : ''}`, crossing };
+  }
+
+  function judge(operation: Operation, reply: { status: number; body: Json; text: string }, request: { label: string; crossing: boolean; viewer: string | undefined; sent: string }): string | undefined {
+    const { label } = request;
     if (reply.status >= 500) return `${label}: ${reply.status} ${reply.text.slice(0, 300)}`;
-    const documented = Object.keys(operation.op.responses ?? {});
-    // The common error contract of every server (docs: 400 validation, 404 no such route, 405, 413, 415),
-    // answered by the request validator and parsers before any operation runs; always the error body.
-    const generic = [400, 404, 405, 413, 415].includes(reply.status);
-    if (!documented.includes(String(reply.status)) && !documented.includes('default') && !generic) {
-      return `${label}: undocumented status ${reply.status} ${reply.text.slice(0, 200)}`;
+    // 431 (request line and headers too large) is answered before any route, on every path, as each document's description says.
+    if (reply.status !== 431 && !Object.keys(operation.op.responses ?? {}).includes(String(reply.status))) return `${label}: undocumented status ${reply.status} ${reply.text.slice(0, 200)}`;
+    if (reply.status >= 400) {
+      const validate = errorSchemas[operation.server]!;
+      if (!validate(reply.body)) return `${label}: ${reply.status} not in the Error shape (${JSON.stringify(validate.errors)}): ${reply.text.slice(0, 200)}`;
     }
-    if (reply.status >= 400 && !(typeof reply.body?.message === 'string' && typeof reply.body?.message_code === 'string') && !operation.path.startsWith('/o/token')) {
-      return `${label}: ${reply.status} without the error body: ${reply.text.slice(0, 200)}`;
-    }
-    if (crossing && reply.status < 300) return `${label}: ${reply.status} with the other workspace's identifiers`;
-    const viewer = tenantOf(request.who);
-    if (viewer) {
-      const other = owned[viewer === 'a' ? 'b' : 'a'];
-      // An identifier the caller sent itself may be echoed ("… not found"); anything else of the other workspace may not.
-      const sent = `${url} ${JSON.stringify(request.body ?? '')}`;
-      const leaked = other.secrets.find((s) => reply.text.includes(s) && !sent.includes(s));
-      if (leaked) return `${label}: the answer shows ${leaked} of the other workspace`;
+    if (request.crossing && reply.status < 300) return `${label}: ${reply.status} with another workspace's identifiers`;
+    // An identifier the caller sent itself may be echoed ("… not found"); anything else of another workspace may not.
+    // Open operations answer whoever holds the capability in the path (an invitation token), whatever the bearer.
+    if (request.viewer === undefined || !operation.op.security?.length) return undefined;
+    for (const other of (['a', 'b'] as const).filter((name) => name !== request.viewer)) {
+      const leaked = owned[other].secrets.find((s) => reply.text.includes(s) && !request.sent.includes(s));
+      if (leaked) return `${label}: the answer shows ${leaked} of workspace ${other}`;
     }
     return undefined;
   }
 });
 
-const tenantOf = (who: string): 'a' | undefined => (who.startsWith('a') ? 'a' : undefined);
-
-/**
- * A path segment for a generated value. Three values would address another
- * route, so a blank stands for them: the empty one (`/x/` is `/x`), and the
- * dot segments `.` and `..`, which every WHATWG client (fetch, browsers)
- * removes before sending, `%2E` and `%2E%2E` too.
- */
-function segment(value: string): string {
-  const encoded = encodeURIComponent(value);
-  return encoded === '' || encoded === '.' || encoded === '..' ? '%20' : encoded;
-}
-
-function resolve(doc: Json, node: Json, seen = 0): Json {
-  if (node && typeof node === 'object' && typeof node.$ref === 'string' && seen < 20) {
-    const target = node.$ref
-      .replace(/^#\//, '')
-      .split('/')
-      .reduce((at: Json, key: string) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
-    return resolve(doc, target, seen + 1);
-  }
-  return node;
-}
-
-const hostileStrings = fc.constantFrom(
-  '',
-  ' ',
-  '..',
-  '../../etc/passwd',
-  '%2e%2e%2f',
-  'a/b',
-  'ﬁle',
-  'e\u0301',
-  '\u202eexe.txt',
-  '\u0000',
-  'zero\u200bwidth',
-  '😀',
-  'ＡＢＣ',
-  "'; drop table users; --",
-  '<script>alert(1)</script>',
-  'x'.repeat(300),
-  '-1',
-  '0',
-  '2147483648',
-  '1e309',
-  'NaN',
-  'true',
-  'null',
-  '00000000-0000-0000-0000-000000000000',
-);
-
-/** A path, query or header parameter: the tenant's real identifier, a schema-valid value, or something hostile. */
-function paramArbitrary(doc: Json, param: Json): fc.Arbitrary<{ known: boolean; value: string } | undefined> {
-  const schema = resolve(doc, param.schema ?? {});
-  const valid = valueArbitrary(doc, schema, 0).map((v) => String(v));
-  const value = fc.oneof({ weight: 3, arbitrary: valid }, { weight: 1, arbitrary: hostileStrings }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) });
-  const present = fc.record({ known: fc.boolean(), value });
-  return param.required ? present : fc.option(present, { nil: undefined });
-}
-
-/** A request body: schema-valid most of the time, else any JSON value or text that is not JSON. */
-function bodyArbitrary(doc: Json, op: Json): fc.Arbitrary<unknown> {
-  const content = op.requestBody?.content;
-  if (!content) return fc.constant(undefined);
-  const media = content['application/json'] ?? content['application/x-www-form-urlencoded'] ?? content['multipart/form-data'] ?? Object.values(content)[0];
-  const schema = resolve(doc, media?.schema ?? {});
-  const valid = valueArbitrary(doc, schema, 0);
-  const invalid = fc.oneof(
-    fc.jsonValue({ maxDepth: 3 }),
-    fc.record({ raw: fc.oneof(fc.constantFrom('{', '{"a":', '[1,2', 'null', '"text"', '\u0000', '{"a":1}{"b":2}'), fc.string({ unit: 'binary', maxLength: 64 })) }),
-  );
-  return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 2, arbitrary: invalid }, { weight: 1, arbitrary: fc.constant(undefined) });
-}
-
-/** Values of a JSON Schema (the subset the documents use), small and bounded in depth. */
-function valueArbitrary(doc: Json, input: Json, depth: number): fc.Arbitrary<unknown> {
-  const schema = resolve(doc, input ?? {});
-  if (!schema || typeof schema !== 'object' || depth > 4) return fc.jsonValue({ maxDepth: 1 });
-  if (schema.const !== undefined) return fc.constant(schema.const);
-  if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
-  for (const key of ['oneOf', 'anyOf'] as const) {
-    if (Array.isArray(schema[key])) return fc.oneof(...schema[key].map((s: Json) => valueArbitrary(doc, s, depth + 1)));
-  }
-  if (Array.isArray(schema.allOf)) return valueArbitrary(doc, Object.assign({}, ...schema.allOf.map((s: Json) => resolve(doc, s))), depth + 1);
-  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
-  switch (type) {
-    case 'string':
-      return stringArbitrary(schema);
-    case 'integer':
-      return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 100000 });
-    case 'number':
-      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
-    case 'boolean':
-      return fc.boolean();
-    case 'null':
-      return fc.constant(null);
-    case 'array':
-      return fc.array(valueArbitrary(doc, schema.items ?? {}, depth + 1), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 3, 3) });
-    case 'object':
-    case undefined: {
-      const properties = Object.entries<Json>(schema.properties ?? {});
-      if (!properties.length) return type === 'object' ? fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }) : fc.jsonValue({ maxDepth: 2 });
-      const required: string[] = schema.required ?? [];
-      return fc.record(Object.fromEntries(properties.map(([name, s]) => [name, valueArbitrary(doc, s, depth + 1)])), { requiredKeys: required.filter((r) => properties.some(([n]) => n === r)) });
-    }
+/** Bodies the schemas alone cannot make valid (credentials, a model's input), for the operations that take them. */
+function knownBody(operationId: string, of: Owned): unknown {
+  switch (operationId) {
+    case 'obtainToken':
+      return { email: of.tenant.user.email, password: of.tenant.user.password, workspace: of.tenant.ws.name };
+    case 'refreshToken':
+      return { refresh: of.refresh };
+    case 'createInvitation':
+      return { email: `${unique('fuzz')}@example.test`, role: 'user' };
+    case 'createInvocation':
+      return { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } };
+    case 'createFeedback':
+      return { request: { body: JSON.stringify({ correct: true }) } };
     default:
-      return fc.jsonValue({ maxDepth: 1 });
+      return undefined;
   }
 }
 
-function stringArbitrary(schema: Json): fc.Arbitrary<string> {
-  switch (schema.format) {
-    case 'uuid':
-      return fc.uuid();
-    case 'email':
-      return fc.emailAddress();
-    case 'date':
-      return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
-    case 'date-time':
-      return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
-    case 'uri':
-    case 'url':
-      return fc.webUrl();
-    case 'binary':
-      return fc.string({ maxLength: 64 });
-  }
-  if (typeof schema.pattern === 'string') {
-    const max = schema.maxLength ?? 40;
-    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= max && s.length >= (schema.minLength ?? 0));
-  }
-  return fc.string({ unit: 'grapheme', minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) });
-}
+/** Parameters naming a workspace: staff gets a's, whatever was generated. */
+const STAFF_PINNED = new Set(['workspaceId', 'workspace_id']);
 
-/** Multipart bodies: a generated record becomes fields, with one file part named after the first key. */
-function multipart(value: unknown): FormData {
-  const form = new FormData();
-  if (value && typeof value === 'object') {
-    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      form.append(key, new Blob([typeof v === 'string' ? v : JSON.stringify(v) ?? '']), `${key}.bin`);
-    }
-  }
-  return form;
+/** The workspace whose identifiers an identity may use; staff is everyone's and no one's. */
+function workspaceOf(who: Identity): 'a' | 'c' | undefined {
+  if (who === 'member' || who === 'supervisor' || who === 'api-token') return 'a';
+  if (who === 'other-workspace') return 'c';
+  return undefined;
 }
 
 /** Everything of a tenant's workspace the other tenant might touch. */
@@ -355,5 +357,7 @@ async function snapshot(of: Owned) {
     invocations: (await rows('invocations')).map((row: Json) => ({ id: row.id, body: row.body, order: row.order, type: row.type })),
     files: await rows('files'),
     members: await knex('memberships').where({ workspace_id: ws }).orderBy('user_id').select(),
+    apiTokens: (await rows('api_tokens')).map((row: Json) => ({ id: row.id, is_active: row.is_active })),
+    invitations: (await rows('invitations')).map((row: Json) => ({ id: row.id, accepted_at: row.accepted_at })),
   };
 }

@@ -16,6 +16,7 @@ import { createAuthServer } from '../../api/auth/server.js';
 import { createPrivateServer } from '../../api/private/server.js';
 import { createPublicServer } from '../../api/public/server.js';
 import { SecretBox } from '../../infra/crypto/secrets.js';
+import { answerClientErrors } from '../../infra/http/client-errors.js';
 import { sharedDatabase } from './database.js';
 import { Client } from './http.js';
 
@@ -41,6 +42,7 @@ fs.writeFileSync(testSecretKeyFile, testSecretKey, { mode: 0o600 });
 
 export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
   const server = http.createServer(app);
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, server };

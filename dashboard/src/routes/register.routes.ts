@@ -34,7 +34,7 @@ export function mountRegisterRoutes(router: Router, dash: Dashboard): void {
     };
     const password = field(req, 'password');
     const outcome = await attempt(async () => {
-      if (password !== field(req, 'password_confirm')) throw new InputError('The two passwords differ.', { field: 'password' });
+      if (password !== field(req, 'password_confirm')) throw new InputError('The two passwords differ.', [{ field: 'password', message: 'the two passwords differ' }]);
       return invitations.register({ token, password, name: draft.name!, surname: draft.surname!, preferred_language: draft.preferred_language!, accept_terms: draft.accept_terms!, accept_privacy: draft.accept_privacy! });
     });
     if (!outcome.mistake) return seeOther(res, at(`/sign-in?workspace=${encodeURIComponent(outcome.value.workspaces[0]?.workspace ?? '')}`), 'registered');
@@ -68,9 +68,9 @@ function sendProblem(dash: Dashboard, req: Request, res: Response, problem: AppE
 
 /** The password's own problems, listed under its field. */
 function problemOfPassword(mistake: AppError): string | undefined {
-  const details = mistake.details as { field?: string; problems?: string[] } | undefined;
-  if (details?.field !== 'password') return undefined;
-  return details.problems?.length ? `The password needs ${details.problems.join('; ')}.` : mistake.message;
+  const problems = (mistake.details ?? []).filter((detail) => detail.field === 'password').map((detail) => detail.message);
+  if (!problems.length) return undefined;
+  return mistake.message.startsWith('password:') ? `The password needs ${problems.join('; ')}.` : mistake.message;
 }
 
 const linksOf = (dash: Dashboard) => ({ termsUrl: dash.platform.config.termsUrl, privacyUrl: dash.platform.config.privacyUrl });
