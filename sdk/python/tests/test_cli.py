@@ -77,7 +77,7 @@ def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting:
     assert rows[0]["feedback"][0]["body"] == '{"correct": true}'
 
     invocations = as_json(cli("--json", "sessions", "invocations", iris.code, iris.version, session["id"]))
-    assert [i["type"] for i in invocations] == ["PREDICT", "EXPLAIN", "DATA_SUBMISSION"]
+    assert [i["type"] for i in invocations] == ["DATA_SUBMISSION", "EXPLAIN", "PREDICT"]
 
 
 def test_exit_codes_say_what_went_wrong(cli: Any, setting: Setting, iris: Iris) -> None:

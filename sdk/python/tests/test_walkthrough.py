@@ -20,7 +20,8 @@ def finished_chain(member: Didyma, iris: Iris, session_id: str) -> list[Invocati
     assert prediction.status == "COMPLETED"
     assert prediction.id == pending.id
     for _ in range(600):
-        items = member.invocations.list(iris.code, iris.version, session_id).list()
+        # The API lists newest first; the chain reads oldest first.
+        items = sorted(member.invocations.list(iris.code, iris.version, session_id).list(), key=lambda i: i.order)
         if len(items) == 2 and all(i.finished for i in items):
             return items
         time.sleep(0.05)
