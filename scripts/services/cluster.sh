@@ -225,6 +225,8 @@ setup_network() {
   fi
   ip addr show dev "$BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/16" dev "$BRIDGE"
   ip link set "$BRIDGE" up
+  # Service addresses stay on the bridge (kube-proxy rewrites them), never the default route.
+  ip route replace "$SERVICE_CIDR" dev "$BRIDGE" src "$NODE_IP"
   echo 1 >/proc/sys/net/ipv4/ip_forward
   echo 1 >/proc/sys/net/bridge/bridge-nf-call-iptables
   iptables -C FORWARD -i "$BRIDGE" ! -o "$BRIDGE" -j DROP 2>/dev/null ||
