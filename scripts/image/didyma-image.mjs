@@ -132,7 +132,7 @@ export function buildImage(root, { containerdSocket } = {}) {
   const digest = writeOciArchive({ rootfs, name: temporaryName, config, out: archive });
   const reference = `${IMAGE_REPOSITORY}:${digest.slice('sha256:'.length, 'sha256:'.length + 12)}`;
   if (containerdSocket) {
-    const ctr = (...args) => execFileSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const ctr = (...args) => execFileSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', ...args], { stdio: 'pipe' });
     ctr('images', 'import', archive);
     try {
       ctr('images', 'rm', reference);

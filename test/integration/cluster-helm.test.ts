@@ -251,7 +251,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     }
   });
 
-  it('helm uninstall leaves nothing behind but the kept Secret and the resources the API made', async () => {
+  it('helm uninstall leaves nothing behind but the kept Secret and the resources the API made, which can then go with their namespace', async () => {
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
     await eventually('the release pods gone', async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items.length === 0);
     const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'deployments,replicasets,statefulsets,jobs,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,horizontalpodautoscalers,ingresses,leases,mdep,stcfg')).items
@@ -263,6 +263,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     const kept = [new RegExp(`^Secret/${RELEASE}-didyma$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
+    // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
+    await kubectl(cluster, 'delete', 'namespace', namespace, '--wait', '--timeout', '120s');
+    expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);
   });
 });
 
