@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { VersionApi, loadYaml } from '@kubernetes/client-node';
@@ -65,6 +66,29 @@ describe('Kubernetes: the Helm chart', function () {
       expect(stdout).to.include('0 chart(s) failed');
       expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
     }
+  });
+
+  it("knows every value the README's Kubernetes section names, and renders with its helm install", async () => {
+    const readme = fs.readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## Run on Kubernetes'), readme.indexOf('## Documentation'));
+    const sets = [...section.matchAll(/--set (\S+?)=(\S+)/g)].map((m) => [m[1]!, m[2]!] as const);
+    expect(sets.map(([key]) => key)).to.include.members(['image.repository', 'externalDatabase.url', 'externalRabbitmq.url']);
+    const tableKeys: string[] = [];
+    for (const [, cell] of section.matchAll(/^\| (`.+?) \|/gm)) {
+      let previous = '';
+      for (const [, token] of cell!.matchAll(/`([^`]+)`/g)) {
+        const key = token!.startsWith('.') ? previous.replace(/\.[^.]+$/, '') + token : token!;
+        previous = key;
+        const alternatives = key.match(/<([^>]+)>/)?.[1];
+        const names = alternatives === 'name' ? ['auth', 'private', 'public'] : alternatives?.split(/\\?\|/);
+        tableKeys.push(...(names ? names.map((name) => key.replace(/<[^>]+>/, name)) : [key]));
+      }
+    }
+    const values = YAML.parse(fs.readFileSync(`${CHART}/values.yaml`, 'utf8'));
+    const known = (key: string) => key.split('.').reduce<any>((node, part) => (node !== undefined && node !== null && part in node ? node[part] : undefined), values) !== undefined;
+    for (const key of [...sets.map(([k]) => k), ...tableKeys]) expect(known(key), `${key} in values.yaml`).to.equal(true);
+    const objects = await render(...sets.flatMap(([key, value]) => ['--set', `${key}=${value}`]));
+    expect(objects.filter((o) => o.kind === 'Deployment')).to.have.length(5);
   });
 
   it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
