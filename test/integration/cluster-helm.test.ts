@@ -41,7 +41,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       `image.repository=${image.split(':')[0]}`,
       `image.tag=${image.split(':')[1]}`,
       'image.pullPolicy=Never',
-      `externalDatabase.url=postgres://didyma:didyma@postgresql:5432/${database}`,
+      // Bring your own: the database URL from a Secret of the user's, the queue's as a value.
+      'externalDatabase.existingSecret=user-database',
+      'externalDatabase.existingSecretKey=url',
       'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
       'externalPrometheus.url=http://prometheus:9090',
       `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
@@ -109,6 +111,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       ...hostService(namespace, 'minio', 9000, cluster.hostIp, 59000),
       ...hostService(namespace, 'prometheus', 9090, cluster.hostIp, 59090),
       ...demoModelServer(namespace, image),
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
     ]);
   });
 
@@ -258,9 +261,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       .map((o: any) => `${o.kind}/${o.metadata.name}`)
       .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))
       .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
-    // helm.sh/resource-policy: keep (the encryption key of every stored credential), and what the
-    // API made: the user's resources and their credentials, which are not the release's.
-    const kept = [new RegExp(`^Secret/${RELEASE}-didyma$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
+    // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
+    // every stored credential), and what the API made: the users' resources and their credentials.
+    const kept = [/^Secret\/user-database$/, new RegExp(`^Secret/${RELEASE}-didyma$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
     // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
