@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runtimeStage, sourceOf } from './didyma-image.mjs';
+import { runtimeStage, sourceOf, staleImages } from './didyma-image.mjs';
 
 const ROOT = path.resolve('.');
 const dockerfile = () => fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
@@ -28,5 +28,21 @@ describe('the local image recipe (scripts/image) read from the Dockerfile', () =
     expect(() => runtimeStage('FROM node:20\nRUN apt-get install -y curl\n')).to.throw(/RUN is not supported/);
     expect(() => runtimeStage('FROM node:20 AS build\nFROM node:20\nCOPY --from=other /x /y\n')).to.not.throw();
     expect(() => sourceOf({ from: 'other', source: '/x', target: '/y', intoDirectory: false }, ROOT, '/prod')).to.throw(/unknown build output/);
+  });
+});
+
+describe('pruning earlier local builds from the node', () => {
+  const listing = [
+    'REF                                TYPE                                      DIGEST        SIZE     PLATFORMS   LABELS',
+    'didyma.local/didyma:new            application/vnd.oci.image.manifest.v1+json sha256:new    226.8MiB linux/amd64 -',
+    'didyma.local/didyma:old            application/vnd.oci.image.manifest.v1+json sha256:old    226.8MiB linux/amd64 -',
+    'didyma.local/pause:3.10            application/vnd.oci.image.manifest.v1+json sha256:pause  1.4MiB   linux/amd64 -',
+    'sha256:aaa                         application/vnd.oci.image.manifest.v1+json sha256:old    226.8MiB linux/amd64 -',
+    'sha256:bbb                         application/vnd.oci.image.manifest.v1+json sha256:pause  1.4MiB   linux/amd64 -',
+    'sha256:ccc                         application/vnd.oci.image.manifest.v1+json sha256:new    226.8MiB linux/amd64 -',
+  ].join('\n');
+
+  it('removes the other builds and the references only they had, never the new build or the sandbox image', () => {
+    expect(staleImages(listing, 'didyma.local/didyma:new')).to.deep.equal(['didyma.local/didyma:old', 'sha256:aaa']);
   });
 });
