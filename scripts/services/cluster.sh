@@ -32,6 +32,8 @@ NODE_NAME=didyma-node
 ETCD_PORT="${DIDYMA_CLUSTER_ETCD_PORT:-52479}"
 ETCD_PEER_PORT="${DIDYMA_CLUSTER_ETCD_PEER_PORT:-52480}"
 APISERVER_PORT="${DIDYMA_CLUSTER_APISERVER_PORT:-56543}"
+DNS_HEALTH_PORT=58080
+DNS_READY_PORT=58181
 # PostgreSQL, RabbitMQ, MinIO, Prometheus of the other scripts.
 HOST_PORTS="${DIDYMA_CLUSTER_HOST_PORTS:-55432 55672 59000 59090}"
 
@@ -313,8 +315,8 @@ EOF
 .:53 {
     bind $NODE_IP
     errors
-    health 127.0.0.1:58080
-    ready 127.0.0.1:58181
+    health 127.0.0.1:$DNS_HEALTH_PORT
+    ready 127.0.0.1:$DNS_READY_PORT
     kubernetes cluster.local in-addr.arpa ip6.arpa {
         kubeconfig $KUBECONFIG_FILE
         pods insecure
@@ -329,7 +331,7 @@ EOF
     daemon "relay-$p" socat "TCP-LISTEN:$p,bind=$NODE_IP,fork,reuseaddr" "TCP:127.0.0.1:$p"
   done
   wait_until "the node did not become Ready" 120 kubelet node_ready
-  wait_until "CoreDNS did not become ready" 60 coredns curl -fsS -m 2 http://127.0.0.1:58181/ready
+  wait_until "CoreDNS did not become ready" 60 coredns curl -fsS -m 2 http://127.0.0.1:$DNS_READY_PORT/ready
 }
 
 node_ready() {
@@ -337,7 +339,7 @@ node_ready() {
 }
 
 do_start() {
-  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"
+  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$DNS_HEALTH_PORT" "$DNS_READY_PORT"
   install_packages
   check_kernel
   mkdir -p "$CLUSTER_DIR"
