@@ -126,6 +126,12 @@ describe('Kubernetes: the Helm chart', function () {
     }
   });
 
+  it('keeps Service environment variables out of every pod (a release named didyma would set DIDYMA_AUTH_PORT=tcp://…)', async () => {
+    const pods = (await render('--set', 'executor.hpa.enabled=true')).filter((o) => ['Deployment', 'Job'].includes(o.kind)).map((o) => [o.metadata.name, (o.spec as any).template.spec] as const);
+    expect(pods.length).to.be.at.least(7);
+    for (const [name, pod] of pods) expect(pod.enableServiceLinks, name).to.equal(false);
+  });
+
   for (const [label, args] of [
     ['default values', []],
     ['every option on', EVERYTHING],
