@@ -6,10 +6,11 @@ import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
+import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
-const RELEASE = 'dy';
+// The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
+const RELEASE = 'didyma';
 const PASSWORD = 'Cluster-Pass-42';
 const COMPONENTS = ['auth', 'private', 'public', 'executor', 'operator'];
 const DEMO_PORT = 8090;
@@ -57,7 +58,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     ].flatMap((value) => ['--set', value]);
 
   const serviceClient = async (component: string, port: number): Promise<Client> => {
-    const service = await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-didyma-${component}`);
+    const service = await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`);
     return new Client(`http://${service.spec.clusterIP}:${port}`);
   };
 
@@ -110,9 +111,11 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),
       ...hostService(namespace, 'minio', 9000, cluster.hostIp, 59000),
       ...hostService(namespace, 'prometheus', 9090, cluster.hostIp, 59090),
-      ...demoModelServer(namespace, image),
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
     ]);
+    // The demo model server as the README starts it.
+    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
+    await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
   });
 
   after(async () => {
@@ -178,13 +181,21 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(table).to.match(/\scards\s+default\s+didyma\.storage\.S3Storage\s+True\s/);
 
     // The operator's ConfigMap, mounted by nothing but read live by the executor pod: it names the demo server.
-    const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', `${RELEASE}-didyma-proxy-config`);
+    const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', `${RELEASE}-proxy-config`);
     expect(JSON.stringify(proxyConfig.data)).to.include(demoUrl);
     const [executor] = await podsOf('executor');
-    expect(executor.spec.containers[0].env.find((e: any) => e.name === 'DIDYMA_PROXY_CONFIGMAP').value).to.equal(`${RELEASE}-didyma-proxy-config`);
+    expect(executor.spec.containers[0].env.find((e: any) => e.name === 'DIDYMA_PROXY_CONFIGMAP').value).to.equal(`${RELEASE}-proxy-config`);
   });
 
   it('runs the README walkthrough through the Services: model → session → predict + explain → feedback → metrics', async () => {
+    // Logging in through `kubectl port-forward`, as the README does without an Ingress.
+    const forwarded = await portForward(cluster, namespace, `${RELEASE}-auth`, 8080);
+    try {
+      const login = await new Client(forwarded.url).post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
+      expect(login.status, login.text).to.equal(200);
+    } finally {
+      forwarded.stop();
+    }
     const card = await upload(priv, token, 'cards', '# Iris', 'iris.md');
     const registered = await priv.post('/api/platform_model', {
       token,
@@ -223,7 +234,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     // No metrics adapter here: the HPA still holds its minimum, which is what brings the second replica.
     const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=2', 'executor.hpa.maxReplicas=3'].flatMap((value) => ['--set', value]);
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), ...hpa, '--wait', '--timeout', '5m');
-    const autoscaler = await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', `${RELEASE}-didyma-executor`);
+    const autoscaler = await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', `${RELEASE}-executor`);
     expect(autoscaler.spec.metrics[0].external.metric).to.deep.equal({ name: 'rabbitmq_queue_messages_ready', selector: { matchLabels: { queue } } });
     const executors = await eventually('two Ready executors', async () => {
       const pods = await podsOf('executor');
@@ -243,7 +254,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     const before = new Map<string, string[]>();
     for (const component of COMPONENTS) before.set(component, (await podsOf(component)).map((pod) => pod.metadata.name));
     // No executor while these are queued: they wait in RabbitMQ through the roll.
-    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-didyma-executor`, '--replicas=0');
+    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=0');
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push((await predict()).body.id);
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
@@ -263,7 +274,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
     // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
     // every stored credential), and what the API made: the users' resources and their credentials.
-    const kept = [/^Secret\/user-database$/, new RegExp(`^Secret/${RELEASE}-didyma$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
+    const kept = [/^Secret\/user-database$/, new RegExp(`^Secret/${RELEASE}$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
     // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
@@ -271,35 +282,3 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);
   });
 });
-
-/** The demo Open Inference server (Iris classifier and explainer) as a Deployment and Service of the same image. */
-function demoModelServer(namespace: string, image: string): object[] {
-  const labels = { app: 'demo-model' };
-  return [
-    {
-      apiVersion: 'apps/v1',
-      kind: 'Deployment',
-      metadata: { name: 'demo-model', namespace },
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [
-              {
-                name: 'demo',
-                image,
-                imagePullPolicy: 'Never',
-                args: ['demo-model-server', '--port', String(DEMO_PORT)],
-                ports: [{ containerPort: DEMO_PORT }],
-                readinessProbe: { tcpSocket: { port: DEMO_PORT }, periodSeconds: 2 },
-              },
-            ],
-          },
-        },
-      },
-    },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'demo-model', namespace }, spec: { selector: labels, ports: [{ port: DEMO_PORT, targetPort: DEMO_PORT }] } },
-  ];
-}

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -89,4 +89,20 @@ export async function kubectlApply(cluster: Cluster, objects: object[]): Promise
   } finally {
     fs.rmSync(file, { force: true });
   }
+}
+
+/** `kubectl port-forward` from a free local port to a Service's port (through the apiserver and kubelet); stop() ends it. */
+export async function portForward(cluster: Cluster, namespace: string, service: string, port: number): Promise<{ url: string; stop(): void }> {
+  const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfig, '-n', namespace, 'port-forward', `svc/${service}`, `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const localPort = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const forwarding = output.match(/Forwarding from 127\.0\.0\.1:(\d+)/);
+      if (forwarding) resolve(Number(forwarding[1]));
+    });
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('exit', () => reject(new Error(`kubectl port-forward svc/${service} exited: ${output}`)));
+  });
+  return { url: `http://127.0.0.1:${localPort}`, stop: () => child.kill() };
 }
