@@ -117,18 +117,18 @@ function productionModules(root, cacheDir) {
 
 /**
  * Earlier builds in `ctr images ls` output (each holds a few hundred MB of the
- * node's disk): their names, and the digest-named references the kubelet's
- * runtime keeps for images no name points to any more; containerd keeps the
- * layers running pods still use.
+ * node's disk) but those in `keep` (the new one, those containers use): their
+ * names, and the digest-named references the kubelet's runtime keeps for
+ * images no name points to any more.
  */
-export function staleImages(listing, reference) {
+export function staleImages(listing, keep) {
   const rows = listing
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
     .filter((row) => row.length >= 3)
     .map(([name, , digest]) => ({ name, digest }));
-  const stale = rows.filter((row) => row.name.startsWith(`${IMAGE_REPOSITORY}:`) && row.name !== reference);
+  const stale = rows.filter((row) => row.name.startsWith(`${IMAGE_REPOSITORY}:`) && !keep.includes(row.name));
   const named = rows.filter((row) => !row.name.startsWith('sha256:') && !stale.includes(row));
   const orphans = rows.filter((row) => row.name.startsWith('sha256:') && !named.some((kept) => kept.digest === row.digest));
   return [...stale, ...orphans].map((row) => row.name);
@@ -159,7 +159,8 @@ export function buildImage(root, { containerdSocket } = {}) {
       // Not imported before.
     }
     ctr('images', 'tag', temporaryName, reference);
-    const stale = staleImages(ctr('images', 'ls').toString(), reference);
+    const inUse = ctr('containers', 'ls').toString().split('\n').slice(1).map((line) => line.trim().split(/\s+/)[1]).filter(Boolean);
+    const stale = staleImages(ctr('images', 'ls').toString(), [reference, ...inUse]);
     if (stale.length > 0) ctr('images', 'rm', ...stale);
   }
   fs.rmSync(rootfs, { recursive: true, force: true });

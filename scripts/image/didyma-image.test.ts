@@ -43,6 +43,10 @@ describe('pruning earlier local builds from the node', () => {
   ].join('\n');
 
   it('removes the other builds and the references only they had, never the new build or the sandbox image', () => {
-    expect(staleImages(listing, 'didyma.local/didyma:new')).to.deep.equal(['didyma.local/didyma:old', 'sha256:aaa']);
+    expect(staleImages(listing, ['didyma.local/didyma:new'])).to.deep.equal(['didyma.local/didyma:old', 'sha256:aaa']);
+  });
+
+  it('keeps a build that containers still use (another run on the same node)', () => {
+    expect(staleImages(listing, ['didyma.local/didyma:new', 'didyma.local/didyma:old'])).to.deep.equal([]);
   });
 });
