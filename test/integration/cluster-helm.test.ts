@@ -84,8 +84,12 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     }
   }
 
-  const predict = async (): Promise<Reply> =>
-    pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+  /** Queues a prediction through the public Service; its invocation id. */
+  const predict = async (): Promise<string> => {
+    const reply: Reply = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    expect(reply.status, reply.text).to.equal(201);
+    return reply.body.id;
+  };
 
   /** Waits until every invocation id finished; returns their statuses. */
   async function finished(ids: string[]): Promise<string[]> {
@@ -223,9 +227,13 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   it('loses nothing when the executor pod is deleted mid-load', async () => {
     const [executor] = await podsOf('executor');
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push((await predict()).body.id);
+    const load = (async () => {
+      for (let i = 0; i < 60; i++) ids.push(await predict());
+    })();
+    load.catch(() => undefined); // reported by the await below, even when the wait fails first
+    await eventually('the load under way', async () => ids.length >= 10);
     await kubectl(cluster, '-n', namespace, 'delete', 'pod', executor.metadata.name, '--wait=false');
-    for (let i = 0; i < 20; i++) ids.push((await predict()).body.id);
+    await load;
     expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
     await eventually('a new executor pod Ready', async () => (await podsOf('executor')).some((pod) => pod.metadata.name !== executor.metadata.name && ready(pod)));
   });
@@ -241,7 +249,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       return pods.length === 2 && pods.every(ready) && pods;
     });
     const ids: string[] = [];
-    for (let i = 0; i < 40; i++) ids.push((await predict()).body.id);
+    for (let i = 0; i < 40; i++) ids.push(await predict());
     expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
     for (const pod of executors) {
       const metrics = await (await fetch(`http://${pod.status.podIP}:9464/metrics`)).text();
@@ -256,7 +264,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     // No executor while these are queued: they wait in RabbitMQ through the roll.
     await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=0');
     const ids: string[] = [];
-    for (let i = 0; i < 20; i++) ids.push((await predict()).body.id);
+    for (let i = 0; i < 20; i++) ids.push(await predict());
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
     expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
     for (const component of COMPONENTS) {
