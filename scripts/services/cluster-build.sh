@@ -39,7 +39,10 @@ build_node_binaries() {
   mkdir -p "$dir"
   cd "$dir"
   printf 'module didyma.test/kube-node-build\n\ngo 1.24\n\nreplace (\n' >go.mod
-  for m in $(kube_staging_modules); do printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$staging" >>go.mod; done
+  local modules
+  modules="$(kube_staging_modules)"
+  [ -n "$modules" ] || die "found no STAGING_MODULES list in $KUBE_SCRIPT"
+  for m in $modules; do printf '\tk8s.io/%s => k8s.io/%s %s\n' "$m" "$m" "$staging" >>go.mod; done
   echo ')' >>go.mod
   for c in "${NODE_BINARIES[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
   go get "${pkgs[@]/%/@$KUBE_VERSION}"
