@@ -183,6 +183,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(table).to.match(/NAME\s+KEY\s+WORKSPACE\s+CLASS\s+READY\s+AGE/);
     expect(table).to.match(/\sdemo\s+default\s+didyma\.registry\.OpenInferenceRegistryConnector\s+didyma\.proxy\.OpenInferenceServerProxy\s+True\s/);
     expect(table).to.match(/\scards\s+default\s+didyma\.storage\.S3Storage\s+True\s/);
+    // -o wide adds the Ready condition's reason.
+    expect(await kubectl(cluster, '-n', namespace, 'get', 'mdep', '-o', 'wide')).to.match(/\sTrue\s+Configured\s/);
 
     // The operator's ConfigMap, mounted by nothing but read live by the executor pod: it names the demo server.
     const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', `${RELEASE}-proxy-config`);
@@ -247,7 +249,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     const executors = await eventually('two Ready executors', async () => {
       const pods = await podsOf('executor');
       return pods.length === 2 && pods.every(ready) && pods;
-    });
+    }, 240_000);
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push(await predict());
     expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
