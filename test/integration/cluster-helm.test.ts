@@ -260,14 +260,30 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     }
   });
 
-  it('helm upgrade with a changed value rolls every pod without losing queued invocations', async () => {
+  it('helm upgrade with a changed value rolls every pod without losing queued invocations or refusing new ones', async () => {
     const before = new Map<string, string[]>();
     for (const component of COMPONENTS) before.set(component, (await podsOf(component)).map((pod) => pod.metadata.name));
     // No executor while these are queued: they wait in RabbitMQ through the roll.
     await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=0');
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await predict());
+    // More are sent all through the roll: the public Service keeps taking them while its pod is replaced.
+    let rolling = true;
+    const refused: string[] = [];
+    const during = (async () => {
+      while (rolling) {
+        await predict().then(
+          (id) => ids.push(id),
+          (error: Error) => refused.push(error.message),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
+    rolling = false;
+    await during;
+    expect(refused).to.deep.equal([]);
+    expect(ids.length).to.be.greaterThan(20);
     expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
     for (const component of COMPONENTS) {
       const now = (await podsOf(component)).map((pod) => pod.metadata.name);
