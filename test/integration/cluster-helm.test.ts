@@ -106,8 +106,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await db.connect();
     await db.query(`CREATE DATABASE ${database}`);
     await db.end();
-    const s3 = parseEndpoint(requireEnv('TEST_S3_ENDPOINT', 'minio'), false);
-    await new S3Client({ endPoint: s3.host, port: s3.port, useSSL: false, accessKey: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secretKey: requireEnv('TEST_S3_SECRET_KEY', 'minio') }).makeBucket(bucket);
+    await s3Admin().makeBucket(bucket);
 
     await kubectl(cluster, 'create', 'namespace', namespace);
     await kubectlApply(cluster, [
@@ -131,6 +130,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await db.connect();
     await db.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
     await db.end();
+    await emptyAndRemoveBucket(s3Admin(), bucket).catch(() => undefined);
   });
 
   it('helm install: the migration hook completes, then auth, private, public, executor and operator run as Ready pods', async () => {
@@ -308,3 +308,15 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);
   });
 });
+
+function s3Admin(): S3Client {
+  const s3 = parseEndpoint(requireEnv('TEST_S3_ENDPOINT', 'minio'), false);
+  return new S3Client({ endPoint: s3.host, port: s3.port, useSSL: false, accessKey: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secretKey: requireEnv('TEST_S3_SECRET_KEY', 'minio') });
+}
+
+async function emptyAndRemoveBucket(client: S3Client, bucket: string): Promise<void> {
+  const names: string[] = [];
+  for await (const item of client.listObjectsV2(bucket, '', true)) if (item.name) names.push(item.name);
+  if (names.length > 0) await client.removeObjects(bucket, names);
+  await client.removeBucket(bucket);
+}
