@@ -2,10 +2,10 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres rabbitmq minio prometheus python kube chromium
+SERVICES ?= postgres rabbitmq minio prometheus python kube chromium cluster
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
-.PHONY: help install build run test test-fast test-kube test-kube-cluster bench bench-scale lint typecheck services services-stop clean
+.PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale lint typecheck services services-stop clean
 
 help:
 	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082)"
@@ -14,6 +14,7 @@ help:
 	@echo "make services    start the services the tests need ($(SERVICES))"
 	@echo "make test-kube   the Kubernetes tests on the envtest-style control plane (scripts/services/kube.sh)"
 	@echo "make test-kube-cluster  the same tests against the cluster of KUBECONFIG, helm from PATH (or TEST_HELM)"
+	@echo "make test-cluster  the chart's pods end to end on the single-node cluster (scripts/services/cluster.sh)"
 	@echo "make bench       benchmarks on PostgreSQL, RabbitMQ and MLServer: a table, and bench/results/<date>.json"
 	@echo "make bench-scale list pages and need_context calls at 10^3 to 10^5 rows, on PostgreSQL: bench/results/scale-<date>.json"
 
@@ -60,6 +61,13 @@ test-kube: install
 test-kube-cluster: install
 	@test -n "$$KUBECONFIG" || { echo "KUBECONFIG must name the cluster to test against" >&2; exit 2; }
 	TEST_KUBECONFIG="$$KUBECONFIG" TEST_HELM="$${TEST_HELM:-$$(command -v helm)}" $(KUBE_MOCHA)
+
+CLUSTER_SERVICES := postgres rabbitmq minio prometheus cluster
+
+test-cluster: install
+	bash scripts/services/all.sh start $(CLUSTER_SERVICES) >/dev/null
+	eval "$$(bash scripts/services/all.sh env $(CLUSTER_SERVICES))" && \
+	  npx mocha --node-option import=tsx --require test/support/hooks.ts --timeout 600000 --exit 'test/integration/cluster-*.test.ts'
 
 # The platform runs as built (bin/didyma.js): memory figures need the build, not tsx.
 bench: build

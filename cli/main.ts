@@ -75,9 +75,15 @@ export async function main(argv: string[]): Promise<void> {
   program
     .command('operator')
     .description('Reconcile ModelDeployment and StorageConfig resources into the proxy configuration (needs DIDYMA_KUBE_MODE)')
-    .action(async () => {
+    .option('--release-finalizers', "take the operator's finalizer off every resource and exit (once the operator is uninstalled)")
+    .action(async (options: { releaseFinalizers?: boolean }) => {
       const config = loadConfig();
       const logger = createLogger(config.logLevel);
+      if (options.releaseFinalizers) {
+        const { releaseFinalizers } = await import('../operator/release.js');
+        await releaseFinalizers(config, logger);
+        return;
+      }
       // Imported here: the operator loads the Kubernetes client library (about 70 MiB), which no other command needs.
       const { startOperator } = await import('../operator/start.js');
       const operator = await startOperator(config, logger);

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { VersionApi, loadYaml } from '@kubernetes/client-node';
@@ -67,6 +68,29 @@ describe('Kubernetes: the Helm chart', function () {
     }
   });
 
+  it("knows every value the README's Kubernetes section names, and renders with its helm install", async () => {
+    const readme = fs.readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## Run on Kubernetes'), readme.indexOf('## Documentation'));
+    const sets = [...section.matchAll(/--set (\S+?)=(\S+)/g)].map((m) => [m[1]!, m[2]!] as const);
+    expect(sets.map(([key]) => key)).to.include.members(['image.repository', 'externalDatabase.url', 'externalRabbitmq.url']);
+    const tableKeys: string[] = [];
+    for (const [, cell] of section.matchAll(/^\| (`.+?) \|/gm)) {
+      let previous = '';
+      for (const [, token] of cell!.matchAll(/`([^`]+)`/g)) {
+        const key = token!.startsWith('.') ? previous.replace(/\.[^.]+$/, '') + token : token!;
+        previous = key;
+        const alternatives = key.match(/<([^>]+)>/)?.[1];
+        const names = alternatives === 'name' ? ['auth', 'private', 'public'] : alternatives?.split(/\\?\|/);
+        tableKeys.push(...(names ? names.map((name) => key.replace(/<[^>]+>/, name)) : [key]));
+      }
+    }
+    const values = YAML.parse(fs.readFileSync(`${CHART}/values.yaml`, 'utf8'));
+    const known = (key: string) => key.split('.').reduce<any>((node, part) => (node !== undefined && node !== null && part in node ? node[part] : undefined), values) !== undefined;
+    for (const key of [...sets.map(([k]) => k), ...tableKeys]) expect(known(key), `${key} in values.yaml`).to.equal(true);
+    const objects = await render(...sets.flatMap(([key, value]) => ['--set', `${key}=${value}`]));
+    expect(objects.filter((o) => o.kind === 'Deployment')).to.have.length(5);
+  });
+
   it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
     const kinds = (await render()).map((o) => `${o.kind}/${o.metadata.name}`);
     for (const expected of [
@@ -112,6 +136,12 @@ describe('Kubernetes: the Helm chart', function () {
         expect(Boolean(container.livenessProbe && container.readinessProbe && container.resources?.limits), `${object.metadata.name}/${container.name}`).to.equal(true);
       }
     }
+  });
+
+  it('keeps Service environment variables out of every pod (a release named didyma would set DIDYMA_AUTH_PORT=tcp://…)', async () => {
+    const pods = (await render('--set', 'executor.hpa.enabled=true')).filter((o) => ['Deployment', 'Job'].includes(o.kind)).map((o) => [o.metadata.name, (o.spec as any).template.spec] as const);
+    expect(pods.length).to.be.at.least(7);
+    for (const [name, pod] of pods) expect(pod.enableServiceLinks, name).to.equal(false);
   });
 
   for (const [label, args] of [

@@ -92,6 +92,10 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "didyma.podSecurity" -}}
+# No Service environment variables: with the release named didyma, the Service
+# didyma-auth would inject DIDYMA_AUTH_PORT=tcp://… into every container, a
+# setting of the platform's own.
+enableServiceLinks: false
 securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
 {{- with .Values.imagePullSecrets }}

@@ -1,0 +1,324 @@
+import { expect } from 'chai';
+import crypto from 'node:crypto';
+import { Client as S3Client } from 'minio';
+import pg from 'pg';
+import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
+import { Client, type Reply } from '../support/http.js';
+import { IRIS, modelPayload, upload } from '../support/fixtures.js';
+import { deleteWorkQueue, requireEnv } from '../support/services.js';
+import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+
+const CHART = 'charts/didyma';
+// The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
+const RELEASE = 'didyma';
+const PASSWORD = 'Cluster-Pass-42';
+const COMPONENTS = ['auth', 'private', 'public', 'executor', 'operator'];
+const DEMO_PORT = 8090;
+
+/**
+ * The chart installed with `helm install` on the real single-node cluster of
+ * scripts/services/cluster.sh, every process a pod of the image built from
+ * the Dockerfile's recipe, the host's PostgreSQL, RabbitMQ, MinIO and
+ * Prometheus reached through Services without selectors.
+ */
+describe('Cluster: helm install, the walkthrough through the Services, upgrades and failures', function () {
+  this.timeout(600_000);
+  const suffix = crypto.randomBytes(4).toString('hex');
+  const namespace = `dy-e2e-${suffix}`;
+  const database = `didyma_e2e_${suffix}`;
+  const queue = `didyma.e2e.${suffix}`;
+  const bucket = `dy-e2e-${suffix}`;
+  let cluster: Cluster;
+  let image: string;
+  let token: string;
+  let auth: Client;
+  let priv: Client;
+  let pub: Client;
+  let model: string;
+  let session: string;
+
+  const valueArgs = (): string[] =>
+    [
+      `image.repository=${image.split(':')[0]}`,
+      `image.tag=${image.split(':')[1]}`,
+      'image.pullPolicy=Never',
+      // Bring your own: the database URL from a Secret of the user's, the queue's as a value.
+      'externalDatabase.existingSecret=user-database',
+      'externalDatabase.existingSecretKey=url',
+      'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
+      'externalPrometheus.url=http://prometheus:9090',
+      // This cluster's Pod and Service ranges (scripts/services/cluster.sh), as a user sets theirs.
+      'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
+      `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
+      `secrets.adminPassword=${PASSWORD}`,
+      // One replica each: a two-core node runs the whole platform.
+      'servers.auth.replicas=1',
+      'servers.private.replicas=1',
+      'servers.public.replicas=1',
+      'executor.replicas=1',
+      'operator.replicas=1',
+    ].flatMap((value) => ['--set', value]);
+
+  const serviceClient = async (component: string, port: number): Promise<Client> => {
+    const service = await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`);
+    return new Client(`http://${service.spec.clusterIP}:${port}`);
+  };
+
+  const podsOf = async (component: string): Promise<any[]> =>
+    (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${component}`)).items.filter(
+      (pod: any) => !pod.metadata.deletionTimestamp,
+    );
+
+  const ready = (pod: any): boolean => pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+  async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let last: unknown;
+    for (;;) {
+      try {
+        const value = await check();
+        if (value !== undefined && value !== false) return value;
+      } catch (error) {
+        last = error;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  /** Queues a prediction through the public Service; its invocation id. */
+  const predict = async (): Promise<string> => {
+    const reply: Reply = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    expect(reply.status, reply.text).to.equal(201);
+    return reply.body.id;
+  };
+
+  /** Waits until every invocation id finished; returns their statuses. */
+  async function finished(ids: string[]): Promise<string[]> {
+    return eventually(`${ids.length} invocations to finish`, async () => {
+      const statuses = await Promise.all(ids.map(async (id) => (await pub.get(`${model}/session/${session}/invocation/${id}/check_progress`, { token })).body.status as string));
+      return statuses.every((status) => ['COMPLETED', 'ERROR'].includes(status)) && statuses;
+    }, 240_000);
+  }
+
+  before(async () => {
+    cluster = runningCluster();
+    image = importProjectImage(cluster);
+    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
+    await db.connect();
+    await db.query(`CREATE DATABASE ${database}`);
+    await db.end();
+    await s3Admin().makeBucket(bucket);
+
+    await kubectl(cluster, 'create', 'namespace', namespace);
+    await kubectlApply(cluster, [
+      ...hostService(namespace, 'postgresql', 5432, cluster.hostIp, 55432),
+      ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),
+      ...hostService(namespace, 'minio', 9000, cluster.hostIp, 59000),
+      ...hostService(namespace, 'prometheus', 9090, cluster.hostIp, 59090),
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
+    ]);
+    // The demo model server as the README starts it.
+    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
+    await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
+  });
+
+  after(async () => {
+    if (!cluster) return;
+    await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
+    await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+    await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
+    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
+    await db.connect();
+    await db.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+    await db.end();
+    await emptyAndRemoveBucket(s3Admin(), bucket).catch(() => undefined);
+  });
+
+  it('helm install: the migration hook completes, then auth, private, public, executor and operator run as Ready pods', async () => {
+    // --wait: helm fails unless the pre-install hook Job succeeded and every Deployment is available.
+    await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...valueArgs(), '--wait', '--timeout', '5m');
+    expect(JSON.parse(await helm(cluster, '-n', namespace, 'status', RELEASE, '-o', 'json')).info.status).to.equal('deployed');
+    for (const component of COMPONENTS) {
+      const pods = await podsOf(component);
+      expect(pods, component).to.have.length(1);
+      expect(ready(pods[0]), `${component} pod Ready`).to.equal(true);
+      expect(pods[0].spec.containers[0].image).to.equal(image);
+    }
+    // The bootstrap step of the hook made the first staff user.
+    auth = await serviceClient('auth', 8080);
+    priv = await serviceClient('private', 8081);
+    pub = await serviceClient('public', 8082);
+    const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
+    expect(login.status, login.text).to.equal(200);
+    token = login.body.access;
+  });
+
+  it('REST registers a storage configuration and a deployment: kubectl get mdep,stcfg shows them Ready, the executor gets their proxy configuration', async () => {
+    const storage = await priv.post('/api/storage', {
+      token,
+      json: {
+        storage_key: 'cards',
+        storage_class: 'didyma.storage.S3Storage',
+        connector_init: { endpoint: 'http://minio:9000', bucket_name: bucket, access_key: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secret_key: requireEnv('TEST_S3_SECRET_KEY', 'minio') },
+      },
+    });
+    expect(storage.status, storage.text).to.equal(201);
+    const demoUrl = `http://demo-model:${DEMO_PORT}`;
+    const deployment = await priv.post('/api/deployment', {
+      token,
+      json: {
+        deployment_key: 'demo',
+        registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
+        registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
+        server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
+        server_proxy_init: { server_proxy_url: demoUrl },
+      },
+    });
+    expect(deployment.status, deployment.text).to.equal(201);
+
+    const table = await eventually('mdep and stcfg Ready', async () => {
+      const output = await kubectl(cluster, '-n', namespace, 'get', 'mdep,stcfg');
+      return (output.match(/\bTrue\b/g) ?? []).length === 2 && output;
+    });
+    expect(table).to.match(/NAME\s+KEY\s+WORKSPACE\s+REGISTRY\s+PROXY\s+READY\s+AGE/);
+    expect(table).to.match(/NAME\s+KEY\s+WORKSPACE\s+CLASS\s+READY\s+AGE/);
+    expect(table).to.match(/\sdemo\s+default\s+didyma\.registry\.OpenInferenceRegistryConnector\s+didyma\.proxy\.OpenInferenceServerProxy\s+True\s/);
+    expect(table).to.match(/\scards\s+default\s+didyma\.storage\.S3Storage\s+True\s/);
+    // -o wide adds the Ready condition's reason.
+    expect(await kubectl(cluster, '-n', namespace, 'get', 'mdep', '-o', 'wide')).to.match(/\sTrue\s+Configured\s/);
+
+    // The operator's ConfigMap, mounted by nothing but read live by the executor pod: it names the demo server.
+    const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', `${RELEASE}-proxy-config`);
+    expect(JSON.stringify(proxyConfig.data)).to.include(demoUrl);
+    const [executor] = await podsOf('executor');
+    expect(executor.spec.containers[0].env.find((e: any) => e.name === 'DIDYMA_PROXY_CONFIGMAP').value).to.equal(`${RELEASE}-proxy-config`);
+  });
+
+  it('runs the README walkthrough through the Services: model → session → predict + explain → feedback → metrics', async () => {
+    // Logging in through `kubectl port-forward`, as the README does without an Ingress.
+    const forwarded = await portForward(cluster, namespace, `${RELEASE}-auth`, 8080);
+    try {
+      const login = await new Client(forwarded.url).post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
+      expect(login.status, login.text).to.equal(200);
+    } finally {
+      forwarded.stop();
+    }
+    const card = await upload(priv, token, 'cards', '# Iris', 'iris.md');
+    const registered = await priv.post('/api/platform_model', {
+      token,
+      json: modelPayload('iris-classifier', '1', card.file_id, {
+        feedback_schema: { type: 'object', properties: { correct: { type: 'boolean' } }, required: ['correct'] },
+        explainer: { ...modelPayload('iris-explainer', '1', card.file_id), need_context: true },
+      }),
+    });
+    expect(registered.status, registered.text).to.equal(201);
+    model = '/api/model/iris-classifier/version/1';
+    session = (await pub.post(`${model}/session`, { token })).body.id;
+    const invocation = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, with_explanation: true } });
+    expect(invocation.status, invocation.text).to.equal(201);
+    const items = await eventually('the prediction and its explanation', async () => {
+      const list = (await pub.get(`${model}/session/${session}/invocation`, { token })).body as any[];
+      return list.length === 2 && list.every((x) => x.status === 'COMPLETED') && list;
+    });
+    expect(items.map((x) => x.type), 'newest first').to.deep.equal(['EXPLAIN', 'PREDICT']);
+    const feedback = await pub.post(`${model}/session/${session}/invocation/${invocation.body.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
+    expect(feedback.status, feedback.text).to.equal(201);
+    const catalog = await priv.get('/api/metric', { token });
+    expect(catalog.status, catalog.text).to.equal(200);
+  });
+
+  it('loses nothing when the executor pod is deleted mid-load', async () => {
+    const [executor] = await podsOf('executor');
+    const ids: string[] = [];
+    const load = (async () => {
+      for (let i = 0; i < 60; i++) ids.push(await predict());
+    })();
+    load.catch(() => undefined); // reported by the await below, even when the wait fails first
+    await eventually('the load under way', async () => ids.length >= 10);
+    await kubectl(cluster, '-n', namespace, 'delete', 'pod', executor.metadata.name, '--wait=false');
+    await load;
+    expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    await eventually('a new executor pod Ready', async () => (await podsOf('executor')).some((pod) => pod.metadata.name !== executor.metadata.name && ready(pod)));
+  });
+
+  it('scales executors with the queue-depth HPA of the chart: a second replica shares the queue', async () => {
+    // No metrics adapter here: the HPA still holds its minimum, which is what brings the second replica.
+    const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=2', 'executor.hpa.maxReplicas=3'].flatMap((value) => ['--set', value]);
+    await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), ...hpa, '--wait', '--timeout', '5m');
+    const autoscaler = await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', `${RELEASE}-executor`);
+    expect(autoscaler.spec.metrics[0].external.metric).to.deep.equal({ name: 'rabbitmq_queue_messages_ready', selector: { matchLabels: { queue } } });
+    const executors = await eventually('two Ready executors', async () => {
+      const pods = await podsOf('executor');
+      return pods.length === 2 && pods.every(ready) && pods;
+    }, 240_000);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await predict());
+    expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    for (const pod of executors) {
+      const metrics = await (await fetch(`http://${pod.status.podIP}:9464/metrics`)).text();
+      const runs = [...metrics.matchAll(/^didyma_invocations_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+      expect(runs, `invocations run by ${pod.metadata.name}`).to.be.greaterThan(0);
+    }
+  });
+
+  it('helm upgrade with a changed value rolls every pod without losing queued invocations or refusing new ones', async () => {
+    const before = new Map<string, string[]>();
+    for (const component of COMPONENTS) before.set(component, (await podsOf(component)).map((pod) => pod.metadata.name));
+    // No executor while these are queued: they wait in RabbitMQ through the roll.
+    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=0');
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await predict());
+    // More are sent all through the roll: the public Service keeps taking them while its pod is replaced.
+    let rolling = true;
+    const refused: string[] = [];
+    const during = (async () => {
+      while (rolling) {
+        await predict().then(
+          (id) => ids.push(id),
+          (error: Error) => refused.push(error.message),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
+    rolling = false;
+    await during;
+    expect(refused).to.deep.equal([]);
+    expect(ids.length).to.be.greaterThan(20);
+    expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    for (const component of COMPONENTS) {
+      const now = (await podsOf(component)).map((pod) => pod.metadata.name);
+      expect(now.filter((name) => before.get(component)!.includes(name)), `${component} pods replaced`).to.deep.equal([]);
+    }
+  });
+
+  it('helm uninstall leaves nothing behind but the kept Secret and the resources the API made, which can then go with their namespace', async () => {
+    await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
+    await eventually('the release pods gone', async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items.length === 0);
+    const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'deployments,replicasets,statefulsets,jobs,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,horizontalpodautoscalers,ingresses,leases,mdep,stcfg')).items
+      .map((o: any) => `${o.kind}/${o.metadata.name}`)
+      .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))
+      .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
+    // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
+    // every stored credential), and what the API made: the users' resources and their credentials.
+    const kept = [/^Secret\/user-database$/, new RegExp(`^Secret/${RELEASE}$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
+    expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
+    expect(left).to.have.length(kept.length);
+    // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
+    await kubectl(cluster, 'delete', 'namespace', namespace, '--wait', '--timeout', '120s');
+    expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);
+  });
+});
+
+function s3Admin(): S3Client {
+  const s3 = parseEndpoint(requireEnv('TEST_S3_ENDPOINT', 'minio'), false);
+  return new S3Client({ endPoint: s3.host, port: s3.port, useSSL: false, accessKey: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secretKey: requireEnv('TEST_S3_SECRET_KEY', 'minio') });
+}
+
+async function emptyAndRemoveBucket(client: S3Client, bucket: string): Promise<void> {
+  const names: string[] = [];
+  for await (const item of client.listObjectsV2(bucket, '', true)) if (item.name) names.push(item.name);
+  if (names.length > 0) await client.removeObjects(bucket, names);
+  await client.removeBucket(bucket);
+}

@@ -1,0 +1,108 @@
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { requireEnv } from './services.js';
+
+// The end-to-end tests' view of the real cluster of scripts/services/cluster.sh:
+// kubectl and helm on its kubeconfig, the project's image imported into its
+// containerd, and the host's test services as Services without selectors.
+
+const run = promisify(execFile);
+
+export interface Cluster {
+  kubeconfig: string;
+  containerd: string;
+  /** The node's address on the pods' bridge, where the host's services are relayed. */
+  hostIp: string;
+  kubectl: string;
+  helm: string;
+}
+
+/**
+ * The running cluster, or a failure that says why it is not there (make test
+ * starts it; a suite that cannot reach it fails, it never skips).
+ */
+export function runningCluster(): Cluster {
+  const cluster = {
+    kubeconfig: requireEnv('TEST_CLUSTER_KUBECONFIG', 'cluster'),
+    containerd: requireEnv('TEST_CLUSTER_CONTAINERD', 'cluster'),
+    hostIp: requireEnv('TEST_CLUSTER_HOST_IP', 'cluster'),
+    kubectl: requireEnv('TEST_KUBECTL', 'cluster'),
+    helm: requireEnv('TEST_HELM', 'cluster'),
+  };
+  try {
+    execFileSync('bash', [path.resolve('scripts/services/cluster.sh'), 'status'], { stdio: 'pipe', timeout: 30_000 });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`the test cluster is not running (start it with \`bash scripts/services/cluster.sh start\`, logs in its state directory): ${stdout}${stderr}`);
+  }
+  return cluster;
+}
+
+async function tool(binary: string, args: string[], env: Record<string, string>): Promise<string> {
+  try {
+    return (await run(binary, args, { env: { ...process.env, ...env }, maxBuffer: 32 * 1024 * 1024 })).stdout;
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${path.basename(binary)} ${args.join(' ')} failed:\n${stderr}\n${stdout}`);
+  }
+}
+
+export const kubectl = (cluster: Cluster, ...args: string[]) => tool(cluster.kubectl, ['--kubeconfig', cluster.kubeconfig, ...args], {});
+export const helm = (cluster: Cluster, ...args: string[]) => tool(cluster.helm, ['--kubeconfig', cluster.kubeconfig, ...args], {});
+
+export async function kubectlJson<T = any>(cluster: Cluster, ...args: string[]): Promise<T> {
+  return JSON.parse(await kubectl(cluster, ...args, '-o', 'json')) as T;
+}
+
+/** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */
+export function importProjectImage(cluster: Cluster): string {
+  return execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
+    .toString()
+    .trim();
+}
+
+/** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
+export function hostService(namespace: string, name: string, port: number, hostIp: string, hostPort: number): object[] {
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ name: 'tcp', port, targetPort: hostPort, protocol: 'TCP' }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `${name}-host`, namespace, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4',
+      ports: [{ name: 'tcp', port: hostPort, protocol: 'TCP' }],
+      endpoints: [{ addresses: [hostIp], conditions: { ready: true } }],
+    },
+  ];
+}
+
+/** `kubectl apply` of objects (through a temporary file: kubectl reads a List). */
+export async function kubectlApply(cluster: Cluster, objects: object[]): Promise<void> {
+  const file = path.join(os.tmpdir(), `didyma-apply-${crypto.randomBytes(6).toString('hex')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  try {
+    await kubectl(cluster, 'apply', '-f', file);
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+}
+
+/** `kubectl port-forward` from a free local port to a Service's port (through the apiserver and kubelet); stop() ends it. */
+export async function portForward(cluster: Cluster, namespace: string, service: string, port: number): Promise<{ url: string; stop(): void }> {
+  const child = spawn(cluster.kubectl, ['--kubeconfig', cluster.kubeconfig, '-n', namespace, 'port-forward', `svc/${service}`, `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const localPort = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+      const forwarding = output.match(/Forwarding from 127\.0\.0\.1:(\d+)/);
+      if (forwarding) resolve(Number(forwarding[1]));
+    });
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('exit', () => reject(new Error(`kubectl port-forward svc/${service} exited: ${output}`)));
+  });
+  return { url: `http://127.0.0.1:${localPort}`, stop: () => child.kill() };
+}
