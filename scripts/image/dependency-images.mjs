@@ -8,7 +8,7 @@
 // POSTGRES_PASSWORD and POSTGRES_DB, runs as uid 999 and puts pg_isready on
 // PATH; MinIO is `minio` on PATH.
 //   node scripts/image/dependency-images.mjs --minio BINARY [--import CONTAINERD_SOCKET]
-// prints one JSON object: { "postgresql": REF, "minio": REF }.
+// prints one JSON object: { "postgresql": REF, "rabbitmq": REF, "minio": REF }.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,7 @@ const REPOSITORY = 'didyma.local';
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 // The official image's user: the chart runs the pod as this uid.
 const POSTGRES_UID = 999;
+const RABBITMQ_UID = 999;
 
 /** ENTRYPOINT of the PostgreSQL image: the official image's first-start steps, in POSIX sh. */
 const POSTGRES_ENTRYPOINT = `#!/bin/sh
@@ -96,6 +97,45 @@ function postgresRootfs(rootfs) {
   };
 }
 
+/**
+ * ENTRYPOINT of the RabbitMQ image: for the official image's command,
+ * `rabbitmq-server`, the broker as Debian's scripts start it (those scripts
+ * need coreutils, which this image has not); dyn_erl finds the Erlang root itself.
+ */
+const rabbitmqEntrypoint = (erts, home) => `#!/bin/sh
+set -eu
+if [ "$#" -gt 0 ] && [ "$1" != rabbitmq-server ]; then exec "$@"; fi
+export RABBITMQ_HOME=${home} ERL_LIBS=${home}/plugins
+exec ${erts}/bin/dyn_erl +W w +MBas ageffcbf +MHas ageffcbf +MBlmbcs 512 +MHlmbcs 512 +MMmcs 30 +P 1048576 +t 5000000 \\
+  +stbt db +zdbbl 128000 +sbwt none +sbwtdcpu none +sbwtdio none +B i \\
+  -noshell -noinput -s rabbit boot -boot start_sasl -syslog logger '[]' -syslog syslog_error_logger false \\
+  -kernel prevent_overlapping_partitions false
+`;
+
+function rabbitmqRootfs(rootfs) {
+  const erts = fs.readdirSync('/usr/lib/erlang').find((name) => name.startsWith('erts-'));
+  const server = fs.existsSync('/usr/lib/rabbitmq/lib') && fs.readdirSync('/usr/lib/rabbitmq/lib').find((name) => name.startsWith('rabbitmq_server-'));
+  if (!erts || !server) throw new Error('no Erlang runtime or rabbitmq-server under /usr/lib: run scripts/services/rabbitmq.sh start first');
+  const ertsDir = `/usr/lib/erlang/${erts}`;
+  const home = `/usr/lib/rabbitmq/lib/${server}`;
+  for (const dir of ['/usr/lib/erlang', '/usr/lib/rabbitmq']) fs.cpSync(dir, path.join(rootfs, dir), { recursive: true, verbatimSymlinks: true });
+  const natives = execFileSync('find', ['/usr/lib/erlang', '/usr/lib/rabbitmq', '-name', '*.so', '-type', 'f'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  const programs = ['beam.smp', 'dyn_erl', 'erlexec', 'epmd', 'erl_child_setup', 'inet_gethost'].map((name) => `${ertsDir}/bin/${name}`);
+  copyWithLibraries(rootfs, [...programs, ...natives, '/bin/sh']);
+  writeFile(rootfs, '/usr/local/bin/docker-entrypoint.sh', rabbitmqEntrypoint(ertsDir, home), 0o755);
+  writeFile(rootfs, '/etc/passwd', `root:x:0:0::/root:/bin/sh\nrabbitmq:x:${RABBITMQ_UID}:${RABBITMQ_UID}::/var/lib/rabbitmq:/bin/sh\n`);
+  writeFile(rootfs, '/etc/group', `root:x:0:\nrabbitmq:x:${RABBITMQ_UID}:\n`);
+  for (const dir of ['tmp', 'var/lib/rabbitmq', 'var/log/rabbitmq', 'etc/rabbitmq/conf.d']) fs.mkdirSync(path.join(rootfs, dir), { recursive: true, mode: 0o1777 });
+  return {
+    // epmd is found on PATH; the cookie is written to HOME.
+    Env: [`${PATH_ENV}:${ertsDir}/bin`, 'HOME=/var/lib/rabbitmq'],
+    Entrypoint: ['/usr/local/bin/docker-entrypoint.sh'],
+    Cmd: ['rabbitmq-server'],
+    User: `${RABBITMQ_UID}:${RABBITMQ_UID}`,
+    ExposedPorts: { '5672/tcp': {} },
+  };
+}
+
 function minioRootfs(rootfs, binary) {
   if (!fs.existsSync(binary)) throw new Error(`${binary} is missing: run scripts/services/minio.sh build first`);
   copyWithLibraries(rootfs, [binary], { [binary]: '/usr/bin/minio' });
@@ -123,6 +163,7 @@ export function buildDependencyImages(root, { minioBinary, containerdSocket }) {
   fs.mkdirSync(cacheDir, { recursive: true });
   return {
     postgresql: buildOne('postgres', postgresRootfs, cacheDir, containerdSocket),
+    rabbitmq: buildOne('rabbitmq', rabbitmqRootfs, cacheDir, containerdSocket),
     minio: buildOne('minio', (rootfs) => minioRootfs(rootfs, minioBinary), cacheDir, containerdSocket),
   };
 }

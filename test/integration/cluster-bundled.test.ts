@@ -5,18 +5,20 @@ import path from 'node:path';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { upload } from '../support/fixtures.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
+import { requireEnv } from '../support/services.js';
+import { helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
 const PASSWORD = 'Bundled-Pass-42';
 const BUCKET = 'didyma';
 
-/** Builds the bundled dependencies' images from this machine's PostgreSQL and MinIO and imports them; their references. */
-function importDependencyImages(cluster: Cluster): { postgresql: string; minio: string } {
+type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
+
+/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them; their references. */
+function importDependencyImages(cluster: Cluster): DependencyImages {
   const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(output.toString()) as { postgresql: string; minio: string };
+  return JSON.parse(output.toString()) as DependencyImages;
 }
 
 const imageValues = (prefix: string, reference: string): string[] => [
@@ -26,27 +28,25 @@ const imageValues = (prefix: string, reference: string): string[] => [
 ];
 
 /**
- * The chart with its own PostgreSQL and MinIO (postgresql.enabled,
- * minio.enabled) on the real single-node cluster: only RabbitMQ is the host's.
+ * The chart with its own PostgreSQL, RabbitMQ and MinIO (postgresql.enabled,
+ * rabbitmq.enabled, minio.enabled) on the real single-node cluster: none of
+ * the host's services is used.
  */
-describe('Cluster: helm install with the bundled PostgreSQL and MinIO', function () {
+describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO', function () {
   this.timeout(600_000);
   const suffix = crypto.randomBytes(4).toString('hex');
   const namespace = `dy-bundled-${suffix}`;
-  const queue = `didyma.bundled.${suffix}`;
   let cluster: Cluster;
 
   before(async () => {
     cluster = runningCluster();
     await kubectl(cluster, 'create', 'namespace', namespace);
-    await kubectlApply(cluster, hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672));
   });
 
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
-    await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
   });
 
   it('installs, migrates the bundled database, stores a file on the bundled MinIO, upgrades with the same credentials, uninstalls', async () => {
@@ -55,15 +55,16 @@ describe('Cluster: helm install with the bundled PostgreSQL and MinIO', function
     const values = [
       ...imageValues('image', image),
       ...imageValues('postgresql.image', dependencies.postgresql),
+      ...imageValues('rabbitmq.image', dependencies.rabbitmq),
       ...imageValues('minio.image', dependencies.minio),
       'postgresql.enabled=true',
+      'rabbitmq.enabled=true',
       'minio.enabled=true',
       // No storage provisioner on this node: the data lives as long as the pods.
       'postgresql.persistence.enabled=false',
+      'rabbitmq.persistence.enabled=false',
       'minio.persistence.enabled=false',
-      'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
       'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
-      `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
       `secrets.adminPassword=${PASSWORD}`,
       'servers.auth.replicas=1',
       'servers.private.replicas=1',
@@ -76,7 +77,7 @@ describe('Cluster: helm install with the bundled PostgreSQL and MinIO', function
 
     const pods = (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items as any[];
     const running = pods.filter((pod) => pod.status.phase === 'Running');
-    expect(running.map((pod) => pod.metadata.labels['app.kubernetes.io/component']).sort()).to.deep.equal(['auth', 'executor', 'minio', 'operator', 'postgresql', 'private', 'public']);
+    expect(running.map((pod) => pod.metadata.labels['app.kubernetes.io/component']).sort()).to.deep.equal(['auth', 'executor', 'minio', 'operator', 'postgresql', 'private', 'public', 'rabbitmq']);
     for (const pod of running) expect(pod.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'), `${pod.metadata.name} Ready`).to.equal(true);
     const postgresql = running.find((pod) => pod.metadata.labels['app.kubernetes.io/component'] === 'postgresql');
     expect(postgresql.spec.containers[0].image).to.equal(dependencies.postgresql);
@@ -110,7 +111,7 @@ describe('Cluster: helm install with the bundled PostgreSQL and MinIO', function
     expect(objects).to.have.length(1);
 
     // helm upgrade keeps the generated credentials: the same PostgreSQL pod runs on, the pre-upgrade migration reaches it.
-    const secrets = async () => Promise.all(['postgresql', 'minio'].map(async (name) => (await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-${name}`)).data));
+    const secrets = async () => Promise.all(['postgresql', 'rabbitmq', 'minio'].map(async (name) => (await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-${name}`)).data));
     const before = await secrets();
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...values, '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
     expect(await secrets()).to.deep.equal(before);
@@ -122,6 +123,6 @@ describe('Cluster: helm install with the bundled PostgreSQL and MinIO', function
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
     const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'statefulsets,services,secrets')).items.map((o: any) => `${o.kind}/${o.metadata.name}`);
     // Without persistence nothing of the bundled dependencies is kept; the chart's own Secret is (its encryption key).
-    expect(left.filter((name: string) => name.includes('postgresql') || name.includes('minio'))).to.deep.equal([]);
+    expect(left.filter((name: string) => /postgresql|rabbitmq|minio/.test(name))).to.deep.equal([]);
   });
 });

@@ -70,7 +70,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Environment every process shares: the config ConfigMap, the database and queue URLs from Secrets. */}}
 {{- define "didyma.commonEnv" -}}
-{{- /* The bundled PostgreSQL: its Secret owns the password, the URL refers to it. */ -}}
+{{- /* The bundled PostgreSQL and RabbitMQ: their Secrets own the passwords, the URLs refer to them. */ -}}
 {{- if .Values.postgresql.enabled -}}
 - name: POSTGRESQL_PASSWORD
   valueFrom:
@@ -84,11 +84,19 @@ app.kubernetes.io/component: {{ .component }}
       name: {{ .Values.externalDatabase.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalDatabase.existingSecretKey }}
 {{- end }}
+{{- if .Values.rabbitmq.enabled }}
+- name: RABBITMQ_PASSWORD
+  valueFrom:
+    secretKeyRef: { name: {{ include "didyma.component" (dict "root" . "component" "rabbitmq") }}, key: password }
+- name: DIDYMA_AMQP_URL
+  value: {{ printf "amqp://%s:$(RABBITMQ_PASSWORD)@%s:5672" .Values.rabbitmq.username (include "didyma.component" (dict "root" . "component" "rabbitmq")) | quote }}
+{{- else }}
 - name: DIDYMA_AMQP_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.externalRabbitmq.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalRabbitmq.existingSecretKey }}
+{{- end }}
 - name: DIDYMA_METRICS_TOKEN
   valueFrom:
     secretKeyRef:
