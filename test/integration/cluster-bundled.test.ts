@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
-import { upload } from '../support/fixtures.js';
+import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { requireEnv } from '../support/services.js';
 import { helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
 
@@ -12,6 +12,18 @@ const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
 const PASSWORD = 'Bundled-Pass-42';
 const BUCKET = 'didyma';
+const DEMO_PORT = 8090;
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    const value = await check().catch((error: unknown) => void (last = error));
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
 
 type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
 
@@ -49,9 +61,12 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
   });
 
-  it('installs, migrates the bundled database, stores a file on the bundled MinIO, upgrades with the same credentials, uninstalls', async () => {
+  it('installs, migrates the bundled database, stores on the bundled MinIO, predicts through the bundled RabbitMQ, upgrades, uninstalls', async () => {
     const image = importProjectImage(cluster);
     const dependencies = importDependencyImages(cluster);
+    // The demo model server as the README starts it, alongside the release.
+    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
+    await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
     const values = [
       ...imageValues('image', image),
       ...imageValues('postgresql.image', dependencies.postgresql),
@@ -85,9 +100,11 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     const service = async (name: string): Promise<string> => (await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-didyma-${name}`)).spec.clusterIP;
     const auth = new Client(`http://${await service('auth')}:8080`);
     const priv = new Client(`http://${await service('private')}:8081`);
+    const pub = new Client(`http://${await service('public')}:8082`);
     // The migration hook's bootstrap made the first staff user in the bundled database.
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
+    const token = login.body.access as string;
 
     // The generated MinIO credentials, and a bucket made with them, as NOTES.txt tells a user.
     const secret = await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-minio`);
@@ -96,7 +113,7 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     const s3 = new S3Client({ endPoint: await service('minio'), port: 9000, useSSL: false, accessKey, secretKey });
     await s3.makeBucket(BUCKET);
     const storage = await priv.post('/api/storage', {
-      token: login.body.access,
+      token,
       json: {
         storage_key: 'bundled',
         storage_class: 'didyma.storage.S3Storage',
@@ -105,10 +122,26 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     });
     expect(storage.status, storage.text).to.equal(201);
     // A file through the API lands in the bundled MinIO's bucket.
-    await upload(priv, login.body.access, 'bundled', '# Bundled', 'card.md');
+    const card = await upload(priv, token, 'bundled', '# Bundled', 'card.md');
     const objects: string[] = [];
     for await (const item of s3.listObjectsV2(BUCKET, '', true)) if (item.name) objects.push(item.name);
     expect(objects).to.have.length(1);
+
+    // A prediction goes through the bundled RabbitMQ to the executor and back.
+    const demoUrl = `http://demo-model:${DEMO_PORT}`;
+    await demoDeployment(priv, token, demoUrl, 'demo');
+    await eventually('the deployment configured', async () => /\sTrue\s/.test(await kubectl(cluster, '-n', namespace, 'get', 'mdep')));
+    const registered = await priv.post('/api/platform_model', { token, json: modelPayload('iris-classifier', '1', card.file_id) });
+    expect(registered.status, registered.text).to.equal(201);
+    const model = '/api/model/iris-classifier/version/1';
+    const session = (await pub.post(`${model}/session`, { token })).body.id;
+    const invocation = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    expect(invocation.status, invocation.text).to.equal(201);
+    const status = await eventually('the prediction', async () => {
+      const { body } = await pub.get(`${model}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token });
+      return ['COMPLETED', 'ERROR'].includes(body.status) && (body.status as string);
+    });
+    expect(status).to.equal('COMPLETED');
 
     // helm upgrade keeps the generated credentials: the same PostgreSQL pod runs on, the pre-upgrade migration reaches it.
     const secrets = async () => Promise.all(['postgresql', 'rabbitmq', 'minio'].map(async (name) => (await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-${name}`)).data));
