@@ -62,7 +62,8 @@ export class RabbitQueue implements WorkQueue {
     this.consumers.add(consumer);
     await this.channel().then(
       () => consumer.subscribe(),
-      () => undefined, // subscribes after the reconnect
+      // The broker may start after its consumers (pods of one release): keep trying, then subscribe.
+      () => void this.reconnect(),
     );
     return consumer;
   }

@@ -17,4 +17,5 @@ export const IMAGE_REPOSITORY: string;
 export function runtimeStage(dockerfileText: string): { config: ImageConfig; copies: ImageCopy[] };
 export function sourceOf(copy: ImageCopy, root: string, prodModules: string): string;
 export function buildImage(root: string, options?: { containerdSocket?: string }): string;
-export function staleImages(listing: string, keep: string[]): string[];
+export function staleImages(listing: string, keep: string[], repository?: string): string[];
+export function importArchive(containerdSocket: string, archive: string, temporaryName: string, reference: string): void;

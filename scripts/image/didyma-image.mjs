@@ -122,17 +122,35 @@ function productionModules(root, cacheDir) {
  * names, and the digest-named references the kubelet's runtime keeps for
  * images no name points to any more.
  */
-export function staleImages(listing, keep) {
+export function staleImages(listing, keep, repository = IMAGE_REPOSITORY) {
   const rows = listing
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
     .filter((row) => row.length >= 3)
     .map(([name, , digest]) => ({ name, digest }));
-  const stale = rows.filter((row) => row.name.startsWith(`${IMAGE_REPOSITORY}:`) && !keep.includes(row.name));
+  const stale = rows.filter((row) => row.name.startsWith(`${repository}:`) && !keep.includes(row.name));
   const named = rows.filter((row) => !row.name.startsWith('sha256:') && !stale.includes(row));
   const orphans = rows.filter((row) => row.name.startsWith('sha256:') && !named.some((kept) => kept.digest === row.digest));
   return [...stale, ...orphans].map((row) => row.name);
+}
+
+/**
+ * Imports ARCHIVE (holding image TEMPORARYNAME) into the k8s.io namespace of
+ * a containerd as REFERENCE, then removes the earlier builds of its repository.
+ */
+export function importArchive(containerdSocket, archive, temporaryName, reference) {
+  const ctr = (...args) => execFileSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', ...args], { stdio: 'pipe' });
+  ctr('images', 'import', archive);
+  try {
+    ctr('images', 'rm', reference);
+  } catch {
+    // Not imported before.
+  }
+  ctr('images', 'tag', temporaryName, reference);
+  const inUse = ctr('containers', 'ls').toString().split('\n').slice(1).map((line) => line.trim().split(/\s+/)[1]).filter(Boolean);
+  const stale = staleImages(ctr('images', 'ls').toString(), [reference, ...inUse], reference.slice(0, reference.lastIndexOf(':')));
+  if (stale.length > 0) ctr('images', 'rm', ...stale);
 }
 
 export function buildImage(root, { containerdSocket } = {}) {
@@ -151,19 +169,7 @@ export function buildImage(root, { containerdSocket } = {}) {
   const temporaryName = `${IMAGE_REPOSITORY}:build`;
   const digest = writeOciArchive({ rootfs, name: temporaryName, config, out: archive });
   const reference = `${IMAGE_REPOSITORY}:${digest.slice('sha256:'.length, 'sha256:'.length + 12)}`;
-  if (containerdSocket) {
-    const ctr = (...args) => execFileSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', ...args], { stdio: 'pipe' });
-    ctr('images', 'import', archive);
-    try {
-      ctr('images', 'rm', reference);
-    } catch {
-      // Not imported before.
-    }
-    ctr('images', 'tag', temporaryName, reference);
-    const inUse = ctr('containers', 'ls').toString().split('\n').slice(1).map((line) => line.trim().split(/\s+/)[1]).filter(Boolean);
-    const stale = staleImages(ctr('images', 'ls').toString(), [reference, ...inUse]);
-    if (stale.length > 0) ctr('images', 'rm', ...stale);
-  }
+  if (containerdSocket) importArchive(containerdSocket, archive, temporaryName, reference);
   fs.rmSync(rootfs, { recursive: true, force: true });
   return reference;
 }

@@ -31,6 +31,8 @@ BUILD_LOG="$MINIO_DIR/build.log"
 
 env_lines() {
   echo "export TEST_S3_ENDPOINT=http://$MINIO_HOST:$MINIO_PORT TEST_S3_ACCESS_KEY=$MINIO_USER TEST_S3_SECRET_KEY=$MINIO_PASSWORD"
+  # The binary itself: the cluster tests build the bundled MinIO's image from it.
+  echo "export TEST_MINIO_BINARY=$MINIO_BIN"
 }
 
 built() {

@@ -29,6 +29,9 @@ const EVERYTHING = [
   'config.urlAllow=10.0.0.0/8',
 ].flatMap((value) => ['--set', value]);
 
+/** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
+const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
+
 async function helm(...args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
     return await run(helmPath(), args, { maxBuffer: 16 * 1024 * 1024 });
@@ -61,7 +64,7 @@ describe('Kubernetes: the Helm chart', function () {
   };
 
   it('passes helm lint --strict, with default values and with every option on', async () => {
-    for (const args of [[], EVERYTHING]) {
+    for (const args of [[], EVERYTHING, BUNDLED]) {
       const { stdout } = await helm('lint', '--strict', CHART, '--kube-version', kubeVersion, ...args);
       expect(stdout).to.include('0 chart(s) failed');
       expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
@@ -138,6 +141,66 @@ describe('Kubernetes: the Helm chart', function () {
     }
   });
 
+  it('runs its own PostgreSQL, RabbitMQ and MinIO when asked, and points the platform at them', async () => {
+    const names = (objects: KubeObject[]) => objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    const dependencies = ['dy-didyma-postgresql', 'dy-didyma-rabbitmq', 'dy-didyma-minio'];
+    const bundled = ['StatefulSet', 'Service', 'Secret'].flatMap((kind) => dependencies.map((name) => `${kind}/${name}`));
+    expect(names(await render()).filter((name) => bundled.includes(name)), 'off by default').to.deep.equal([]);
+    const objects = await render(...BUNDLED);
+    expect(names(objects)).to.include.members(bundled);
+    const find = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name) as any;
+
+    // Every process reads the database and queue URLs from the bundled dependencies' Secrets; the chart's Secret holds neither.
+    const containers = objects
+      .filter((o) => ['Deployment', 'Job'].includes(o.kind))
+      .flatMap((o) => [...((o.spec as any).template.spec.initContainers ?? []), ...(o.spec as any).template.spec.containers].map((c) => [`${o.metadata.name}/${c.name}`, c.env ?? []] as const))
+      .filter(([, env]) => env.some((e: any) => e.name === 'DATABASE_URL'));
+    expect(containers.map(([name]) => name)).to.include.members(['dy-didyma-auth/auth', 'dy-didyma-executor/executor', 'dy-didyma-migrate/migrate', 'dy-didyma-migrate/bootstrap']);
+    for (const [name, env] of containers) {
+      expect(env.find((e: any) => e.name === 'POSTGRESQL_PASSWORD')?.valueFrom, name).to.deep.equal({ secretKeyRef: { name: 'dy-didyma-postgresql', key: 'password' } });
+      expect(env.find((e: any) => e.name === 'DATABASE_URL').value, name).to.equal('postgres://didyma:$(POSTGRESQL_PASSWORD)@dy-didyma-postgresql:5432/didyma');
+      expect(env.find((e: any) => e.name === 'RABBITMQ_PASSWORD')?.valueFrom, name).to.deep.equal({ secretKeyRef: { name: 'dy-didyma-rabbitmq', key: 'password' } });
+      expect(env.find((e: any) => e.name === 'DIDYMA_AMQP_URL').value, name).to.equal('amqp://didyma:$(RABBITMQ_PASSWORD)@dy-didyma-rabbitmq:5672');
+    }
+    expect(Object.keys(find('Secret', 'dy-didyma').data)).to.not.include.members(['database-url']);
+    expect(Object.keys(find('Secret', 'dy-didyma').data)).to.not.include.members(['amqp-url']);
+    // RabbitMQ creates its user from the configuration the Secret holds, on its first start.
+    const broker = find('Secret', 'dy-didyma-rabbitmq').stringData;
+    expect(broker.password).to.match(/^[A-Za-z0-9]{32}$/);
+    expect(broker['didyma.conf']).to.include(`default_user = didyma\ndefault_pass = ${broker.password}\n`);
+    expect(Buffer.from(find('Secret', 'dy-didyma-postgresql').data.password, 'base64').toString()).to.match(/^[A-Za-z0-9]{32}$/);
+    // The database is a release resource, there only after the pre-install hooks: the migration runs after install.
+    expect(find('Job', 'dy-didyma-migrate').metadata.annotations['helm.sh/hook']).to.equal('post-install,pre-upgrade');
+    expect(find('ConfigMap', 'dy-didyma-config').data.DIDYMA_URL_ALLOW).to.equal('10.0.0.0/8,dy-didyma-minio');
+
+    for (const name of dependencies) {
+      const statefulSet = find('StatefulSet', name);
+      const pod = statefulSet.spec.template.spec;
+      expect(pod.securityContext.runAsNonRoot, name).to.equal(true);
+      expect(pod.enableServiceLinks, name).to.equal(false);
+      const [container] = pod.containers;
+      expect(container.securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(Boolean(container.startupProbe && container.livenessProbe && container.readinessProbe && container.resources?.limits), name).to.equal(true);
+      // Persistent by default, and the Secret the data was initialised with outlives the release like the volume.
+      expect(statefulSet.spec.volumeClaimTemplates.map((claim: any) => claim.metadata.name), name).to.deep.equal(['data']);
+      expect(find('Secret', name).metadata.annotations['helm.sh/resource-policy']).to.equal('keep');
+    }
+    expect(find('StatefulSet', 'dy-didyma-postgresql').spec.template.spec.containers[0].image).to.equal('postgres:17.6');
+
+    const ephemeral = await render(...BUNDLED, ...['postgresql', 'rabbitmq', 'minio'].flatMap((name) => ['--set', `${name}.persistence.enabled=false`]));
+    for (const name of dependencies) {
+      const statefulSet = ephemeral.find((o) => o.kind === 'StatefulSet' && o.metadata.name === name) as any;
+      expect(statefulSet.spec.volumeClaimTemplates, name).to.equal(undefined);
+      expect(statefulSet.spec.template.spec.volumes.find((v: any) => v.name === 'data')).to.deep.equal({ name: 'data', emptyDir: {} });
+      expect(ephemeral.find((o) => o.kind === 'Secret' && o.metadata.name === name)!.metadata.annotations).to.equal(undefined);
+    }
+    const refused = await render(...BUNDLED, '--set', 'postgresql.password=p@ss/word').then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    expect(refused).to.match(/postgresql.password: use letters, digits/);
+  });
+
   it('keeps Service environment variables out of every pod (a release named didyma would set DIDYMA_AUTH_PORT=tcp://…)', async () => {
     const pods = (await render('--set', 'executor.hpa.enabled=true')).filter((o) => ['Deployment', 'Job'].includes(o.kind)).map((o) => [o.metadata.name, (o.spec as any).template.spec] as const);
     expect(pods.length).to.be.at.least(7);
@@ -147,6 +210,7 @@ describe('Kubernetes: the Helm chart', function () {
   for (const [label, args] of [
     ['default values', []],
     ['every option on', EVERYTHING],
+    ['bundled PostgreSQL, RabbitMQ and MinIO', BUNDLED],
   ] as const) {
     it(`renders manifests the API server accepts (server-side dry-run apply): ${label}`, async () => {
       const rejected: string[] = [];

@@ -64,7 +64,40 @@ describe('RabbitMQ queue (real broker)', function () {
     await queue.close();
   });
 
-  it('acknowledges finished deliveries in batches the broker takes, never one still running', async () => {
+  it('subscribes once the broker becomes reachable when it was not at consume()', async () => {
+    const broker = new URL(url);
+    // A port where nothing listens yet, then a relay to the broker on it.
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(Number(broker.port), broker.hostname);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    const port = await new Promise<number>((resolve) => relay.listen(0, '127.0.0.1', () => resolve((relay.address() as net.AddressInfo).port)));
+    await new Promise((resolve) => relay.close(resolve));
+    const late = new URL(url);
+    late.host = `127.0.0.1:${port}`;
+    const name = testQueue();
+    const queue = new RabbitQueue({ url: late.toString(), queue: name, logger: silent, maxBackoffMs: 200 });
+    const seen: string[] = [];
+    await queue.consume(async (id) => {
+      seen.push(id);
+    }, 1);
+    expect(queue.healthy()).to.equal(false);
+    await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
+    try {
+      await until(async () => queue.healthy(), 'the late connection');
+      const publisher = new RabbitQueue({ url, queue: name, logger: silent });
+      await publisher.publish(['late']);
+      await until(async () => seen.length === 1, 'the delivery');
+      await publisher.close();
+    } finally {
+      await queue.close();
+      relay.close();
+    }
+  });
+
+    it('acknowledges finished deliveries in batches the broker takes, never one still running', async () => {
     const queue = new RabbitQueue({ url, queue: testQueue(), logger: silent });
     let release: () => void = () => undefined;
     const running = new Promise<void>((resolve) => (release = resolve));

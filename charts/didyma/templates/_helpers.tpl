@@ -47,6 +47,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- .Values.secrets.existingSecret | default (include "didyma.fullname" .) -}}
 {{- end -}}
 
+{{/* The S3 endpoint of storage configurations: the bundled MinIO's Service, or externalMinio.endpoint. */}}
+{{- define "didyma.minioEndpoint" -}}
+{{- if .Values.minio.enabled -}}
+{{- printf "http://%s:9000" (include "didyma.component" (dict "root" . "component" "minio")) -}}
+{{- else -}}
+{{- .Values.externalMinio.endpoint -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "didyma.configName" -}}
 {{- printf "%s-config" (include "didyma.fullname" .) -}}
 {{- end -}}
@@ -61,16 +70,33 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Environment every process shares: the config ConfigMap, the database and queue URLs from Secrets. */}}
 {{- define "didyma.commonEnv" -}}
+{{- /* The bundled PostgreSQL and RabbitMQ: their Secrets own the passwords, the URLs refer to them. */ -}}
+{{- if .Values.postgresql.enabled -}}
+- name: POSTGRESQL_PASSWORD
+  valueFrom:
+    secretKeyRef: { name: {{ include "didyma.component" (dict "root" . "component" "postgresql") }}, key: password }
+- name: DATABASE_URL
+  value: {{ printf "postgres://%s:$(POSTGRESQL_PASSWORD)@%s:5432/%s" .Values.postgresql.username (include "didyma.component" (dict "root" . "component" "postgresql")) .Values.postgresql.database | quote }}
+{{- else -}}
 - name: DATABASE_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.externalDatabase.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalDatabase.existingSecretKey }}
+{{- end }}
+{{- if .Values.rabbitmq.enabled }}
+- name: RABBITMQ_PASSWORD
+  valueFrom:
+    secretKeyRef: { name: {{ include "didyma.component" (dict "root" . "component" "rabbitmq") }}, key: password }
+- name: DIDYMA_AMQP_URL
+  value: {{ printf "amqp://%s:$(RABBITMQ_PASSWORD)@%s:5672" .Values.rabbitmq.username (include "didyma.component" (dict "root" . "component" "rabbitmq")) | quote }}
+{{- else }}
 - name: DIDYMA_AMQP_URL
   valueFrom:
     secretKeyRef:
       name: {{ .Values.externalRabbitmq.existingSecret | default (include "didyma.secretName" .) }}
       key: {{ .Values.externalRabbitmq.existingSecretKey }}
+{{- end }}
 - name: DIDYMA_METRICS_TOKEN
   valueFrom:
     secretKeyRef:
