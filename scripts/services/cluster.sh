@@ -18,6 +18,8 @@ set -euo pipefail
 SERVICE_NAME=cluster
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pki.sh
+. "$(dirname "${BASH_SOURCE[0]}")/pki.sh"
 
 ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
 KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
@@ -108,58 +110,6 @@ EOF
   printf 'nameserver %s\n' "$NODE_IP" >"$CLUSTER_DIR/resolv.conf"
 }
 
-# ---------------------------------------------------------------- certificates
-
-ensure_pki() {
-  [ -s "$PKI_DIR/admin.crt" ] && [ -s "$PKI_DIR/sa.pub" ] && return 0
-  rm -rf "$PKI_DIR"
-  mkdir -p "$PKI_DIR"
-  (
-    cd "$PKI_DIR"
-    umask 077
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=didyma-cluster-ca" 2>/dev/null
-    printf '%s\n' "subjectAltName=IP:127.0.0.1,IP:$NODE_IP,IP:10.96.0.1,DNS:localhost,DNS:$NODE_NAME,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" \
-      'extendedKeyUsage=serverAuth' >server.ext
-    sign_cert apiserver "/CN=kube-apiserver" server.ext
-    printf '%s\n' 'extendedKeyUsage=clientAuth' >client.ext
-    # One system:masters identity for every component: a test cluster on one host.
-    sign_cert admin "/O=system:masters/CN=didyma-cluster-admin" client.ext
-    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
-    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
-  )
-  log "generated the cluster's CA, certificates and service-account keys in $PKI_DIR"
-}
-
-sign_cert() {
-  openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile "$3" -out "$1.crt" 2>/dev/null
-  rm -f "$1.csr"
-}
-
-write_kubeconfig() {
-  local b64='base64 -w0'
-  cat >"$KUBECONFIG_FILE.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: didyma-cluster
-    cluster:
-      server: https://$NODE_IP:$APISERVER_PORT
-      certificate-authority-data: $($b64 <"$PKI_DIR/ca.crt")
-users:
-  - name: didyma-cluster-admin
-    user:
-      client-certificate-data: $($b64 <"$PKI_DIR/admin.crt")
-      client-key-data: $($b64 <"$PKI_DIR/admin.key")
-contexts:
-  - name: didyma-cluster
-    context: { cluster: didyma-cluster, user: didyma-cluster-admin, namespace: default }
-current-context: didyma-cluster
-EOF
-  chmod 600 "$KUBECONFIG_FILE.tmp"
-  mv -f "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
-}
-
 # ---------------------------------------------------------------- processes
 
 pidfile() { echo "$CLUSTER_DIR/$1.pid"; }
@@ -216,7 +166,7 @@ start_control_plane() {
     --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged=true \
     --enable-priority-and-fairness=false --profiling=false --v=1
   wait_until "kube-apiserver did not become ready on https://$NODE_IP:$APISERVER_PORT" 120 kube-apiserver apiserver_ready
-  write_kubeconfig
+  write_kubeconfig "$KUBECONFIG_FILE" "$PKI_DIR" didyma-cluster "https://$NODE_IP:$APISERVER_PORT"
   daemon kube-controller-manager "$BIN_DIR/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
     --bind-address 127.0.0.1 --secure-port 10557 --leader-elect=false \
     --service-account-private-key-file "$PKI_DIR/sa.key" --root-ca-file "$PKI_DIR/ca.crt" \
@@ -344,7 +294,7 @@ do_start() {
   check_kernel
   mkdir -p "$CLUSTER_DIR"
   setup_network
-  ensure_pki
+  ensure_pki "$PKI_DIR" didyma-cluster "IP:127.0.0.1,IP:$NODE_IP,IP:10.96.0.1,DNS:localhost,DNS:$NODE_NAME,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   start_control_plane
   start_containerd
   start_node

@@ -13,6 +13,8 @@ set -euo pipefail
 SERVICE_NAME=kube
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pki.sh
+. "$(dirname "${BASH_SOURCE[0]}")/pki.sh"
 
 ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
 KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
@@ -159,59 +161,6 @@ with_build_lock() {
   ) 9>"$STATE_DIR/locks/kube-build.lck"
 }
 
-# ---------------------------------------------------------------- certificates
-
-ensure_pki() {
-  [ -s "$PKI_DIR/admin.crt" ] && [ -s "$PKI_DIR/sa.pub" ] && return 0
-  command -v openssl >/dev/null 2>&1 || apt_install_once openssl
-  rm -rf "$PKI_DIR"
-  mkdir -p "$PKI_DIR"
-  (
-    cd "$PKI_DIR"
-    umask 077
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=didyma-test-ca" 2>/dev/null
-    printf '%s\n' 'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc' \
-      'extendedKeyUsage=serverAuth' >server.ext
-    sign_cert apiserver "/CN=kube-apiserver" server.ext
-    printf '%s\n' 'extendedKeyUsage=clientAuth' >client.ext
-    sign_cert admin "/O=system:masters/CN=didyma-test-admin" client.ext
-    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out sa.key 2>/dev/null
-    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
-  )
-  log "generated the test CA, apiserver and admin certificates, service-account keys in $PKI_DIR"
-}
-
-# sign_cert NAME SUBJECT EXTFILE: NAME.key + NAME.crt signed by ca.crt.
-sign_cert() {
-  openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -extfile "$3" -out "$1.crt" 2>/dev/null
-  rm -f "$1.csr"
-}
-
-write_kubeconfig() {
-  local b64='base64 -w0'
-  cat >"$KUBECONFIG_FILE.tmp" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-  - name: didyma-test
-    cluster:
-      server: https://$HOST:$APISERVER_PORT
-      certificate-authority-data: $($b64 <"$PKI_DIR/ca.crt")
-users:
-  - name: didyma-test-admin
-    user:
-      client-certificate-data: $($b64 <"$PKI_DIR/admin.crt")
-      client-key-data: $($b64 <"$PKI_DIR/admin.key")
-contexts:
-  - name: didyma-test
-    context: { cluster: didyma-test, user: didyma-test-admin, namespace: default }
-current-context: didyma-test
-EOF
-  chmod 600 "$KUBECONFIG_FILE.tmp"
-  mv -f "$KUBECONFIG_FILE.tmp" "$KUBECONFIG_FILE"
-}
-
 # ---------------------------------------------------------------- processes
 
 etcd_running() { pidfile_alive "$ETCD_PIDFILE" && port_open "$HOST" "$ETCD_PORT"; }
@@ -270,10 +219,10 @@ do_start() {
   reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"
   command -v curl >/dev/null 2>&1 || apt_install_once curl
   mkdir -p "$KUBE_DIR"
-  ensure_pki
+  ensure_pki "$PKI_DIR" didyma-test "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
   start_etcd
   start_apiserver
-  write_kubeconfig
+  write_kubeconfig "$KUBECONFIG_FILE" "$PKI_DIR" didyma-test "https://$HOST:$APISERVER_PORT"
   log "kube-apiserver ready (kubeconfig: $KUBECONFIG_FILE)"
 }
 

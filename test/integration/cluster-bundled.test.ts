@@ -6,6 +6,7 @@ import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { requireEnv } from '../support/services.js';
+import { waitFor } from '../support/kube.js';
 import { helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
@@ -14,16 +15,7 @@ const PASSWORD = 'Bundled-Pass-42';
 const BUCKET = 'didyma';
 const DEMO_PORT = 8090;
 
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    const value = await check().catch((error: unknown) => void (last = error));
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> => waitFor(what, check, timeoutMs, 250);
 
 type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
 

@@ -6,6 +6,7 @@ import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
+import { waitFor } from '../support/kube.js';
 import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
@@ -71,20 +72,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
 
   const ready = (pod: any): boolean => pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-  async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let last: unknown;
-    for (;;) {
-      try {
-        const value = await check();
-        if (value !== undefined && value !== false) return value;
-      } catch (error) {
-        last = error;
-      }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+  const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> => waitFor(what, check, timeoutMs, 250);
 
   /** Queues a prediction through the public Service; its invocation id. */
   const predict = async (): Promise<string> => {
