@@ -83,7 +83,8 @@ setup_network() {
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
     ip link add "$BRIDGE" type bridge
   fi
-  ip addr show dev "$BRIDGE" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/16" dev "$BRIDGE"
+  # `replace` is idempotent: a bridge left by an earlier run keeps its address.
+  ip addr replace "$NODE_IP/16" dev "$BRIDGE"
   ip link set "$BRIDGE" up
   # Service addresses stay on the bridge (kube-proxy rewrites them), never the default route.
   ip route replace "$SERVICE_CIDR" dev "$BRIDGE" src "$NODE_IP"
@@ -210,7 +211,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 EOF
   daemon containerd containerd --config "$dir/config.toml"
   wait_until "containerd did not start" 60 containerd ctr_ version
-  ctr_ images check "name==$PAUSE_IMAGE" 2>/dev/null | grep -q "$PAUSE_IMAGE" || import_pause
+  # Captured first: under pipefail, `grep -q` closing the pipe early would fail it.
+  local images
+  images=$(ctr_ images check "name==$PAUSE_IMAGE" 2>/dev/null || true)
+  [[ "$images" == *"$PAUSE_IMAGE"* ]] || import_pause
 }
 
 ctr_() { ctr --address "$CONTAINERD_SOCKET" --namespace k8s.io "$@"; }
