@@ -7,7 +7,7 @@ import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
@@ -44,7 +44,7 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
 
   before(async () => {
     cluster = runningCluster();
-    await kubectl(cluster, 'create', 'namespace', namespace);
+    await freshTestNamespace(cluster, namespace);
   });
 
   after(async () => {

@@ -7,7 +7,7 @@ import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 // The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
@@ -98,7 +98,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await db.end();
     await s3Admin().makeBucket(bucket);
 
-    await kubectl(cluster, 'create', 'namespace', namespace);
+    await freshTestNamespace(cluster, namespace);
     await kubectlApply(cluster, [
       ...hostService(namespace, 'postgresql', 5432, cluster.hostIp, 55432),
       ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),

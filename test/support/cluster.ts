@@ -58,6 +58,18 @@ export async function kubectlJson<T = any>(cluster: Cluster, ...args: string[]):
   return JSON.parse(await kubectl(cluster, ...args, '-o', 'json')) as T;
 }
 
+const TEST_NAMESPACE_LABEL = 'didyma.test/suite';
+
+/**
+ * Creates a suite's namespace after deleting those an interrupted run left
+ * behind (suites run one at a time), so their pods do not load the node.
+ */
+export async function freshTestNamespace(cluster: Cluster, namespace: string): Promise<void> {
+  await kubectl(cluster, 'delete', 'namespace', '-l', TEST_NAMESPACE_LABEL, '--wait=false', '--ignore-not-found');
+  await kubectl(cluster, 'create', 'namespace', namespace);
+  await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
+}
+
 /** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */
 export function importProjectImage(cluster: Cluster): string {
   return execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
