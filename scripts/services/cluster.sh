@@ -289,7 +289,7 @@ EOF
 }
 
 node_ready() {
-  kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' | grep -q True
+  [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
 do_start() {

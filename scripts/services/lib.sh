@@ -118,7 +118,7 @@ run_privileged() {
 
 # pkg_installed PKG: true when the Debian package PKG is installed.
 pkg_installed() {
-  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == *'install ok installed'* ]]
 }
 
 # apt_install_once PKG...: install the Debian packages that are missing.

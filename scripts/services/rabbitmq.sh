@@ -120,7 +120,7 @@ amqp_answers() {
   timeout 5 bash -c '
     exec 3<>"/dev/tcp/$1/$2" || exit 1
     printf "AMQP\x00\x00\x09\x01" >&3
-    head -c 8 <&3 | od -An -tx1 | tr -d " \n" | grep -q "^01000000"
+    [[ "$(head -c 8 <&3 | od -An -tx1 | tr -d " \n")" == 01000000* ]]
   ' _ "$RMQ_HOST" "$RMQ_PORT" 2>/dev/null
 }
 
