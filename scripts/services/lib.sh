@@ -90,7 +90,7 @@ with_closed_fds() {
 # spawn_daemon PIDFILE LOGFILE CMD...: start the external command CMD in the
 # background in its own session, stdin from /dev/null, stdout+stderr appended
 # to LOGFILE, no other fds inherited; writes its pid to PIDFILE (the pid of
-# CMD itself: the background subshell execs it).
+# CMD itself: the background subshell execs it) with the process's start time.
 spawn_daemon() {
   local pidfile="$1" logfile="$2"
   shift 2
@@ -102,7 +102,8 @@ spawn_daemon() {
       exec "$@"
     fi
   ) </dev/null >>"$logfile" 2>&1 &
-  echo "$!" >"$pidfile"
+  local pid="$!"
+  { echo "$pid"; pid_start_time "$pid" || true; } >"$pidfile"
 }
 
 # run_privileged CMD...: run CMD as root (directly, or with sudo -n when not root).
@@ -233,12 +234,27 @@ pid_running() {
   [ "${stat%% *}" != Z ]
 }
 
-# pidfile_alive FILE: true when FILE names a running process.
+# pid_start_time PID: when PID started (clock ticks since boot), which tells
+# a process from a later one that reuses its pid.
+pid_start_time() {
+  local stat
+  stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+  stat="${stat##*) }"
+  # shellcheck disable=SC2086 # split into the stat fields after the command name
+  set -- $stat
+  echo "${20}"
+}
+
+# pidfile_alive FILE: true when FILE names a running process, the one it was
+# written for: after the processes of a session are killed, their pids are
+# reused, and a stranger must be neither trusted nor stopped.
 pidfile_alive() {
-  local f="$1" pid
+  local f="$1" pid started
   [ -s "$f" ] || return 1
   pid="$(head -n1 "$f" 2>/dev/null | tr -dc '0-9')"
-  pid_running "$pid"
+  started="$(sed -n 2p "$f" 2>/dev/null | tr -dc '0-9')"
+  pid_running "$pid" || return 1
+  [ -z "$started" ] || [ "$(pid_start_time "$pid")" = "$started" ]
 }
 
 pidfile_pid() { head -n1 "$1" 2>/dev/null | tr -dc '0-9'; }

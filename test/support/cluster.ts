@@ -65,7 +65,14 @@ const TEST_NAMESPACE_LABEL = 'didyma.test/suite';
  * behind (suites run one at a time), so their pods do not load the node.
  */
 export async function freshTestNamespace(cluster: Cluster, namespace: string): Promise<void> {
-  await kubectl(cluster, 'delete', 'namespace', '-l', TEST_NAMESPACE_LABEL, '--wait=false', '--ignore-not-found');
+  const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.map((item: any) => item.metadata.name as string);
+  for (const name of stale) {
+    await kubectl(cluster, 'delete', 'namespace', name, '--wait=false', '--ignore-not-found');
+    // Their operator is gone with them: nobody else would ever release its finalizers.
+    for (const object of (await kubectl(cluster, '-n', name, 'get', 'mdep,stcfg', '-o', 'name')).split('\n').filter(Boolean)) {
+      await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+    }
+  }
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
 }
