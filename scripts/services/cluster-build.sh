@@ -93,6 +93,18 @@ EOF
   nice -n 10 go build -trimpath -o "$out/coredns" .
 }
 
+# Prometheus Adapter: serves Prometheus series as the External metrics an HPA
+# reads (the executors' queue depth), as in clusters that run it.
+build_metrics_adapter() {
+  local dir="$BUILD_DIR/metrics-adapter"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cd "$dir"
+  printf 'module didyma.test/metrics-adapter-build\n\ngo 1.24\n' >go.mod
+  go get "sigs.k8s.io/prometheus-adapter/cmd/adapter@$METRICS_ADAPTER_VERSION"
+  nice -n 10 go build -trimpath -o "$out/prometheus-adapter" sigs.k8s.io/prometheus-adapter/cmd/adapter
+}
+
 # The sandbox container of every pod: sleeps until a signal, reaps orphans.
 build_pause() {
   local dir="$BUILD_DIR/pause"
@@ -135,12 +147,14 @@ ensure_built() {
   bash "$KUBE_SCRIPT" build
   local c missing=0
   for c in "${NODE_BINARIES[@]}"; do built "$c" "$KUBE_VERSION" || missing=1; done
-  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1; then
+  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION"; then
     command -v go >/dev/null 2>&1 || die "go is missing: the cluster's binaries are built from source and need Go >= 1.24 on PATH"
   fi
   [ "$missing" -eq 0 ] || build_in kubelet+controllers "$KUBE_VERSION" "$BUILD_DIR/kube.log" build_node_binaries
   built coredns "$COREDNS_VERSION" || build_in coredns "$COREDNS_VERSION" "$BUILD_DIR/coredns.log" build_coredns
   built pause 1 || build_in pause 1 "$BUILD_DIR/pause.log" build_pause
+  built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
+    build_in prometheus-adapter "$METRICS_ADAPTER_VERSION" "$BUILD_DIR/metrics-adapter.log" build_metrics_adapter
 }
 
 with_build_lock() {

@@ -24,6 +24,7 @@ SERVICE_NAME=cluster
 ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
 KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
 COREDNS_VERSION="${DIDYMA_COREDNS_VERSION:-v1.14.0}"
+METRICS_ADAPTER_VERSION="${DIDYMA_METRICS_ADAPTER_VERSION:-v0.12.0}"
 PAUSE_IMAGE=didyma.local/pause:3.10
 
 BRIDGE=didyma0
@@ -36,6 +37,9 @@ ETCD_PEER_PORT="${DIDYMA_CLUSTER_ETCD_PEER_PORT:-52480}"
 APISERVER_PORT="${DIDYMA_CLUSTER_APISERVER_PORT:-56543}"
 DNS_HEALTH_PORT=58080
 DNS_READY_PORT=58181
+METRICS_ADAPTER_PORT=56544
+ADAPTER_SERVICE=didyma-metrics-adapter
+PROMETHEUS_URL="http://127.0.0.1:${DIDYMA_PROMETHEUS_PORT:-59090}"
 # PostgreSQL, RabbitMQ, MinIO, Prometheus of the other scripts.
 HOST_PORTS="${DIDYMA_CLUSTER_HOST_PORTS:-55432 55672 59000 59090}"
 
@@ -165,7 +169,12 @@ start_control_plane() {
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$PKI_DIR/sa.pub" \
     --service-account-signing-key-file "$PKI_DIR/sa.key" \
     --service-cluster-ip-range "$SERVICE_CIDR" --allow-privileged=true \
-    --enable-priority-and-fairness=false --profiling=false --v=1
+    --enable-priority-and-fairness=false --profiling=false --v=1 \
+    --feature-gates HPAScaleToZero=true --enable-aggregator-routing=true \
+    --requestheader-client-ca-file "$PKI_DIR/ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$PKI_DIR/front-proxy-client.crt" --proxy-client-key-file "$PKI_DIR/front-proxy-client.key"
   wait_until "kube-apiserver did not become ready on https://$NODE_IP:$APISERVER_PORT" 120 kube-apiserver apiserver_ready
   write_kubeconfig "$KUBECONFIG_FILE" "$PKI_DIR" didyma-cluster "https://$NODE_IP:$APISERVER_PORT"
   daemon kube-controller-manager "$BIN_DIR/kube-controller-manager" --kubeconfig "$KUBECONFIG_FILE" \
@@ -173,6 +182,7 @@ start_control_plane() {
     --service-account-private-key-file "$PKI_DIR/sa.key" --root-ca-file "$PKI_DIR/ca.crt" \
     --use-service-account-credentials=true --cluster-signing-cert-file "$PKI_DIR/ca.crt" \
     --cluster-signing-key-file "$PKI_DIR/ca.key" --service-cluster-ip-range "$SERVICE_CIDR" \
+    --feature-gates HPAScaleToZero=true --horizontal-pod-autoscaler-sync-period 5s \
     --profiling=false --v=1
   daemon kube-scheduler "$BIN_DIR/kube-scheduler" --kubeconfig "$KUBECONFIG_FILE" \
     --bind-address 127.0.0.1 --secure-port 10559 --leader-elect=false --profiling=false --v=1
@@ -288,6 +298,65 @@ EOF
   wait_until "CoreDNS did not become ready" 60 coredns curl -fsS -m 2 http://127.0.0.1:$DNS_READY_PORT/ready
 }
 
+# The aggregation layer's identities, signed by the cluster's CA: the
+# apiserver's front-proxy client (the only name allowed to assert users to an
+# extension server) and the metrics adapter's serving certificate.
+ensure_aggregation_certs() {
+  [ -s "$PKI_DIR/metrics-adapter.crt" ] && return 0
+  (
+    cd "$PKI_DIR"
+    umask 077
+    printf '%s\n' 'extendedKeyUsage=clientAuth' >front-proxy.ext
+    sign_cert front-proxy-client /CN=front-proxy-client front-proxy.ext
+    printf '%s\n' "subjectAltName=DNS:$ADAPTER_SERVICE.kube-system.svc,IP:$NODE_IP" 'extendedKeyUsage=serverAuth' >metrics-adapter.ext
+    sign_cert metrics-adapter "/CN=$ADAPTER_SERVICE" metrics-adapter.ext
+  )
+}
+
+# Prometheus Adapter on the host, registered as external.metrics.k8s.io: the
+# executors' HPA reads RabbitMQ's per-queue depth through it.
+start_metrics_adapter() {
+  cat >"$CLUSTER_DIR/metrics-adapter.yaml" <<'EOF'
+externalRules:
+  - seriesQuery: 'rabbitmq_queue_messages_ready{queue!=""}'
+    resources: { namespaced: false }
+    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+EOF
+  daemon prometheus-adapter "$BIN_DIR/prometheus-adapter" --config "$CLUSTER_DIR/metrics-adapter.yaml" \
+    --prometheus-url "$PROMETHEUS_URL" --metrics-relist-interval 5s \
+    --lister-kubeconfig "$KUBECONFIG_FILE" --authentication-kubeconfig "$KUBECONFIG_FILE" \
+    --authorization-kubeconfig "$KUBECONFIG_FILE" --bind-address "$NODE_IP" --secure-port "$METRICS_ADAPTER_PORT" \
+    --tls-cert-file "$PKI_DIR/metrics-adapter.crt" --tls-private-key-file "$PKI_DIR/metrics-adapter.key" --v=1
+  kubectl_ apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Service
+    metadata: { name: $ADAPTER_SERVICE, namespace: kube-system }
+    spec: { ports: [{ name: https, port: 443, targetPort: $METRICS_ADAPTER_PORT }] }
+  - apiVersion: discovery.k8s.io/v1
+    kind: EndpointSlice
+    metadata: { name: $ADAPTER_SERVICE-host, namespace: kube-system, labels: { kubernetes.io/service-name: $ADAPTER_SERVICE } }
+    addressType: IPv4
+    ports: [{ name: https, port: $METRICS_ADAPTER_PORT, protocol: TCP }]
+    endpoints: [{ addresses: ["$NODE_IP"], conditions: { ready: true } }]
+  - apiVersion: apiregistration.k8s.io/v1
+    kind: APIService
+    metadata: { name: v1beta1.external.metrics.k8s.io }
+    spec:
+      group: external.metrics.k8s.io
+      version: v1beta1
+      service: { name: $ADAPTER_SERVICE, namespace: kube-system, port: 443 }
+      caBundle: $(base64 -w0 <"$PKI_DIR/ca.crt")
+      groupPriorityMinimum: 100
+      versionPriority: 100
+EOF
+  wait_until "the metrics adapter did not serve external.metrics.k8s.io" 60 prometheus-adapter external_metrics_served
+}
+
+external_metrics_served() { kubectl_ get --raw /apis/external.metrics.k8s.io/v1beta1 >/dev/null 2>&1; }
+
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -299,9 +368,11 @@ do_start() {
   mkdir -p "$CLUSTER_DIR"
   setup_network
   ensure_pki "$PKI_DIR" didyma-cluster "IP:127.0.0.1,IP:$NODE_IP,IP:10.96.0.1,DNS:localhost,DNS:$NODE_NAME,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  ensure_aggregation_certs
   start_control_plane
   start_containerd
   start_node
+  start_metrics_adapter
   log "cluster ready in $SECONDS s (kubeconfig: $KUBECONFIG_FILE)"
 }
 
@@ -316,7 +387,7 @@ do_stop() {
     sleep 1
     for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$task" >/dev/null 2>&1 || true; done
   fi
-  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) prometheus-adapter coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_named "$name"
   done
   [ -x "$BIN_DIR/kube-proxy" ] && "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true
@@ -334,7 +405,7 @@ stop_named() {
 
 do_status() {
   local name down=()
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns prometheus-adapter; do
     alive "$name" || down+=("$name")
   done
   if [ "${#down[@]}" -eq 0 ] && node_ready 2>/dev/null; then

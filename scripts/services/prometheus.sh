@@ -55,6 +55,10 @@ scrape_configs:
       - files:
           - $PROM_TARGETS
         refresh_interval: 1s
+  # The test broker's per-queue metrics (scripts/services/rabbitmq.sh).
+  - job_name: rabbitmq
+    static_configs:
+      - targets: ["127.0.0.1:${DIDYMA_RABBITMQ_PROMETHEUS_PORT:-55675}"]
 EOF
 }
 

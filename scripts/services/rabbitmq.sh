@@ -5,7 +5,9 @@
 #   AMQP 127.0.0.1:55672, Erlang distribution 127.0.0.1:55682,
 #   epmd on 127.0.0.1:54369, CLI distribution ports 55690-55699,
 #   user didyma / didyma, administrator, full permissions on vhost /.
-#   No plugins. Quorum queues work (single node).
+#   Plugin rabbitmq_prometheus on 127.0.0.1:55675 with per-queue metrics
+#   (what a metrics adapter turns into executor queue depth).
+#   Quorum queues work (single node).
 # usage: rabbitmq.sh start|stop|restart|status|env
 set -euo pipefail
 SERVICE_NAME=rabbitmq
@@ -17,6 +19,7 @@ RMQ_PORT="${DIDYMA_RABBITMQ_PORT:-55672}"
 RMQ_DIST_PORT="${DIDYMA_RABBITMQ_DIST_PORT:-55682}"
 RMQ_EPMD_PORT="${DIDYMA_RABBITMQ_EPMD_PORT:-54369}"
 RMQ_CTL_PORT_MIN="${DIDYMA_RABBITMQ_CTL_PORT_MIN:-55690}"
+RMQ_PROMETHEUS_PORT="${DIDYMA_RABBITMQ_PROMETHEUS_PORT:-55675}"
 RMQ_USER=didyma
 RMQ_PASSWORD=didyma
 RMQ_NODE="${DIDYMA_RABBITMQ_NODENAME:-didyma@localhost}"
@@ -27,7 +30,7 @@ RMQ_PIDFILE="$RMQ_DIR/server.pid"
 RMQ_LOG="$RMQ_DIR/server.out"
 
 env_lines() {
-  echo "export TEST_AMQP_URL=amqp://$RMQ_USER:$RMQ_PASSWORD@$RMQ_HOST:$RMQ_PORT/"
+  echo "export TEST_AMQP_URL=amqp://$RMQ_USER:$RMQ_PASSWORD@$RMQ_HOST:$RMQ_PORT/ TEST_RABBITMQ_METRICS_URL=http://$RMQ_HOST:$RMQ_PROMETHEUS_PORT/metrics"
 }
 
 # The environment the server and the CLI tools (rabbitmqctl) share. HOME holds
@@ -84,7 +87,7 @@ write_config() {
     printf '%s' "$cookie" >"$RMQ_DIR/home/.erlang.cookie"
   fi
   chmod 400 "$RMQ_DIR/home/.erlang.cookie"
-  echo '[].' >"$RMQ_DIR/enabled_plugins"
+  echo '[rabbitmq_prometheus].' >"$RMQ_DIR/enabled_plugins"
   : >"$RMQ_DIR/rabbitmq-env.conf"
   # A throwaway test broker, like the PostgreSQL cluster (fsync = off): quorum
   # queues still write their log, but without an fdatasync per batch, each of
@@ -106,6 +109,11 @@ default_permissions.write = .*
 disk_free_limit.absolute = 50MB
 log.console = false
 log.file.level = warning
+prometheus.tcp.ip = $RMQ_HOST
+prometheus.tcp.port = $RMQ_PROMETHEUS_PORT
+prometheus.return_per_object_metrics = true
+# Queue depth in the metrics within a second, not five.
+collect_statistics_interval = 1000
 EOF
 }
 
@@ -139,7 +147,7 @@ provision() {
 }
 
 do_start() {
-  reserve_ports "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT" "$RMQ_CTL_PORT_MIN-$((RMQ_CTL_PORT_MIN + 9))"
+  reserve_ports "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT" "$RMQ_PROMETHEUS_PORT" "$RMQ_CTL_PORT_MIN-$((RMQ_CTL_PORT_MIN + 9))"
   if is_running; then
     return 0
   fi
@@ -156,7 +164,7 @@ do_start() {
     stop_pid "$(pidfile_pid "$RMQ_PIDFILE")" 30
   fi
   local p
-  for p in "$RMQ_PORT" "$RMQ_DIST_PORT"; do
+  for p in "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_PROMETHEUS_PORT"; do
     port_open "$RMQ_HOST" "$p" && die "port $RMQ_HOST:$p is already in use by another process (not our RabbitMQ node)"
   done
   write_config

@@ -230,19 +230,32 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await eventually('a new executor pod Ready', async () => (await podsOf('executor')).some((pod) => pod.metadata.name !== executor.metadata.name && ready(pod)));
   });
 
-  it('scales executors with the queue-depth HPA of the chart: a second replica shares the queue', async () => {
-    // No metrics adapter here: the HPA still holds its minimum, which is what brings the second replica.
-    const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=2', 'executor.hpa.maxReplicas=3'].flatMap((value) => ['--set', value]);
-    await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), ...hpa, '--wait', '--timeout', '5m');
-    const autoscaler = await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', `${RELEASE}-executor`);
-    expect(autoscaler.spec.metrics[0].external.metric).to.deep.equal({ name: 'rabbitmq_queue_messages_ready', selector: { matchLabels: { queue } } });
+  it('scales executors from zero on queue depth, through the metrics adapter, and the replicas share the queue', async () => {
+    const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=0', 'executor.hpa.maxReplicas=2', 'executor.hpa.targetQueueDepthPerReplica=10'];
+    await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), ...hpa.flatMap((value) => ['--set', value]), '--wait', '--timeout', '5m');
+    const autoscalerName = `${RELEASE}-executor`;
+    const spec = (await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', autoscalerName)).spec;
+    expect(spec.metrics[0].external.metric).to.deep.equal({ name: 'rabbitmq_queue_messages_ready', selector: { matchLabels: { queue } } });
+    // Where the HPA itself brings them once the queue has stayed empty for its scale-down window.
+    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', autoscalerName, '--replicas=0');
+    await eventually('no executor pod', async () => (await podsOf('executor')).length === 0);
+
+    const waiting: string[] = [];
+    for (let i = 0; i < 40; i++) waiting.push(await predict());
+    const scaled = await eventually('the HPA to read the waiting invocations and want two executors', async () => {
+      const status = (await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', autoscalerName)).status;
+      return status.desiredReplicas === 2 && status;
+    });
+    expect(scaled.conditions.find((c: any) => c.type === 'ScalingActive')?.status).to.equal('True');
+    expect(await finished(waiting)).to.deep.equal(waiting.map(() => 'COMPLETED'));
+
     const executors = await eventually('two Ready executors', async () => {
       const pods = await podsOf('executor');
       return pods.length === 2 && pods.every(ready) && pods;
     }, 240_000);
-    const ids: string[] = [];
-    for (let i = 0; i < 40; i++) ids.push(await predict());
-    expect(await finished(ids)).to.deep.equal(ids.map(() => 'COMPLETED'));
+    const shared: string[] = [];
+    for (let i = 0; i < 40; i++) shared.push(await predict());
+    expect(await finished(shared)).to.deep.equal(shared.map(() => 'COMPLETED'));
     for (const pod of executors) {
       const metrics = await (await fetch(`http://${pod.status.podIP}:9464/metrics`)).text();
       const runs = [...metrics.matchAll(/^didyma_invocations_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
