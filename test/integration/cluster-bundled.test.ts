@@ -7,7 +7,7 @@ import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, importProjectImage, kubectl, kubectlJson, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
@@ -34,43 +34,75 @@ const imageValues = (prefix: string, reference: string): string[] => [
 /**
  * The chart with its own PostgreSQL, RabbitMQ and MinIO (postgresql.enabled,
  * rabbitmq.enabled, minio.enabled) on the real single-node cluster: none of
- * the host's services is used.
+ * the host's services is used. Their data is on PersistentVolumeClaims, as by
+ * default, bound to local volumes of the node.
  */
 describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO', function () {
   this.timeout(600_000);
   const suffix = crypto.randomBytes(4).toString('hex');
   const namespace = `dy-bundled-${suffix}`;
+  const DEPENDENCIES = ['postgresql', 'rabbitmq', 'minio'];
+  // The StatefulSets' claims (volumeClaimTemplates "data", one replica each).
+  const CLAIMS = DEPENDENCIES.map((name) => `data-${RELEASE}-didyma-${name}-0`);
+  const MODEL = '/api/model/iris-classifier/version/1';
   let cluster: Cluster;
+  let values: string[];
+  let session: string;
+  let firstInvocation: string;
+
+  const service = async (name: string): Promise<string> => (await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-didyma-${name}`)).spec.clusterIP;
+  const clients = async () => ({
+    auth: new Client(`http://${await service('auth')}:8080`),
+    priv: new Client(`http://${await service('private')}:8081`),
+    pub: new Client(`http://${await service('public')}:8082`),
+  });
+  const login = async (auth: Client): Promise<string> => {
+    const reply = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
+    expect(reply.status, reply.text).to.equal(200);
+    return reply.body.access as string;
+  };
+  /** Queues a prediction through the bundled RabbitMQ and waits for it; its id. */
+  const predict = async (pub: Client, token: string): Promise<string> => {
+    const invocation = await pub.post(`${MODEL}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    expect(invocation.status, invocation.text).to.equal(201);
+    const status = await eventually('the prediction', async () => {
+      const { body } = await pub.get(`${MODEL}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token });
+      return ['COMPLETED', 'ERROR'].includes(body.status) && (body.status as string);
+    });
+    expect(status).to.equal('COMPLETED');
+    return invocation.body.id as string;
+  };
+  const kept = async (): Promise<string[]> =>
+    (await kubectlJson(cluster, '-n', namespace, 'get', 'statefulsets,services,secrets,persistentvolumeclaims')).items
+      .map((o: any) => `${o.kind}/${o.metadata.name}`)
+      .filter((name: string) => /postgresql|rabbitmq|minio/.test(name))
+      .sort();
 
   before(async () => {
     cluster = runningCluster();
     await freshTestNamespace(cluster, namespace);
+    await localVolumes(cluster, namespace, CLAIMS);
   });
 
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+    await removeLocalVolumes(cluster, namespace, CLAIMS).catch(() => undefined);
   });
 
-  it('installs, migrates the bundled database, stores on the bundled MinIO, predicts through the bundled RabbitMQ, upgrades, uninstalls', async () => {
+  it('installs, migrates the bundled database, stores on the bundled MinIO, predicts through the bundled RabbitMQ, upgrades, uninstalls keeping the data', async () => {
     const image = importProjectImage(cluster);
     const dependencies = importDependencyImages(cluster);
     // The demo model server as the README starts it, alongside the release.
     await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
     await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
-    const values = [
+    values = [
       ...imageValues('image', image),
       ...imageValues('postgresql.image', dependencies.postgresql),
       ...imageValues('rabbitmq.image', dependencies.rabbitmq),
       ...imageValues('minio.image', dependencies.minio),
-      'postgresql.enabled=true',
-      'rabbitmq.enabled=true',
-      'minio.enabled=true',
-      // No storage provisioner on this node: the data lives as long as the pods.
-      'postgresql.persistence.enabled=false',
-      'rabbitmq.persistence.enabled=false',
-      'minio.persistence.enabled=false',
+      ...DEPENDENCIES.flatMap((name) => [`${name}.enabled=true`, `${name}.persistence.storageClass=${LOCAL_STORAGE_CLASS}`]),
       'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
       `secrets.adminPassword=${PASSWORD}`,
       'servers.auth.replicas=1',
@@ -88,15 +120,12 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     for (const pod of running) expect(pod.status.conditions.some((c: any) => c.type === 'Ready' && c.status === 'True'), `${pod.metadata.name} Ready`).to.equal(true);
     const postgresql = running.find((pod) => pod.metadata.labels['app.kubernetes.io/component'] === 'postgresql');
     expect(postgresql.spec.containers[0].image).to.equal(dependencies.postgresql);
+    const claims = (await kubectlJson(cluster, '-n', namespace, 'get', 'persistentvolumeclaims')).items as any[];
+    expect(claims.map((claim) => [claim.metadata.name, claim.status.phase]).sort()).to.deep.equal(CLAIMS.map((name) => [name, 'Bound']).sort());
 
-    const service = async (name: string): Promise<string> => (await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-didyma-${name}`)).spec.clusterIP;
-    const auth = new Client(`http://${await service('auth')}:8080`);
-    const priv = new Client(`http://${await service('private')}:8081`);
-    const pub = new Client(`http://${await service('public')}:8082`);
+    const { auth, priv, pub } = await clients();
     // The migration hook's bootstrap made the first staff user in the bundled database.
-    const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
-    expect(login.status, login.text).to.equal(200);
-    const token = login.body.access as string;
+    const token = await login(auth);
 
     // The generated MinIO credentials, and a bucket made with them, as NOTES.txt tells a user.
     const secret = await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-minio`);
@@ -125,29 +154,32 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     await eventually('the deployment configured', async () => /\sTrue\s/.test(await kubectl(cluster, '-n', namespace, 'get', 'mdep')));
     const registered = await priv.post('/api/platform_model', { token, json: modelPayload('iris-classifier', '1', card.file_id) });
     expect(registered.status, registered.text).to.equal(201);
-    const model = '/api/model/iris-classifier/version/1';
-    const session = (await pub.post(`${model}/session`, { token })).body.id;
-    const invocation = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
-    expect(invocation.status, invocation.text).to.equal(201);
-    const status = await eventually('the prediction', async () => {
-      const { body } = await pub.get(`${model}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token });
-      return ['COMPLETED', 'ERROR'].includes(body.status) && (body.status as string);
-    });
-    expect(status).to.equal('COMPLETED');
+    session = (await pub.post(`${MODEL}/session`, { token })).body.id;
+    firstInvocation = await predict(pub, token);
 
     // helm upgrade keeps the generated credentials: the same PostgreSQL pod runs on, the pre-upgrade migration reaches it.
-    const secrets = async () => Promise.all(['postgresql', 'rabbitmq', 'minio'].map(async (name) => (await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-${name}`)).data));
+    const secrets = async () => Promise.all(DEPENDENCIES.map(async (name) => (await kubectlJson(cluster, '-n', namespace, 'get', 'secret', `${RELEASE}-didyma-${name}`)).data));
     const before = await secrets();
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...values, '--set', 'config.logLevel=debug', '--wait', '--timeout', '5m');
     expect(await secrets()).to.deep.equal(before);
     const [database] = (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=postgresql`)).items;
     expect(database.metadata.uid).to.equal(postgresql.metadata.uid);
-    const again = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
-    expect(again.status, again.text).to.equal(200);
+    await login(auth);
 
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
-    const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'statefulsets,services,secrets')).items.map((o: any) => `${o.kind}/${o.metadata.name}`);
-    // Without persistence nothing of the bundled dependencies is kept; the chart's own Secret is (its encryption key).
-    expect(left.filter((name: string) => /postgresql|rabbitmq|minio/.test(name))).to.deep.equal([]);
+    // The volumes outlive the release, and so do the credentials they were initialised with.
+    expect(await kept()).to.deep.equal([...CLAIMS.map((name) => `PersistentVolumeClaim/${name}`), ...DEPENDENCIES.map((name) => `Secret/${RELEASE}-didyma-${name}`)].sort());
+  });
+
+  it('installs again on the kept volumes: the same users, models, invocations, files and stored secrets', async () => {
+    await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values, '--wait', '--timeout', '6m');
+    const { auth, priv, pub } = await clients();
+    const token = await login(auth);
+    const earlier = await pub.get(`${MODEL}/session/${session}/invocation/${firstInvocation}/check_progress`, { token });
+    expect(earlier.status, earlier.text).to.equal(200);
+    expect(earlier.body.status).to.equal('COMPLETED');
+    // The storage configuration's secret key decrypts (the platform's key was kept too) and the bucket is still there.
+    await upload(priv, token, 'bundled', '# Bundled again', 'card-2.md');
+    await predict(pub, token);
   });
 });

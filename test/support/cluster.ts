@@ -65,6 +65,8 @@ const TEST_NAMESPACE_LABEL = 'didyma.test/suite';
  * behind (suites run one at a time), so their pods do not load the node.
  */
 export async function freshTestNamespace(cluster: Cluster, namespace: string): Promise<void> {
+  await kubectl(cluster, 'delete', 'persistentvolumes', '-l', TEST_NAMESPACE_LABEL, '--wait=false', '--ignore-not-found');
+  fs.rmSync(volumesDir(cluster), { recursive: true, force: true });
   const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.map((item: any) => item.metadata.name as string);
   for (const name of stale) {
     await kubectl(cluster, 'delete', 'namespace', name, '--wait=false', '--ignore-not-found');
@@ -75,6 +77,47 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
   }
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
+}
+
+export const LOCAL_STORAGE_CLASS = 'didyma-test-local';
+
+const volumesDir = (cluster: Cluster): string => path.join(path.dirname(cluster.kubeconfig), 'volumes');
+
+/**
+ * Local PersistentVolumes on the node, one bound ahead to each named claim of
+ * the namespace (this node has no provisioner, as an administrator's static
+ * volumes): a volume of an earlier run can never reach a later claim.
+ */
+export async function localVolumes(cluster: Cluster, namespace: string, claims: string[]): Promise<void> {
+  const node = (await kubectlJson(cluster, 'get', 'nodes')).items[0].metadata.labels['kubernetes.io/hostname'] as string;
+  const objects: object[] = [
+    { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass', metadata: { name: LOCAL_STORAGE_CLASS }, provisioner: 'kubernetes.io/no-provisioner', volumeBindingMode: 'WaitForFirstConsumer' },
+  ];
+  for (const claim of claims) {
+    const dir = path.join(volumesDir(cluster), namespace, claim);
+    fs.mkdirSync(dir, { recursive: true });
+    objects.push({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: `${namespace}-${claim}`, labels: { [TEST_NAMESPACE_LABEL]: 'true' } },
+      spec: {
+        capacity: { storage: '20Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        storageClassName: LOCAL_STORAGE_CLASS,
+        claimRef: { namespace, name: claim },
+        local: { path: dir },
+        nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [node] }] }] } },
+      },
+    });
+  }
+  await kubectlApply(cluster, objects);
+}
+
+/** Deletes a namespace's local volumes and their data. */
+export async function removeLocalVolumes(cluster: Cluster, namespace: string, claims: string[]): Promise<void> {
+  await kubectl(cluster, 'delete', 'persistentvolumes', ...claims.map((claim) => `${namespace}-${claim}`), '--ignore-not-found', '--wait=false');
+  fs.rmSync(path.join(volumesDir(cluster), namespace), { recursive: true, force: true });
 }
 
 /** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */
