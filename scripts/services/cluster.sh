@@ -305,7 +305,7 @@ node_ready() {
 }
 
 do_start() {
-  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$DNS_HEALTH_PORT" "$DNS_READY_PORT"
+  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$DNS_HEALTH_PORT" "$DNS_READY_PORT" "$METRICS_ADAPTER_PORT"
   install_packages
   check_kernel
   mkdir -p "$CLUSTER_DIR"
