@@ -30,7 +30,7 @@ RMQ_PIDFILE="$RMQ_DIR/server.pid"
 RMQ_LOG="$RMQ_DIR/server.out"
 
 env_lines() {
-  echo "export TEST_AMQP_URL=amqp://$RMQ_USER:$RMQ_PASSWORD@$RMQ_HOST:$RMQ_PORT/ TEST_RABBITMQ_METRICS_URL=http://$RMQ_HOST:$RMQ_PROMETHEUS_PORT/metrics"
+  echo "export TEST_AMQP_URL=amqp://$RMQ_USER:$RMQ_PASSWORD@$RMQ_HOST:$RMQ_PORT/"
 }
 
 # The environment the server and the CLI tools (rabbitmqctl) share. HOME holds
