@@ -7,7 +7,7 @@ import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, imageValues, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
@@ -24,12 +24,6 @@ function importDependencyImages(cluster: Cluster): DependencyImages {
   const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(output.toString()) as DependencyImages;
 }
-
-const imageValues = (prefix: string, reference: string): string[] => [
-  `${prefix}.repository=${reference.slice(0, reference.lastIndexOf(':'))}`,
-  `${prefix}.tag=${reference.slice(reference.lastIndexOf(':') + 1)}`,
-  `${prefix}.pullPolicy=Never`,
-];
 
 /**
  * The chart with its own PostgreSQL, RabbitMQ and MinIO (postgresql.enabled,
@@ -103,13 +97,8 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
       ...imageValues('rabbitmq.image', dependencies.rabbitmq),
       ...imageValues('minio.image', dependencies.minio),
       ...DEPENDENCIES.flatMap((name) => [`${name}.enabled=true`, `${name}.persistence.storageClass=${LOCAL_STORAGE_CLASS}`]),
-      'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
       `secrets.adminPassword=${PASSWORD}`,
-      'servers.auth.replicas=1',
-      'servers.private.replicas=1',
-      'servers.public.replicas=1',
-      'executor.replicas=1',
-      'operator.replicas=1',
+      ...NODE_VALUES,
     ].flatMap((value) => ['--set', value]);
     // --wait: the Deployments and StatefulSets Ready, then the post-install migration hook completed.
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values, '--wait', '--timeout', '6m');

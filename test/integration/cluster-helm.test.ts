@@ -7,7 +7,7 @@ import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, hostService, importProjectImage, kubectl, kubectlApply, kubectlJson, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, hostService, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 // The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
@@ -40,24 +40,15 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
 
   const valueArgs = (): string[] =>
     [
-      `image.repository=${image.split(':')[0]}`,
-      `image.tag=${image.split(':')[1]}`,
-      'image.pullPolicy=Never',
+      ...imageValues('image', image),
       // Bring your own: the database URL from a Secret of the user's, the queue's as a value.
       'externalDatabase.existingSecret=user-database',
       'externalDatabase.existingSecretKey=url',
       'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
       'externalPrometheus.url=http://prometheus:9090',
-      // This cluster's Pod and Service ranges (scripts/services/cluster.sh), as a user sets theirs.
-      'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
       `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
       `secrets.adminPassword=${PASSWORD}`,
-      // One replica each: a two-core node runs the whole platform.
-      'servers.auth.replicas=1',
-      'servers.private.replicas=1',
-      'servers.public.replicas=1',
-      'executor.replicas=1',
-      'operator.replicas=1',
+      ...NODE_VALUES,
     ].flatMap((value) => ['--set', value]);
 
   const serviceClient = async (component: string, port: number): Promise<Client> => {

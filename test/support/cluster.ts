@@ -120,6 +120,25 @@ export async function removeLocalVolumes(cluster: Cluster, namespace: string, cl
   fs.rmSync(path.join(volumesDir(cluster), namespace), { recursive: true, force: true });
 }
 
+/** The chart values of an image imported on the node (never pulled), under `prefix` (`image`, `postgresql.image`…). */
+export const imageValues = (prefix: string, reference: string): string[] => [
+  `${prefix}.repository=${reference.slice(0, reference.lastIndexOf(':'))}`,
+  `${prefix}.tag=${reference.slice(reference.lastIndexOf(':') + 1)}`,
+  `${prefix}.pullPolicy=Never`,
+];
+
+/** Chart values every release on this node needs, given as `--set` values. */
+export const NODE_VALUES = [
+  // This cluster's Pod and Service ranges (scripts/services/cluster.sh), as a user sets theirs.
+  'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
+  // One replica each: a two-core node runs the whole platform.
+  'servers.auth.replicas=1',
+  'servers.private.replicas=1',
+  'servers.public.replicas=1',
+  'executor.replicas=1',
+  'operator.replicas=1',
+];
+
 /** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */
 export function importProjectImage(cluster: Cluster): string {
   return execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
