@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import type { SigningKeys } from './keys.js';
 
@@ -49,15 +50,19 @@ export interface Subject {
 }
 
 export class TokenService {
-  // Verified access tokens → claims. Skips only the signature check: every
-  // request still re-checks the workspace and membership in the database.
-  private readonly cache = new Map<string, AccessClaims>();
+  // Verified access tokens → claims, each kept until its own expiry. Skips only
+  // the signature check: every request still re-checks the workspace and
+  // membership in the database. Undefined when the size is 0 (no cache).
+  private readonly cache: LRUCache<string, AccessClaims> | undefined;
 
   constructor(
     private readonly keys: SigningKeys,
     private readonly settings: TokenSettings,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    // ttlResolution 0 reads the injected clock on every check, so no entry outlives its token by a tick.
+    this.cache = settings.cacheSize > 0 ? new LRUCache({ max: settings.cacheSize, ttlResolution: 0, perf: { now } }) : undefined;
+  }
 
   get accessTtlSeconds(): number {
     return this.settings.accessTtlSeconds;
@@ -93,11 +98,8 @@ export class TokenService {
   }
 
   async verifyAccess(token: string): Promise<AccessClaims> {
-    const cached = this.cache.get(token);
-    if (cached) {
-      if (cached.exp * 1000 > this.now()) return cached;
-      this.cache.delete(token);
-    }
+    const cached = this.cache?.get(token);
+    if (cached) return cached;
     const claims = await this.verify(token, 'access');
     this.remember(token, claims as unknown as AccessClaims);
     return claims as unknown as AccessClaims;
@@ -161,11 +163,8 @@ export class TokenService {
   }
 
   private remember(token: string, claims: AccessClaims): void {
-    if (this.settings.cacheSize === 0) return;
-    if (this.cache.size >= this.settings.cacheSize) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    this.cache.set(token, claims);
+    // Served while now < exp; a ttl of 0 would mean "never expires" to the cache, so none is stored.
+    const ttl = claims.exp * 1000 - this.now() - 1;
+    if (ttl > 0) this.cache?.set(token, claims, { ttl });
   }
 }

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import type { Db } from '../../infra/db/database.js';
 import { InputError } from '../../kernel/errors/errors.js';
 import { compileSchema, firstViolation, validateNotingFiles } from '../models/json-schema.js';
@@ -11,13 +12,12 @@ import { jsonDeeperThan } from '../../infra/http/limits.js';
 // Input and feedback validation against a model's schemas. Compiled
 // validators are cached per model (schemas of a registered model never change).
 
-const cache = new Map<string, ValidateFunction>();
+const cache = new LRUCache<string, ValidateFunction>({ max: 5000 });
 
 function validatorFor(model: ModelRow, which: 'input' | 'feedback', schema: object): ValidateFunction {
   const key = `${model.id}:${which}`;
   let validate = cache.get(key);
   if (!validate) {
-    if (cache.size > 5000) cache.clear();
     validate = compileSchema(schema, which === 'input' ? 'input_schema.schema' : 'feedback_schema');
     cache.set(key, validate);
   }

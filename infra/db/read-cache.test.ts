@@ -57,15 +57,31 @@ describe('read cache', () => {
   });
 
   it('bounds its size and the age of entries', async () => {
-    let now = 0;
+    let now = Date.UTC(2026, 0, 1);
     const cache = new ReadCache<string>(feed, 'identity', { maxEntries: 2, maxAgeMs: 1000, now: () => now });
     for (const key of ['a', 'b', 'c']) await cache.get(key, load);
     await cache.get('a', load); // evicted as the oldest: read again
     expect(reads).to.equal(4);
     await cache.get('c', load);
     expect(reads).to.equal(4);
-    now = 1000;
+    now += 1000;
+    await cache.get('c', load);
+    expect(reads).to.equal(4);
+    now += 1;
     await cache.get('c', load);
     expect(reads).to.equal(5);
+  });
+
+  it('evicts the entry read least recently, not the one stored first', async () => {
+    const cache = new ReadCache<string>(feed, 'identity', { maxEntries: 2, maxAgeMs: 60_000 });
+    await cache.get('a', load);
+    await cache.get('b', load);
+    await cache.get('a', load); // a hit: a is now the most recent
+    await cache.get('c', load); // evicts b
+    expect(reads).to.equal(3);
+    await cache.get('a', load);
+    expect(reads).to.equal(3);
+    await cache.get('b', load);
+    expect(reads).to.equal(4);
   });
 });

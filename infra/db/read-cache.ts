@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import type { ChangeFeed, ChangeTopic } from './change-feed.js';
 
 export interface ReadCacheOptions {
-  /** Entries kept at most; the oldest go first. */
+  /** Entries kept at most; the least recently used go first. */
   maxEntries: number;
   /** A bound on any entry's age, on top of change notifications. */
   maxAgeMs: number;
@@ -11,7 +12,6 @@ export interface ReadCacheOptions {
 interface Entry<V> {
   value: V;
   generation: number;
-  storedAt: number;
 }
 
 /**
@@ -21,30 +21,24 @@ interface Entry<V> {
  * and with no notifications every read goes to the database.
  */
 export class ReadCache<V> {
-  private readonly entries = new Map<string, Entry<V>>();
-  private readonly now: () => number;
+  private readonly entries: LRUCache<string, Entry<V>>;
 
   constructor(
     private readonly feed: ChangeFeed,
     private readonly topic: ChangeTopic,
-    private readonly options: ReadCacheOptions,
+    options: ReadCacheOptions,
   ) {
-    this.now = options.now ?? Date.now;
+    // ttlResolution 0 reads the clock on every check, so an entry is never served past its age.
+    this.entries = new LRUCache({ max: options.maxEntries, ttl: options.maxAgeMs, ttlResolution: 0, perf: { now: options.now ?? Date.now } });
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const generation = this.feed.generation(this.topic);
     if (generation === undefined) return load();
     const hit = this.entries.get(key);
-    if (hit && hit.generation === generation && this.now() - hit.storedAt < this.options.maxAgeMs) return hit.value;
+    if (hit && hit.generation === generation) return hit.value;
     const value = await load();
-    if (this.feed.generation(this.topic) === generation) this.store(key, { value, generation, storedAt: this.now() });
+    if (this.feed.generation(this.topic) === generation) this.entries.set(key, { value, generation });
     return value;
-  }
-
-  private store(key: string, entry: Entry<V>): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
   }
 }
