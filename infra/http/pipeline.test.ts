@@ -17,7 +17,9 @@ describe('HTTP pipeline pieces', () => {
         (_req, _res, next) => void (seen.push('first'), next()),
         (req, _res, next) => (req.path === '/fail' ? next(new Error('stop')) : next()),
         async (req, _res, next) => (req.path === '/rejects' ? Promise.reject(new Error('rejected')) : next()),
-        fixedEndpoints({ '/fixed': (_req, res) => void res.json({ fixed: true }), '/async': async () => Promise.reject(new Error('async')) }),
+        (req, _res, next) => (req.path === '/skip' ? next('route') : next()),
+        async (req, _res, next) => (req.path === '/silent-async' ? Promise.reject(undefined as unknown as Error) : next()),
+        fixedEndpoints({ '/fixed': (_req, res) => void res.json({ fixed: true }), '/skip': (_req, res) => void res.json({ reached: true }), '/async': async () => Promise.reject(new Error('async')) }),
       ),
     );
     app.use(whenBody(express.json()));
@@ -39,6 +41,11 @@ describe('HTTP pipeline pieces', () => {
     expect((await client.get('/fail')).body).to.deep.equal({ error: 'stop' });
     expect((await client.get('/async')).body).to.deep.equal({ error: 'async' });
     expect((await client.get('/rejects')).body).to.deep.equal({ error: 'rejected' });
+  });
+
+  it("skips the rest on next('route'), and takes a rejection without a reason for an error", async () => {
+    expect((await client.get('/skip')).body).to.deep.equal({ missing: true });
+    expect((await client.get('/silent-async')).body).to.deep.equal({ error: 'A handler failed without a reason.' });
   });
 
   it('serves fixed endpoints to GET and HEAD only', async () => {

@@ -5,21 +5,25 @@ import type { RequestHandler, Response } from 'express';
 // every request, so a server's whole path runs as one layer (infra/http/app.ts).
 
 /**
- * The handlers in turn as one middleware; `next(error)` from any of them, a
- * throw or a rejected promise (as express itself would take them) leaves at once.
+ * The handlers in turn as one middleware, as an express route runs them:
+ * `next()` goes on, `next('route')` skips the rest, and `next(error)`, a throw
+ * or a rejected promise leave at once for the error middleware.
  */
 export function inTurn(...handlers: RequestHandler[]): RequestHandler {
   return (req, res, next) => {
     let index = 0;
+    // A falsy reason would read as "go on" to express.
+    const fail = (reason: unknown): void => next(reason || new Error('A handler failed without a reason.'));
     const step = (error?: unknown): void => {
+      if (error === 'route' || error === 'router') return next();
       if (error) return next(error);
       const handler = handlers[index++];
       if (!handler) return next();
       try {
         const result: unknown = handler(req, res, step);
-        if (result instanceof Promise) result.catch(next);
+        if (result instanceof Promise) result.then(undefined, fail);
       } catch (thrown) {
-        next(thrown);
+        fail(thrown);
       }
     };
     step();

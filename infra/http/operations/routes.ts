@@ -43,25 +43,3 @@ export class OperationRoutes {
 }
 
 export const operationRoutes = () => new OperationRoutes();
-
-/**
- * Runs an operation's handlers in turn, as an express route does: `next()` goes
- * on, `next(error)` and a rejected promise go to the error middleware, and
- * `next()` after the last handler goes to what follows (the 404).
- */
-export function runHandlers(handlers: readonly RequestHandler[], req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1], done: (error?: unknown) => void): void {
-  let index = 0;
-  const next = (error?: unknown): void => {
-    if (error === 'route' || error === 'router') return done();
-    if (error) return done(error);
-    const handler = handlers[index++];
-    if (!handler) return done();
-    try {
-      const result = handler(req, res, next) as unknown;
-      if (result instanceof Promise) result.then(undefined, (reason: unknown) => next(reason ?? new Error('A handler rejected without a reason.')));
-    } catch (thrown) {
-      next(thrown);
-    }
-  };
-  next();
-}

@@ -7,12 +7,13 @@ import { compileOperations, type CompiledOperation } from './compile.js';
 import { PathTable } from './path-table.js';
 import { checkRequest } from './request.js';
 import { checkResponses } from './response.js';
-import { isGuard, runHandlers, type OperationRoutes } from './routes.js';
+import { isGuard, type OperationRoutes } from './routes.js';
+import { inTurn } from '../pipeline.js';
 
 interface Bound {
   operation: CompiledOperation;
-  /** Guards, body parsing, the request's check, then the operation's own handlers. */
-  steps: RequestHandler[];
+  /** Guards, body parsing, the request's check, then the operation's own handlers, in turn. */
+  run: RequestHandler;
 }
 
 export interface ServeOptions {
@@ -39,7 +40,7 @@ export function serveOperations(doc: OpenApiDocument, routes: OperationRoutes, o
     if (!bound) return next(new MethodNotAllowedError([...matched.methods.keys()].map((method) => method.toUpperCase())));
     if (!matched.params) return next(new InputError('The path is not valid percent-encoding.'));
     req.params = matched.params;
-    runHandlers(bound.steps, req, res, next);
+    bound.run(req, res, next);
   };
 }
 
@@ -68,7 +69,7 @@ function bind(doc: OpenApiDocument, routes: OperationRoutes, options: ServeOptio
     handlers.delete(key);
     const firstHandler = bound.findIndex((handler) => !isGuard(handler));
     const guards = firstHandler === -1 ? bound : bound.slice(0, firstHandler);
-    table.add(operation.path, operation.method, { operation, steps: [...guards, options.parseBody, check(operation, options), ...bound.slice(guards.length)] });
+    table.add(operation.path, operation.method, { operation, run: inTurn(...guards, options.parseBody, check(operation, options), ...bound.slice(guards.length)) });
   }
   const undocumented = [...handlers.keys()];
   if (undocumented.length) throw new Error(`Handlers for operations the OpenAPI document does not have: ${undocumented.join(', ')}`);
