@@ -17,8 +17,8 @@ export const notFoundHandler: RequestHandler = (_req, res) => {
 };
 
 /**
- * The one place errors become responses: typed errors, OpenAPI validator
- * errors, body-parser errors and database failures. Only 5xx are logged as errors.
+ * The one place errors become responses: typed errors (the OpenAPI layer's
+ * included), body-parser errors and database failures. Only 5xx are logged as errors.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
@@ -37,11 +37,10 @@ function describe(error: unknown): { status: number; body: ErrorBody; headers: R
   if (error instanceof AppError) {
     return { status: error.status, headers: error.headers, body: { message: error.message, message_code: error.code, ...(error.details === undefined ? {} : { details: error.details }) } };
   }
-  const e = error as { status?: number; statusCode?: number; expose?: boolean; type?: string; errors?: Array<{ path?: string; message?: string }>; code?: string; message?: string };
+  const e = error as { status?: number; expose?: boolean; type?: string; code?: string };
   if (e.type === 'entity.too.large') return simple(413, 'payload_too_large', 'The request body is too large.');
   if (e.type === 'entity.parse.failed') return simple(400, 'validation_error', 'The request body is not valid JSON.');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return simple(415, 'unsupported_media_type', 'Unsupported body encoding.');
-  if (Array.isArray(e.errors) && typeof e.status === 'number') return validatorError(e.status, e.errors, e.message ?? '');
   // Any other client error of the body parser (a corrupt gzip or deflate body, a stream cut short).
   if (e.status === 415) return simple(415, 'unsupported_media_type', 'Unsupported body encoding.');
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true) return simple(400, 'bad_request', 'The request body could not be read: check its Content-Encoding and Content-Length.');
@@ -49,18 +48,6 @@ function describe(error: unknown): { status: number; body: ErrorBody; headers: R
   if (typeof e.code === 'string' && /^(22|23)/.test(e.code)) return simple(400, 'validation_error', 'The request conflicts with a data constraint.');
   if (isDatabaseUnavailable(e)) return { ...simple(503, 'backend_unavailable', 'The database is unavailable. Retry later.'), headers: { 'Retry-After': '1' } };
   return simple(500, 'internal_error', 'Internal server error.');
-}
-
-function validatorError(status: number, errors: Array<{ path?: string; message?: string }>, message: string) {
-  const details = errors.map((item): ErrorDetail => ({ field: (item.path ?? '').replace(/^\/(body|query|params|headers)\/?/, '').replace(/\//g, '.') || undefined, message: item.message ?? 'is not valid' }));
-  if (status === 404) return simple(404, 'not_found', 'Not found.');
-  if (status === 405) return simple(405, 'method_not_allowed', 'Method not allowed.');
-  if (status === 413) return simple(413, 'payload_too_large', 'The request body is too large.');
-  if (status === 415) return simple(415, 'unsupported_media_type', 'Unsupported media type.');
-  if (status >= 500) return simple(500, 'internal_error', 'Internal server error.');
-  const first = details[0];
-  const text = first ? `${first.field ? `${first.field}: ` : ''}${first.message}` : message;
-  return { status: 400, headers: {}, body: { message: text, message_code: 'validation_error', details } };
 }
 
 const simple = (status: number, code: string, message: string) => ({ status, headers: {} as Record<string, string>, body: { message, message_code: code } });
