@@ -3,7 +3,7 @@
 # Docker engine and no registry: containerd, runc and the CNI plugins from
 # Debian; etcd, kube-apiserver and helm as kube.sh builds them; kubelet,
 # kube-controller-manager, kube-scheduler, kube-proxy, kubectl and CoreDNS
-# built from the Go module proxy at kube.sh's Kubernetes version (same Go
+# built from the Go module proxy at the Kubernetes version of versions.sh (same Go
 # build cache), cached in $STATE_DIR/bin. The sandbox ("pause") image is built
 # here too and imported into containerd; images of the project are imported
 # the same way (scripts/image/), so pods never pull.
@@ -20,11 +20,9 @@ SERVICE_NAME=cluster
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=pki.sh
 . "$(dirname "${BASH_SOURCE[0]}")/pki.sh"
+# shellcheck source=versions.sh
+. "$(dirname "${BASH_SOURCE[0]}")/versions.sh"
 
-ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
-KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
-COREDNS_VERSION="${DIDYMA_COREDNS_VERSION:-v1.14.0}"
-METRICS_ADAPTER_VERSION="${DIDYMA_METRICS_ADAPTER_VERSION:-v0.12.0}"
 PAUSE_IMAGE=didyma.local/pause:3.10
 
 BRIDGE=didyma0
@@ -43,7 +41,6 @@ PROMETHEUS_URL="http://127.0.0.1:${DIDYMA_PROMETHEUS_PORT:-59090}"
 # PostgreSQL, RabbitMQ, MinIO, Prometheus of the other scripts.
 HOST_PORTS="${DIDYMA_CLUSTER_HOST_PORTS:-55432 55672 59000 59090}"
 
-BIN_DIR="$STATE_DIR/bin"
 CLUSTER_DIR="$STATE_DIR/cluster"
 BUILD_DIR="$CLUSTER_DIR/build"
 PKI_DIR="$CLUSTER_DIR/pki"
@@ -362,16 +359,16 @@ do_status() {
 cmd="${1:-}"
 case "$cmd" in
   start)
-    with_build_lock ensure_built
+    with_build_lock cluster-build ensure_built
     with_lock cluster do_start
     ;;
   stop) with_lock cluster do_stop ;;
   restart)
-    with_build_lock ensure_built
+    with_build_lock cluster-build ensure_built
     with_lock cluster do_stop
     with_lock cluster do_start
     ;;
-  build) with_build_lock ensure_built ;;
+  build) with_build_lock cluster-build ensure_built ;;
   status) do_status ;;
   env) env_lines ;;
   *) usage_exit "$0" "start|stop|restart|status|env|build" ;;

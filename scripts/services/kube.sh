@@ -2,7 +2,8 @@
 # An envtest-style Kubernetes control plane for the tests: etcd 3.5 and
 # kube-apiserver built from the Go module proxy (wrapper go.mods under
 # $STATE_DIR/kube/build, the usual k8s.io replace block), helm v3 by
-# `go install`, all cached in $STATE_DIR/bin (rebuilt only when a pin changes).
+# `go install`, all cached in $STATE_DIR/bin (rebuilt only when a pin of
+# versions.sh changes).
 # No controller-manager, scheduler or kubelet: objects are stored and
 # validated (CRD schemas, RBAC, server-side apply, dry-run), nothing runs.
 #   etcd on 127.0.0.1:52379 (plain HTTP, loopback only), kube-apiserver on
@@ -15,17 +16,14 @@ SERVICE_NAME=kube
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # shellcheck source=pki.sh
 . "$(dirname "${BASH_SOURCE[0]}")/pki.sh"
-
-ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
-KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
-HELM_VERSION="${DIDYMA_HELM_VERSION:-v3.19.5}"
+# shellcheck source=versions.sh
+. "$(dirname "${BASH_SOURCE[0]}")/versions.sh"
 
 HOST=127.0.0.1
 ETCD_PORT="${DIDYMA_ETCD_PORT:-52379}"
 ETCD_PEER_PORT="${DIDYMA_ETCD_PEER_PORT:-52380}"
 APISERVER_PORT="${DIDYMA_APISERVER_PORT:-56443}"
 
-BIN_DIR="$STATE_DIR/bin"
 KUBE_DIR="$STATE_DIR/kube"
 BUILD_DIR="$KUBE_DIR/build"
 PKI_DIR="$KUBE_DIR/pki"
@@ -42,56 +40,6 @@ env_lines() {
 
 # ---------------------------------------------------------------- building
 
-stamp_of() { cat "$BIN_DIR/$1.version" 2>/dev/null || true; }
-built() { [ -x "$BIN_DIR/$1" ] && [ "$(stamp_of "$1")" = "$2" ]; }
-
-require_go() {
-  command -v go >/dev/null 2>&1 ||
-    die "go is missing: etcd, kube-apiserver and helm are built from source and need Go >= 1.24 on PATH"
-}
-
-# run_build NAME VERSION LOG CMD...: runs CMD in the background (it must
-# leave the binary in $tmpbin/NAME), prints progress every minute, then moves
-# the binary into place with its version stamp. An interrupted build never
-# leaves a half-written binary behind a matching stamp.
-run_build() {
-  local name="$1" version="$2" buildlog="$3"
-  shift 3
-  local start=$SECONDS rc=0 next=60
-  tmpbin="$BIN_DIR/.$name-build.$$"
-  rm -rf "$tmpbin"
-  mkdir -p "$tmpbin"
-  log "building $name $version with $(go env GOVERSION) (minutes on a cold cache; log: $buildlog)"
-  ("$@") >"$buildlog" 2>&1 &
-  local pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 2
-    if [ $((SECONDS - start)) -ge "$next" ]; then
-      log "still building $name ($((SECONDS - start))s)"
-      next=$((next + 60))
-    fi
-  done
-  wait "$pid" || rc=$?
-  if [ "$rc" -ne 0 ] || [ ! -x "$tmpbin/$name" ]; then
-    tail -n 30 "$buildlog" >&2 || true
-    rm -rf "$tmpbin"
-    die "building $name $version failed (exit $rc, log: $buildlog)"
-  fi
-  mv -f "$tmpbin/$name" "$BIN_DIR/$name"
-  rm -rf "$tmpbin"
-  echo "$version" >"$BIN_DIR/$name.version"
-  log "built $name in $((SECONDS - start))s: $BIN_DIR/$name"
-}
-
-# A wrapper module: `go install pkg@version` refuses modules whose go.mod has
-# replace directives (etcd and kubernetes both have them).
-write_wrapper() {
-  local dir="$1" module="$2"
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  printf 'module %s\n\ngo 1.24\n' "$module" >"$dir/go.mod"
-}
-
 build_etcd() {
   local dir="$BUILD_DIR/etcd"
   write_wrapper "$dir" didyma.test/etcd-build
@@ -100,44 +48,21 @@ build_etcd() {
   nice -n 10 go build -trimpath -o "$tmpbin/etcd" go.etcd.io/etcd/server/v3
 }
 
-# Kubernetes publishes its staging modules (k8s.io/api, client-go, ...) as
-# v0.<minor>.<patch>; its own go.mod points them at ./staging, so the wrapper
-# replaces each with the published version.
-STAGING_MODULES=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
-  cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api cri-client
-  csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms kube-aggregator
-  kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics mount-utils
-  pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
-
 build_apiserver() {
-  local dir="$BUILD_DIR/kube-apiserver" staging="v0.${KUBE_VERSION#v1.}" m
-  write_wrapper "$dir" didyma.test/kube-apiserver-build
+  local dir="$BUILD_DIR/kube-apiserver"
+  write_wrapper "$dir" didyma.test/kube-apiserver-build "${STAGING_MODULES[@]}"
   cd "$dir"
-  {
-    echo
-    echo 'replace ('
-    for m in "${STAGING_MODULES[@]}"; do echo "	k8s.io/$m => k8s.io/$m $staging"; done
-    echo ')'
-  } >>go.mod
   go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION"
-  local minor="${KUBE_VERSION#v1.}"
-  minor="${minor%%.*}"
-  local pkg=k8s.io/component-base/version
-  nice -n 10 go build -trimpath -o "$tmpbin/kube-apiserver" \
-    -ldflags "-X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean" \
-    k8s.io/kubernetes/cmd/kube-apiserver
+  nice -n 10 go build -trimpath -o "$tmpbin/kube-apiserver" -ldflags "$(kube_version_ldflags)" k8s.io/kubernetes/cmd/kube-apiserver
 }
 
 # Helm's release builds stamp their version and default Kubernetes version
 # (what `helm template` assumes without a cluster) with -ldflags; so does this.
-HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
 build_helm() {
-  local minor="${KUBE_VERSION#v1.}"
-  minor="${minor%%.*}"
   mkdir -p "$BUILD_DIR"
   cd "$BUILD_DIR"
   GOBIN="$tmpbin" nice -n 10 go install -ldflags "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
-    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor" \
+    -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(kube_minor)" \
     "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 }
 
@@ -145,20 +70,10 @@ ensure_built() {
   ensure_state_dir
   mkdir -p "$BIN_DIR" "$BUILD_DIR"
   built etcd "$ETCD_VERSION" && built kube-apiserver "$KUBE_VERSION" && built helm "$HELM_STAMP" && return 0
-  require_go
+  require_go "etcd, kube-apiserver and helm"
   built etcd "$ETCD_VERSION" || run_build etcd "$ETCD_VERSION" "$BUILD_DIR/etcd.log" build_etcd
   built helm "$HELM_STAMP" || run_build helm "$HELM_STAMP" "$BUILD_DIR/helm.log" build_helm
   built kube-apiserver "$KUBE_VERSION" || run_build kube-apiserver "$KUBE_VERSION" "$BUILD_DIR/kube-apiserver.log" build_apiserver
-}
-
-# Building kube-apiserver takes longer than lib.sh's 15-minute lock wait on a
-# small machine: the build has its own lock with a longer wait.
-with_build_lock() {
-  ensure_state_dir
-  (
-    flock -w 3600 9 || die "timed out waiting for the kube build lock"
-    "$@"
-  ) 9>"$STATE_DIR/locks/kube-build.lck"
 }
 
 # ---------------------------------------------------------------- processes
@@ -250,16 +165,16 @@ cmd="${1:-}"
 case "$cmd" in
   # The (long) cold build runs before, not under, the start lock.
   start)
-    with_build_lock ensure_built
+    with_build_lock kube-build ensure_built
     with_lock kube do_start
     ;;
   stop) with_lock kube do_stop ;;
   restart)
-    with_build_lock ensure_built
+    with_build_lock kube-build ensure_built
     with_lock kube do_stop
     with_lock kube do_start
     ;;
-  build) with_build_lock ensure_built ;;
+  build) with_build_lock kube-build ensure_built ;;
   status) do_status ;;
   env) env_lines ;;
   *) usage_exit "$0" "start|stop|restart|status|env|build" ;;
