@@ -6,7 +6,8 @@ import { RunWrites } from './run-writes.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { createLogger } from '../infra/logging/logger.js';
-import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
+import { sharedDatabaseUrl } from '../test/support/database.js';
+import { needsPostgres } from '../test/support/skips.js';
 import { invocationState } from '../features/invocations/state.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 
@@ -96,8 +97,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
-    // PGlite has one connection: a held lock there blocks every other statement (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
     const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
     const [held, free] = await queue(2);
     const trx = await t.platform.db.transaction();
@@ -130,8 +130,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('runs its hot statements on generic plans: PostgreSQL plans each once per connection, not on every run', async function () {
-    // PGlite prepares nothing by name (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite prepares nothing by name');
     // With statistics of a table in use, a custom plan that can see the size of a list looks cheaper than the
     // generic plan, and PostgreSQL keeps planning the statement anew: a third of its CPU on the executor's drain.
     await queue(3000);
@@ -157,8 +156,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('keeps running its prepared statements when a migration adds a column to invocations under it', async function () {
-    // PGlite prepares nothing by name (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite prepares nothing by name');
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepared them
     const runAll = async () => {
       const writes = new RunWrites(db, 60_000);
