@@ -103,11 +103,11 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const trx = await t.platform.db.transaction();
     try {
       await trx('invocations').where({ id: held }).forUpdate().first('id');
+      const holder = ((await trx.raw('select pg_backend_pid() as pid')).rows[0] as { pid: number }).pid;
       relay.dispatch(held!);
       relay.dispatch(free!);
       const stopped = relay.stop().then(() => 'drained');
-      const waited = new Promise((resolve) => setTimeout(() => resolve('blocked'), 3000));
-      expect(await Promise.race([stopped, waited])).to.equal('drained');
+      expect(await Promise.race([stopped, blockedBy(t.platform.db, holder, stopped)])).to.equal('drained');
     } finally {
       await trx.commit();
     }
@@ -177,3 +177,15 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     }
   });
 });
+
+/** Resolves 'blocked' once PostgreSQL shows a statement waiting on a lock of backend `holder`, or 'drained' once `done` settles first. */
+async function blockedBy(db: Db, holder: number, done: Promise<unknown>): Promise<string> {
+  let settled = false;
+  void done.finally(() => (settled = true));
+  while (!settled) {
+    const waiting = await db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holder]);
+    if ((waiting.rows[0] as { n: number }).n > 0) return 'blocked';
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return 'drained';
+}
