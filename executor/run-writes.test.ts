@@ -6,7 +6,8 @@ import { RunWrites } from './run-writes.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { createLogger } from '../infra/logging/logger.js';
-import { sharedDatabaseUrl, usingPostgres } from '../test/support/database.js';
+import { sharedDatabaseUrl } from '../test/support/database.js';
+import { needsPostgres } from '../test/support/skips.js';
 import { invocationState } from '../features/invocations/state.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 
@@ -96,18 +97,17 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
-    // PGlite has one connection: a held lock there blocks every other statement (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
     const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
     const [held, free] = await queue(2);
     const trx = await t.platform.db.transaction();
     try {
       await trx('invocations').where({ id: held }).forUpdate().first('id');
+      const holder = ((await trx.raw('select pg_backend_pid() as pid')).rows[0] as { pid: number }).pid;
       relay.dispatch(held!);
       relay.dispatch(free!);
       const stopped = relay.stop().then(() => 'drained');
-      const waited = new Promise((resolve) => setTimeout(() => resolve('blocked'), 3000));
-      expect(await Promise.race([stopped, waited])).to.equal('drained');
+      expect(await Promise.race([stopped, blockedBy(t.platform.db, holder, stopped)])).to.equal('drained');
     } finally {
       await trx.commit();
     }
@@ -130,8 +130,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('runs its hot statements on generic plans: PostgreSQL plans each once per connection, not on every run', async function () {
-    // PGlite prepares nothing by name (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite prepares nothing by name');
     // With statistics of a table in use, a custom plan that can see the size of a list looks cheaper than the
     // generic plan, and PostgreSQL keeps planning the statement anew: a third of its CPU on the executor's drain.
     await queue(3000);
@@ -157,8 +156,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('keeps running its prepared statements when a migration adds a column to invocations under it', async function () {
-    // PGlite prepares nothing by name (PostgreSQL only).
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite prepares nothing by name');
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepared them
     const runAll = async () => {
       const writes = new RunWrites(db, 60_000);
@@ -179,3 +177,15 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     }
   });
 });
+
+/** Resolves 'blocked' once PostgreSQL shows a statement waiting on a lock of backend `holder`, or 'drained' once `done` settles first. */
+async function blockedBy(db: Db, holder: number, done: Promise<unknown>): Promise<string> {
+  let settled = false;
+  void done.finally(() => (settled = true));
+  while (!settled) {
+    const waiting = await db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holder]);
+    if ((waiting.rows[0] as { n: number }).n > 0) return 'blocked';
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return 'drained';
+}

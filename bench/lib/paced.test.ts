@@ -31,17 +31,43 @@ async function withServer(handler: http.RequestListener, test: (s: Awaited<Retur
 
 const base = { method: 'GET' as const, headers: {}, connections: 4, overallRate: 200, durationSec: 0.25, timeoutMs: 2000 };
 
+/** A clock that moves only when told to: a sleep moves it at once, and so may the test's server. */
+function virtualClock() {
+  const clock = {
+    time: 0,
+    sleeps: [] as number[],
+    now: () => clock.time,
+    async sleep(ms: number) {
+      clock.sleeps.push(ms);
+      clock.time += ms;
+    },
+  };
+  return clock;
+}
+
 describe('bench: the paced load generator', () => {
-  it('sends rate × duration requests, the body and headers as given, paths in turn', async () => {
+  it('sends rate × duration requests, the body and headers as given, each path as often', async () => {
     await withServer((_req, res) => res.end('{"ok":true}'), async (s) => {
       const body = Buffer.from('{"x":1}');
       const run = await pacedLoad({ ...base, method: 'POST', url: s.url, body, headers: { 'content-type': 'application/json', authorization: 'Bearer t' }, paths: ['/a', '/b'] });
       expect(run.statuses).to.deep.equal({ '200': 50 });
       expect(run.latencies).to.have.length(50);
       expect(run.errors + run.timeouts).to.equal(0);
-      expect(s.seen.map((r) => r.url).slice(0, 4)).to.deep.equal(['/a', '/b', '/a', '/b']);
+      // Four sockets: the server sees the requests in no set order.
+      expect(s.seen.filter((r) => r.url === '/a')).to.have.length(25);
+      expect(s.seen.filter((r) => r.url === '/b')).to.have.length(25);
       expect(s.seen.every((r) => r.method === 'POST' && r.body === '{"x":1}' && r.headers.authorization === 'Bearer t')).to.equal(true);
-      expect(run.seconds).to.be.within(0.2, 2);
+    });
+  });
+
+  it('paces the requests one every 1000/rate ms, paths in turn, and times the run on its clock', async () => {
+    const clock = virtualClock();
+    await withServer((_req, res) => res.end('ok'), async (s) => {
+      const run = await pacedLoad({ ...base, url: s.url, paths: ['/a', '/b'], connections: 1, clock });
+      expect(run.statuses).to.deep.equal({ '200': 50 });
+      expect(s.seen.map((r) => r.url)).to.deep.equal(Array.from({ length: 50 }, (_, i) => (i % 2 ? '/b' : '/a')));
+      expect(clock.sleeps, 'a wait of 5 ms before each request after the first').to.deep.equal(Array.from({ length: 49 }, () => 5));
+      expect(run.seconds).to.equal(0.245);
     });
   });
 
@@ -84,11 +110,15 @@ describe('bench: the paced load generator', () => {
   });
 
   it('queues requests for a free socket, their wait counted in their latency', async () => {
-    await withServer((_req, res) => setTimeout(() => res.end('ok'), 50), async (s) => {
-      const run = await pacedLoad({ ...base, url: s.url, connections: 1, overallRate: 100, durationSec: 0.1 });
+    const clock = virtualClock();
+    await withServer((_req, res) => {
+      clock.time += 50; // each answer takes 50 ms of the clock
+      res.end('ok');
+    }, async (s) => {
+      const run = await pacedLoad({ ...base, url: s.url, connections: 1, overallRate: 100, durationSec: 0.1, clock });
       expect(run.statuses).to.deep.equal({ '200': 10 });
-      // One socket, 50 ms per answer, one due every 10 ms: the last waited for the nine before it.
-      expect(Math.max(...run.latencies)).to.be.greaterThan(400);
+      // One socket, 50 ms per answer, one due every 10 ms (all sent by 90 ms): request k waits for the k before it.
+      expect(run.latencies).to.deep.equal(Array.from({ length: 10 }, (_, k) => 140 + 40 * k));
     });
   });
 });

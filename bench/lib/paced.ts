@@ -20,7 +20,16 @@ export interface PacedOptions {
   overallRate: number;
   durationSec: number;
   timeoutMs: number;
+  /** The clock that paces requests and times answers; its own in tests, so they check pacing without reading wall time. */
+  clock?: Clock;
 }
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<unknown>;
+}
+
+const wallClock: Clock = { now: () => performance.now(), sleep };
 
 export interface PacedResult {
   /** Latency of each answered request in ms, from when it was due (unsorted). */
@@ -40,23 +49,24 @@ interface Pending {
 /** Sends `overallRate × durationSec` requests, one every 1000/rate ms, whatever the answers; resolves when all are settled. */
 export async function pacedLoad(options: PacedOptions): Promise<PacedResult> {
   const target = new URL(options.url);
+  const clock = options.clock ?? wallClock;
   const requests = new RequestBuffers(options, target);
-  const pool = new SocketPool(target, options.connections, options.timeoutMs);
+  const pool = new SocketPool(target, options.connections, options.timeoutMs, clock);
   const interval = 1000 / options.overallRate;
   const total = Math.round(options.durationSec * options.overallRate);
   const settled: Array<Promise<void>> = [];
-  const started = performance.now();
+  const started = clock.now();
   for (let index = 0; index < total; index++) {
     const due = started + index * interval;
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
+    const wait = due - clock.now();
+    if (wait > 1) await clock.sleep(wait);
     // Timers keep whole milliseconds and may fire a little early: a request sent before it was due counts
     // from when it was sent, one sent late from when it was due.
-    const from = Math.max(due, performance.now());
+    const from = Math.max(due, clock.now());
     settled.push(new Promise<void>((done) => pool.send({ due: from, request: requests.for(index), done })));
   }
   await Promise.all(settled);
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = (clock.now() - started) / 1000;
   pool.close();
   return { ...pool.outcome(), seconds };
 }
@@ -107,6 +117,7 @@ class SocketPool {
     private readonly target: URL,
     private readonly size: number,
     private readonly timeoutMs: number,
+    private readonly clock: Clock,
   ) {
     // One timer for every request's timeout, instead of one per request.
     this.watchdog = setInterval(() => this.expire(), Math.min(250, timeoutMs));
@@ -129,9 +140,9 @@ class SocketPool {
   }
 
   private connect(): Connection {
-    const connection = new Connection(net.connect({ host: this.target.hostname, port: Number(this.target.port || 80), noDelay: true }), {
+    const connection = new Connection(net.connect({ host: this.target.hostname, port: Number(this.target.port || 80), noDelay: true }), this.clock, {
       answered: (pending, status) => {
-        this.latencies.push(performance.now() - pending.due);
+        this.latencies.push(this.clock.now() - pending.due);
         this.statuses[status] = (this.statuses[status] ?? 0) + 1;
         pending.done();
         this.release(connection);
@@ -172,7 +183,7 @@ class SocketPool {
   }
 
   private expire(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     for (const connection of this.busy) {
       const pending = connection.expireBefore(now - this.timeoutMs);
       if (!pending) continue;
@@ -199,6 +210,7 @@ class Connection {
 
   constructor(
     readonly socket: net.Socket,
+    private readonly clock: Clock,
     private readonly events: ConnectionEvents,
   ) {
     socket.on('data', (chunk: Buffer) => this.received(chunk));
@@ -208,7 +220,7 @@ class Connection {
 
   start(pending: Pending): void {
     this.current = pending;
-    this.sentAt = performance.now();
+    this.sentAt = this.clock.now();
     this.reader = new AnswerReader();
     this.socket.write(pending.request);
   }

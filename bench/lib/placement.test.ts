@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { expect } from 'chai';
+import { skipBecause } from '../../test/support/skips.js';
 import { autogroupOf, pin, placementMode, planPlacement, prioritize } from './placement.js';
 
 /** The nice value of every thread of process `pid`. */
@@ -51,7 +52,7 @@ describe('bench placement: the model server and the executor on separate CPUs', 
 
   it('binds a running process to the CPUs given, and leaves it alone when they are empty', function () {
     const plan = planPlacement('split', os.cpus().length);
-    if (plan.mode === 'shared') this.skip(); // one CPU or no taskset: nothing to bind
+    if (plan.mode === 'shared') skipBecause(this, 'one CPU or no taskset: nothing to bind');
     const child = spawn('sleep', ['30'], { stdio: 'ignore' });
     try {
       const before = allowedCpus(child.pid!);
@@ -65,7 +66,7 @@ describe('bench placement: the model server and the executor on separate CPUs', 
   });
 
   it('runs a process at the nice value given, every thread, and leaves it alone at 0', async function () {
-    if (process.getuid?.() !== 0) this.skip(); // a negative nice needs root
+    if (process.getuid?.() !== 0) skipBecause(this, 'a negative nice needs root');
     await withNodeChild(false, (pid) => {
       prioritize(pid, 0);
       expect(niceOf(pid)).to.satisfy((values: number[]) => values.every((value) => value === 0));
@@ -77,7 +78,7 @@ describe('bench placement: the model server and the executor on separate CPUs', 
   });
 
   it('lifts the autogroup of a process in a session of its own, as the model server is', async function () {
-    if (process.getuid?.() !== 0 || !autogroupOf(process.pid)) this.skip(); // needs root, and a kernel with autogroups
+    if (process.getuid?.() !== 0 || !autogroupOf(process.pid)) skipBecause(this, 'needs root, and a kernel with autogroups');
     await withNodeChild(true, (pid) => {
       expect(autogroupOf(pid)).to.not.equal(autogroupOf(process.pid));
       prioritize(pid, -10);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { skipBecause } from '../../test/support/skips.js';
 import { parseCpuLine, stealSince, type CpuTicks } from './steal.js';
 
 describe('bench: the VM’s steal time', () => {
@@ -19,7 +20,7 @@ describe('bench: the VM’s steal time', () => {
   });
 
   it('reads this machine’s /proc/stat', async function () {
-    if (process.platform !== 'linux') this.skip();
+    if (process.platform !== 'linux') skipBecause(this, '/proc/stat is Linux only');
     const { readFileSync } = await import('node:fs');
     const ticks = parseCpuLine(readFileSync('/proc/stat', 'utf8'));
     expect(ticks.total).to.be.greaterThan(0);

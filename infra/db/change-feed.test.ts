@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { pino } from 'pino';
-import { sharedDatabase, sharedDatabaseUrl, usingPostgres } from '../../test/support/database.js';
+import { sharedDatabase, sharedDatabaseUrl } from '../../test/support/database.js';
+import { needsPostgres } from '../../test/support/skips.js';
 import { startTestPlatform, makeUser, makeWorkspace, login, type TestPlatform } from '../../test/support/platform.js';
 import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Db } from './database.js';
@@ -60,7 +61,7 @@ describe('change feed: request-path caches follow every change', () => {
   });
 
   it('moves it when another connection commits a change (the table triggers notify)', async function () {
-    if (!usingPostgres()) this.skip();
+    needsPostgres(this, 'PGlite belongs to one process: no other connection writes');
     const before = feed.generation('identity');
     await writeElsewhere('update workspaces set disabled = disabled where id = $1', [-1]);
     await until(() => feed.generation('identity') !== before, 'the notification');
@@ -96,7 +97,7 @@ describe('change feed: request-path caches follow every change', () => {
     });
 
     it('refuses a user disabled by another process on the next request after its notification', async function () {
-      if (!usingPostgres()) this.skip();
+      needsPostgres(this, 'PGlite belongs to one process: no other connection writes');
       const user = await makeUser(t.platform);
       const ws = await makeWorkspace(t.platform, [[user, 'user']]);
       const { access } = await login(t.auth, user, ws.name);

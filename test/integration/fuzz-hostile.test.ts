@@ -1,17 +1,23 @@
 import { expect } from 'chai';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { startTestPlatform, makeStaff, unique, type TestPlatform } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { getAsIs, type Reply } from '../support/http.js';
+import { until } from '../support/until.js';
 
 // Hostile input: bodies and uploads over the limits, malformed multipart, path
 // traversal in file names, deeply nested JSON, and unicode edge cases in
 // names. Each is refused with the documented 4xx and the error body, and
-// leaves nothing behind: no row, no file on disk, the upload id still usable.
+// leaves nothing behind: no row added or changed, no file on disk, the upload
+// id still usable.
 
 const LIMITS = { maxBodyBytes: 64 * 1024, maxUploadBytes: 32 * 1024, maxLogoBytes: 4096 };
+
+/** Every table with a workspace_id: where a request of the tenant could write. */
+const TENANT_TABLES = ['storage_configs', 'files', 'uploads', 'deployments', 'models', 'model_counts', 'sessions', 'invocations', 'datasets', 'memberships', 'invitations', 'api_tokens', 'oauth_applications', 'refresh_token_families', 'workspace_logos'];
 
 describe('hostile input is refused with the documented 4xx and leaves nothing written', function () {
   this.timeout(300_000);
@@ -42,32 +48,43 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
     await t?.close();
   });
 
-  /** Rows and files that a refused request must not have added. */
+  /**
+   * What a refused request must leave as it was: the count and a digest of
+   * the contents of every table the tenant's rows live in (so an update shows
+   * as well as an insert), every workspace, and each file on disk with a
+   * digest of its bytes.
+   */
   async function written() {
     const db = t.platform.db;
-    const count = async (table: string, where: Record<string, unknown> = {}) => Number(((await db(table).where(where).count('* as n').first()) as { n: number }).n);
-    const ws = { workspace_id: owner.ws.id };
-    return {
-      files: await count('files', ws),
-      storage: await count('storage_configs', ws),
-      deployments: await count('deployments', ws),
-      models: await count('models'),
-      workspaces: await count('workspaces'),
-      invocations: await count('invocations', ws),
-      logos: await count('workspace_logos'),
-      onDisk: listFiles(t.dataDir).filter((f) => !f.includes(`${path.sep}keys${path.sep}`)),
+    const digest = async (table: string, where: Record<string, unknown>) => {
+      const row = (await db(`${table} as t`).where(where).first(db.raw('count(*)::int as n'), db.raw(`coalesce(md5(string_agg(t::text, '|' order by t::text)), '') as digest`))) as { n: number; digest: string };
+      return `${row.n} ${row.digest}`;
     };
+    const rows: Record<string, string> = { workspaces: await digest('workspaces', {}) };
+    for (const table of TENANT_TABLES) rows[table] = await digest(table, { workspace_id: owner.ws.id });
+    const onDisk = listFiles(t.dataDir)
+      .filter((f) => !f.includes(`${path.sep}keys${path.sep}`))
+      .map((f) => `${f} ${crypto.createHash('sha256').update(fs.readFileSync(f)).digest('hex')}`);
+    return { rows, onDisk };
+  }
+
+  /** Runs `act` and expects that nothing was written (see `written`). */
+  async function unchanged<T>(act: () => Promise<T>): Promise<T> {
+    // The relay marks new invocations published in the background: only once it has, is a row's content the request's alone.
+    await until(async () => !(await t.platform.db('invocations').where({ workspace_id: owner.ws.id, published_at: null }).first('id')), 'the relay to publish the tenant\'s invocations');
+    const before = await written();
+    const result = await act();
+    expect(await written(), 'nothing written').to.deep.equal(before);
+    return result;
   }
 
   /** Runs `act`, expects the status and the error body, and that nothing was written. */
   async function refused(act: () => Promise<Reply>, status: number | number[], code?: string) {
-    const before = await written();
-    const reply = await act();
+    const reply = await unchanged(act);
     const expected = Array.isArray(status) ? status : [status];
     expect(expected, `status ${reply.status}: ${reply.text.slice(0, 300)}`).to.include(reply.status);
     expect(reply.body, reply.text.slice(0, 300)).to.include.keys('message', 'message_code');
     if (code) expect(reply.body.message_code).to.equal(code);
-    expect(await written(), 'nothing written').to.deep.equal(before);
     return reply;
   }
 
@@ -139,7 +156,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
       const id = await ticket();
       await fc.assert(
         fc.asyncProperty(fc.string({ unit: 'binary', maxLength: 300 }), fc.constantFrom('--XyZ\r\n', '--XyZ\r\nContent-Disposition: form-data; name="file"; filename="', ''), async (noise, prefix) => {
-          const reply = await proxyUpload(id, prefix + noise);
+          const reply = await unchanged(() => proxyUpload(id, prefix + noise));
           expect(reply.status, reply.text).to.be.within(400, 499);
         }),
         { numRuns: 40 },
@@ -154,24 +171,22 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
       it(`stores ${JSON.stringify(name)} as a plain name inside the storage folder`, async () => {
         const id = await ticket({ file_name: name });
         const before = listFiles(t.dataDir);
+        const state = await written();
         const reply = await proxyUpload(id, fileForm('payload', name));
-        // Stored under a cleaned name, or (a NUL in a part header) refused as malformed.
+        // Stored under a cleaned name, or (a NUL in a part header) refused as malformed, leaving nothing.
         expect([201, 400], reply.text).to.include(reply.status);
         if (reply.status === 201) {
           expect(reply.body.file_name).to.not.match(/[/\\\u202e]|^\.\.?$/);
           expect(reply.body.file_name).to.not.include('\u0000');
-        }
+        } else expect(await written(), 'nothing written').to.deep.equal(state);
         const added = listFiles(t.dataDir).filter((f) => !before.includes(f));
         expect(added.every((f) => f.startsWith(path.join(t.dataDir, 'files') + path.sep)), `new files: ${added.join(', ')}`).to.equal(true);
       });
     }
 
     it('refuses a NUL in a file name with 400 naming the field, before anything is stored', async () => {
-      const before = listFiles(t.dataDir);
-      const reply = await t.private.post(`/api/storage/${storageKey}/files/request_upload`, { token: owner.token, json: { file_name: 'nul\u0000.txt', content_type: 'text/plain' } });
-      expect(reply.status).to.equal(400);
+      const reply = await refused(() => t.private.post(`/api/storage/${storageKey}/files/request_upload`, { token: owner.token, json: { file_name: 'nul\u0000.txt', content_type: 'text/plain' } }), 400);
       expect(reply.body.details).to.deep.equal([{ field: 'file_name', message: 'must not contain NUL characters' }]);
-      expect(listFiles(t.dataDir)).to.deep.equal(before);
     });
 
     it('refuses a storage folder outside the storage root with 400', async () => {
@@ -211,8 +226,7 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
     });
 
     it('still accepts nesting within the limit (refused for its content, not its depth)', async () => {
-      const reply = await t.private.request('POST', '/api/storage', { token: owner.token, rawBody: `{"storage_key":"deep","storage_class":"x","connector_init":{"a":${nested(90)}}}`, headers: { 'content-type': 'application/json' } });
-      expect(reply.status).to.equal(400);
+      const reply = await refused(() => t.private.request('POST', '/api/storage', { token: owner.token, rawBody: `{"storage_key":"deep","storage_class":"x","connector_init":{"a":${nested(90)}}}`, headers: { 'content-type': 'application/json' } }), 400);
       expect(reply.body.message).to.not.match(/nested/);
     });
 

@@ -67,6 +67,14 @@ describe('metrics against a real Prometheus', () => {
     writeTargetsFile(JSON.stringify([{ targets: urls.map((url) => new URL(url).host), labels: { didyma_test_run: String(process.pid) } }]));
   }
 
+  /** The value of one series on the executor's own /metrics, the page Prometheus scrapes. */
+  async function exposed(name: string, labels: Record<string, string>): Promise<number> {
+    const page = await (await fetch(`${executor.healthUrl}/metrics`)).text();
+    const line = page.split('\n').find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([key, value]) => l.includes(`${key}="${value}"`)));
+    expect(line, `${name} on the executor's /metrics`).to.be.a('string');
+    return Number(line!.split(' ').pop());
+  }
+
   /** Atomically, so Prometheus never reads half a file. */
   function writeTargetsFile(content: string): void {
     const temporary = `${targetsFile}.${process.pid}.tmp`;
@@ -160,7 +168,10 @@ describe('metrics against a real Prometheus', () => {
     const both = await metric('last_model_invocation_duration_seconds', a.token, model);
     expect(both.body.data.result.map((r: any) => r.metric.success)).to.deep.equal(['true']);
     const succeeded = await metric('last_model_invocation_duration_seconds', a.token, { ...model, success: 'true' });
-    expect(Number(valueOf(succeeded))).to.be.greaterThan(0).and.lessThan(60);
+    // What the executor measured and exposes, exactly, rather than a plausible range of wall time.
+    const measured = await exposed('didyma_last_invocation_duration_seconds', { workspace: a.ws.name, ...model, success: 'true' });
+    expect(measured).to.be.greaterThan(0);
+    expect(Number(valueOf(succeeded))).to.equal(measured);
     expect(succeeded.body.data.result[0].metric).to.deep.equal({ workspace: a.ws.name, ...model, success: 'true' });
     expect(valueOf(await metric('last_model_invocation_duration_seconds', a.token, { ...model, success: 'false' }))).to.equal('');
     const failed = await metric('last_model_invocation_duration_seconds', a.token, { model_code: 'always-fails', model_version: a.version, success: 'false' });

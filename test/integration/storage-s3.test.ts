@@ -126,8 +126,16 @@ describe('S3Storage against a real MinIO server', () => {
     await admin.removeBucket(bucket);
   });
 
-  it('passes check() for a reachable bucket with valid credentials', async () => {
-    await storage.check();
+  it('passes check() for a reachable bucket with valid credentials, and fails it once that bucket is gone', async () => {
+    expect(await storage.check().then(() => 'reachable', (e: unknown) => e)).to.equal('reachable');
+    // The same check against a bucket of its own, removed: it asked the server about that bucket.
+    const gone = `didyma-test-${randomUUID().slice(0, 8)}`;
+    await admin.makeBucket(gone);
+    const checked = classes.backend(S3_STORAGE, initFor({ bucket_name: gone }));
+    expect(await checked.check().then(() => 'reachable', (e: unknown) => e)).to.equal('reachable');
+    await admin.removeBucket(gone);
+    const error = await expectRejection(checked.check(), InputError);
+    expect(error.message).to.equal(`bucket ${gone} not reachable at endpoint ${parseEndpoint(server.endpoint, undefined).origin}: the bucket does not exist.`);
   });
 
   it('stores a small file in one request and serves it back with size, SHA-256 and content type', async () => {

@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import { loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { connect, type KubeApi } from '../../infra/kube/api.js';
+import { isNotFound } from '../../infra/kube/errors.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import type { KubeObject } from '../../infra/kube/resources.js';
 import { loadConfig } from '../../kernel/config/config.js';
@@ -27,6 +28,9 @@ export function apiFor(kubeconfig = kubeconfigPath()): KubeApi {
 
 export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
 
+/** CRDs of other projects whose objects the chart renders, written for the tests; a cluster's own copy is left alone. */
+export const FOREIGN_CRD_FILES = ['monitoring.coreos.com_servicemonitors.yaml'].map((file) => path.resolve('test/fixtures/kube', file));
+
 /**
  * A fresh namespace for one test file, on the test cluster with the CRDs
  * installed (never deleted: a bare control plane has no namespace controller
@@ -40,12 +44,23 @@ export async function testNamespace(prefix: string): Promise<KubeConnection> {
   return { namespace, api: async () => api };
 }
 
-/** Applies the CRDs of crds/ (server-side apply: idempotent) and waits until the API serves them. */
+/**
+ * Applies the CRDs of crds/ (server-side apply: idempotent), and the foreign
+ * ones of test/fixtures/kube unless the cluster has its own (the Prometheus
+ * operator's, say), then waits until the API serves them.
+ */
 async function installCrds(api: KubeApi): Promise<void> {
-  for (const file of CRD_FILES) {
+  for (const file of [...CRD_FILES, ...FOREIGN_CRD_FILES]) {
     // Typed through loadYaml: client-node serializes a CRD by its model's field names (x-kubernetes-validations is xKubernetesValidations).
     const crd = loadYaml<V1CustomResourceDefinition>(fs.readFileSync(file, 'utf8'));
     const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: crd.metadata!.name! } };
+    if (FOREIGN_CRD_FILES.includes(file)) {
+      const existing = await api.objects.read<V1CustomResourceDefinition>(ref).catch((error: unknown) => {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      });
+      if (existing && existing.metadata?.labels?.['didyma.io/test'] !== 'true') continue;
+    }
     await api.apply(crd, 'didyma-tests');
     await waitFor(`CRD ${ref.metadata.name} established`, async () => {
       const current = await api.objects.read<V1CustomResourceDefinition>(ref);

@@ -145,8 +145,24 @@ describe('Open Inference connectors against the demo model server', () => {
       expect(demo.stats()).to.deep.equal({});
     });
 
-    it('answers health when the server is ready', async () => {
-      await proxy().health();
+    it('answers health when the server is ready, and fails it when the server says it is not', async () => {
+      expect(await proxy().health().then(() => 'healthy', (e: unknown) => e)).to.equal('healthy');
+      // A server that is up but not ready: the proxy asks its readiness, not merely whether it answers.
+      const asked: string[] = [];
+      const notReady = http.createServer((req, res) => {
+        asked.push(req.url!);
+        res.writeHead(req.url === '/v2/health/live' ? 200 : 400, { 'content-type': 'application/json' }).end('{}');
+      });
+      await new Promise<void>((resolve) => notReady.listen(0, '127.0.0.1', resolve));
+      try {
+        const proxyOfNotReady = new OpenInferenceServerProxy({ server_proxy_url: `http://127.0.0.1:${(notReady.address() as AddressInfo).port}` }, deps);
+        const error = await proxyOfNotReady.health().catch((e: unknown) => e);
+        expect(error).to.be.instanceOf(UpstreamError);
+        expect((error as UpstreamError).upstreamStatus).to.equal(400);
+        expect(asked).to.deep.equal(['/v2/health/ready']);
+      } finally {
+        await new Promise((resolve) => (notReady.close(resolve), notReady.closeAllConnections()));
+      }
     });
   });
 });
