@@ -6,7 +6,7 @@ import { createDatabase, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed } from '../infra/db/change-feed.js';
 import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
-import { Authenticator } from '../features/auth/authenticator.js';
+import { Authenticator } from '../features/identity/authenticator.js';
 import { RateLimiter } from '../features/auth/rate-limit.js';
 import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
 import { LoginService } from '../features/identity/login.service.js';
