@@ -29,6 +29,7 @@ import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
+import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import { InvocationsService } from '../features/invocations/service.js';
 import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
@@ -116,7 +117,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     storage,
     uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
     deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener ?? kube?.listeners.deployments),
-    models: new ModelRegistrationService(db, connectors),
+    models: new ModelRegistrationService(db, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),
     datasets: new DatasetsService(db, catalog, storage, { maxBytes: config.datasetMaxBytes }),
