@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { FEATURES, checkLayers, importsOf, main } from './check-layers.js';
 
@@ -109,6 +110,10 @@ describe('the import-layer check (scripts/check-layers.ts)', () => {
       { specifier: './a.js', line: 1 },
       { specifier: './b.js', line: 3 },
     ]);
+  });
+
+  it('finds no import against the order in this repository', () => {
+    expect(checkLayers(fileURLToPath(new URL('..', import.meta.url)))).to.deep.equal([]);
   });
 
   it('exits non-zero naming each import against the order, and 0 when there is none', () => {
