@@ -61,10 +61,11 @@ interface Place {
 }
 
 function placeOf(relative: string): Place {
-  const [top = '', second] = relative.split('/');
+  const parts = relative.split('/');
+  const [top = '', second] = parts;
   const layer = LAYERS.findIndex((folders) => folders.includes(top));
-  const isFolder = second !== undefined && relative.split('/').length > 2;
-  return { layer: layer < 0 ? undefined : layer, top, feature: top === 'features' && isFolder ? second : undefined };
+  // features/<name>/… belongs to a feature folder; a file directly in features/ to none.
+  return { layer: layer < 0 ? undefined : layer, top, feature: top === 'features' && parts.length > 2 ? second : undefined };
 }
 
 /** Why an import from `from` to `to` breaks the order, or undefined when it keeps it. */
