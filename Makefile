@@ -33,6 +33,7 @@ run: build
 lint: install
 	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .
 	npm run lint:api --silent
+	npm run lint:layers --silent
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit

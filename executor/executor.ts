@@ -26,9 +26,6 @@ export interface InferenceProxy {
   infer(input: InferenceInput): Promise<{ response: string }>;
 }
 
-/** The server proxy of the deployment that serves a model. */
-export type ProxyResolver = (model: ModelRow) => Promise<InferenceProxy>;
-
 export interface ExecutorOptions {
   concurrency: number;
   leaseMs: number;
@@ -45,7 +42,8 @@ export interface ExecutorDeps {
   queue: WorkQueue;
   relay: OutboxRelay;
   logger: Logger;
-  resolveProxy: ProxyResolver;
+  /** The server proxy of the deployment that serves a model (ProxyResolver.resolve). */
+  resolveProxy: (model: ModelRow) => Promise<InferenceProxy>;
   options: ExecutorOptions;
   /** Observes each finished run (metrics). */
   onFinished?: (row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number) => void;

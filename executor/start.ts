@@ -2,34 +2,20 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Platform } from '../platform/platform.js';
 import { pingDatabase } from '../infra/db/database.js';
-import { deploymentsStore } from '../features/deployments/store.js';
-import { Executor, type InferenceProxy } from './executor.js';
+import { Executor } from './executor.js';
 
 /** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
-  // Kubernetes mode: the operator's proxy configuration (a ConfigMap, followed live); else the database.
-  const clusterProxies = platform.kube?.proxyResolver({ catalog: platform.connectorCatalog, http: platform.http });
-  await clusterProxies?.start();
-  const proxies = new Map<number, { proxy: InferenceProxy; until: number }>();
+  const { proxies } = platform;
+  await proxies.start();
   const executor = new Executor({
     db: platform.db,
     uploads: platform.services.uploads,
     queue: platform.queue,
     relay: platform.relay,
     logger: platform.logger.child({ component: 'executor' }),
-    resolveProxy: clusterProxies ? (model) => clusterProxies.resolve(model) : async (model) => {
-      // Deployments are never edited (only soft-deleted, which does not stop queued work):
-      // a short-lived proxy per deployment saves a query and a decryption per invocation.
-      const cached = proxies.get(model.deployment_id);
-      if (cached && cached.until > Date.now()) return cached.proxy;
-      const deployment = await deploymentsStore.byId(platform.db, model.deployment_id);
-      if (!deployment) throw new Error(`The deployment of ${model.model_code} ${model.version} no longer exists.`);
-      const proxy = platform.connectors.proxyOf(deployment);
-      if (proxies.size >= 1000) proxies.clear();
-      proxies.set(model.deployment_id, { proxy, until: Date.now() + 10_000 });
-      return proxy;
-    },
+    resolveProxy: (model) => proxies.resolve(model),
     options: {
       concurrency: config.executorConcurrency,
       leaseMs: config.executorLeaseSeconds * 1000,
@@ -39,7 +25,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
     onFinished: (row, model, outcome, seconds) => void platform.metrics.invocations.record(row, model, outcome, seconds),
   });
   await executor.start();
-  const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort, () => clusterProxies?.synced ?? true);
+  const health = options.healthPort === undefined ? undefined : await healthServer(platform, options.healthPort, () => proxies.synced);
   platform.logger.info({ concurrency: config.executorConcurrency, queue: config.amqpUrl ? 'rabbitmq' : 'in-process' }, 'executor started');
   return {
     executor,
@@ -47,7 +33,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
     healthUrl: health ? urlOf(health) : undefined,
     async close() {
       await executor.stop();
-      await clusterProxies?.stop();
+      await proxies.stop();
       await new Promise((resolve) => health?.close(resolve) ?? resolve(undefined));
     },
   };

@@ -6,7 +6,7 @@ import { createDatabase, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed } from '../infra/db/change-feed.js';
 import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
-import { Authenticator } from '../features/auth/authenticator.js';
+import { Authenticator } from '../features/identity/authenticator.js';
 import { RateLimiter } from '../features/auth/rate-limit.js';
 import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
 import { LoginService } from '../features/identity/login.service.js';
@@ -21,6 +21,7 @@ import { StorageClasses } from '../infra/storage/classes.js';
 import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
 import { UploadsService } from '../features/files/uploads.service.js';
 import { DeploymentConnectors } from '../features/deployments/connectors.js';
+import { DatabaseProxyResolver, type ProxyResolver } from '../features/deployments/proxy-resolver.js';
 import { DeploymentsService, type DeploymentListener } from '../features/deployments/service.js';
 import { ModelRegistrationService } from '../features/models/registration.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
@@ -28,12 +29,13 @@ import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
+import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import { InvocationsService } from '../features/invocations/service.js';
 import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
-import { createKubeSide } from '../infra/kube/wiring.js';
+import { createKubeSide } from './kube/wiring.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -93,7 +95,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookupFor: (port) => policy.lookupFor(port) });
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
-  const kube = createKubeSide(config, { db, box, logger });
+  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
+  // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
+  const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, connectors);
   const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), {
@@ -113,7 +117,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     storage,
     uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
     deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener ?? kube?.listeners.deployments),
-    models: new ModelRegistrationService(db, connectors),
+    models: new ModelRegistrationService(db, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),
     datasets: new DatasetsService(db, catalog, storage, { maxBytes: config.datasetMaxBytes }),
@@ -135,6 +139,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     http,
     connectorCatalog,
     connectors,
+    proxies,
     queue,
     relay,
     metrics,

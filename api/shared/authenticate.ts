@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { NotAllowedError, NotAuthenticatedError } from '../../kernel/errors/errors.js';
-import type { Authenticator } from '../../features/auth/authenticator.js';
+import type { Authenticator } from '../../features/identity/authenticator.js';
 import { isStaff, isSupervisor, type Principal } from '../../features/auth/principal.js';
 import { asGuard } from '../../infra/http/operations/routes.js';
 

@@ -4,7 +4,6 @@ import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
-import { modelsStore } from '../models/store.js';
 import { maskedInit, sealedKeys, sealSecrets, splitSecrets } from './secrets.js';
 import { deploymentsStore, type DeploymentRow } from './store.js';
 
@@ -75,7 +74,7 @@ export class DeploymentsService {
   /** Soft delete; refused while live models are served by it. */
   async remove(principal: Principal, key: string) {
     const row = await this.live(principal, key);
-    const users = await modelsStore.liveUsingDeployment(this.db, row.id);
+    const users = await deploymentsStore.liveModelsServed(this.db, row.id);
     if (users.length) {
       throw new ConflictError(`Deployment "${key}" serves ${users.map((m) => `${m.model_code} ${m.version}`).join(', ')}; delete those models first.`, 'in_use');
     }

@@ -27,5 +27,8 @@ export const deploymentsStore = {
   listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
   /** A page of the workspace's live deployments, newest first. */
   pageLive: (db: Runner, workspaceId: number, page: Page) => keysetPage<DeploymentRow>(live(db, workspaceId), page, { table: 'deployments', idType: 'integer' }),
+  /** The live models a deployment serves: while there is one, it cannot be deleted. */
+  liveModelsServed: (db: Runner, id: number) =>
+    db('models').where({ deployment_id: id }).whereNull('deleted_at').select('model_code', 'version') as Promise<Array<{ model_code: string; version: string }>>,
   markDeleted: (db: Runner, id: number) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
 };

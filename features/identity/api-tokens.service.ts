@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.js';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
-import { API_TOKEN_PREFIX } from '../auth/authenticator.js';
+import { API_TOKEN_PREFIX } from './authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import { apiTokensStore } from './api-tokens.store.js';
 import type { Page } from './workspaces.store.js';

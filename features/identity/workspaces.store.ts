@@ -10,6 +10,12 @@ const memberOf = (db: Runner, userId: number) => db('memberships').select('works
 export const workspacesStore = {
   liveById: (db: Runner, id: number) => live(db).findById(id),
   liveByName: (db: Runner, name: string) => live(db).findOne({ name }),
+  /** The name of any workspace, deleted ones included: a name never changes, so callers may keep it. */
+  nameOf: async (db: Runner, id: number): Promise<string> => {
+    const row = (await db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
+    if (!row) throw new Error(`Workspace ${id} does not exist.`);
+    return row.name;
+  },
   /** Any workspace, deleted ones included: names stay reserved forever. */
   nameTaken: async (db: Runner, name: string) => Boolean(await WorkspaceRow.query(db).findOne({ name })),
   insert: (db: Runner, name: string, disabled: boolean, createdById: number | null) =>

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/database.js';
+import type { Db, Runner } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import { filesStore } from '../files/store.js';
@@ -7,7 +7,6 @@ import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import { modelsStore, type NewModelRow } from './store.js';
-import { DELETED_BEFORE_RUN, invocationState } from '../invocations/state.js';
 import { presentChain } from './present.js';
 
 interface Resolved {
@@ -17,11 +16,18 @@ interface Resolved {
   payload: CompletePayload;
 }
 
+/**
+ * Ends, inside the deletion's transaction, the queued work of deleted models:
+ * the invocations feature, above this one, writes invocation state.
+ */
+export type EndQueuedWork = (trx: Runner, modelIds: number[]) => Promise<unknown>;
+
 /** Registration and deletion of models with their explainer chains (supervisors, private server). */
 export class ModelRegistrationService {
   constructor(
     private readonly db: Db,
     private readonly connectors: DeploymentConnectors,
+    private readonly endQueuedWork: EndQueuedWork,
   ) {}
 
   /**
@@ -51,7 +57,7 @@ export class ModelRegistrationService {
     const ids = chain.map((m) => m.id);
     await this.db.transaction(async (trx) => {
       await modelsStore.markDeleted(trx, ids);
-      await invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN);
+      await this.endQueuedWork(trx, ids);
     });
   }
 

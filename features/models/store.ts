@@ -76,8 +76,6 @@ export const modelsStore = {
     return chain;
   },
   markDeleted: (db: Runner, ids: number[]) => db('models').whereIn('id', ids).whereNull('deleted_at').update({ deleted_at: new Date() }),
-  liveUsingDeployment: (db: Runner, deploymentId: number) =>
-    db<ModelRow>('models').where({ deployment_id: deploymentId }).whereNull('deleted_at').select('model_code', 'version'),
 };
 
 // knex hands arrays to pg as Postgres arrays; JSON columns need explicit text.

@@ -5,8 +5,7 @@ import { parse } from 'yaml';
 import { responseAjv } from './operations/ajv.js';
 import { errorHandler } from './errors.js';
 import { createLogger } from '../logging/logger.js';
-import { AppError, InputError, NotFoundError, RateLimitedError } from '../../kernel/errors/errors.js';
-import { chainOf, MAX_EXPLAINERS, type ModelPayload } from '../../features/models/payload.js';
+import { InputError, NotFoundError, RateLimitedError } from '../../kernel/errors/errors.js';
 import { UpstreamError } from '../connectors/errors.js';
 import { fieldError } from '../storage/init-fields.js';
 import { notEnabledError } from '../storage/filesystem-class.js';
@@ -17,16 +16,10 @@ import { notEnabledError } from '../storage/filesystem-class.js';
 
 const DOCUMENTS = ['api/auth/openapi.yaml', 'api/private/openapi.yaml', 'api/public/openapi.yaml'];
 
-function explainerChainTooLong(): ModelPayload {
-  const link = (depth: number): ModelPayload => ({ model_code: `m${depth}`, version: '1', name: 'm', description: '', input_schema: { type: 'json' }, output_schema: { type: 'json' }, model_card_file_id: '00000000-0000-0000-0000-000000000000', ...(depth < MAX_EXPLAINERS + 1 ? { explainer: link(depth + 1) } : {}) });
-  return link(0);
-}
-
 /** The errors the services throw, each with the details it carries: made, or thrown by the code that throws it. */
 const thrown: Record<string, () => unknown> = {
   'a validation error with details': () => new InputError('name: too long.', [{ field: 'name', message: 'too long' }]),
   'a validation error without details': () => new InputError('The request body is required.'),
-  'too many explainers': () => chainOf(explainerChainTooLong()),
   'a storage field': () => fieldError('connector_init.bucket', 'connector_init.bucket must be a string'),
   'a storage class not enabled': () => notEnabledError(),
   'an upstream failure': () => new UpstreamError('dep-1', 'the model server at http://10.0.0.1 failed', true),
@@ -74,15 +67,5 @@ describe('the error body', () => {
     expect(validate({ message: 'm', message_code: 'c', details: { field: 'password', problems: ['short'] } })).to.equal(false);
     expect(validate({ message: 'm', message_code: 'c', details: [{ field: 'f', max: 10 }] })).to.equal(false);
     expect(validate({ message: 'm', message_code: 'c', details: [{ field: 'f', message: 'bad' }] })).to.equal(true);
-  });
-
-  it('lists the details of an explainer chain that is too long under its field', () => {
-    let error: AppError | undefined;
-    try {
-      chainOf(explainerChainTooLong());
-    } catch (caught) {
-      error = caught as AppError;
-    }
-    expect(error?.details).to.deep.equal([{ field: 'explainer', message: `at most ${MAX_EXPLAINERS} explainers` }]);
   });
 });

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { KubeConnection } from './connection.js';
 
 /** The decoded data of a Secret. */
@@ -11,19 +12,14 @@ export async function readSecret(kube: KubeConnection, name: string): Promise<Re
  * every invocation, and a rotated credential is picked up within `ttlMs`.
  */
 export class SecretCache {
-  private readonly entries = new Map<string, { data: Record<string, string>; until: number }>();
+  private readonly entries: LRUCache<string, Record<string, string>>;
 
-  constructor(
-    private readonly kube: KubeConnection,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(kube: KubeConnection, ttlMs: number, max = 1000) {
+    // fetch() reads a Secret once however many invocations ask for it at the same moment.
+    this.entries = new LRUCache<string, Record<string, string>>({ max, ttl: ttlMs, fetchMethod: (name) => readSecret(kube, name) });
+  }
 
   async get(name: string): Promise<Record<string, string>> {
-    const cached = this.entries.get(name);
-    if (cached && cached.until > this.now()) return cached.data;
-    const data = await readSecret(this.kube, name);
-    this.entries.set(name, { data, until: this.now() + this.ttlMs });
-    return data;
+    return (await this.entries.fetch(name))!;
   }
 }

@@ -4,7 +4,7 @@ import { LABELS } from '../../infra/kube/constants.js';
 import { configEntryKey, resourceName, secretName } from '../../infra/kube/names.js';
 import type { KubeApi } from '../../infra/kube/api.js';
 import { isNotFound } from '../../infra/kube/errors.js';
-import { DesiredStateResync } from '../../infra/kube/resync.js';
+import { DesiredStateResync } from '../../platform/kube/resync.js';
 import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../../infra/db/database.js';
 import type { SecretBox } from '../../../infra/crypto/secrets.js';
-import type { Authenticator } from '../../../features/auth/authenticator.js';
+import type { Authenticator } from '../../../features/identity/authenticator.js';
 import type { Principal } from '../../../features/auth/principal.js';
 import type { LoginService, TokenPair } from '../../../features/identity/login.service.js';
 import type { WorkspacesService } from '../../../features/identity/workspaces.service.js';

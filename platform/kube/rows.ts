@@ -1,8 +1,8 @@
-import type { Runner } from '../db/database.js';
-import type { SecretBox } from '../crypto/secrets.js';
+import type { Runner } from '../../infra/db/database.js';
+import type { SecretBox } from '../../infra/crypto/secrets.js';
+import { scalarValues, stringValues, type Desired, type DesiredDeployment, type DesiredStorage } from '../../infra/kube/desired.js';
 import type { DeploymentRow } from '../../features/deployments/store.js';
 import type { StorageConfigRow } from '../../features/files/store.js';
-import { scalarValues, stringValues, type Desired, type DesiredDeployment, type DesiredStorage } from './desired.js';
 
 // The database as the source of the desired state: rows to desired resources.
 
@@ -19,12 +19,6 @@ export function desiredDeployment(row: DeploymentRow, workspace: string, secrets
 
 export function desiredStorage(row: StorageConfigRow, workspace: string, secrets: Record<string, string>): DesiredStorage {
   return { kind: 'storage', workspace, key: row.storage_key, className: row.storage_class, init: scalarValues(row.connector_init), secrets };
-}
-
-export async function workspaceName(db: Runner, id: number): Promise<string> {
-  const row = (await db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
-  if (!row) throw new Error(`Workspace ${id} does not exist`);
-  return row.name;
 }
 
 type WithWorkspace<T> = T & { workspace_name: string };

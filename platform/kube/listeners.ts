@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { SecretBox } from '../crypto/secrets.js';
+import type { SecretBox } from '../../infra/crypto/secrets.js';
+import { clusterWrite, type DesiredStateWriter } from '../../infra/kube/writer.js';
 import type { DeploymentListener } from '../../features/deployments/service.js';
 import type { StorageListener } from '../../features/files/storage.service.js';
 import { desiredDeployment, desiredStorage } from './rows.js';
-import { clusterWrite, type DesiredStateWriter } from './writer.js';
 
 /** The hooks the deployment and storage services call inside their transactions, in Kubernetes mode. */
 export function kubeListeners(writer: DesiredStateWriter, box: SecretBox, logger: Logger): { deployments: DeploymentListener; storage: StorageListener } {

@@ -1,13 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { demoDeployment, filesystemStorage, modelPayload, queuedPredict, startDemoModelServer, startIrisSession, tenant, upload, type IrisSession } from '../../test/support/fixtures.js';
-import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
-import { until } from '../../test/support/until.js';
-import { startExecutor } from '../../executor/start.js';
-import type { DemoModelServer } from '../../demo/model-server/server.js';
-import { invocationState } from './state.js';
-import { invocationsStore, type InvocationRow } from './store.js';
+import { demoDeployment, filesystemStorage, modelPayload, queuedPredict, startDemoModelServer, startIrisSession, tenant, upload, type IrisSession } from '../test/support/fixtures.js';
+import { startTestPlatform, unique, type TestPlatform } from '../test/support/platform.js';
+import { until } from '../test/support/until.js';
+import { startExecutor } from './start.js';
+import type { DemoModelServer } from '../demo/model-server/server.js';
+import { invocationState } from '../features/invocations/state.js';
+import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
 
 describe('session context of need_context models: the latest N invocations within a byte budget', () => {
   let iris: IrisSession;

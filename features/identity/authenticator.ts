@@ -2,11 +2,11 @@ import type { Db } from '../../infra/db/database.js';
 import type { Role } from '../../infra/db/models.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { sha256 } from '../../infra/crypto/random.js';
-import { apiTokensStore } from '../identity/api-tokens.store.js';
-import { permissionsFor, type Principal } from './principal.js';
+import { apiTokensStore } from './api-tokens.store.js';
+import { permissionsFor, type Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
-import type { AccessClaims, TokenService } from './tokens.js';
+import type { AccessClaims, TokenService } from '../auth/tokens.js';
 
 export const API_TOKEN_PREFIX = 'dy_';
 const LAST_USED_RESOLUTION_MS = 60_000;

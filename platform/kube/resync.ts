@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { SecretBox } from '../crypto/secrets.js';
-import { API_VERSION, KINDS, LABELS, MANAGED_BY } from './constants.js';
-import type { KubeConnection } from './connection.js';
-import { secretRef, type KubeObject } from './resources.js';
+import type { Db } from '../../infra/db/database.js';
+import type { SecretBox } from '../../infra/crypto/secrets.js';
+import { API_VERSION, KINDS, LABELS, MANAGED_BY } from '../../infra/kube/constants.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import { secretRef, type KubeObject } from '../../infra/kube/resources.js';
+import { planResync, type ResyncPlan } from '../../infra/kube/resync-plan.js';
+import type { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { liveDesired } from './rows.js';
-import { planResync, type ResyncPlan } from './resync-plan.js';
-import type { DesiredStateWriter } from './writer.js';
 
 export interface ResyncOptions {
   intervalMs: number;

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { unique } from '../../test/support/platform.js';
-import { IRIS, queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
-import { startExecutor } from '../../executor/start.js';
-import { DELETED_BEFORE_RUN, invocationState } from '../invocations/state.js';
-import { until } from '../../test/support/until.js';
-import { invocationsStore } from '../invocations/store.js';
+import { unique } from '../test/support/platform.js';
+import { IRIS, queuedPredict, startIrisSession, type IrisSession } from '../test/support/fixtures.js';
+import { startExecutor } from './start.js';
+import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
+import { until } from '../test/support/until.js';
+import { invocationsStore } from '../features/invocations/store.js';
 
 describe('deleting a model: its queued work ends in a clear state and never runs', () => {
   let iris: IrisSession;

@@ -1,18 +1,19 @@
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import type { Db } from '../db/database.js';
-import type { ConnectorCatalog } from '../connectors/registry.js';
-import type { ServerProxy } from '../connectors/types.js';
-import type { HttpClient } from '../net/http-client.js';
-import type { ModelRow } from '../../features/models/store.js';
-import type { DeploymentRow } from '../../features/deployments/store.js';
-import type { KubeConnection } from './connection.js';
-import { configEntryKey, resourceName } from './names.js';
-import { paths } from './paths.js';
-import { parseEntries, type DeploymentEntry, type ProxyConfigEntry } from './proxy-config.js';
-import { RestartingInformer } from './informer.js';
-import type { KubeObject } from './resources.js';
-import { SecretCache } from './secrets.js';
-import { workspaceName } from './rows.js';
+import type { Runner } from '../../infra/db/database.js';
+import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
+import type { ServerProxy } from '../../infra/connectors/types.js';
+import type { HttpClient } from '../../infra/net/http-client.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import { configEntryKey, resourceName } from '../../infra/kube/names.js';
+import { paths } from '../../infra/kube/paths.js';
+import { parseEntries, type DeploymentEntry, type ProxyConfigEntry } from '../../infra/kube/proxy-config.js';
+import { RestartingInformer } from '../../infra/kube/informer.js';
+import type { KubeObject } from '../../infra/kube/resources.js';
+import { SecretCache } from '../../infra/kube/secrets.js';
+import { deploymentGone, type ProxyResolver, type ServedModel } from '../../features/deployments/proxy-resolver.js';
+import { deploymentsStore } from '../../features/deployments/store.js';
+import { workspacesStore } from '../../features/identity/workspaces.store.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
@@ -26,9 +27,15 @@ export interface ClusterProxyResolverDeps {
   configMap: string;
   catalog: ConnectorCatalog;
   http: HttpClient;
-  db: Db;
+  db: Runner;
   logger: Logger;
   secretTtlMs?: number;
+}
+
+/** Where a deployment's entry is in the ConfigMap, and its key for messages. */
+interface EntryOf {
+  entryKey: string;
+  deploymentKey: string;
 }
 
 /**
@@ -37,10 +44,12 @@ export interface ClusterProxyResolverDeps {
  * and the Secrets they name, so a changed configuration applies to the next
  * invocation without a restart.
  */
-export class ClusterProxyResolver {
+export class ClusterProxyResolver implements ProxyResolver {
   private entries = new Map<string, ProxyConfigEntry>();
   private readonly informer: RestartingInformer<ConfigMap>;
   private readonly secrets: SecretCache;
+  // A deployment's key and its workspace's name never change: its entry's key is read once.
+  private readonly entryKeys = new LRUCache<number, EntryOf>({ max: 1000 });
 
   constructor(private readonly deps: ClusterProxyResolverDeps) {
     this.secrets = new SecretCache(deps.kube, deps.secretTtlMs ?? 30_000);
@@ -71,15 +80,24 @@ export class ClusterProxyResolver {
   }
 
   /** The server proxy of the deployment that serves `model`. */
-  async resolve(model: ModelRow): Promise<ServerProxy> {
-    const deployment = await this.deps.db<DeploymentRow>('deployments').where({ id: model.deployment_id }).first();
-    if (!deployment) throw new Error(`The deployment of ${model.model_code} ${model.version} no longer exists.`);
-    const workspace = await workspaceName(this.deps.db, deployment.workspace_id);
-    const entry = this.entries.get(configEntryKey('deployment', resourceName('deployment', workspace, deployment.deployment_key)));
+  async resolve(model: ServedModel): Promise<ServerProxy> {
+    const { entryKey, deploymentKey } = await this.entryOf(model);
+    const entry = this.entries.get(entryKey);
     if (entry?.kind !== 'ModelDeployment') {
-      throw new NotConfiguredYet(`Deployment "${deployment.deployment_key}" has no proxy configuration yet (the operator has not reconciled its ModelDeployment).`);
+      throw new NotConfiguredYet(`Deployment "${deploymentKey}" has no proxy configuration yet (the operator has not reconciled its ModelDeployment).`);
     }
     return this.proxyOf(entry);
+  }
+
+  private async entryOf(model: ServedModel): Promise<EntryOf> {
+    const known = this.entryKeys.get(model.deployment_id);
+    if (known) return known;
+    const deployment = await deploymentsStore.byId(this.deps.db, model.deployment_id);
+    if (!deployment) throw deploymentGone(model);
+    const workspace = await workspacesStore.nameOf(this.deps.db, deployment.workspace_id);
+    const found = { entryKey: configEntryKey('deployment', resourceName('deployment', workspace, deployment.deployment_key)), deploymentKey: deployment.deployment_key };
+    this.entryKeys.set(model.deployment_id, found);
+    return found;
   }
 
   private async proxyOf(entry: DeploymentEntry): Promise<ServerProxy> {
