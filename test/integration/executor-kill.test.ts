@@ -135,6 +135,7 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
     const calls = [...accepted].map(([id, key]) => ({ id, calls: model.calls(key), leases: claims.get(id)?.length ?? 0, held: held.has(id) }));
     expect(calls.filter((c) => c.calls < 1 || c.calls > c.leases), 'invocations called never, or more often than they were claimed').to.deep.equal([]);
     expect(calls.filter((c) => !c.held && (c.leases !== 1 || c.calls !== 1)), 'invocations the killed executor did not hold, not claimed and called exactly once').to.deep.equal([]);
+    expect(calls.filter((c) => c.held && c.calls > 2), 'runs of the dead executor called more than twice').to.deep.equal([]);
     const repeated = calls.filter((c) => c.calls === 2);
     expect(repeated.every((c) => c.held), 'calls repeated only for runs of the dead executor').to.equal(true);
     // Its calls in flight at the kill were made again: the model server cannot be told a caller died.
