@@ -165,6 +165,8 @@ class RabbitConsumer implements Consumer {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
   private tag: { channel: import('amqplib').Channel; consumerTag: string; acks: AckWindow } | undefined;
+  /** The connection this consumer is subscribed on. */
+  private subscribedOn: ChannelModel | undefined;
 
   constructor(
     private readonly queue: RabbitQueue,
@@ -176,7 +178,14 @@ class RabbitConsumer implements Consumer {
   async subscribe(): Promise<void> {
     if (this.stopped) return;
     const connection = await this.queue.open();
-    const channel = await connection.createChannel();
+    // A first connection subscribes every consumer it knows, and consume() subscribes too: once per connection,
+    // or a second channel would consume past the prefetch and go on after stop() cancelled the other one.
+    if (this.subscribedOn === connection) return;
+    this.subscribedOn = connection;
+    const channel = await connection.createChannel().catch((error: unknown) => {
+      this.subscribedOn = undefined;
+      throw error;
+    });
     channel.on('error', (error) => this.logger.warn({ err: error }, 'rabbitmq consumer channel error'));
     const acks = new AckWindow(channel, { maxHeld: heldAcksOf(this.concurrency), maxDelayMs: ACK_DELAY_MS });
     channel.on('close', () => acks.close());

@@ -1,9 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createDemoModelServer } from '../../demo/model-server/server.js';
 import type { Client, Reply } from './http.js';
 import { startTestPlatform, type TestPlatform } from './platform.js';
 
@@ -435,4 +437,94 @@ export async function predictInNewSession(t: TestPlatform, token: string, modelP
   const finished = await finishedInvocation(t.public, token, `${path}/${created.body.id}`);
   const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
   return { created, finished, attempts: row.attempts as number };
+}
+
+// ---------------------------------------------------------------------------
+// Counting model calls
+
+/**
+ * The key of one inference request: its tensors by name with their data, as
+ * the Open Inference proxy sends a body of features (one tensor per feature).
+ */
+export function inferenceKey(features: Record<string, unknown>): string {
+  return Object.keys(features)
+    .sort()
+    .map((name) => `${name}=${JSON.stringify([features[name]])}`)
+    .join('&');
+}
+
+function keyOfRequest(text: string): string {
+  try {
+    const inputs = (JSON.parse(text) as { inputs?: Array<{ name: string; data: unknown[] }> }).inputs ?? [];
+    return [...inputs]
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((input) => `${input.name}=${JSON.stringify(input.data)}`)
+      .join('&');
+  } catch {
+    return text;
+  }
+}
+
+export interface CountingModelServer {
+  url: string;
+  /** Inference calls received for each request key (`inferenceKey` of the invocation's features). */
+  calls(key: string): number;
+  /** Inference calls received and not yet answered. */
+  inProgress(): number;
+  /** Inference calls received in all. */
+  total(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * The demo model server behind a front that counts every inference call it
+ * receives, per request, and answers each after `delayMs`: a slow model, so
+ * that executors hold work in flight, whose calls a test can count one by one.
+ */
+export async function countingModelServer(version: string, delayMs: number): Promise<CountingModelServer> {
+  const demo = createDemoModelServer({ version });
+  const { url: demoUrl } = await demo.listen(0, '127.0.0.1');
+  const counts = new Map<string, number>();
+  let inProgress = 0;
+  let total = 0;
+  const front = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks);
+        const inference = req.method === 'POST' && /\/infer$/.test(req.url ?? '');
+        if (inference) {
+          const key = keyOfRequest(body.toString('utf8'));
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+          total += 1;
+          inProgress += 1;
+          await sleep(delayMs);
+        }
+        try {
+          const answer = await fetch(`${demoUrl}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'GET' ? undefined : body });
+          const text = await answer.text();
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(text);
+        } catch (error) {
+          res.writeHead(502, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: String(error) }));
+        } finally {
+          if (inference) inProgress -= 1;
+        }
+      })();
+    });
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    calls: (key) => counts.get(key) ?? 0,
+    inProgress: () => inProgress,
+    total: () => total,
+    async close() {
+      front.closeAllConnections();
+      await new Promise((resolve) => front.close(resolve));
+      await demo.close();
+    },
+  };
 }
