@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
 import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
-import type { ModelRow } from '../features/models/store.js';
+import { modelsStore, type ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
 import { LeaseKeeper, LeaseLostError } from './lease.js';
 import type { UploadsService } from '../features/files/uploads.service.js';
@@ -67,7 +68,7 @@ export class Executor {
   private consumer: Consumer | undefined;
   // Model rows never change after registration but for their soft delete, which
   // does not stop queued work: a short-lived copy saves a query per invocation.
-  private readonly models = new Map<number, { row: ModelRow; until: number }>();
+  private readonly models = new LRUCache<number, ModelRow>({ max: 1000, ttl: MODEL_CACHE_MS });
   private readonly writes: RunWrites;
   /** Model calls in flight: at most `concurrency`, whatever the prefetch. */
   private readonly modelCalls: Slots;
@@ -127,7 +128,7 @@ export class Executor {
 
   /** COMPLETED under the run's lease, with its explanation queued when one is asked for; undefined when the lease was lost. */
   private async commit(row: InvocationRow, model: ModelRow, response: string): Promise<{ explanation?: InvocationRow } | undefined> {
-    const explainer = row.with_explanation ? await this.durably(() => this.explainerOf(model)) : undefined;
+    const explainer = row.with_explanation ? await this.durably(() => modelsStore.liveExplainerOf(this.deps.db, model.id)) : undefined;
     if (!explainer) return (await this.durably(() => this.writes.complete(row, response))) ? {} : undefined;
     const explanation = await this.durably(() => invocationState.completeAndExplain(this.deps.db, row, response, explainer));
     return explanation && { explanation };
@@ -190,15 +191,10 @@ export class Executor {
 
   private async modelOf(id: number): Promise<ModelRow> {
     const cached = this.models.get(id);
-    if (cached && cached.until > Date.now()) return cached.row;
-    const row = (await this.deps.db<ModelRow>('models').where({ id }).first())!;
-    if (this.models.size >= 1000) this.models.clear();
-    this.models.set(id, { row, until: Date.now() + MODEL_CACHE_MS });
+    if (cached) return cached;
+    const row = (await modelsStore.byId(this.deps.db, id))!;
+    this.models.set(id, row);
     return row;
-  }
-
-  private explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
-    return this.deps.db<ModelRow>('models').where({ explains_id: model.id }).whereNull('deleted_at').first();
   }
 }
 
