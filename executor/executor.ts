@@ -44,7 +44,8 @@ export interface ExecutorDeps {
   /** Reads file inputs and writes file outputs. */
   uploads: UploadsService;
   queue: WorkQueue;
-  relay: OutboxRelay;
+  /** Publishes the explanations a run queues. */
+  relay: Pick<OutboxRelay, 'dispatch'>;
   logger: Logger;
   resolveProxy: ProxyResolver;
   options: ExecutorOptions;
@@ -79,7 +80,6 @@ export class Executor {
   }
 
   async start(): Promise<void> {
-    this.deps.relay.start();
     // Twice the model calls are claimed ahead: the claim and completion round
     // trips of some runs overlap the model calls of others.
     this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency * PREFETCH_PER_CALL);
@@ -88,13 +88,12 @@ export class Executor {
   /** Stops consuming and waits for in-flight invocations (SIGTERM drain). */
   async stop(): Promise<void> {
     await this.consumer?.stop();
-    await this.deps.relay.stop();
   }
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
     const row = await this.durably(() => this.writes.claim(id));
-    if (!row) return; // finished, or held under another live lease (the relay sends it again if that lease runs out)
+    if (!row) return; // finished, or held under another live lease (the sweeper queues it again if that lease runs out)
     const log = logger.child({ invocationId: id, attempt: delivery.attempt, lease: row.attempts });
     const lease = new LeaseKeeper(db, row, options.leaseMs, log);
     try {

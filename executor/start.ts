@@ -5,7 +5,7 @@ import { pingDatabase } from '../infra/db/database.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { Executor, type InferenceProxy } from './executor.js';
 
-/** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */
+/** The executor of one process: consumer, and health and metrics endpoints (the platform runs the relay that publishes its explanations). */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
   // Kubernetes mode: the operator's proxy configuration (a ConfigMap, followed live); else the database.

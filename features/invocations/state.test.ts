@@ -46,7 +46,8 @@ describe('invocation state: every write is one transition of the table, allowed 
   let model: ModelRow;
   before(async () => {
     iris = await startIrisSession(unique('v'));
-    // The relay expires leases and publishes on its own every pass: stopped, so only the writes under test move rows.
+    // The sweeper expires leases and the relay publishes on their own: stopped, so only the writes under test move rows.
+    await iris.t.platform.sweeper.stop();
     await iris.t.platform.relay.stop();
     model = (await modelsStore.byId(iris.t.platform.db, iris.modelId))!;
   });
