@@ -51,7 +51,11 @@ describe('invocation state: every write is one transition of the table, allowed 
     await iris.t.platform.relay.stop();
     model = (await modelsStore.byId(iris.t.platform.db, iris.modelId))!;
   });
-  after(() => iris.close());
+  after(async () => {
+    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
+    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
+    await iris?.close();
+  });
 
   /** A row in `start`, its current lease being number 2, published long ago for the writes that forget publications. */
   async function rowIn(start: Start, write: Write): Promise<InvocationRow> {
