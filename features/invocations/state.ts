@@ -51,7 +51,7 @@ export const TRANSITIONS = {
   cancel: { from: ['QUEUED'], to: 'ERROR' },
   /** Marked published once the broker has it. */
   publish: { from: ['QUEUED'], to: 'QUEUED' },
-  /** Its publication forgotten (the broker lost it), so the relay publishes it again. */
+  /** Its publication forgotten (the broker, or an in-process queue that died, lost it), so the relay publishes it again. */
   unpublish: { from: ['QUEUED'], to: 'QUEUED' },
 } as const satisfies Record<string, { from: readonly InvocationStatus[]; to: InvocationStatus }>;
 
