@@ -22,14 +22,22 @@ export async function main(argv: string[]): Promise<void> {
     .addArgument(new Command().createArgument('<server>', 'auth | private | public | all').choices(['auth', 'private', 'public', 'all']))
     .action(async (server: string) => {
       const names: ServerName[] = server === 'all' ? ['auth', 'private', 'public'] : [server as ServerName];
-      await runUntilSignal(loadConfig(), (platform) => startServers(platform, names));
+      await runUntilSignal(loadConfig(), (platform) => {
+        // The public server queues invocations: it publishes them and sweeps lost runs back (auth and private queue none).
+        if (names.includes('public')) platform.start();
+        return startServers(platform, names);
+      });
     });
 
   program
     .command('executor')
     .description('Run queued invocations (RabbitMQ when DIDYMA_AMQP_URL is set)')
     .action(async () => {
-      await runUntilSignal(loadConfig(), async (platform) => [await startExecutor(platform, { healthPort: platform.config.executorPort })]);
+      await runUntilSignal(loadConfig(), async (platform) => {
+        // Executors queue explanations and hold leases: each publishes and sweeps too, so no lost run waits for a public server.
+        platform.start();
+        return [await startExecutor(platform, { healthPort: platform.config.executorPort })];
+      });
     });
 
   program
@@ -63,6 +71,8 @@ export async function main(argv: string[]): Promise<void> {
       await runUntilSignal(config, async (platform) => {
         await migrateLatest(platform.db);
         const result = await bootstrap(platform.db, config.adminEmail, config.adminPassword);
+        // One relay and one sweeper for the public server and the executor this process runs.
+        platform.start();
         const servers = await startServers(platform, ['auth', 'private', 'public']);
         const executor = await startExecutor(platform, { healthPort: config.executorPort });
         const demo = createDemoModelServer();

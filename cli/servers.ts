@@ -64,8 +64,6 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
     public: platform.config.publicPort,
   };
   const running: RunningServer[] = [];
-  // The public server queues invocations: its relay publishes them.
-  if (names.includes('public')) platform.relay.start();
   // The private server writes custom resources (Kubernetes mode): it also repairs their drift.
   if (names.includes('private')) platform.kube?.resync.start();
   for (const name of names) {

@@ -1,12 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
 import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
 import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
-import type { ModelRow } from '../features/models/store.js';
+import { modelsStore, type ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
 import { LeaseKeeper, LeaseLostError } from './lease.js';
 import type { UploadsService } from '../features/files/uploads.service.js';
@@ -40,7 +41,8 @@ export interface ExecutorDeps {
   /** Reads file inputs and writes file outputs. */
   uploads: UploadsService;
   queue: WorkQueue;
-  relay: OutboxRelay;
+  /** Publishes the explanations a run queues. */
+  relay: Pick<OutboxRelay, 'dispatch'>;
   logger: Logger;
   /** The server proxy of the deployment that serves a model (ProxyResolver.resolve). */
   resolveProxy: (model: ModelRow) => Promise<InferenceProxy>;
@@ -65,7 +67,7 @@ export class Executor {
   private consumer: Consumer | undefined;
   // Model rows never change after registration but for their soft delete, which
   // does not stop queued work: a short-lived copy saves a query per invocation.
-  private readonly models = new Map<number, { row: ModelRow; until: number }>();
+  private readonly models = new LRUCache<number, ModelRow>({ max: 1000, ttl: MODEL_CACHE_MS });
   private readonly writes: RunWrites;
   /** Model calls in flight: at most `concurrency`, whatever the prefetch. */
   private readonly modelCalls: Slots;
@@ -76,7 +78,6 @@ export class Executor {
   }
 
   async start(): Promise<void> {
-    this.deps.relay.start();
     // Twice the model calls are claimed ahead: the claim and completion round
     // trips of some runs overlap the model calls of others.
     this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency * PREFETCH_PER_CALL);
@@ -85,13 +86,12 @@ export class Executor {
   /** Stops consuming and waits for in-flight invocations (SIGTERM drain). */
   async stop(): Promise<void> {
     await this.consumer?.stop();
-    await this.deps.relay.stop();
   }
 
   async handle(id: string, delivery: Delivery): Promise<void> {
     const { db, logger, options } = this.deps;
     const row = await this.durably(() => this.writes.claim(id));
-    if (!row) return; // finished, or held under another live lease (the relay sends it again if that lease runs out)
+    if (!row) return; // finished, or held under another live lease (the sweeper queues it again if that lease runs out)
     const log = logger.child({ invocationId: id, attempt: delivery.attempt, lease: row.attempts });
     const lease = new LeaseKeeper(db, row, options.leaseMs, log);
     try {
@@ -125,7 +125,7 @@ export class Executor {
 
   /** COMPLETED under the run's lease, with its explanation queued when one is asked for; undefined when the lease was lost. */
   private async commit(row: InvocationRow, model: ModelRow, response: string): Promise<{ explanation?: InvocationRow } | undefined> {
-    const explainer = row.with_explanation ? await this.durably(() => this.explainerOf(model)) : undefined;
+    const explainer = row.with_explanation ? await this.durably(() => modelsStore.liveExplainerOf(this.deps.db, model.id)) : undefined;
     if (!explainer) return (await this.durably(() => this.writes.complete(row, response))) ? {} : undefined;
     const explanation = await this.durably(() => invocationState.completeAndExplain(this.deps.db, row, response, explainer));
     return explanation && { explanation };
@@ -188,15 +188,10 @@ export class Executor {
 
   private async modelOf(id: number): Promise<ModelRow> {
     const cached = this.models.get(id);
-    if (cached && cached.until > Date.now()) return cached.row;
-    const row = (await this.deps.db<ModelRow>('models').where({ id }).first())!;
-    if (this.models.size >= 1000) this.models.clear();
-    this.models.set(id, { row, until: Date.now() + MODEL_CACHE_MS });
+    if (cached) return cached;
+    const row = (await modelsStore.byId(this.deps.db, id))!;
+    this.models.set(id, row);
     return row;
-  }
-
-  private explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
-    return this.deps.db<ModelRow>('models').where({ explains_id: model.id }).whereNull('deleted_at').first();
   }
 }
 

@@ -98,7 +98,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
 
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
     needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
     const [held, free] = await queue(2);
     const trx = await t.platform.db.transaction();
     try {
@@ -116,7 +116,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
   });
 
   it('leaves a row the executor claimed before its mark as it is: no further update of a run already past QUEUED', async () => {
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
     const [claimed, waiting] = await queue(2);
     await new RunWrites(t.platform.db, 60_000).claim(claimed!);
     const version = async (id: string) => ((await t.platform.db('invocations').where({ id }).first(t.platform.db.raw('xmin::text as v'))) as { v: string }).v;
@@ -138,7 +138,7 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepares them
     try {
       for (let run = 0; run < 12; run++) {
-        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, republishAfterMs: 600_000, dispatchGraceMs: 2000 });
+        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
         const writes = new RunWrites(db, 60_000);
         const ids = await queue(1 + (run % 3), db);
         for (const id of ids) relay.dispatch(id);

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/platform.js';
 import { pingDatabase } from '../infra/db/database.js';
 import { Executor } from './executor.js';
 
-/** The executor of one process: consumer, relay (for explanation invocations), and health and metrics endpoints. */
+/** The executor of one process: consumer, and health and metrics endpoints (the platform runs the relay that publishes its explanations). */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
   const { proxies } = platform;

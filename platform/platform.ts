@@ -30,6 +30,7 @@ import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
+import { Sweeper } from '../features/invocations/sweeper.js';
 import { InvocationsService } from '../features/invocations/service.js';
 import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
@@ -103,10 +104,12 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), {
     batchSize: 200,
     pollMs: config.relayPollMs,
-    republishAfterMs: 10 * 60_000,
     dispatchGraceMs: 2000,
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
+  // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
+  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, () => relay.kick());
+  let started = false;
   const catalog = new ModelCatalogService(db, readCache);
   const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
@@ -142,12 +145,24 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     proxies,
     queue,
     relay,
+    sweeper,
     metrics,
     services,
     kube,
     now,
+    /**
+     * Starts the background loops of invocations, the outbox relay and the
+     * sweeper, once however often it is asked; `close` stops them.
+     */
+    start() {
+      if (started) return;
+      started = true;
+      relay.start();
+      sweeper.start();
+    },
     async close() {
       await kube?.resync.stop();
+      await sweeper.stop();
       await relay.stop();
       prometheus?.close();
       if (!options.queue) await queue.close();

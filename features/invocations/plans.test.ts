@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { unique } from '../../test/support/platform.js';
-import { RUN_WRITES_SQL, invocationState, relayScans } from './state.js';
+import { RUN_WRITES_SQL, TRANSITIONS, invocationState, scans } from './state.js';
 
 /** knex's `?` placeholders as PostgreSQL's `$1, $2…`, for PREPARE. */
 const numbered = (sql: string) => {
@@ -45,14 +45,19 @@ describe('invocations: statements that run often, or once per row, never read th
     await db('invocations').whereIn('id', ids.slice(20, 30)).update({ status: 'IN_PROGRESS', lease_expires_at: db.fn.now() });
     await db.raw('analyze invocations');
   });
-  after(() => iris.close());
+  after(async () => {
+    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
+    await iris?.t.platform.db('invocations').whereIn('id', ids ?? []).delete();
+    await iris?.close();
+  });
 
-  it('the outbox relay finds the rows it looks for on every pass through indexes', async () => {
+  it('the outbox relay and the sweeper find the rows they look for on every pass through indexes', async () => {
     const db = iris.t.platform.db;
+    // The statements themselves, built but never run: knex runs a query only when it is awaited.
     const statements: Record<string, Knex.QueryBuilder> = {
-      unpublished: relayScans.unpublished(db, 2000).limit(200).forUpdate().skipLocked().select('id'),
-      stalePublications: relayScans.stalePublications(db, new Date()).update({ published_at: null }),
-      expiredLeases: relayScans.expiredLeases(db).update({ status: 'QUEUED', published_at: null, lease_expires_at: null }),
+      unpublished: scans.unpublished(db, 2000).limit(200).forUpdate().skipLocked().select('id'),
+      stalePublications: invocationState.forgetStalePublications(db, new Date()),
+      expiredLeases: invocationState.expireLeases(db),
     };
     for (const [name, statement] of Object.entries(statements)) {
       const scans = await invocationScans(db, statement);
@@ -71,7 +76,8 @@ describe('invocations: statements that run often, or once per row, never read th
       // EXPLAIN EXECUTE takes no bound parameters: the values go in as literals.
       const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
       const claims = JSON.stringify([ids[0], ids[1]]);
-      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${literal(completions)}, ${literal(claims)}, 60000)`)) as { rows: Array<Record<string, unknown>> };
+      const parameters = [literal(completions), literal(claims), literal(TRANSITIONS.claim.to), 60000, literal(TRANSITIONS.complete.to)];
+      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${parameters.join(', ')})`)) as { rows: Array<Record<string, unknown>> };
       await trx.raw('deallocate run_writes_plan');
       const raw = result.rows[0]!['QUERY PLAN'];
       const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];

@@ -10,8 +10,6 @@ const MARK_GATHER_MS = 50;
 export interface RelayOptions {
   batchSize: number;
   pollMs: number;
-  /** A QUEUED row published this long ago and still not claimed is published again. */
-  republishAfterMs: number;
   /** Unpublished rows younger than this are left to their own dispatch (see `dispatch`). */
   dispatchGraceMs: number;
   /** At start, publish again every QUEUED row: the in-process queue that held them died with the last run. */
@@ -21,8 +19,8 @@ export interface RelayOptions {
 /**
  * The transactional outbox relay. An invocation is committed QUEUED first;
  * the relay publishes unpublished rows and marks them only after the broker
- * confirmed, so a broker outage delays work but loses none. It also returns
- * to the queue work whose executor lease expired (a worker died).
+ * confirmed, so a broker outage delays work but loses none. It only
+ * publishes: what returns lost work to the outbox is the sweeper (sweeper.ts).
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -31,7 +29,6 @@ export class OutboxRelay {
   private again = false;
   private stopped = false;
   private failures = 0;
-  private lastMaintenance = 0;
   private forgotten: Promise<void> | undefined;
   // Nobody waits on a mark (it only keeps the relay from sending a row again after
   // `dispatchGraceMs`): marks gather for a while, so light load too makes few statements.
@@ -102,19 +99,7 @@ export class OutboxRelay {
 
   /** One full pass; resolves when nothing unpublished is left (or publishing failed). */
   async runOnce(): Promise<void> {
-    await this.maintain();
     while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
-  }
-
-  /**
-   * Lease recovery and stale resets scan the table: at most once per poll
-   * interval, not on every kick (a kick after each commit only publishes).
-   */
-  private async maintain(): Promise<void> {
-    if (Date.now() - this.lastMaintenance < this.options.pollMs) return;
-    await this.recoverExpiredLeases();
-    await this.resetStalePublications();
-    this.lastMaintenance = Date.now();
   }
 
   private schedule(delayMs: number): void {
@@ -170,14 +155,5 @@ export class OutboxRelay {
   private async markDispatched(ids: string[]): Promise<void[]> {
     await invocationState.markPublished(this.db, ids);
     return ids.map(() => undefined);
-  }
-
-  private async recoverExpiredLeases(): Promise<void> {
-    const recovered = await invocationState.expireLeases(this.db);
-    if (recovered) this.logger.warn({ recovered }, 'returned invocations of vanished workers to the queue');
-  }
-
-  private async resetStalePublications(): Promise<void> {
-    await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
   }
 }

@@ -69,7 +69,7 @@ export class InvocationsService {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
     this.checkKind(model, input);
-    if (input.with_explanation && !(await this.db('models').where({ explains_id: model.id }).whereNull('deleted_at').first('id'))) {
+    if (input.with_explanation && !(await this.models.explainerOf(model))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
     const outputStorageKey = await validateInput(this.db, model, input.request.body);

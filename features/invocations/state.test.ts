@@ -1,94 +1,75 @@
 import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
-import { invocationsStore, type InvocationRow, type InvocationStatus } from './store.js';
-import { DELETED_BEFORE_RUN, TRANSITIONS, invocationState, type Lease } from './state.js';
+import { modelsStore, type ModelRow } from '../models/store.js';
+import { invocationsStore, sessionsStore, type InvocationRow, type InvocationStatus } from './store.js';
+import { DELETED_BEFORE_RUN, TRANSITIONS, invocationState, type Lease, type Transition } from './state.js';
 
 type Start = 'QUEUED' | 'IN_PROGRESS' | 'IN_PROGRESS, lease run out' | 'COMPLETED' | 'ERROR';
-type Write = 'claim' | 'heartbeat' | 'complete' | 'fail' | 'release' | 'expire' | 'cancel';
 
 const LEASE_MS = 60_000;
 const STARTS: Start[] = ['QUEUED', 'IN_PROGRESS', 'IN_PROGRESS, lease run out', 'COMPLETED', 'ERROR'];
+const statusOf = (start: Start): InvocationStatus => (start.startsWith('IN_PROGRESS') ? 'IN_PROGRESS' : (start as InvocationStatus));
 
 /**
- * Every write from every status, under the row's lease and under an older one:
- * the status it leaves, or null when it is refused and leaves the row as it was.
+ * Every function that moves an existing row, the transition of TRANSITIONS it
+ * writes, and what it asks of the lease beside the statuses: `own`, the run's
+ * lease; `none live`, that no live lease holds the row; `any`, nothing.
  */
-const EXPECTED: Record<Write, Record<Start, { own: InvocationStatus | null; stale: InvocationStatus | null }>> = {
-  claim: {
-    QUEUED: { own: 'IN_PROGRESS', stale: 'IN_PROGRESS' },
-    IN_PROGRESS: { own: null, stale: null },
-    'IN_PROGRESS, lease run out': { own: 'IN_PROGRESS', stale: 'IN_PROGRESS' },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  heartbeat: {
-    QUEUED: { own: null, stale: null },
-    IN_PROGRESS: { own: 'IN_PROGRESS', stale: null },
-    'IN_PROGRESS, lease run out': { own: 'IN_PROGRESS', stale: null },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  complete: {
-    QUEUED: { own: null, stale: null },
-    IN_PROGRESS: { own: 'COMPLETED', stale: null },
-    'IN_PROGRESS, lease run out': { own: 'COMPLETED', stale: null },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  fail: {
-    QUEUED: { own: null, stale: null },
-    IN_PROGRESS: { own: 'ERROR', stale: null },
-    'IN_PROGRESS, lease run out': { own: 'ERROR', stale: null },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  release: {
-    QUEUED: { own: null, stale: null },
-    IN_PROGRESS: { own: 'QUEUED', stale: null },
-    'IN_PROGRESS, lease run out': { own: 'QUEUED', stale: null },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  // Cancelling (the model was deleted) names no lease: only QUEUED work is stopped.
-  cancel: {
-    QUEUED: { own: 'ERROR', stale: 'ERROR' },
-    IN_PROGRESS: { own: null, stale: null },
-    'IN_PROGRESS, lease run out': { own: null, stale: null },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-  // Expiry names no lease: it looks only at the clock.
-  expire: {
-    QUEUED: { own: null, stale: null },
-    IN_PROGRESS: { own: null, stale: null },
-    'IN_PROGRESS, lease run out': { own: 'QUEUED', stale: 'QUEUED' },
-    COMPLETED: { own: null, stale: null },
-    ERROR: { own: null, stale: null },
-  },
-};
+const WRITES = {
+  claim: { transition: 'claim', lease: 'none live' },
+  heartbeat: { transition: 'heartbeat', lease: 'own' },
+  complete: { transition: 'complete', lease: 'own' },
+  'complete and explain': { transition: 'complete', lease: 'own' },
+  fail: { transition: 'fail', lease: 'own' },
+  release: { transition: 'release', lease: 'own' },
+  expire: { transition: 'expire', lease: 'none live' },
+  cancel: { transition: 'cancel', lease: 'any' },
+  publish: { transition: 'publish', lease: 'any' },
+  unpublish: { transition: 'unpublish', lease: 'any' },
+  'unpublish stale': { transition: 'unpublish', lease: 'any' },
+} as const satisfies Record<string, { transition: Transition; lease: 'own' | 'none live' | 'any' }>;
+type Write = keyof typeof WRITES;
 
-describe('invocation state: every transition is one conditional write, and no other is possible', () => {
+/** Whether `write` may move a row in `start` under its own or an older lease: its statuses come from TRANSITIONS alone. */
+function allowed(write: Write, start: Start, which: 'own' | 'stale'): boolean {
+  const { transition, lease } = WRITES[write];
+  const from: readonly InvocationStatus[] = TRANSITIONS[transition].from;
+  if (!from.includes(statusOf(start))) return false;
+  if (lease === 'own') return which === 'own';
+  if (lease === 'none live') return start !== 'IN_PROGRESS';
+  return true;
+}
+
+describe('invocation state: every write is one transition of the table, allowed exactly from its statuses', () => {
   let iris: IrisSession;
+  let model: ModelRow;
   before(async () => {
     iris = await startIrisSession(unique('v'));
-    // The relay expires leases on its own every pass: stopped, so only the writes under test move rows.
+    // The sweeper expires leases and the relay publishes on their own: stopped, so only the writes under test move rows.
+    await iris.t.platform.sweeper.stop();
     await iris.t.platform.relay.stop();
+    model = (await modelsStore.byId(iris.t.platform.db, iris.modelId))!;
   });
-  after(() => iris.close());
+  after(async () => {
+    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
+    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
+    await iris?.close();
+  });
 
-  /** A row in `start`, its current lease being number 2. */
-  async function rowIn(start: Start): Promise<InvocationRow> {
+  /** A row in `start`, its current lease being number 2, published long ago for the writes that forget publications. */
+  async function rowIn(start: Start, write: Write): Promise<InvocationRow> {
     const { t, owner, modelId, sessionId } = iris;
     const [row] = await invocationState.appendQueued(t.platform.db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
-    const status = start.startsWith('IN_PROGRESS') ? 'IN_PROGRESS' : start;
     const leaseEnds = start === 'IN_PROGRESS' ? new Date(Date.now() + LEASE_MS) : start === 'IN_PROGRESS, lease run out' ? new Date(Date.now() - 1000) : null;
+    const publishedAt = WRITES[write].transition === 'unpublish' ? new Date(Date.now() - 3_600_000) : null;
     // Test setup only: production code moves a row only through state.ts.
-    await t.platform.db('invocations').where({ id: row!.id }).update({ status, attempts: 2, lease_expires_at: leaseEnds });
+    await t.platform.db('invocations').where({ id: row!.id }).update({ status: statusOf(start), attempts: 2, lease_expires_at: leaseEnds, published_at: publishedAt });
     return (await invocationsStore.byId(t.platform.db, row!.id))!;
   }
 
-  async function apply(write: Write, lease: Lease): Promise<boolean> {
+  /** Applies `write` to the row under `lease`: whether it says it moved the row, or undefined for writes that move every row they apply to. */
+  async function apply(write: Write, lease: Lease): Promise<boolean | undefined> {
     const db = iris.t.platform.db;
     switch (write) {
       case 'claim':
@@ -97,48 +78,55 @@ describe('invocation state: every transition is one conditional write, and no ot
         return invocationState.heartbeat(db, lease, LEASE_MS);
       case 'complete':
         return (await invocationState.runWrites(db, [], [{ lease, response: '{"ok":1}' }], LEASE_MS)).completed.has(lease.id);
+      case 'complete and explain': {
+        const run = { ...(await invocationsStore.byId(db, lease.id))!, attempts: lease.attempts };
+        return (await invocationState.completeAndExplain(db, run, '{"ok":1}', model)) !== undefined;
+      }
       case 'fail':
         return invocationState.fail(db, lease, 'broken');
       case 'release':
         return invocationState.release(db, lease, 'try again');
       case 'expire':
-      case 'cancel': {
-        // Both move every row they apply to: whether they moved this one is in the row.
-        const before = (await invocationsStore.byId(db, lease.id))!;
-        if (write === 'expire') await invocationState.expireLeases(db);
-        else await invocationState.cancelQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN);
-        return (await invocationsStore.byId(db, lease.id))!.status !== before.status;
-      }
+        return void (await invocationState.expireLeases(db));
+      case 'cancel':
+        return void (await invocationState.cancelQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN));
+      case 'publish':
+        return void (await invocationState.markPublished(db, [lease.id]));
+      case 'unpublish':
+        return void (await invocationState.forgetPublications(db));
+      case 'unpublish stale':
+        return void (await invocationState.forgetStalePublications(db, new Date()));
     }
   }
 
-  for (const write of Object.keys(EXPECTED) as Write[]) {
+  for (const write of Object.keys(WRITES) as Write[]) {
+    const { transition } = WRITES[write];
     for (const start of STARTS) {
       for (const which of ['own', 'stale'] as const) {
-        const expected = EXPECTED[write][start][which];
-        it(`${write} from ${start} under ${which === 'own' ? 'its lease' : 'an older lease'}: ${expected ? `→ ${expected}` : 'refused'}`, async () => {
-          const before = await rowIn(start);
+        const expected = allowed(write, start, which);
+        const to = TRANSITIONS[transition].to;
+        it(`${write} from ${start} under ${which === 'own' ? 'its lease' : 'an older lease'}: ${expected ? `→ ${to}` : 'refused'}`, async () => {
+          const before = await rowIn(start, write);
           const lease = { id: before.id, attempts: which === 'own' ? before.attempts : before.attempts - 1 };
-          const applied = await apply(write, lease);
+          const said = await apply(write, lease);
           const after = (await invocationsStore.byId(iris.t.platform.db, before.id))!;
-          expect(applied, 'applied').to.equal(expected !== null);
-          if (expected === null) expect(after).to.deep.equal(before);
-          else expect(after.status).to.equal(expected);
-          if (write === 'claim' && expected) expect(after.attempts, 'a claim takes the next lease').to.equal(before.attempts + 1);
+          if (said !== undefined) expect(said, 'the write says it applied').to.equal(expected);
+          if (!expected) return expect(after).to.deep.equal(before);
+          expect(after, 'the row moved').to.not.deep.equal(before);
+          expect(after.status).to.equal(to);
+          if (transition === 'claim') expect(after.attempts, 'a claim takes the next lease').to.equal(before.attempts + 1);
+          if (write === 'complete and explain') {
+            const explanation = await iris.t.platform.db<InvocationRow>('invocations').where({ related_to: before.id }).first();
+            expect(explanation, 'the explanation').to.include({ type: 'EXPLAIN', status: TRANSITIONS.explain.to });
+          }
         });
       }
     }
   }
 
-  it('agrees with the table of transitions the module declares', () => {
-    for (const write of ['claim', 'complete', 'fail', 'release', 'expire', 'cancel'] as const) {
-      const legal = STARTS.filter((start) => EXPECTED[write][start].own !== null).map((start) => (start.startsWith('IN_PROGRESS') ? 'IN_PROGRESS' : start));
-      expect([...new Set(legal)].sort(), write).to.deep.equal([...TRANSITIONS[write].from].sort());
-      for (const start of STARTS) {
-        const to = EXPECTED[write][start].own;
-        if (to) expect(to, `${write} from ${start}`).to.equal(TRANSITIONS[write].to);
-      }
-    }
+  it('walks every transition of the table that moves a row', () => {
+    const moving = Object.entries(TRANSITIONS).filter(([, { from }]) => from.length).map(([name]) => name);
+    expect([...new Set(Object.values(WRITES).map((write) => write.transition))].sort()).to.deep.equal(moving.sort());
   });
 
   it('appends only QUEUED rows, and only to an OPEN session of the caller', async () => {
@@ -147,6 +135,14 @@ describe('invocation state: every transition is one conditional write, and no ot
     const own = { ...queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }), status: 'COMPLETED' } as never;
     const [refused, appended] = await invocationState.appendQueued(t.platform.db, [foreign, own]);
     expect(refused).to.equal(undefined);
-    expect(appended).to.include({ status: 'QUEUED', attempts: 0 });
+    expect(appended).to.include({ status: TRANSITIONS.append.to, attempts: 0 });
+  });
+
+  it('records feedback as it is written, done', async () => {
+    const { t, owner, modelId, sessionId } = iris;
+    const order = await sessionsStore.takeOrder(t.platform.db, sessionId);
+    const fields = { ...queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }), type: 'DATA_SUBMISSION' as const, request_type: 'FEEDBACK' as const };
+    const recorded = await invocationState.appendCompleted(t.platform.db, { ...fields, order });
+    expect(recorded).to.include({ status: TRANSITIONS.record.to, order });
   });
 });

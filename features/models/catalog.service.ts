@@ -61,6 +61,11 @@ export class ModelCatalogService {
     }
   }
 
+  /** The live explainer of a model, if it has one. */
+  explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
+    return modelsStore.liveExplainerOf(this.db, model.id);
+  }
+
   async modelCard(principal: Principal, code: string, version: string): Promise<FileRow> {
     const model = await this.live(principal, code, version);
     const file = model.model_card_file_id ? await filesStore.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;

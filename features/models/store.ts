@@ -65,12 +65,16 @@ export const modelsStore = {
   /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
   byPair: (db: Runner, workspaceId: number, code: string, version: string) =>
     db<ModelRow>('models').where({ workspace_id: workspaceId, model_code: code, version }).first(),
+  /** A model by id, deleted or not. */
+  byId: (db: Runner, id: number) => db<ModelRow>('models').where({ id }).first(),
+  /** The live explainer of a model, if it has one: the one lookup of an explainer. */
+  liveExplainerOf: (db: Runner, modelId: number) => db<ModelRow>('models').where({ explains_id: modelId }).whereNull('deleted_at').first(),
   /** The live explainer chain below a model, in order. */
   explainersOf: async (db: Runner, model: ModelRow) => {
     const chain: ModelRow[] = [];
     let current: ModelRow | undefined = model;
     while (current) {
-      current = await db<ModelRow>('models').where({ explains_id: current.id }).whereNull('deleted_at').first();
+      current = await modelsStore.liveExplainerOf(db, current.id);
       if (current) chain.push(current);
     }
     return chain;

@@ -70,7 +70,7 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
   // Every platform of a test process shares one database: a start must not republish other tests' queued work.
   const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
-  platform.relay.start();
+  platform.start();
   return {
     platform,
     auth: new Client(servers[0]!.url),
