@@ -23,7 +23,11 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     iris = await startIrisSession(version);
     ({ t, owner, modelId, sessionId } = iris);
   });
-  after(() => iris.close());
+  after(async () => {
+    // Test cleanup only: rows left QUEUED here would be run by the executors of later tests.
+    await iris?.t.platform.db('invocations').where({ session_id: sessionId }).delete();
+    await iris?.close();
+  });
 
   const queue = async (n: number, db: Db = t.platform.db): Promise<string[]> => {
     const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
