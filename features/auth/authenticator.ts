@@ -1,9 +1,8 @@
 import type { Db } from '../../infra/db/database.js';
-import type { Role } from '../../infra/db/models.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { sha256 } from '../../infra/crypto/random.js';
 import { apiTokensStore } from '../identity/api-tokens.store.js';
-import { permissionsFor, type Principal } from './principal.js';
+import { permissionsFor, type Principal, type Role } from './principal.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
 import type { AccessClaims, TokenService } from './tokens.js';

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.js';
-import type { Role } from '../../infra/db/models.js';
+import type { Role } from '../auth/principal.js';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
 import type { Principal } from '../auth/principal.js';
