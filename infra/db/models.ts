@@ -5,21 +5,6 @@ import { Model } from 'objection';
 
 export type Role = 'user' | 'supervisor';
 
-export class UserRow extends Model {
-  static override tableName = 'users';
-  id!: number;
-  email!: string;
-  password_hash!: string | null;
-  name!: string;
-  surname!: string;
-  preferred_language!: string;
-  is_staff!: boolean;
-  is_service!: boolean;
-  is_active!: boolean;
-  terms_accepted_at!: Date | null;
-  created_at!: Date;
-  updated_at!: Date;
-}
 
 export class WorkspaceRow extends Model {
   static override tableName = 'workspaces';
@@ -32,14 +17,6 @@ export class WorkspaceRow extends Model {
   deleted_at!: Date | null;
 }
 
-export class MembershipRow extends Model {
-  static override tableName = 'memberships';
-  static override idColumn = ['user_id', 'workspace_id'];
-  user_id!: number;
-  workspace_id!: number;
-  role!: Role;
-  created_at!: Date;
-}
 
 export class RefreshTokenFamilyRow extends Model {
   static override tableName = 'refresh_token_families';
