@@ -18,17 +18,6 @@ export class WorkspaceRow extends Model {
 }
 
 
-export class RefreshTokenFamilyRow extends Model {
-  static override tableName = 'refresh_token_families';
-  id!: string;
-  user_id!: number;
-  workspace_id!: number | null;
-  current_jti_hash!: string;
-  created_at!: Date;
-  rotated_at!: Date | null;
-  revoked_at!: Date | null;
-  revoked_reason!: string | null;
-}
 
 export class ApiTokenRow extends Model {
   static override tableName = 'api_tokens';
