@@ -1,4 +1,5 @@
-import type { ApiTokenRow, InvitationRow, OAuthApplicationRow, WorkspaceRow } from '../../infra/db/models.js';
+import type { InvitationRow, OAuthApplicationRow, WorkspaceRow } from '../../infra/db/models.js';
+import type { ApiTokenRow } from './api-tokens.store.js';
 
 // Database rows → the shapes the API documents. Nothing secret ever passes through here.
 

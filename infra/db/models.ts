@@ -19,18 +19,6 @@ export class WorkspaceRow extends Model {
 
 
 
-export class ApiTokenRow extends Model {
-  static override tableName = 'api_tokens';
-  id!: number;
-  name!: string;
-  user_id!: number;
-  workspace_id!: number;
-  token_hash!: string;
-  expiration_date!: string;
-  last_used!: Date | null;
-  created!: Date;
-  is_active!: boolean;
-}
 
 export class OAuthApplicationRow extends Model {
   static override tableName = 'oauth_applications';
