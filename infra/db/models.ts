@@ -20,19 +20,6 @@ export class WorkspaceRow extends Model {
 
 
 
-export class OAuthApplicationRow extends Model {
-  static override tableName = 'oauth_applications';
-  id!: number;
-  name!: string;
-  workspace_id!: number;
-  client_id!: string;
-  client_secret_hash!: string;
-  service_user_id!: number;
-  role!: Role;
-  created_by_id!: number | null;
-  created_at!: Date;
-  updated_at!: Date;
-}
 
 export class InvitationRow extends Model {
   static override tableName = 'invitations';
