@@ -1,10 +1,10 @@
 import type { Db, Tx } from '../../infra/db/database.js';
-import type { InvitationRow, Role } from '../../infra/db/models.js';
+import type { Role } from '../auth/principal.js';
 import { ConflictError, GoneError, InputError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
 import { hashPassword, passwordProblems } from '../auth/passwords.js';
 import { isStaff, type Principal } from '../auth/principal.js';
-import { invitationsStore } from './invitations.store.js';
+import { invitationsStore, type InvitationRow } from './invitations.store.js';
 import { normaliseEmail, usersStore } from './users.store.js';
 import { workspacesStore } from './workspaces.store.js';
 import { requireWorkspaceAccess } from './access.js';

@@ -1,5 +1,6 @@
-import type { InvitationRow, WorkspaceRow } from '../../infra/db/models.js';
+import type { WorkspaceRow } from '../../infra/db/models.js';
 import type { ApiTokenRow } from './api-tokens.store.js';
+import type { InvitationRow } from './invitations.store.js';
 import type { OAuthApplicationRow } from './oauth.store.js';
 
 // Database rows → the shapes the API documents. Nothing secret ever passes through here.

@@ -21,20 +21,6 @@ export class WorkspaceRow extends Model {
 
 
 
-export class InvitationRow extends Model {
-  static override tableName = 'invitations';
-  id!: number;
-  token_hash!: string;
-  email!: string;
-  workspace_id!: number;
-  role!: Role;
-  invited_by_id!: number | null;
-  expires_at!: Date;
-  accepted_at!: Date | null;
-  accepted_by_id!: number | null;
-  revoked_at!: Date | null;
-  created_at!: Date;
-}
 
 export class WorkspaceLogoRow extends Model {
   static override tableName = 'workspace_logos';
