@@ -8,6 +8,7 @@ import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
 import { Authenticator } from '../features/auth/authenticator.js';
 import { RateLimiter } from '../features/auth/rate-limit.js';
+import { rateLimitStore } from '../features/auth/rate-limit.store.js';
 import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
 import { LoginService } from '../features/identity/login.service.js';
 import { WorkspacesService } from '../features/identity/workspaces.service.js';
@@ -78,8 +79,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     login: new LoginService({
       db,
       tokens,
-      accountLimiter: new RateLimiter(db, config.loginLimitPerAccount, windowMs, now),
-      clientLimiter: new RateLimiter(db, config.loginLimitPerClient, windowMs, now),
+      accountLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerAccount, windowMs }, now),
+      clientLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerClient, windowMs }, now),
     }),
     workspaces: new WorkspacesService(db),
     apiTokens: new ApiTokensService(db, now),
