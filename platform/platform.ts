@@ -15,6 +15,10 @@ import { WorkspacesService } from '../features/identity/workspaces.service.js';
 import { ApiTokensService } from '../features/identity/api-tokens.service.js';
 import { OAuthApplicationsService } from '../features/identity/oauth.service.js';
 import { InvitationsService } from '../features/identity/invitations.service.js';
+import { invitationsStore } from '../features/identity/invitations.store.js';
+import { oauthStore } from '../features/identity/oauth.store.js';
+import { usersStore } from '../features/identity/users.store.js';
+import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { egressPolicy } from './egress.js';
 import { HttpClient } from '../infra/net/http-client.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
@@ -84,8 +88,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     }),
     workspaces: new WorkspacesService(db),
     apiTokens: new ApiTokensService(db, now),
-    oauth: new OAuthApplicationsService(db),
-    invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
+    oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),
+    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
   };
 
   const policy = egressPolicy(config);

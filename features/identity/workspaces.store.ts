@@ -24,6 +24,8 @@ export interface WorkspaceLogoRow {
 export interface WorkspacesStore {
   liveById(db: Runner, id: number): Promise<WorkspaceRow | undefined>;
   liveByName(db: Runner, name: string): Promise<WorkspaceRow | undefined>;
+  /** The names of these live workspaces, in id order. */
+  liveNames(db: Runner, ids: number[]): Promise<string[]>;
   /** Any workspace, deleted ones included: names stay reserved forever. */
   nameTaken(db: Runner, name: string): Promise<boolean>;
   insert(db: Runner, name: string, disabled: boolean, createdById: number | null): Promise<WorkspaceRow>;
@@ -43,6 +45,7 @@ const memberOf = (db: Runner, userId: number) => db('memberships').select('works
 export const workspacesStore: WorkspacesStore = {
   liveById: (db, id) => live(db).where({ id }).first(),
   liveByName: (db, name) => live(db).where({ name }).first(),
+  liveNames: async (db, ids) => (ids.length ? ((await live(db).whereIn('id', ids).orderBy('id').pluck('name')) as string[]) : []),
   nameTaken: async (db, name) => Boolean(await workspaces(db).where({ name }).first('id')),
   insert: async (db, name, disabled, createdById) => (await workspaces(db).insert({ name, disabled, created_by_id: createdById }).returning('*'))[0]!,
   setDisabled: async (db, id, disabled) => (await live(db).where({ id }).update({ disabled, updated_at: new Date() }).returning('*'))[0],
