@@ -109,7 +109,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
   const catalog = new ModelCatalogService(db, readCache);
-  const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, workspacesStore, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })

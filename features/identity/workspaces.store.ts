@@ -26,6 +26,8 @@ export interface WorkspacesStore {
   liveByName(db: Runner, name: string): Promise<WorkspaceRow | undefined>;
   /** The names of these live workspaces, in id order. */
   liveNames(db: Runner, ids: number[]): Promise<string[]>;
+  /** A workspace's name, deleted or not: names are never reused, so a name read once stays right. */
+  nameById(db: Runner, id: number): Promise<string | undefined>;
   /** Any workspace, deleted ones included: names stay reserved forever. */
   nameTaken(db: Runner, name: string): Promise<boolean>;
   insert(db: Runner, name: string, disabled: boolean, createdById: number | null): Promise<WorkspaceRow>;
@@ -46,6 +48,7 @@ export const workspacesStore: WorkspacesStore = {
   liveById: (db, id) => live(db).where({ id }).first(),
   liveByName: (db, name) => live(db).where({ name }).first(),
   liveNames: async (db, ids) => (ids.length ? ((await live(db).whereIn('id', ids).orderBy('id').pluck('name')) as string[]) : []),
+  nameById: async (db, id) => (await workspaces(db).where({ id }).first('name'))?.name,
   nameTaken: async (db, name) => Boolean(await workspaces(db).where({ name }).first('id')),
   insert: async (db, name, disabled, createdById) => (await workspaces(db).insert({ name, disabled, created_by_id: createdById }).returning('*'))[0]!,
   setDisabled: async (db, id, disabled) => (await live(db).where({ id }).update({ disabled, updated_at: new Date() }).returning('*'))[0],

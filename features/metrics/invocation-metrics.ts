@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import type { InvocationRow } from '../invocations/store.js';
 import type { ModelRow } from '../models/store.js';
 import { metricNames } from './names.js';
@@ -50,6 +51,7 @@ export class InvocationMetrics {
 
   constructor(
     private readonly db: Db,
+    private readonly workspaces: Pick<WorkspacesStore, 'nameById'>,
     private readonly logger: Logger,
   ) {}
 
@@ -85,9 +87,9 @@ export class InvocationMetrics {
   private async workspaceName(id: number): Promise<string> {
     const known = this.workspaceNames.get(id);
     if (known) return known;
-    const row = (await this.db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
-    if (!row) throw new Error(`workspace ${id} not found`);
-    this.workspaceNames.set(id, row.name);
-    return row.name;
+    const name = await this.workspaces.nameById(this.db, id);
+    if (name === undefined) throw new Error(`workspace ${id} not found`);
+    this.workspaceNames.set(id, name);
+    return name;
   }
 }

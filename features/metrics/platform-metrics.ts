@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import { DatabaseGauges } from './database-gauges.js';
 import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../infra/http/metrics-exposition.js';
 import { InvocationMetrics } from './invocation-metrics.js';
@@ -20,8 +21,8 @@ export interface PlatformMetrics {
  * scraped: process figures everywhere; the database figures only on the
  * private server; per-run figures only on the executors, which observe them.
  */
-export function createPlatformMetrics(db: Db, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
-  const invocations = new InvocationMetrics(db, logger);
+export function createPlatformMetrics(db: Db, workspaces: Pick<WorkspacesStore, 'nameById'>, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
+  const invocations = new InvocationMetrics(db, workspaces, logger);
   const database = new DatabaseGauges(db, logger);
   const base: MetricsPart = { registry: processRegistry() };
   const parts: Record<MetricsComponent, MetricsPart[]> = {
