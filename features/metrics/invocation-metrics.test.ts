@@ -34,6 +34,18 @@ describe('invocation metrics: what the executor records per finished run', () =>
     expect(reads).to.deep.equal([1, 2]);
   });
 
+  it('records every run right when its series has left the bounded lookup cache', async () => {
+    const reads: number[] = [];
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha', 2: 'beta', 3: 'gamma' }, reads), pino({ level: 'silent' }), { maxCachedSeries: 2 });
+    for (const workspaceId of [1, 2, 3, 1, 3]) await metrics.record(run(workspaceId), model, 'COMPLETED', 0.01);
+    const text = await metrics.registry.metrics();
+    const total = (workspace: string) => `didyma_invocations_total{workspace="${workspace}",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"}`;
+    expect(text).to.include(`${total('alpha')} 2`);
+    expect(text).to.include(`${total('beta')} 1`);
+    expect(text).to.include(`${total('gamma')} 2`);
+    expect(reads, 'names are read once, whatever the series cache forgets').to.deep.equal([1, 2, 3]);
+  });
+
   it('never rejects: a workspace it cannot name is logged, and the next run is recorded', async () => {
     const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha' }, []), pino({ level: 'silent' }));
     await metrics.record(run(9), model, 'COMPLETED', 0.01);
