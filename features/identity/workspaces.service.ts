@@ -24,9 +24,9 @@ export class WorkspacesService {
     return { items: rows.map(presentWorkspace), total, next };
   }
 
-  /** The workspaces the principal is a member of, staff included: where it can sign in. */
+  /** One page of the workspaces the principal is a member of, staff included: where it can sign in. */
   async memberships(principal: Principal, page: Page) {
-    return (await workspacesStore.listForUser(this.db, principal.user.id, page)).map(presentWorkspace);
+    return (await workspacesStore.page(this.db, page, principal.user.id)).rows.map(presentWorkspace);
   }
 
   async create(principal: Principal, input: { name: string; disabled?: boolean }) {

@@ -35,7 +35,6 @@ export interface WorkspacesStore {
   markDeleted(db: Runner, id: number): Promise<number>;
   /** A page of every live workspace (no user), or of those the user belongs to, newest first. */
   page(db: Runner, page: Page, userId?: number): Promise<PageOfRows<WorkspaceRow>>;
-  listForUser(db: Runner, userId: number, page: Page): Promise<WorkspaceRow[]>;
   logo(db: Runner, workspaceId: number): Promise<WorkspaceLogoRow | undefined>;
   saveLogo(db: Runner, workspaceId: number, contentType: string, data: Buffer): Promise<void>;
 }
@@ -55,7 +54,6 @@ export const workspacesStore: WorkspacesStore = {
   markDeleted: (db, id) => live(db).where({ id }).update({ deleted_at: new Date(), updated_at: new Date() }),
   page: (db, page, userId) =>
     keysetPage<WorkspaceRow>(userId === undefined ? live(db) : live(db).whereIn('id', memberOf(db, userId)), page, { table: 'workspaces', idType: 'integer' }),
-  listForUser: (db, userId, page) => live(db).whereIn('id', memberOf(db, userId)).orderBy('id').limit(page.limit).offset(page.offset),
 
   logo: (db, workspaceId) => db<WorkspaceLogoRow>('workspace_logos').where({ workspace_id: workspaceId }).first(),
   saveLogo: async (db, workspaceId, contentType, data) => {
