@@ -38,6 +38,9 @@ import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
+import { metricsStore } from '../features/metrics/store.js';
+import { deploymentsStore } from '../features/deployments/store.js';
+import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from '../infra/kube/wiring.js';
 
 export interface PlatformOptions {
@@ -109,7 +112,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
   const catalog = new ModelCatalogService(db, readCache);
-  const metrics = createPlatformMetrics(db, workspacesStore, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: metricsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
