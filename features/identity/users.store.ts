@@ -44,6 +44,20 @@ export interface MemberRow {
   created_at: Date;
 }
 
+/** A user with one workspace and the user's role in it, as authentication checks them on every request. */
+export interface SubjectState {
+  id: number;
+  email: string;
+  is_staff: boolean;
+  is_service: boolean;
+  is_active: boolean;
+  ws_id: number | null;
+  ws_name: string | null;
+  ws_disabled: boolean | null;
+  ws_deleted_at: Date | null;
+  role: Role | null;
+}
+
 /** Every query of `users` and `memberships`. */
 export interface UsersStore {
   byEmail(db: Runner, email: string): Promise<UserRow | undefined>;
@@ -60,6 +74,8 @@ export interface UsersStore {
   upsertMembership(db: Runner, userId: number, workspaceId: number, role: Role): Promise<void>;
   removeMembership(db: Runner, userId: number, workspaceId: number): Promise<number>;
   membersOf(db: Runner, workspaceId: number): Promise<MemberRow[]>;
+  /** The user, the workspace (null when none or unknown) and the membership, in one read. */
+  subjectState(db: Runner, userId: number, workspaceId: number | null): Promise<SubjectState | undefined>;
 }
 
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
@@ -87,4 +103,21 @@ export const usersStore: UsersStore = {
       .where({ 'm.workspace_id': workspaceId, 'u.is_service': false })
       .select<MemberRow[]>('u.id', 'u.email', 'u.name', 'u.surname', 'm.role', 'm.created_at')
       .orderBy('u.email'),
+  subjectState: (db, userId, workspaceId) =>
+    db('users as u')
+      .leftJoin('workspaces as w', 'w.id', db.raw('?', [workspaceId ?? -1]))
+      .leftJoin('memberships as m', (join) => join.on('m.user_id', 'u.id').andOn('m.workspace_id', 'w.id'))
+      .where('u.id', userId)
+      .first<SubjectState | undefined>(
+        'u.id',
+        'u.email',
+        'u.is_staff',
+        'u.is_service',
+        'u.is_active',
+        'w.id as ws_id',
+        'w.name as ws_name',
+        'w.disabled as ws_disabled',
+        'w.deleted_at as ws_deleted_at',
+        'm.role',
+      ),
 };
