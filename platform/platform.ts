@@ -19,6 +19,8 @@ import { invitationsStore } from '../features/identity/invitations.store.js';
 import { oauthStore } from '../features/identity/oauth.store.js';
 import { usersStore } from '../features/identity/users.store.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
+import { refreshStore } from '../features/identity/refresh.store.js';
+import { apiTokensStore } from '../features/identity/api-tokens.store.js';
 import { egressPolicy } from './egress.js';
 import { HttpClient } from '../infra/net/http-client.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
@@ -85,12 +87,13 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const identity = {
     login: new LoginService({
       db,
+      stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
       tokens,
       accountLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerAccount, windowMs }, now),
       clientLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerClient, windowMs }, now),
     }),
-    workspaces: new WorkspacesService(db),
-    apiTokens: new ApiTokensService(db, now),
+    workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
+    apiTokens: new ApiTokensService(db, apiTokensStore, now),
     oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
   };
