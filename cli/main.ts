@@ -5,7 +5,7 @@ import { createPlatform, type Platform } from '../platform/platform.js';
 import { addMember, bootstrap, createUser, createWorkspace } from '../features/identity/admin.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { NotFoundError } from '../kernel/errors/errors.js';
-import type { Role } from '../infra/db/models.js';
+import type { Role } from '../features/auth/principal.js';
 import { startServers, type ServerName } from './servers.js';
 import { formerDataDirNotice } from './former-data-dir.js';
 import { startExecutor } from '../executor/start.js';

@@ -8,12 +8,19 @@ import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
 import { Authenticator } from '../features/identity/authenticator.js';
 import { RateLimiter } from '../features/auth/rate-limit.js';
+import { rateLimitStore } from '../features/auth/rate-limit.store.js';
 import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
 import { LoginService } from '../features/identity/login.service.js';
 import { WorkspacesService } from '../features/identity/workspaces.service.js';
 import { ApiTokensService } from '../features/identity/api-tokens.service.js';
 import { OAuthApplicationsService } from '../features/identity/oauth.service.js';
 import { InvitationsService } from '../features/identity/invitations.service.js';
+import { invitationsStore } from '../features/identity/invitations.store.js';
+import { oauthStore } from '../features/identity/oauth.store.js';
+import { usersStore } from '../features/identity/users.store.js';
+import { workspacesStore } from '../features/identity/workspaces.store.js';
+import { refreshStore } from '../features/identity/refresh.store.js';
+import { apiTokensStore } from '../features/identity/api-tokens.store.js';
 import { egressPolicy } from './egress.js';
 import { HttpClient } from '../infra/net/http-client.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
@@ -36,6 +43,9 @@ import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
+import { metricsStore } from '../features/metrics/store.js';
+import { deploymentsStore } from '../features/deployments/store.js';
+import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
 
 export interface PlatformOptions {
@@ -80,14 +90,15 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const identity = {
     login: new LoginService({
       db,
+      stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
       tokens,
-      accountLimiter: new RateLimiter(db, config.loginLimitPerAccount, windowMs, now),
-      clientLimiter: new RateLimiter(db, config.loginLimitPerClient, windowMs, now),
+      accountLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerAccount, windowMs }, now),
+      clientLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerClient, windowMs }, now),
     }),
-    workspaces: new WorkspacesService(db),
-    apiTokens: new ApiTokensService(db, now),
-    oauth: new OAuthApplicationsService(db),
-    invitations: new InvitationsService(db, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
+    workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
+    apiTokens: new ApiTokensService(db, apiTokensStore, now),
+    oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),
+    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
   };
 
   const policy = egressPolicy(config);
@@ -111,7 +122,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, () => relay.kick());
   let started = false;
   const catalog = new ModelCatalogService(db, readCache);
-  const metrics = createPlatformMetrics(db, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: metricsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
@@ -119,7 +130,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const services = {
     storage,
     uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
-    deployments: new DeploymentsService(db, connectorCatalog, box, options.deploymentListener ?? kube?.listeners.deployments),
+    deployments: new DeploymentsService(db, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
     invocations: new InvocationsService(db, catalog, relay),

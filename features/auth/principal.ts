@@ -1,5 +1,7 @@
 import type { Permission } from './tokens.js';
-import type { Role } from '../../infra/db/models.js';
+
+/** A member's role in a workspace. */
+export type Role = 'user' | 'supervisor';
 
 export interface Principal {
   user: { id: number; email: string; isStaff: boolean; isService: boolean };

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { RateLimiter } from './rate-limit.js';
+import { rateLimitStore } from './rate-limit.store.js';
 import { RateLimitedError } from '../../kernel/errors/errors.js';
 import { sharedDatabase } from '../../test/support/database.js';
 import type { Db } from '../../infra/db/database.js';
@@ -26,7 +27,7 @@ describe('RateLimiter (windows in the database)', () => {
   });
 
   it('allows the limit per window, refuses the next with a retry time, and resets with the window', async () => {
-    const limiter = new RateLimiter(db, 2, 60_000, () => now);
+    const limiter = new RateLimiter(db, rateLimitStore, { limit: 2, windowMs: 60_000 }, () => now);
     const k = key();
     await limiter.hit(k);
     await limiter.hit(k);
@@ -40,7 +41,7 @@ describe('RateLimiter (windows in the database)', () => {
   });
 
   it('counts the attempts of every replica into the same window', async () => {
-    const replicas = [new RateLimiter(db, 3, 60_000, () => now), new RateLimiter(db, 3, 60_000, () => now)];
+    const replicas = [new RateLimiter(db, rateLimitStore, { limit: 3, windowMs: 60_000 }, () => now), new RateLimiter(db, rateLimitStore, { limit: 3, windowMs: 60_000 }, () => now)];
     const k = key();
     await replicas[0]!.hit(k);
     await replicas[1]!.hit(k);
@@ -49,14 +50,14 @@ describe('RateLimiter (windows in the database)', () => {
   });
 
   it('counts concurrent attempts exactly', async () => {
-    const limiter = new RateLimiter(db, 5, 60_000, () => now);
+    const limiter = new RateLimiter(db, rateLimitStore, { limit: 5, windowMs: 60_000 }, () => now);
     const k = key();
     const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => limiter.hit(k)));
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).to.have.length(5);
   });
 
   it('keeps no key in clear, and deletes ended windows as it goes', async () => {
-    const limiter = new RateLimiter(db, 1000, 1000, () => now);
+    const limiter = new RateLimiter(db, rateLimitStore, { limit: 1000, windowMs: 1000 }, () => now);
     const k = key();
     await limiter.hit(k);
     const stored = (await db('rate_limit_windows').select('key_hash')) as Array<{ key_hash: string }>;

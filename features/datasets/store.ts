@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import { keysetPage, type Page } from '../../infra/db/keyset.js';
+import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 import type { InvocationRow } from '../invocations/store.js';
 
 /** What an export took: one closed session, or the caller's closed sessions matching a filter. */
@@ -41,24 +41,38 @@ const readOfUser = (db: Runner, workspaceId: number, userId: number) =>
     .where({ 'd.workspace_id': workspaceId, 'd.created_by_id': userId })
     .select<StoredDataset[]>('d.*', 'c.storage_key');
 
-export const datasetsStore = {
-  insert: async (db: Runner, row: DatasetRow) => {
+/** Every query of `datasets`; a dataset is read with the key of the storage configuration that holds it. */
+export interface DatasetsStore {
+  insert(db: Runner, row: DatasetRow): Promise<void>;
+  nextVersion(db: Runner, workspaceId: number, userId: number, name: string): Promise<number>;
+  ofUser(db: Runner, workspaceId: number, userId: number, id: string): Promise<StoredDataset | undefined>;
+  /** A page of the caller's datasets, newest first, optionally of one name. */
+  pageOfUser(db: Runner, workspaceId: number, userId: number, page: Page, name?: string): Promise<PageOfRows<StoredDataset>>;
+}
+
+/** The reads an export makes of sessions and invocations: only the caller's, in the caller's workspace. */
+export interface SelectionStore {
+  closedSessionsOfUser(db: Runner, workspaceId: number, userId: number, model: { model_code?: string; model_version?: string }): Promise<SelectedSession[]>;
+  invocationsOfSession(db: Runner, workspaceId: number, sessionId: string): Promise<InvocationRow[]>;
+}
+
+export const datasetsStore: DatasetsStore = {
+  insert: async (db, row) => {
     await db('datasets').insert({ ...row, selection: JSON.stringify(row.selection) } as never);
   },
-  nextVersion: async (db: Runner, workspaceId: number, userId: number, name: string) =>
+  nextVersion: async (db, workspaceId, userId, name) =>
     Number(((await ofUser(db, workspaceId, userId).where({ name }).max('version as v').first()) as { v: number | null } | undefined)?.v ?? 0) + 1,
-  ofUser: async (db: Runner, workspaceId: number, userId: number, id: string) => (await readOfUser(db, workspaceId, userId).where('d.id', id))[0],
-  /** A page of the caller's datasets, newest first, optionally of one name. */
-  pageOfUser: (db: Runner, workspaceId: number, userId: number, page: Page, name?: string) => {
+  ofUser: async (db, workspaceId, userId, id) => (await readOfUser(db, workspaceId, userId).where('d.id', id))[0],
+  pageOfUser: (db, workspaceId, userId, page, name) => {
     const query = readOfUser(db, workspaceId, userId);
     if (name) query.where('d.name', name);
     return keysetPage<StoredDataset>(query, page, { table: 'd', idType: 'uuid' });
   },
 };
 
-/** The reads an export makes of sessions and invocations: only the caller's, in the caller's workspace. */
-export const selectionStore = {
-  closedSessionsOfUser: (db: Runner, workspaceId: number, userId: number, model: { model_code?: string; model_version?: string }) => {
+// These read tables features/invocations/store.ts owns, where they belong (docs/architecture.md, Data access).
+export const selectionStore: SelectionStore = {
+  closedSessionsOfUser: (db, workspaceId, userId, model) => {
     const query = db('sessions as s')
       .join('models as m', 'm.id', 's.model_id')
       .where({ 's.workspace_id': workspaceId, 's.user_id': userId, 's.state': 'CLOSED' })
@@ -68,6 +82,6 @@ export const selectionStore = {
     if (model.model_version) query.where('m.version', model.model_version);
     return query;
   },
-  invocationsOfSession: (db: Runner, workspaceId: number, sessionId: string) =>
+  invocationsOfSession: (db, workspaceId, sessionId) =>
     db<InvocationRow>('invocations').where({ workspace_id: workspaceId, session_id: sessionId }).orderBy('order'),
 };

@@ -1,4 +1,4 @@
-import type { Db } from '../../infra/db/database.js';
+import type { Db, Runner } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
@@ -31,6 +31,8 @@ export class DeploymentsService {
     private readonly db: Db,
     private readonly catalog: ConnectorCatalog,
     private readonly box: SecretBox,
+    /** The live models a deployment serves (the models feature's store: models sit above deployments). */
+    private readonly liveModelsServed: (db: Runner, deploymentId: number) => Promise<Array<{ model_code: string; version: string }>>,
     private readonly listener?: DeploymentListener,
   ) {}
 
@@ -74,7 +76,7 @@ export class DeploymentsService {
   /** Soft delete; refused while live models are served by it. */
   async remove(principal: Principal, key: string) {
     const row = await this.live(principal, key);
-    const users = await deploymentsStore.liveModelsServed(this.db, row.id);
+    const users = await this.liveModelsServed(this.db, row.id);
     if (users.length) {
       throw new ConflictError(`Deployment "${key}" serves ${users.map((m) => `${m.model_code} ${m.version}`).join(', ')}; delete those models first.`, 'in_use');
     }

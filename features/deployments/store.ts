@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import { keysetPage, type Page } from '../../infra/db/keyset.js';
+import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 
 export interface DeploymentRow {
   id: number;
@@ -15,20 +15,51 @@ export interface DeploymentRow {
   deleted_at: Date | null;
 }
 
+/** Live deployments of live workspaces, by workspace name and classes: a gauge of the private server's scrape. */
+export interface DeploymentCount {
+  workspace: string;
+  proxy_class: string;
+  connector_class: string;
+  n: number;
+}
+
 const live = (db: Runner, workspaceId: number) => db<DeploymentRow>('deployments').where({ workspace_id: workspaceId }).whereNull('deleted_at');
 
-export const deploymentsStore = {
+export type NewDeploymentRow = Omit<DeploymentRow, 'id' | 'created_at' | 'deleted_at'>;
+
+/** Every query of `deployments`. */
+export interface DeploymentsStore {
   /** Any deployment with this key, in any workspace, deleted or not: keys are never reused. */
-  keyTaken: async (db: Runner, key: string) => Boolean(await db('deployments').where({ deployment_key: key }).first('id')),
-  insert: async (db: Runner, row: Omit<DeploymentRow, 'id' | 'created_at' | 'deleted_at'>) =>
-    (await db<DeploymentRow>('deployments').insert(row as never).returning('*'))[0] as DeploymentRow,
-  liveByKey: (db: Runner, workspaceId: number, key: string) => live(db, workspaceId).where({ deployment_key: key }).first(),
-  byId: (db: Runner, id: number) => db<DeploymentRow>('deployments').where({ id }).first(),
-  listLive: (db: Runner, workspaceId: number) => live(db, workspaceId).orderBy('id'),
+  keyTaken(db: Runner, key: string): Promise<boolean>;
+  insert(db: Runner, row: NewDeploymentRow): Promise<DeploymentRow>;
+  liveByKey(db: Runner, workspaceId: number, key: string): Promise<DeploymentRow | undefined>;
+  byId(db: Runner, id: number): Promise<DeploymentRow | undefined>;
+  listLive(db: Runner, workspaceId: number): Promise<DeploymentRow[]>;
   /** A page of the workspace's live deployments, newest first. */
-  pageLive: (db: Runner, workspaceId: number, page: Page) => keysetPage<DeploymentRow>(live(db, workspaceId), page, { table: 'deployments', idType: 'integer' }),
-  /** The live models a deployment serves: while there is one, it cannot be deleted. */
-  liveModelsServed: (db: Runner, id: number) =>
-    db('models').where({ deployment_id: id }).whereNull('deleted_at').select('model_code', 'version') as Promise<Array<{ model_code: string; version: string }>>,
-  markDeleted: (db: Runner, id: number) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  pageLive(db: Runner, workspaceId: number, page: Page): Promise<PageOfRows<DeploymentRow>>;
+  /** Live deployments of every live workspace, counted by workspace and classes. */
+  countsByClass(db: Runner): Promise<DeploymentCount[]>;
+  markDeleted(db: Runner, id: number): Promise<number>;
+  /** Every live deployment of every live workspace, oldest first, with its workspace's name. */
+  liveEverywhere(db: Runner): Promise<Array<DeploymentRow & { workspace_name: string }>>;
+}
+
+export const deploymentsStore: DeploymentsStore = {
+  keyTaken: async (db, key) => Boolean(await db('deployments').where({ deployment_key: key }).first('id')),
+  insert: async (db, row) => (await db<DeploymentRow>('deployments').insert(row as never).returning('*'))[0] as DeploymentRow,
+  liveByKey: (db, workspaceId, key) => live(db, workspaceId).where({ deployment_key: key }).first(),
+  byId: (db, id) => db<DeploymentRow>('deployments').where({ id }).first(),
+  listLive: (db, workspaceId) => live(db, workspaceId).orderBy('id'),
+  pageLive: (db, workspaceId, page) => keysetPage<DeploymentRow>(live(db, workspaceId), page, { table: 'deployments', idType: 'integer' }),
+  countsByClass: async (db) =>
+    (await db('deployments as d')
+      .join('workspaces as w', 'w.id', 'd.workspace_id')
+      .whereNull('w.deleted_at')
+      .whereNull('d.deleted_at')
+      .groupBy('w.name', 'd.server_proxy_class', 'd.registry_connector_class')
+      .select('w.name as workspace', 'd.server_proxy_class as proxy_class', 'd.registry_connector_class as connector_class')
+      .count('* as n')) as unknown as DeploymentCount[],
+  markDeleted: (db, id) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  liveEverywhere: (db) =>
+    db('deployments as r').join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name'),
 };

@@ -1,5 +1,5 @@
 import type { Db } from '../../infra/db/database.js';
-import type { Role } from '../../infra/db/models.js';
+import type { Role } from '../auth/principal.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken } from '../../infra/crypto/random.js';
 import { hashPassword, passwordProblems } from '../auth/passwords.js';
@@ -60,7 +60,7 @@ export async function bootstrap(db: Db, email: string, password: string | undefi
     if (problems.length) throw new InputError(`DIDYMA_ADMIN_PASSWORD: ${problems.join('; ')}.`);
     const existing = await usersStore.byEmail(trx, email);
     const user = existing
-      ? await existing.$query(trx).patchAndFetch({ is_staff: true, password_hash: await hashPassword(secret) })
+      ? await usersStore.makeStaff(trx, existing.id, await hashPassword(secret))
       : await usersStore.insert(trx, { email, password_hash: await hashPassword(secret), is_staff: true, name: 'Admin' });
     const workspace = (await workspacesStore.liveByName(trx, 'default')) ?? (await workspacesStore.insert(trx, 'default', false, user.id));
     await usersStore.upsertMembership(trx, user.id, workspace.id, 'supervisor');

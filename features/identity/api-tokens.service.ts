@@ -3,7 +3,7 @@ import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
 import { API_TOKEN_PREFIX } from './authenticator.js';
 import type { Principal } from '../auth/principal.js';
-import { apiTokensStore } from './api-tokens.store.js';
+import type { ApiTokensStore } from './api-tokens.store.js';
 import type { Page } from './workspaces.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentApiToken } from './present.js';
@@ -14,6 +14,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 export class ApiTokensService {
   constructor(
     private readonly db: Db,
+    private readonly store: ApiTokensStore,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -27,7 +28,7 @@ export class ApiTokensService {
     }
     if (input.expiration_date < new Date(this.now()).toISOString().slice(0, 10)) throw new InputError('expiration_date: must not be in the past.');
     const key = `${API_TOKEN_PREFIX}${randomToken(32)}`;
-    const row = await apiTokensStore.insert(this.db, {
+    const row = await this.store.insert(this.db, {
       name,
       user_id: principal.user.id,
       workspace_id: workspaceId,
@@ -39,26 +40,26 @@ export class ApiTokensService {
 
   async list(principal: Principal, workspaceId: number, page: Page) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const { rows, total, next } = await apiTokensStore.pageInWorkspace(this.db, workspaceId, page);
+    const { rows, total, next } = await this.store.pageInWorkspace(this.db, workspaceId, page);
     return { items: rows.map(presentApiToken), total, next };
   }
 
   async get(principal: Principal, workspaceId: number, tokenId: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const row = await apiTokensStore.inWorkspace(this.db, workspaceId, tokenId);
+    const row = await this.store.inWorkspace(this.db, workspaceId, tokenId);
     if (!row) throw new NotFoundError('API token not found.');
     return presentApiToken(row);
   }
 
   async setActive(principal: Principal, workspaceId: number, tokenId: number, isActive: boolean) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const row = await apiTokensStore.setActive(this.db, workspaceId, tokenId, isActive);
+    const row = await this.store.setActive(this.db, workspaceId, tokenId, isActive);
     if (!row) throw new NotFoundError('API token not found.');
     return presentApiToken(row);
   }
 
   async remove(principal: Principal, workspaceId: number, tokenId: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    if (!(await apiTokensStore.remove(this.db, workspaceId, tokenId))) throw new NotFoundError('API token not found.');
+    if (!(await this.store.remove(this.db, workspaceId, tokenId))) throw new NotFoundError('API token not found.');
   }
 }

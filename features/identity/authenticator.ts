@@ -1,8 +1,8 @@
 import type { Db } from '../../infra/db/database.js';
-import type { Role } from '../../infra/db/models.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { sha256 } from '../../infra/crypto/random.js';
 import { apiTokensStore } from './api-tokens.store.js';
+import { usersStore, type SubjectState } from './users.store.js';
 import { permissionsFor, type Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
@@ -10,19 +10,6 @@ import type { AccessClaims, TokenService } from '../auth/tokens.js';
 
 export const API_TOKEN_PREFIX = 'dy_';
 const LAST_USED_RESOLUTION_MS = 60_000;
-
-interface SubjectState {
-  id: number;
-  email: string;
-  is_staff: boolean;
-  is_service: boolean;
-  is_active: boolean;
-  ws_id: number | null;
-  ws_name: string | null;
-  ws_disabled: boolean | null;
-  ws_deleted_at: Date | null;
-  role: Role | null;
-}
 
 /**
  * Turns a bearer credential into a Principal. The signature check of a JWT may
@@ -114,22 +101,7 @@ export class Authenticator {
   }
 
   private async readState(userId: number, workspaceId: number | null): Promise<SubjectState | undefined> {
-    return (await this.db('users as u')
-      .leftJoin('workspaces as w', 'w.id', this.db.raw('?', [workspaceId ?? -1]))
-      .leftJoin('memberships as m', (join) => join.on('m.user_id', 'u.id').andOn('m.workspace_id', 'w.id'))
-      .where('u.id', userId)
-      .first(
-        'u.id',
-        'u.email',
-        'u.is_staff',
-        'u.is_service',
-        'u.is_active',
-        'w.id as ws_id',
-        'w.name as ws_name',
-        'w.disabled as ws_disabled',
-        'w.deleted_at as ws_deleted_at',
-        'm.role',
-      )) as SubjectState | undefined;
+    return usersStore.subjectState(this.db, userId, workspaceId);
   }
 
   private principal(state: SubjectState, bound: boolean, via: Principal['via'], tokenFields: Record<string, unknown>): Principal {

@@ -1,16 +1,22 @@
 import type { Db, Tx } from '../../infra/db/database.js';
-import type { InvitationRow, Role } from '../../infra/db/models.js';
+import type { Role } from '../auth/principal.js';
 import { ConflictError, GoneError, InputError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
 import { hashPassword, passwordProblems } from '../auth/passwords.js';
 import { isStaff, type Principal } from '../auth/principal.js';
-import { invitationsStore } from './invitations.store.js';
-import { normaliseEmail, usersStore } from './users.store.js';
-import { workspacesStore } from './workspaces.store.js';
+import type { InvitationRow, InvitationsStore } from './invitations.store.js';
+import { normaliseEmail, type UsersStore } from './users.store.js';
+import type { WorkspacesStore } from './workspaces.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentInvitation } from './present.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { Mail, Mailer } from '../../infra/mail/mailer.js';
+
+export interface InvitationStores {
+  invitations: InvitationsStore;
+  users: UsersStore;
+  workspaces: WorkspacesStore;
+}
 
 export interface InvitationSettings {
   ttlSeconds: number;
@@ -34,6 +40,7 @@ const LANGUAGE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
 export class InvitationsService {
   constructor(
     private readonly db: Db,
+    private readonly stores: InvitationStores,
     private readonly settings: InvitationSettings,
     private readonly now: () => number = Date.now,
     private readonly mailer?: Mailer,
@@ -45,12 +52,12 @@ export class InvitationsService {
     const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
     const email = normaliseEmail(input.email);
     if (!EMAIL.test(email)) throw new InputError('email: not an e-mail address.');
-    const existing = await usersStore.byEmail(this.db, email);
-    if (existing && (await usersStore.membership(this.db, existing.id, workspaceId))) {
+    const existing = await this.stores.users.byEmail(this.db, email);
+    if (existing && (await this.stores.users.membership(this.db, existing.id, workspaceId))) {
       throw new ConflictError(`${email} is already a member of ${workspace.name}.`);
     }
     const token = randomToken(32);
-    const row = await invitationsStore.insert(this.db, {
+    const row = await this.stores.invitations.insert(this.db, {
       token_hash: sha256(token),
       email,
       workspace_id: workspaceId,
@@ -69,11 +76,11 @@ export class InvitationsService {
 
   /** What the registration form shows; no authentication. */
   async describe(token: string) {
-    const invitation = await invitationsStore.byTokenHash(this.db, sha256(token));
+    const invitation = await this.stores.invitations.byTokenHash(this.db, sha256(token));
     const workspace = await this.usableWorkspace(invitation);
-    const registered = Boolean(await usersStore.byEmail(this.db, invitation!.email));
-    const pending = await invitationsStore.pendingForEmail(this.db, invitation!.email, new Date(this.now()));
-    const names = await this.workspaceNames(pending.map((p) => p.workspace_id));
+    const registered = Boolean(await this.stores.users.byEmail(this.db, invitation!.email));
+    const pending = await this.stores.invitations.pendingForEmail(this.db, invitation!.email, new Date(this.now()));
+    const names = await this.stores.workspaces.liveNames(this.db, pending.map((p) => p.workspace_id));
     return {
       email: invitation!.email,
       workspace: workspace.name,
@@ -96,12 +103,12 @@ export class InvitationsService {
     if (!LANGUAGE.test(input.preferred_language)) throw new InputError('preferred_language: expected a language tag such as en or pt-BR.');
     const passwordHash = await this.checkedPasswordHash(input.token, input.password);
     return this.db.transaction(async (trx) => {
-      const invitation = await invitationsStore.lockByTokenHash(trx, sha256(input.token));
+      const invitation = await this.stores.invitations.lockByTokenHash(trx, sha256(input.token));
       await this.usableWorkspace(invitation, trx);
-      if (await usersStore.byEmail(trx, invitation!.email)) {
+      if (await this.stores.users.byEmail(trx, invitation!.email)) {
         throw new ConflictError('This e-mail is already registered: sign in and accept the invitation instead.', 'already_registered');
       }
-      const user = await usersStore.insert(trx, {
+      const user = await this.stores.users.insert(trx, {
         email: invitation!.email,
         password_hash: passwordHash,
         name,
@@ -109,7 +116,7 @@ export class InvitationsService {
         preferred_language: input.preferred_language,
         terms_accepted_at: new Date(this.now()),
       });
-      const pending = await invitationsStore.pendingForEmail(trx, invitation!.email, new Date(this.now()));
+      const pending = await this.stores.invitations.pendingForEmail(trx, invitation!.email, new Date(this.now()));
       const workspaces = await this.acceptAll(trx, pending, user.id);
       return { id: user.id, email: user.email, name: user.name, surname: user.surname, workspaces };
     });
@@ -118,7 +125,7 @@ export class InvitationsService {
   /** An already registered user joins the invitation's workspace. */
   async accept(principal: Principal, token: string) {
     return this.db.transaction(async (trx) => {
-      const invitation = await invitationsStore.lockByTokenHash(trx, sha256(token));
+      const invitation = await this.stores.invitations.lockByTokenHash(trx, sha256(token));
       await this.usableWorkspace(invitation, trx);
       if (normaliseEmail(principal.user.email) !== invitation!.email) throw new NotAllowedError('This invitation was sent to another e-mail address.');
       const [accepted] = await this.acceptAll(trx, [invitation!], principal.user.id);
@@ -128,19 +135,19 @@ export class InvitationsService {
 
   async listPending(principal: Principal, workspaceId: number, page: Page) {
     const workspace = await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const { rows, total, next } = await invitationsStore.pendingInWorkspace(this.db, workspaceId, new Date(this.now()), page);
+    const { rows, total, next } = await this.stores.invitations.pendingInWorkspace(this.db, workspaceId, new Date(this.now()), page);
     return { items: rows.map((row) => presentInvitation(row, workspace.name)), total, next };
   }
 
   async revoke(principal: Principal, workspaceId: number, id: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const row = await invitationsStore.inWorkspace(this.db, workspaceId, id);
+    const row = await this.stores.invitations.inWorkspace(this.db, workspaceId, id);
     if (!row || row.accepted_at || row.revoked_at) throw new NotFoundError('Invitation not found.');
-    await invitationsStore.revoke(this.db, id, new Date(this.now()));
+    await this.stores.invitations.revoke(this.db, id, new Date(this.now()));
   }
 
   private async checkedPasswordHash(token: string, password: string): Promise<string> {
-    const invitation = await invitationsStore.byTokenHash(this.db, sha256(token));
+    const invitation = await this.stores.invitations.byTokenHash(this.db, sha256(token));
     await this.usableWorkspace(invitation);
     const problems = passwordProblems(password, invitation!.email);
     if (problems.length) throw new InputError(`password: ${problems.join('; ')}.`, problems.map((problem) => ({ field: 'password', message: problem })));
@@ -151,7 +158,7 @@ export class InvitationsService {
     if (!invitation || invitation.revoked_at) throw new NotFoundError('This invitation does not exist or was revoked.');
     if (invitation.accepted_at) throw new GoneError('This invitation has already been used.', 'invitation_used');
     if (invitation.expires_at.getTime() <= this.now()) throw new GoneError('This invitation has expired; ask for a new one.', 'invitation_expired');
-    const workspace = await workspacesStore.liveById(db, invitation.workspace_id);
+    const workspace = await this.stores.workspaces.liveById(db, invitation.workspace_id);
     if (!workspace) throw new GoneError('The workspace of this invitation no longer exists.', 'invitation_expired');
     return workspace;
   }
@@ -159,18 +166,14 @@ export class InvitationsService {
   private async acceptAll(trx: Tx, invitations: InvitationRow[], userId: number) {
     const accepted: Array<{ workspace: string; role: Role }> = [];
     for (const invitation of invitations) {
-      await usersStore.upsertMembership(trx, userId, invitation.workspace_id, invitation.role);
-      const workspace = await workspacesStore.liveById(trx, invitation.workspace_id);
+      await this.stores.users.upsertMembership(trx, userId, invitation.workspace_id, invitation.role);
+      const workspace = await this.stores.workspaces.liveById(trx, invitation.workspace_id);
       if (workspace) accepted.push({ workspace: workspace.name, role: invitation.role });
     }
-    await invitationsStore.markAccepted(trx, invitations.map((i) => i.id), userId, new Date(this.now()));
+    await this.stores.invitations.markAccepted(trx, invitations.map((i) => i.id), userId, new Date(this.now()));
     return accepted;
   }
 
-  private async workspaceNames(ids: number[]): Promise<string[]> {
-    if (!ids.length) return [];
-    return (await this.db('workspaces').whereIn('id', ids).whereNull('deleted_at').orderBy('id').select('name')).map((r: { name: string }) => r.name);
-  }
 }
 
 function invitationMail(to: string, workspace: string, role: Role, url: string, expiresAt: Date): Mail {

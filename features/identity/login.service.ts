@@ -6,10 +6,10 @@ import { verifyPassword } from '../auth/passwords.js';
 import { permissionsFor, type Principal } from '../auth/principal.js';
 import type { RateLimiter } from '../auth/rate-limit.js';
 import type { Subject, TokenService } from '../auth/tokens.js';
-import { normaliseEmail, usersStore } from './users.store.js';
-import { workspacesStore } from './workspaces.store.js';
-import { refreshStore } from './refresh.store.js';
-import { oauthStore } from './oauth.store.js';
+import { normaliseEmail, type UsersStore } from './users.store.js';
+import type { WorkspacesStore } from './workspaces.store.js';
+import type { RefreshStore } from './refresh.store.js';
+import type { OAuthStore } from './oauth.store.js';
 
 export interface TokenPair {
   access: string;
@@ -25,6 +25,7 @@ export interface ClientCredentialsResponse {
 
 export interface LoginDeps {
   db: Db;
+  stores: { users: UsersStore; workspaces: WorkspacesStore; refresh: RefreshStore; oauth: OAuthStore };
   tokens: TokenService;
   accountLimiter: RateLimiter;
   clientLimiter: RateLimiter;
@@ -38,7 +39,7 @@ export class LoginService {
     const email = normaliseEmail(input.email);
     await this.deps.clientLimiter.hit(`login-ip:${clientAddress}`);
     await this.deps.accountLimiter.hit(`login-account:${email}`);
-    const user = await usersStore.byEmail(this.deps.db, email);
+    const user = await this.deps.stores.users.byEmail(this.deps.db, email);
     const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
     const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
@@ -50,18 +51,18 @@ export class LoginService {
     const claims = await this.deps.tokens.verifyRefresh(refreshToken);
     const jti = crypto.randomUUID();
     const outcome = await this.deps.db.transaction(async (trx) => {
-      const family = await refreshStore.lockById(trx, claims.fam);
+      const family = await this.deps.stores.refresh.lockById(trx, claims.fam);
       if (!family || family.revoked_at) return { kind: 'revoked' as const };
       if (!constantTimeEqual(family.current_jti_hash, sha256(claims.jti))) {
-        await refreshStore.revoke(trx, family.id, 'reuse');
+        await this.deps.stores.refresh.revoke(trx, family.id, 'reuse');
         return { kind: 'reused' as const };
       }
-      const user = await usersStore.byId(trx, family.user_id);
+      const user = await this.deps.stores.users.byId(trx, family.user_id);
       if (!user || !user.is_active) return { kind: 'revoked' as const };
-      const workspaceName = family.workspace_id === null ? null : ((await workspacesStore.liveById(trx, family.workspace_id))?.name ?? '');
+      const workspaceName = family.workspace_id === null ? null : ((await this.deps.stores.workspaces.liveById(trx, family.workspace_id))?.name ?? '');
       const subject = await this.subjectFor(trx, user.id, user.is_staff, workspaceName).catch(() => null);
       if (!subject) return { kind: 'revoked' as const };
-      await refreshStore.rotate(trx, family.id, sha256(jti));
+      await this.deps.stores.refresh.rotate(trx, family.id, sha256(jti));
       return { kind: 'ok' as const, subject, family: family.id };
     });
     if (outcome.kind === 'reused') throw new NotAuthenticatedError('Refresh token was already used; its session has been revoked.');
@@ -78,7 +79,7 @@ export class LoginService {
    * login. The caller proved who it is with a valid access token.
    */
   async switchWorkspace(principal: Principal, workspace: string | null): Promise<TokenPair> {
-    const user = await usersStore.byId(this.deps.db, principal.user.id);
+    const user = await this.deps.stores.users.byId(this.deps.db, principal.user.id);
     if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('The user of this session is no longer active.');
     return this.openFamily(await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace));
   }
@@ -86,7 +87,7 @@ export class LoginService {
   /** Sign-out: the refresh token's whole family stops working. An invalid or expired token has nothing left to revoke. */
   async revoke(refreshToken: string): Promise<void> {
     const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);
-    if (claims) await refreshStore.revoke(this.deps.db, claims.fam, 'signed out');
+    if (claims) await this.deps.stores.refresh.revoke(this.deps.db, claims.fam, 'signed out');
   }
 
   /** POST /o/token/ with grant_type=client_credentials. */
@@ -98,10 +99,10 @@ export class LoginService {
     if (!input.client_id || !input.client_secret) throw new OAuthError(400, 'invalid_request', 'client_id and client_secret are required.');
     await this.deps.clientLimiter.hit(`oauth-ip:${clientAddress}`);
     await this.deps.accountLimiter.hit(`oauth-client:${input.client_id}`);
-    const app = await oauthStore.byClientId(this.deps.db, input.client_id);
+    const app = await this.deps.stores.oauth.byClientId(this.deps.db, input.client_id);
     const secretOk = app ? constantTimeEqual(app.client_secret_hash, sha256(input.client_secret)) : false;
     if (!app || !secretOk) throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
-    const workspace = await workspacesStore.liveById(this.deps.db, app.workspace_id);
+    const workspace = await this.deps.stores.workspaces.liveById(this.deps.db, app.workspace_id);
     if (!workspace || (input.workspace && input.workspace !== workspace.name)) {
       throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
     }
@@ -113,8 +114,8 @@ export class LoginService {
 
   private async subjectFor(db: Runner, userId: number, staff: boolean, workspaceName: string | null): Promise<Subject> {
     if (workspaceName === null) return { userId, workspace: null, permissions: permissionsFor(staff, null) };
-    const workspace = await workspacesStore.liveByName(db, workspaceName);
-    const membership = workspace ? await usersStore.membership(db, userId, workspace.id) : undefined;
+    const workspace = await this.deps.stores.workspaces.liveByName(db, workspaceName);
+    const membership = workspace ? await this.deps.stores.users.membership(db, userId, workspace.id) : undefined;
     // Same answer for an unknown workspace and a foreign one: existence is not revealed.
     if (!workspace || !membership) throw new NotAllowedError('You are not a member of this workspace.');
     if (workspace.disabled) throw new NotAllowedError('This workspace is disabled.');
@@ -124,7 +125,7 @@ export class LoginService {
   private async openFamily(subject: Subject): Promise<TokenPair> {
     const family = crypto.randomUUID();
     const jti = crypto.randomUUID();
-    await refreshStore.create(this.deps.db, {
+    await this.deps.stores.refresh.create(this.deps.db, {
       id: family,
       user_id: subject.userId,
       workspace_id: subject.workspace?.id ?? null,

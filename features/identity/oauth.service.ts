@@ -1,10 +1,10 @@
 import type { Db } from '../../infra/db/database.js';
-import type { Role } from '../../infra/db/models.js';
+import type { Role } from '../auth/principal.js';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { randomToken, sha256 } from '../../infra/crypto/random.js';
 import type { Principal } from '../auth/principal.js';
-import { oauthStore } from './oauth.store.js';
-import { usersStore } from './users.store.js';
+import type { OAuthStore } from './oauth.store.js';
+import type { UsersStore } from './users.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentOAuthApplication } from './present.js';
 
@@ -14,7 +14,10 @@ import { presentOAuthApplication } from './present.js';
  * access tokens for that user. The client secret is shown once, stored hashed.
  */
 export class OAuthApplicationsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly stores: { oauth: OAuthStore; users: UsersStore },
+  ) {}
 
   async create(principal: Principal | null, workspaceId: number, input: { name: string; role?: Role }) {
     if (principal) await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
@@ -24,14 +27,14 @@ export class OAuthApplicationsService {
     const clientId = randomToken(18);
     const clientSecret = randomToken(32);
     const app = await this.db.transaction(async (trx) => {
-      const serviceUser = await usersStore.insert(trx, {
+      const serviceUser = await this.stores.users.insert(trx, {
         email: `service-${clientId.toLowerCase()}@oauth.didyma.invalid`,
         password_hash: null,
         name,
         is_service: true,
       });
-      await usersStore.upsertMembership(trx, serviceUser.id, workspaceId, role);
-      return oauthStore.insert(trx, {
+      await this.stores.users.upsertMembership(trx, serviceUser.id, workspaceId, role);
+      return this.stores.oauth.insert(trx, {
         name,
         workspace_id: workspaceId,
         client_id: clientId,
@@ -46,15 +49,15 @@ export class OAuthApplicationsService {
 
   async list(principal: Principal, workspaceId: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    return (await oauthStore.listInWorkspace(this.db, workspaceId)).map(presentOAuthApplication);
+    return (await this.stores.oauth.listInWorkspace(this.db, workspaceId)).map(presentOAuthApplication);
   }
 
   async rotateSecret(principal: Principal, workspaceId: number, id: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
-    const app = await oauthStore.inWorkspace(this.db, workspaceId, id);
+    const app = await this.stores.oauth.inWorkspace(this.db, workspaceId, id);
     if (!app) throw new NotFoundError('OAuth application not found.');
     const clientSecret = randomToken(32);
-    await oauthStore.setSecret(this.db, app.id, sha256(clientSecret));
+    await this.stores.oauth.setSecret(this.db, app.id, sha256(clientSecret));
     return { client_id: app.client_id, client_secret: clientSecret };
   }
 
@@ -62,10 +65,10 @@ export class OAuthApplicationsService {
   async remove(principal: Principal, workspaceId: number, id: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'supervisor');
     await this.db.transaction(async (trx) => {
-      const app = await oauthStore.inWorkspace(trx, workspaceId, id);
+      const app = await this.stores.oauth.inWorkspace(trx, workspaceId, id);
       if (!app) throw new NotFoundError('OAuth application not found.');
-      await oauthStore.remove(trx, app.id);
-      await trx('users').where({ id: app.service_user_id, is_service: true }).delete();
+      await this.stores.oauth.remove(trx, app.id);
+      await this.stores.users.removeServiceUser(trx, app.service_user_id);
     });
   }
 }

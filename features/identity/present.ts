@@ -1,4 +1,7 @@
-import type { ApiTokenRow, InvitationRow, OAuthApplicationRow, WorkspaceRow } from '../../infra/db/models.js';
+import type { ApiTokenRow } from './api-tokens.store.js';
+import type { InvitationRow } from './invitations.store.js';
+import type { OAuthApplicationRow } from './oauth.store.js';
+import type { WorkspaceRow } from './workspaces.store.js';
 
 // Database rows → the shapes the API documents. Nothing secret ever passes through here.
 

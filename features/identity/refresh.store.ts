@@ -1,14 +1,35 @@
 import type { Runner } from '../../infra/db/database.js';
-import { RefreshTokenFamilyRow } from '../../infra/db/models.js';
 
-export const refreshStore = {
-  create: (db: Runner, family: Pick<RefreshTokenFamilyRow, 'id' | 'user_id' | 'workspace_id' | 'current_jti_hash'>) =>
-    RefreshTokenFamilyRow.query(db).insert(family),
-  lockById: (db: Runner, id: string) => RefreshTokenFamilyRow.query(db).findById(id).forUpdate(),
-  rotate: (db: Runner, id: string, jtiHash: string) =>
-    RefreshTokenFamilyRow.query(db).patch({ current_jti_hash: jtiHash, rotated_at: new Date() }).where({ id }),
-  revoke: (db: Runner, id: string, reason: string) =>
-    RefreshTokenFamilyRow.query(db).patch({ revoked_at: new Date(), revoked_reason: reason }).where({ id }).whereNull('revoked_at'),
-  revokeForWorkspace: (db: Runner, workspaceId: number, reason: string) =>
-    RefreshTokenFamilyRow.query(db).patch({ revoked_at: new Date(), revoked_reason: reason }).where({ workspace_id: workspaceId }).whereNull('revoked_at'),
+export interface RefreshTokenFamilyRow {
+  id: string;
+  user_id: number;
+  workspace_id: number | null;
+  current_jti_hash: string;
+  created_at: Date;
+  rotated_at: Date | null;
+  revoked_at: Date | null;
+  revoked_reason: string | null;
+}
+
+/** Every query of `refresh_token_families`. */
+export interface RefreshStore {
+  create(db: Runner, family: Pick<RefreshTokenFamilyRow, 'id' | 'user_id' | 'workspace_id' | 'current_jti_hash'>): Promise<void>;
+  /** The family, locked until the transaction ends: one rotation at a time. */
+  lockById(db: Runner, id: string): Promise<RefreshTokenFamilyRow | undefined>;
+  rotate(db: Runner, id: string, jtiHash: string): Promise<number>;
+  revoke(db: Runner, id: string, reason: string): Promise<number>;
+  revokeForWorkspace(db: Runner, workspaceId: number, reason: string): Promise<number>;
+}
+
+const families = (db: Runner) => db<RefreshTokenFamilyRow>('refresh_token_families');
+
+export const refreshStore: RefreshStore = {
+  create: async (db, family) => {
+    await families(db).insert(family);
+  },
+  lockById: (db, id) => families(db).where({ id }).forUpdate().first(),
+  rotate: (db, id, jtiHash) => families(db).where({ id }).update({ current_jti_hash: jtiHash, rotated_at: new Date() }),
+  revoke: (db, id, reason) => families(db).where({ id }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),
+  revokeForWorkspace: (db, workspaceId, reason) =>
+    families(db).where({ workspace_id: workspaceId }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),
 };

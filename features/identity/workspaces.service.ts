@@ -1,8 +1,8 @@
 import type { Db } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { isStaff, type Principal } from '../auth/principal.js';
-import { workspacesStore, type Page } from './workspaces.store.js';
-import { refreshStore } from './refresh.store.js';
+import type { Page, WorkspacesStore } from './workspaces.store.js';
+import type { RefreshStore } from './refresh.store.js';
 import { requireWorkspaceAccess } from './access.js';
 import { presentWorkspace } from './present.js';
 
@@ -16,17 +16,20 @@ export const LOGO_TYPES: Record<string, (data: Buffer) => boolean> = {
 };
 
 export class WorkspacesService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly stores: { workspaces: WorkspacesStore; refresh: RefreshStore },
+  ) {}
 
   /** Staff see every workspace, anyone else the workspaces they belong to. */
   async list(principal: Principal, page: Page) {
-    const { rows, total, next } = await workspacesStore.page(this.db, page, isStaff(principal) ? undefined : principal.user.id);
+    const { rows, total, next } = await this.stores.workspaces.page(this.db, page, isStaff(principal) ? undefined : principal.user.id);
     return { items: rows.map(presentWorkspace), total, next };
   }
 
-  /** The workspaces the principal is a member of, staff included: where it can sign in. */
+  /** One page of the workspaces the principal is a member of, staff included: where it can sign in. */
   async memberships(principal: Principal, page: Page) {
-    return (await workspacesStore.listForUser(this.db, principal.user.id, page)).map(presentWorkspace);
+    return (await this.stores.workspaces.page(this.db, page, principal.user.id)).rows.map(presentWorkspace);
   }
 
   async create(principal: Principal, input: { name: string; disabled?: boolean }) {
@@ -34,19 +37,19 @@ export class WorkspacesService {
       throw new InputError('name: only lowercase letters, digits, hyphens and underscores, 1 to 63 characters.');
     }
     return this.db.transaction(async (trx) => {
-      if (await workspacesStore.nameTaken(trx, input.name)) throw new ConflictError(`A workspace named "${input.name}" exists or existed.`);
-      return presentWorkspace(await workspacesStore.insert(trx, input.name, input.disabled ?? false, principal.user.id));
+      if (await this.stores.workspaces.nameTaken(trx, input.name)) throw new ConflictError(`A workspace named "${input.name}" exists or existed.`);
+      return presentWorkspace(await this.stores.workspaces.insert(trx, input.name, input.disabled ?? false, principal.user.id));
     });
   }
 
   async get(id: number) {
-    const workspace = await workspacesStore.liveById(this.db, id);
+    const workspace = await this.stores.workspaces.liveById(this.db, id);
     if (!workspace) throw new NotFoundError('Workspace not found.');
     return presentWorkspace(workspace);
   }
 
   async setDisabled(id: number, disabled: boolean) {
-    const workspace = await workspacesStore.setDisabled(this.db, id, disabled);
+    const workspace = await this.stores.workspaces.setDisabled(this.db, id, disabled);
     if (!workspace) throw new NotFoundError('Workspace not found.');
     return presentWorkspace(workspace);
   }
@@ -54,9 +57,9 @@ export class WorkspacesService {
   /** Permanent: the row stays only to keep its name reserved; every token of it stops working. */
   async remove(id: number) {
     await this.db.transaction(async (trx) => {
-      const deleted = await workspacesStore.markDeleted(trx, id);
+      const deleted = await this.stores.workspaces.markDeleted(trx, id);
       if (!deleted) throw new NotFoundError('Workspace not found.');
-      await refreshStore.revokeForWorkspace(trx, id, 'workspace deleted');
+      await this.stores.refresh.revokeForWorkspace(trx, id, 'workspace deleted');
     });
   }
 
@@ -65,12 +68,12 @@ export class WorkspacesService {
     const looksRight = LOGO_TYPES[contentType];
     if (!looksRight) throw new InputError(`logo: unsupported type ${contentType}; use one of ${Object.keys(LOGO_TYPES).join(', ')}.`);
     if (!looksRight(data)) throw new InputError(`logo: the file content is not ${contentType}.`);
-    await workspacesStore.saveLogo(this.db, workspaceId, contentType, data);
+    await this.stores.workspaces.saveLogo(this.db, workspaceId, contentType, data);
   }
 
   async logo(principal: Principal, workspaceId: number) {
     await requireWorkspaceAccess(this.db, principal, workspaceId, 'member');
-    const logo = await workspacesStore.logo(this.db, workspaceId);
+    const logo = await this.stores.workspaces.logo(this.db, workspaceId);
     if (!logo) throw new NotFoundError('This workspace has no logo.');
     return logo;
   }

@@ -1,41 +1,65 @@
 import type { Runner } from '../../infra/db/database.js';
-import { WorkspaceLogoRow, WorkspaceRow } from '../../infra/db/models.js';
-import { keysetPage, type Page } from '../../infra/db/keyset.js';
+import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 
 export type { Page } from '../../infra/db/keyset.js';
 
-const live = (db: Runner) => WorkspaceRow.query(db).whereNull('deleted_at');
+export interface WorkspaceRow {
+  id: number;
+  name: string;
+  disabled: boolean;
+  created_by_id: number | null;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+export interface WorkspaceLogoRow {
+  workspace_id: number;
+  content_type: string;
+  data: Buffer;
+  updated_at: Date;
+}
+
+/** Every query of `workspaces` and `workspace_logos`. */
+export interface WorkspacesStore {
+  liveById(db: Runner, id: number): Promise<WorkspaceRow | undefined>;
+  liveByName(db: Runner, name: string): Promise<WorkspaceRow | undefined>;
+  /** The names of these live workspaces, in id order. */
+  liveNames(db: Runner, ids: number[]): Promise<string[]>;
+  /** A workspace's name, deleted or not: names are never reused, so a name read once stays right. */
+  nameById(db: Runner, id: number): Promise<string | undefined>;
+  /** Any workspace, deleted ones included: names stay reserved forever. */
+  nameTaken(db: Runner, name: string): Promise<boolean>;
+  insert(db: Runner, name: string, disabled: boolean, createdById: number | null): Promise<WorkspaceRow>;
+  setDisabled(db: Runner, id: number, disabled: boolean): Promise<WorkspaceRow | undefined>;
+  markDeleted(db: Runner, id: number): Promise<number>;
+  /** A page of every live workspace (no user), or of those the user belongs to, newest first. */
+  page(db: Runner, page: Page, userId?: number): Promise<PageOfRows<WorkspaceRow>>;
+  logo(db: Runner, workspaceId: number): Promise<WorkspaceLogoRow | undefined>;
+  saveLogo(db: Runner, workspaceId: number, contentType: string, data: Buffer): Promise<void>;
+}
+
+const workspaces = (db: Runner) => db<WorkspaceRow>('workspaces');
+const live = (db: Runner) => workspaces(db).whereNull('deleted_at');
 const memberOf = (db: Runner, userId: number) => db('memberships').select('workspace_id').where('user_id', userId);
 
-export const workspacesStore = {
-  liveById: (db: Runner, id: number) => live(db).findById(id),
-  liveByName: (db: Runner, name: string) => live(db).findOne({ name }),
-  /** The name of any workspace, deleted ones included: a name never changes, so callers may keep it. */
-  nameOf: async (db: Runner, id: number): Promise<string> => {
-    const row = (await db('workspaces').where({ id }).first('name')) as { name: string } | undefined;
-    if (!row) throw new Error(`Workspace ${id} does not exist.`);
-    return row.name;
-  },
-  /** Any workspace, deleted ones included: names stay reserved forever. */
-  nameTaken: async (db: Runner, name: string) => Boolean(await WorkspaceRow.query(db).findOne({ name })),
-  insert: (db: Runner, name: string, disabled: boolean, createdById: number | null) =>
-    WorkspaceRow.query(db).insert({ name, disabled, created_by_id: createdById }).returning('*'),
-  setDisabled: (db: Runner, id: number, disabled: boolean) =>
-    live(db).patch({ disabled, updated_at: new Date() }).where({ id }).returning('*').first(),
-  markDeleted: (db: Runner, id: number) => live(db).patch({ deleted_at: new Date(), updated_at: new Date() }).where({ id }),
+export const workspacesStore: WorkspacesStore = {
+  liveById: (db, id) => live(db).where({ id }).first(),
+  liveByName: (db, name) => live(db).where({ name }).first(),
+  liveNames: async (db, ids) => (ids.length ? ((await live(db).whereIn('id', ids).orderBy('id').pluck('name')) as string[]) : []),
+  nameById: async (db, id) => (await workspaces(db).where({ id }).first('name'))?.name,
+  nameTaken: async (db, name) => Boolean(await workspaces(db).where({ name }).first('id')),
+  insert: async (db, name, disabled, createdById) => (await workspaces(db).insert({ name, disabled, created_by_id: createdById }).returning('*'))[0]!,
+  setDisabled: async (db, id, disabled) => (await live(db).where({ id }).update({ disabled, updated_at: new Date() }).returning('*'))[0],
+  markDeleted: (db, id) => live(db).where({ id }).update({ deleted_at: new Date(), updated_at: new Date() }),
+  page: (db, page, userId) =>
+    keysetPage<WorkspaceRow>(userId === undefined ? live(db) : live(db).whereIn('id', memberOf(db, userId)), page, { table: 'workspaces', idType: 'integer' }),
 
-  /** A page of every live workspace (staff), or of those the user belongs to, newest first. */
-  page: (db: Runner, page: Page, userId?: number) => {
-    const query = db('workspaces').whereNull('deleted_at');
-    return keysetPage<WorkspaceRow>(userId === undefined ? query : query.whereIn('id', memberOf(db, userId)), page, { table: 'workspaces', idType: 'integer' });
-  },
-  listForUser: (db: Runner, userId: number, page: Page) =>
-    live(db).whereIn('id', memberOf(db, userId)).orderBy('id').limit(page.limit).offset(page.offset),
-
-  logo: (db: Runner, workspaceId: number) => WorkspaceLogoRow.query(db).findById(workspaceId),
-  saveLogo: (db: Runner, workspaceId: number, contentType: string, data: Buffer) =>
-    WorkspaceLogoRow.query(db)
+  logo: (db, workspaceId) => db<WorkspaceLogoRow>('workspace_logos').where({ workspace_id: workspaceId }).first(),
+  saveLogo: async (db, workspaceId, contentType, data) => {
+    await db<WorkspaceLogoRow>('workspace_logos')
       .insert({ workspace_id: workspaceId, content_type: contentType, data, updated_at: new Date() })
       .onConflict('workspace_id')
-      .merge(),
+      .merge();
+  },
 };

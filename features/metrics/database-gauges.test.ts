@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import knexFactory from 'knex';
 import { createLogger } from '../../infra/logging/logger.js';
 import { DatabaseGauges } from './database-gauges.js';
+import { metricsStore } from './store.js';
+import { deploymentsStore } from '../deployments/store.js';
+import { modelsStore } from '../models/store.js';
 
 describe('database figures for /metrics', () => {
   it('drops the series and says so, rather than failing the scrape, when the database is unreachable', async () => {
@@ -14,7 +17,7 @@ describe('database figures for /metrics', () => {
       log: { warn: quiet, error: quiet, debug: quiet, deprecate: quiet },
     });
     try {
-      const gauges = new DatabaseGauges(unreachable, createLogger('silent'));
+      const gauges = new DatabaseGauges(unreachable, { sessions: metricsStore, deployments: deploymentsStore, models: modelsStore }, createLogger('silent'));
       await gauges.refresh();
       const text = await gauges.registry.metrics();
       expect(text).to.match(/^didyma_database_metrics_up 0$/m);

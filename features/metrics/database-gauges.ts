@@ -2,7 +2,16 @@ import { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import { metricNames } from './names.js';
-import { metricsStore } from './store.js';
+import type { MetricsStore } from './store.js';
+import type { DeploymentsStore } from '../deployments/store.js';
+import type { ModelsStore } from '../models/store.js';
+
+/** The stores the gauges read, one figure each. */
+export interface GaugeStores {
+  sessions: MetricsStore;
+  deployments: Pick<DeploymentsStore, 'countsByClass'>;
+  models: Pick<ModelsStore, 'liveEverywhere'>;
+}
 
 /**
  * Sessions, deployments and models as the database counts them, read afresh
@@ -34,6 +43,7 @@ export class DatabaseGauges {
 
   constructor(
     private readonly db: Db,
+    private readonly stores: GaugeStores,
     private readonly logger: Logger,
   ) {}
 
@@ -55,7 +65,7 @@ export class DatabaseGauges {
   }
 
   private read() {
-    return Promise.all([metricsStore.sessionCounts(this.db), metricsStore.deploymentCounts(this.db), metricsStore.liveModels(this.db)]).catch((error: unknown) => {
+    return Promise.all([this.stores.sessions.sessionCounts(this.db), this.stores.deployments.countsByClass(this.db), this.stores.models.liveEverywhere(this.db)]).catch((error: unknown) => {
       this.logger.warn({ err: error }, 'could not read the database figures for /metrics');
       return null;
     });

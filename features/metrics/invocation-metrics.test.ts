@@ -3,15 +3,14 @@ import { pino } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import type { InvocationRow } from '../invocations/store.js';
 import type { ModelRow } from '../models/store.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import { InvocationMetrics } from './invocation-metrics.js';
 
-// Workspace names come from the database once per workspace; here from a table of two.
-function workspacesDb(names: Record<number, string>, reads: number[]): Db {
-  return ((table: string) => {
-    expect(table).to.equal('workspaces');
-    return { where: ({ id }: { id: number }) => ({ first: async () => (reads.push(id), names[id] ? { name: names[id] } : undefined) }) };
-  }) as unknown as Db;
+// Workspace names come from the store once per workspace; here from a table of two.
+function workspacesStore(names: Record<number, string>, reads: number[]): Pick<WorkspacesStore, 'nameById'> {
+  return { nameById: async (_db, id) => (reads.push(id), names[id]) };
 }
+const db = {} as Db;
 
 describe('invocation metrics: what the executor records per finished run', () => {
   const model = { model_code: 'iris', version: '2' } as ModelRow;
@@ -19,7 +18,7 @@ describe('invocation metrics: what the executor records per finished run', () =>
 
   it('counts and times each kind of run in its own series, reading each workspace name once', async () => {
     const reads: number[] = [];
-    const metrics = new InvocationMetrics(workspacesDb({ 1: 'alpha', 2: 'beta' }, reads), pino({ level: 'silent' }));
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha', 2: 'beta' }, reads), pino({ level: 'silent' }));
     await metrics.record(run(1), model, 'COMPLETED', 0.004);
     await metrics.record(run(1), model, 'COMPLETED', 0.02);
     await metrics.record(run(1), model, 'ERROR', 0.5);
@@ -35,8 +34,20 @@ describe('invocation metrics: what the executor records per finished run', () =>
     expect(reads).to.deep.equal([1, 2]);
   });
 
+  it('records every run right when its series has left the bounded lookup cache', async () => {
+    const reads: number[] = [];
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha', 2: 'beta', 3: 'gamma' }, reads), pino({ level: 'silent' }), { maxCachedSeries: 2 });
+    for (const workspaceId of [1, 2, 3, 1, 3]) await metrics.record(run(workspaceId), model, 'COMPLETED', 0.01);
+    const text = await metrics.registry.metrics();
+    const total = (workspace: string) => `didyma_invocations_total{workspace="${workspace}",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"}`;
+    expect(text).to.include(`${total('alpha')} 2`);
+    expect(text).to.include(`${total('beta')} 1`);
+    expect(text).to.include(`${total('gamma')} 2`);
+    expect(reads, 'names are read once, whatever the series cache forgets').to.deep.equal([1, 2, 3]);
+  });
+
   it('never rejects: a workspace it cannot name is logged, and the next run is recorded', async () => {
-    const metrics = new InvocationMetrics(workspacesDb({ 1: 'alpha' }, []), pino({ level: 'silent' }));
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha' }, []), pino({ level: 'silent' }));
     await metrics.record(run(9), model, 'COMPLETED', 0.01);
     await metrics.record(run(1), model, 'COMPLETED', 0.01);
     const text = await metrics.registry.metrics();

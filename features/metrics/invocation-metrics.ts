@@ -1,7 +1,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
-import { workspacesStore } from '../identity/workspaces.store.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import type { InvocationRow } from '../invocations/store.js';
 import type { ModelRow } from '../models/store.js';
 import { metricNames } from './names.js';
@@ -47,12 +48,16 @@ export class InvocationMetrics {
   private readonly workspaceNames = new Map<number, string>();
   // The series one kind of run updates, found once: prom-client hashes a label
   // object on every update, three times per invocation otherwise.
-  private readonly series = new Map<string, RunSeries>();
+  private readonly series: LRUCache<string, RunSeries>;
 
   constructor(
     private readonly db: Db,
+    private readonly workspaces: Pick<WorkspacesStore, 'nameById'>,
     private readonly logger: Logger,
-  ) {}
+    options: { maxCachedSeries?: number } = {},
+  ) {
+    this.series = new LRUCache({ max: options.maxCachedSeries ?? MAX_CACHED_SERIES });
+  }
 
   /** Records one finished run. Never rejects: a metric must not fail an invocation. */
   async record(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number): Promise<void> {
@@ -78,7 +83,6 @@ export class InvocationMetrics {
       duration: this.duration.labels({ ...modelLabels, type: row.type, success }),
       last: this.last.labels({ ...modelLabels, success }),
     };
-    if (this.series.size >= MAX_CACHED_SERIES) this.series.clear();
     this.series.set(key, series);
     return series;
   }
@@ -86,7 +90,8 @@ export class InvocationMetrics {
   private async workspaceName(id: number): Promise<string> {
     const known = this.workspaceNames.get(id);
     if (known) return known;
-    const name = await workspacesStore.nameOf(this.db, id);
+    const name = await this.workspaces.nameById(this.db, id);
+    if (name === undefined) throw new Error(`workspace ${id} not found`);
     this.workspaceNames.set(id, name);
     return name;
   }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
-import { DatabaseGauges } from './database-gauges.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
+import { DatabaseGauges, type GaugeStores } from './database-gauges.js';
 import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../infra/http/metrics-exposition.js';
 import { InvocationMetrics } from './invocation-metrics.js';
 import { processRegistry } from './process-registry.js';
@@ -20,9 +21,12 @@ export interface PlatformMetrics {
  * scraped: process figures everywhere; the database figures only on the
  * private server; per-run figures only on the executors, which observe them.
  */
-export function createPlatformMetrics(db: Db, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
-  const invocations = new InvocationMetrics(db, logger);
-  const database = new DatabaseGauges(db, logger);
+/** The stores the figures read: workspace names for the executor's, the counts for the private server's. */
+export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'> };
+
+export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
+  const invocations = new InvocationMetrics(db, stores.workspaces, logger);
+  const database = new DatabaseGauges(db, stores, logger);
   const base: MetricsPart = { registry: processRegistry() };
   const parts: Record<MetricsComponent, MetricsPart[]> = {
     auth: [base],

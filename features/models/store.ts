@@ -1,5 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
-import { keysetPage, type Page } from '../../infra/db/keyset.js';
+import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 import type { IoSchema } from './payload.js';
 
 export interface ModelRow {
@@ -25,13 +25,44 @@ export interface ModelRow {
   deleted_at: Date | null;
 }
 
+/** A live model version of a live workspace, by workspace name: a gauge of the private server's scrape. */
+export interface LiveModel {
+  workspace: string;
+  model_code: string;
+  model_version: string;
+}
+
 export type NewModelRow = Omit<ModelRow, 'id' | 'created_at' | 'deleted_at' | 'explains_id'>;
 
 const live = (db: Runner, workspaceId: number) => db<ModelRow>('models').where({ workspace_id: workspaceId }).whereNull('deleted_at');
 
-export const modelsStore = {
+/** Every query of `models` and of the counts a trigger keeps of them (`model_counts`). */
+export interface ModelsStore {
   /** Pairs already registered anywhere, deleted ones included: (model_code, version) is reserved forever. */
-  takenPairs: async (db: Runner, pairs: Array<[string, string]>) => {
+  takenPairs(db: Runner, pairs: Array<[string, string]>): Promise<Array<{ model_code: string; version: string }>>;
+  /** Inserts the chain in order, each explainer pointing at the model it explains. */
+  insertChain(db: Runner, rows: NewModelRow[]): Promise<ModelRow[]>;
+  liveByPair(db: Runner, workspaceId: number, code: string, version: string): Promise<ModelRow | undefined>;
+  /** A page of the workspace's live models, newest first. */
+  pageLive(db: Runner, workspaceId: number, page: Page, filter?: { modelCode?: string }): Promise<PageOfRows<ModelRow>>;
+  /** Which of these models have a live explainer. */
+  explainedAmong(db: Runner, workspaceId: number, ids: number[]): Promise<Set<number>>;
+  /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
+  byPair(db: Runner, workspaceId: number, code: string, version: string): Promise<ModelRow | undefined>;
+  /** The live explainer chain below a model, in order. */
+  /** A model by id, deleted or not. */
+  byId(db: Runner, id: number): Promise<ModelRow | undefined>;
+  /** The live explainer of a model, if it has one: the one lookup of an explainer. */
+  liveExplainerOf(db: Runner, modelId: number): Promise<ModelRow | undefined>;
+  explainersOf(db: Runner, model: ModelRow): Promise<ModelRow[]>;
+  markDeleted(db: Runner, ids: number[]): Promise<number>;
+  liveUsingDeployment(db: Runner, deploymentId: number): Promise<Array<Pick<ModelRow, 'model_code' | 'version'>>>;
+  /** Every live model version of every live workspace. */
+  liveEverywhere(db: Runner): Promise<LiveModel[]>;
+}
+
+export const modelsStore: ModelsStore = {
+  takenPairs: async (db, pairs) => {
     if (!pairs.length) return [];
     const rows = await db('models')
       .where((q) => {
@@ -40,8 +71,7 @@ export const modelsStore = {
       .select('model_code', 'version');
     return rows as Array<{ model_code: string; version: string }>;
   },
-  /** Inserts the chain in order, each explainer pointing at the model it explains. */
-  insertChain: async (db: Runner, rows: NewModelRow[]) => {
+  insertChain: async (db, rows) => {
     const inserted: ModelRow[] = [];
     for (const row of rows) {
       const [created] = await db<ModelRow>('models')
@@ -51,26 +81,19 @@ export const modelsStore = {
     }
     return inserted;
   },
-  liveByPair: (db: Runner, workspaceId: number, code: string, version: string) => live(db, workspaceId).where({ model_code: code, version }).first(),
-  /** A page of the workspace's live models, newest first. */
-  pageLive: async (db: Runner, workspaceId: number, page: Page, filter: { modelCode?: string } = {}) => {
+  liveByPair: (db, workspaceId, code, version) => live(db, workspaceId).where({ model_code: code, version }).first(),
+  pageLive: async (db, workspaceId, page, filter = {}) => {
     const filtered = Boolean(filter.modelCode || page.createdAfter || page.createdBefore);
     // Unfiltered, the count a trigger keeps (migration 0009) spares reading every live model on each page.
     const kept = filtered ? undefined : Number((await db('model_counts').where({ workspace_id: workspaceId }).first('live'))?.live ?? 0);
     return keysetPage<ModelRow>(filter.modelCode ? live(db, workspaceId).where({ model_code: filter.modelCode }) : live(db, workspaceId), page, { table: 'models', idType: 'integer' }, kept);
   },
-  /** Which of these models have a live explainer. */
-  explainedAmong: async (db: Runner, workspaceId: number, ids: number[]) =>
+  explainedAmong: async (db, workspaceId, ids) =>
     new Set(ids.length ? ((await live(db, workspaceId).whereIn('explains_id', ids).pluck('explains_id')) as number[]) : []),
-  /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
-  byPair: (db: Runner, workspaceId: number, code: string, version: string) =>
-    db<ModelRow>('models').where({ workspace_id: workspaceId, model_code: code, version }).first(),
-  /** A model by id, deleted or not. */
-  byId: (db: Runner, id: number) => db<ModelRow>('models').where({ id }).first(),
-  /** The live explainer of a model, if it has one: the one lookup of an explainer. */
-  liveExplainerOf: (db: Runner, modelId: number) => db<ModelRow>('models').where({ explains_id: modelId }).whereNull('deleted_at').first(),
-  /** The live explainer chain below a model, in order. */
-  explainersOf: async (db: Runner, model: ModelRow) => {
+  byPair: (db, workspaceId, code, version) => db<ModelRow>('models').where({ workspace_id: workspaceId, model_code: code, version }).first(),
+  byId: (db, id) => db<ModelRow>('models').where({ id }).first(),
+  liveExplainerOf: (db, modelId) => db<ModelRow>('models').where({ explains_id: modelId }).whereNull('deleted_at').first(),
+  explainersOf: async (db, model) => {
     const chain: ModelRow[] = [];
     let current: ModelRow | undefined = model;
     while (current) {
@@ -79,7 +102,14 @@ export const modelsStore = {
     }
     return chain;
   },
-  markDeleted: (db: Runner, ids: number[]) => db('models').whereIn('id', ids).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  markDeleted: (db, ids) => db('models').whereIn('id', ids).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  liveUsingDeployment: (db, deploymentId) => db<ModelRow>('models').where({ deployment_id: deploymentId }).whereNull('deleted_at').select('model_code', 'version'),
+  liveEverywhere: async (db) =>
+    (await db('models as m')
+      .join('workspaces as w', 'w.id', 'm.workspace_id')
+      .whereNull('w.deleted_at')
+      .whereNull('m.deleted_at')
+      .select('w.name as workspace', 'm.model_code', 'm.version as model_version')) as LiveModel[],
 };
 
 // knex hands arrays to pg as Postgres arrays; JSON columns need explicit text.

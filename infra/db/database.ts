@@ -3,7 +3,6 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
-import { Model } from 'objection';
 import { migrationSource } from './migrations/index.js';
 
 export type Db = Knex;
@@ -27,7 +26,6 @@ const serverUrls = new WeakMap<Db, string>();
 export function createDatabase(options: DatabaseOptions): Db {
   const db = options.url ? postgres(options.url, options.poolMax ?? 10) : pglite(options.pgliteDir);
   if (options.url) serverUrls.set(db, options.url);
-  Model.knex(db);
   return db;
 }
 

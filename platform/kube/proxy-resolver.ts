@@ -94,7 +94,8 @@ export class ClusterProxyResolver implements ProxyResolver {
     if (known) return known;
     const deployment = await deploymentsStore.byId(this.deps.db, model.deployment_id);
     if (!deployment) throw deploymentGone(model);
-    const workspace = await workspacesStore.nameOf(this.deps.db, deployment.workspace_id);
+    const workspace = await workspacesStore.nameById(this.deps.db, deployment.workspace_id);
+    if (workspace === undefined) throw deploymentGone(model);
     const found = { entryKey: configEntryKey('deployment', resourceName('deployment', workspace, deployment.deployment_key)), deploymentKey: deployment.deployment_key };
     this.entryKeys.set(model.deployment_id, found);
     return found;

@@ -1,8 +1,8 @@
 import type { Runner } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { scalarValues, stringValues, type Desired, type DesiredDeployment, type DesiredStorage } from '../../infra/kube/desired.js';
-import type { DeploymentRow } from '../../features/deployments/store.js';
-import type { StorageConfigRow } from '../../features/files/store.js';
+import { deploymentsStore, type DeploymentRow } from '../../features/deployments/store.js';
+import { storageConfigsStore, type StorageConfigRow } from '../../features/files/store.js';
 
 // The database as the source of the desired state: rows to desired resources.
 
@@ -21,16 +21,9 @@ export function desiredStorage(row: StorageConfigRow, workspace: string, secrets
   return { kind: 'storage', workspace, key: row.storage_key, className: row.storage_class, init: scalarValues(row.connector_init), secrets };
 }
 
-type WithWorkspace<T> = T & { workspace_name: string };
-
 /** Every live deployment and storage configuration of every live workspace, credentials opened. */
 export async function liveDesired(db: Runner, box: SecretBox): Promise<Desired[]> {
-  const liveIn = (table: string) =>
-    db(`${table} as r`).join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name');
-  const [deployments, storage] = await Promise.all([
-    liveIn('deployments') as Promise<Array<WithWorkspace<DeploymentRow>>>,
-    liveIn('storage_configs') as Promise<Array<WithWorkspace<StorageConfigRow>>>,
-  ]);
+  const [deployments, storage] = await Promise.all([deploymentsStore.liveEverywhere(db), storageConfigsStore.liveEverywhere(db)]);
   return [
     ...deployments.map((row) => desiredDeployment(row, row.workspace_name, box.openJson(row.secrets_sealed))),
     ...storage.map((row) => desiredStorage(row, row.workspace_name, box.openJson(row.secrets_sealed))),

@@ -11,7 +11,7 @@ import { createLogger } from '../../infra/logging/logger.js';
 import { generateSigningKeys } from '../../features/auth/keys.js';
 import { createPlatform, type Platform } from '../../platform/platform.js';
 import { addMember, createUser, createWorkspace } from '../../features/identity/admin.js';
-import type { Role } from '../../infra/db/models.js';
+import type { Role } from '../../features/auth/principal.js';
 import { createAuthServer } from '../../api/auth/server.js';
 import { createPrivateServer } from '../../api/private/server.js';
 import { createPublicServer } from '../../api/public/server.js';

@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import busboy from 'busboy';
-import type { Role } from '../../../infra/db/models.js';
+import type { Role } from '../../../features/auth/principal.js';
 import { InputError, NotFoundError, PayloadTooLargeError } from '../../../kernel/errors/errors.js';
 
 export interface UploadedFile {
