@@ -43,7 +43,7 @@ import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
-import { metricsStore } from '../features/metrics/store.js';
+import { sessionsStore } from '../features/invocations/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
@@ -122,7 +122,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, () => relay.kick());
   let started = false;
   const catalog = new ModelCatalogService(db, readCache);
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: metricsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })

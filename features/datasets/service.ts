@@ -9,10 +9,10 @@ import type { StorageBackend } from '../../infra/storage/backend.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { StorageConfigsService } from '../files/storage.service.js';
 import { storageConfigsStore } from '../files/store.js';
-import { sessionsStore } from '../invocations/store.js';
+import { invocationsStore, sessionsStore, type SelectedSession } from '../invocations/store.js';
 import { sessionRecords, type DatasetRecord } from './records.js';
 import { MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
-import { datasetsStore, selectionStore, type DatasetRow, type SelectedSession, type StoredDataset, type Selection } from './store.js';
+import { datasetsStore, type DatasetRow, type StoredDataset, type Selection } from './store.js';
 
 export interface ExportTarget {
   storage_key: string;
@@ -62,7 +62,7 @@ export class DatasetsService {
     const after = filter.created_after ? Date.parse(filter.created_after) : undefined;
     const before = filter.created_before ? Date.parse(filter.created_before) : undefined;
     if (after !== undefined && before !== undefined && after >= before) throw new InputError('created_after: must be earlier than created_before.');
-    const sessions = await selectionStore.closedSessionsOfUser(this.db, principal.workspace!.id, principal.user.id, filter);
+    const sessions = await sessionsStore.closedOfUser(this.db, principal.workspace!.id, principal.user.id, filter);
     const keep = (record: DatasetRecord) => {
       const at = Date.parse(record.created_at);
       return (after === undefined || at >= after) && (before === undefined || at < before) && (!filter.with_feedback || record.feedback.length > 0);
@@ -138,7 +138,7 @@ export class DatasetsService {
     // One session's invocations at a time: the file streams to storage without holding the whole selection.
     async function* lines() {
       for (const session of sessions) {
-        const rows = await selectionStore.invocationsOfSession(db, workspaceId, session.id);
+        const rows = await invocationsStore.allInSession(db, workspaceId, session.id);
         for (const record of sessionRecords(session, rows)) {
           if (!keep(record)) continue;
           rowCount += 1;

@@ -1,6 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
-import type { InvocationRow } from '../invocations/store.js';
 
 /** What an export took: one closed session, or the caller's closed sessions matching a filter. */
 export type Selection =
@@ -26,13 +25,6 @@ export interface DatasetRow {
 /** A dataset as read back: with the key of the storage configuration that holds its files. */
 export type StoredDataset = DatasetRow & { storage_key: string };
 
-/** A closed session of the caller, with the model version it belongs to. */
-export interface SelectedSession {
-  id: string;
-  model_code: string;
-  version: string;
-}
-
 /** Datasets are the exporting user's: every read is filtered by workspace and creator. */
 const ofUser = (db: Runner, workspaceId: number, userId: number) => db<DatasetRow>('datasets').where({ workspace_id: workspaceId, created_by_id: userId });
 const readOfUser = (db: Runner, workspaceId: number, userId: number) =>
@@ -50,11 +42,6 @@ export interface DatasetsStore {
   pageOfUser(db: Runner, workspaceId: number, userId: number, page: Page, name?: string): Promise<PageOfRows<StoredDataset>>;
 }
 
-/** The reads an export makes of sessions and invocations: only the caller's, in the caller's workspace. */
-export interface SelectionStore {
-  closedSessionsOfUser(db: Runner, workspaceId: number, userId: number, model: { model_code?: string; model_version?: string }): Promise<SelectedSession[]>;
-  invocationsOfSession(db: Runner, workspaceId: number, sessionId: string): Promise<InvocationRow[]>;
-}
 
 export const datasetsStore: DatasetsStore = {
   insert: async (db, row) => {
@@ -70,18 +57,3 @@ export const datasetsStore: DatasetsStore = {
   },
 };
 
-// These read tables features/invocations/store.ts owns, where they belong (docs/architecture.md, Data access).
-export const selectionStore: SelectionStore = {
-  closedSessionsOfUser: (db, workspaceId, userId, model) => {
-    const query = db('sessions as s')
-      .join('models as m', 'm.id', 's.model_id')
-      .where({ 's.workspace_id': workspaceId, 's.user_id': userId, 's.state': 'CLOSED' })
-      .orderBy([{ column: 's.created_at' }, { column: 's.id' }])
-      .select<SelectedSession[]>('s.id', 'm.model_code', 'm.version');
-    if (model.model_code) query.where('m.model_code', model.model_code);
-    if (model.model_version) query.where('m.version', model.model_version);
-    return query;
-  },
-  invocationsOfSession: (db, workspaceId, sessionId) =>
-    db<InvocationRow>('invocations').where({ workspace_id: workspaceId, session_id: sessionId }).orderBy('order'),
-};

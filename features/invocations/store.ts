@@ -75,6 +75,23 @@ export interface SessionRow {
   updated_at: Date;
 }
 
+/** A closed session of the caller, with the model version it belongs to (what a dataset export selects). */
+export interface SelectedSession {
+  id: string;
+  model_code: string;
+  version: string;
+}
+
+/** Sessions counted by live workspace, model version, user and state: a gauge of the private server's scrape. */
+export interface SessionCount {
+  workspace: string;
+  model_code: string;
+  model_version: string;
+  user_id: number;
+  state: string;
+  n: number;
+}
+
 export const sessionsStore = {
   insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
     (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
@@ -100,6 +117,26 @@ export const sessionsStore = {
   setState: async (db: Runner, id: string, state: SessionRow['state']) =>
     (await db<SessionRow>('sessions').where({ id }).update({ state, updated_at: new Date() } as never).returning('*'))[0] as SessionRow,
   /** Reserves the next `order` of the session (the caller holds the session's row lock). */
+  /** The user's closed sessions in the workspace, oldest first, optionally of one model code or version. */
+  closedOfUser: (db: Runner, workspaceId: number, userId: number, model: { model_code?: string; model_version?: string }): Promise<SelectedSession[]> => {
+    const query = db('sessions as s')
+      .join('models as m', 'm.id', 's.model_id')
+      .where({ 's.workspace_id': workspaceId, 's.user_id': userId, 's.state': 'CLOSED' })
+      .orderBy([{ column: 's.created_at' }, { column: 's.id' }])
+      .select<SelectedSession[]>('s.id', 'm.model_code', 'm.version');
+    if (model.model_code) query.where('m.model_code', model.model_code);
+    if (model.model_version) query.where('m.version', model.model_version);
+    return query;
+  },
+  /** Sessions of live workspaces, counted for the scrape. */
+  sessionCounts: async (db: Runner): Promise<SessionCount[]> =>
+    (await db('sessions as s')
+      .join('workspaces as w', 'w.id', 's.workspace_id')
+      .whereNull('w.deleted_at')
+      .join('models as m', 'm.id', 's.model_id')
+      .groupBy('w.name', 'm.model_code', 'm.version', 's.user_id', 's.state')
+      .select('w.name as workspace', 'm.model_code', 'm.version as model_version', 's.user_id', 's.state')
+      .count('* as n')) as unknown as SessionCount[],
   takeOrder: async (db: Runner, id: string) =>
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
@@ -148,6 +185,9 @@ export const invocationsStore = {
   },
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
+  /** Every invocation of a session of the workspace, in order. */
+  allInSession: (db: Runner, workspaceId: number, sessionId: string) =>
+    db<InvocationRow>('invocations').where({ workspace_id: workspaceId, session_id: sessionId }).orderBy('order'),
   /** A page of a session's invocations, newest first. */
   pageInSession: (db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id' | 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter = {}) =>
     keysetPage<InvocationRow>(

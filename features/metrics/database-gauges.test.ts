@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import knexFactory from 'knex';
 import { createLogger } from '../../infra/logging/logger.js';
 import { DatabaseGauges } from './database-gauges.js';
-import { metricsStore } from './store.js';
+import { sessionsStore } from '../invocations/store.js';
 import { deploymentsStore } from '../deployments/store.js';
 import { modelsStore } from '../models/store.js';
 
@@ -17,7 +17,7 @@ describe('database figures for /metrics', () => {
       log: { warn: quiet, error: quiet, debug: quiet, deprecate: quiet },
     });
     try {
-      const gauges = new DatabaseGauges(unreachable, { sessions: metricsStore, deployments: deploymentsStore, models: modelsStore }, createLogger('silent'));
+      const gauges = new DatabaseGauges(unreachable, { sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, createLogger('silent'));
       await gauges.refresh();
       const text = await gauges.registry.metrics();
       expect(text).to.match(/^didyma_database_metrics_up 0$/m);

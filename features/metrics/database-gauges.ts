@@ -1,14 +1,14 @@
 import { Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { Db } from '../../infra/db/database.js';
+import type { Db, Runner } from '../../infra/db/database.js';
 import { metricNames } from './names.js';
-import type { MetricsStore } from './store.js';
+import type { SessionCount } from '../invocations/store.js';
 import type { DeploymentsStore } from '../deployments/store.js';
 import type { ModelsStore } from '../models/store.js';
 
 /** The stores the gauges read, one figure each. */
 export interface GaugeStores {
-  sessions: MetricsStore;
+  sessions: { sessionCounts(db: Runner): Promise<SessionCount[]> };
   deployments: Pick<DeploymentsStore, 'countsByClass'>;
   models: Pick<ModelsStore, 'liveEverywhere'>;
 }
