@@ -1,12 +1,11 @@
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { sharedDatabaseUrl } from '../support/database.js';
-import { registeredIris, tenant, type Tenant } from '../support/fixtures.js';
+import { unique, type TestPlatform } from '../support/platform.js';
+import { registeredIris, type Tenant } from '../support/fixtures.js';
 import { until } from '../support/until.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { countingModelServer, inferenceKey, type CountingModelServer, type ManagedProcess } from '../support/model-servers.js';
-import { didymaProcess, exitOf } from '../support/didyma-process.js';
-import { databaseUrlOf, InvocationAudit } from '../support/invocation-audit.js';
+import { exitOf } from '../support/didyma-process.js';
+import { InvocationAudit } from '../support/invocation-audit.js';
+import { AuditedRun } from '../support/audited-run.js';
 
 // An executor killed with SIGKILL in the middle of a load, while it holds runs
 // and has model calls in flight: each of its runs must be taken over by the
@@ -27,54 +26,31 @@ const features = (i: number) => ({ sepal_length: 4 + i / 1000, sepal_width: 3.5,
 
 describe('an executor killed with SIGKILL under load (real PostgreSQL and RabbitMQ)', function () {
   this.timeout(900_000);
+  let run: AuditedRun;
   let t: TestPlatform;
   let owner: Tenant;
   let model: CountingModelServer;
   let audit: InvocationAudit;
-  let version: string;
-  let queueName: string;
-  let amqpUrl: string;
-  let databaseUrl: string;
   let modelId: number;
-  const children: ManagedProcess[] = [];
-  const base = () => `/api/model/iris-classifier/version/${version}`;
+  const base = () => run.base();
 
   before(async () => {
-    amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    databaseUrl = await sharedDatabaseUrl();
-    queueName = unique('dy-kill');
     // The API servers and their relay only: every run happens in the two executor processes.
-    t = await startTestPlatform({ amqpUrl, queueName, maxInFlight: 256 });
-    version = unique('kill');
-    model = await countingModelServer(version, MODEL_DELAY_MS);
-    owner = await tenant(t);
-    modelId = await registeredIris(t, owner, model.url, version);
-    audit = await InvocationAudit.install(t.platform.db, modelId);
+    run = await AuditedRun.start('kill', MODEL_DELAY_MS, { maxInFlight: 256 });
+    ({ t, owner, model, audit, modelId } = run);
   });
 
-  after(async () => {
-    await Promise.all(children.map((child) => child.stop(0)));
-    await audit?.drop();
-    await model?.close();
-    await t?.close();
-    await deleteWorkQueue(amqpUrl, queueName);
-  });
+  after(() => run?.close());
 
   /** An executor process whose database writes the audit names `name`. */
-  function executor(name: string, env: Record<string, string> = {}): ManagedProcess {
-    const child = didymaProcess(name, ['executor'], {
-      DATABASE_URL: databaseUrlOf(databaseUrl, name),
-      DIDYMA_AMQP_URL: amqpUrl,
-      DIDYMA_QUEUE_NAME: queueName,
+  const executor = (name: string, env: Record<string, string> = {}): ManagedProcess =>
+    run.spawn(name, ['executor'], {
       DIDYMA_EXECUTOR_CONCURRENCY: String(CONCURRENCY),
       DIDYMA_EXECUTOR_LEASE_SECONDS: String(LEASE_SECONDS),
       DIDYMA_RELAY_POLL_MS: '200',
       DIDYMA_EXECUTOR_PORT: '0',
       ...env,
     });
-    children.push(child);
-    return child;
-  }
 
   const count = async (where: string) => Number(((await t.platform.db.raw(`select count(*)::int as n from invocations where model_id = ? and ${where}`, [modelId])).rows[0] as { n: number }).n);
 

@@ -1,13 +1,12 @@
 import http from 'node:http';
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { sharedDatabaseUrl } from '../support/database.js';
-import { IRIS, registeredIris, startDemoModelServer, tenant, type Tenant } from '../support/fixtures.js';
+import { unique, type TestPlatform } from '../support/platform.js';
+import { IRIS, registeredIris, startDemoModelServer, type Tenant } from '../support/fixtures.js';
 import { until } from '../support/until.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { countingModelServer, freePorts, inferenceKey, type CountingModelServer, type ManagedProcess } from '../support/model-servers.js';
-import { didymaProcess, exitOf } from '../support/didyma-process.js';
-import { databaseUrlOf, InvocationAudit } from '../support/invocation-audit.js';
+import { freePorts, inferenceKey, type CountingModelServer } from '../support/model-servers.js';
+import { exitOf } from '../support/didyma-process.js';
+import type { InvocationAudit } from '../support/invocation-audit.js';
+import { AuditedRun } from '../support/audited-run.js';
 
 // SIGTERM, as Kubernetes sends it before a pod goes, to real `didyma`
 // processes under load: a server must answer every request it took, say it
@@ -60,45 +59,23 @@ function send(agent: http.Agent | false, url: string, options: { method?: string
 
 describe('SIGTERM to didyma processes under load (real PostgreSQL and RabbitMQ)', function () {
   this.timeout(600_000);
+  let run: AuditedRun;
   let t: TestPlatform;
   let owner: Tenant;
   let model: CountingModelServer;
   let audit: InvocationAudit;
-  let amqpUrl: string;
-  let databaseUrl: string;
   let queueName: string;
-  let version: string;
-  let modelId: number;
-  const children: ManagedProcess[] = [];
-  const base = () => `/api/model/iris-classifier/version/${version}`;
+  const base = () => run.base();
 
   before(async () => {
-    amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    databaseUrl = await sharedDatabaseUrl();
-    queueName = unique('dy-term');
-    t = await startTestPlatform({ amqpUrl, queueName });
-    version = unique('term');
     // Slow: an executor holds model calls in flight when it is told to stop.
-    model = await countingModelServer(version, 1_000);
-    owner = await tenant(t);
-    modelId = await registeredIris(t, owner, model.url, version);
-    audit = await InvocationAudit.install(t.platform.db, modelId);
+    run = await AuditedRun.start('term', 1_000);
+    ({ t, owner, model, audit, queueName } = run);
   });
 
-  after(async () => {
-    await Promise.all(children.map((child) => child.stop(0)));
-    await audit?.drop();
-    await model?.close();
-    await t?.close();
-    await deleteWorkQueue(amqpUrl, queueName);
-    await deleteWorkQueue(amqpUrl, `${queueName}-serve`);
-  });
+  after(() => run?.close([`${queueName}-serve`]));
 
-  function didyma(name: string, args: string[], env: Record<string, string>, queue = queueName): ManagedProcess {
-    const child = didymaProcess(name, args, { DATABASE_URL: databaseUrlOf(databaseUrl, name), DIDYMA_AMQP_URL: amqpUrl, DIDYMA_QUEUE_NAME: queue, ...env });
-    children.push(child);
-    return child;
-  }
+  const didyma = (name: string, args: string[], env: Record<string, string>, queue?: string) => run.spawn(name, args, env, queue);
 
   const statusesOf = async (ids: string[]) => (await t.platform.db('invocations').whereIn('id', ids).select('id', 'status')) as Array<{ id: string; status: string }>;
 
