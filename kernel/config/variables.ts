@@ -113,7 +113,7 @@ export const variables = {
   contextMaxBytes: variable('DIDYMA_CONTEXT_MAX_BYTES', '4194304', 'Byte budget of that context (requests and responses together): older invocations that would go over it are left out, and so is one that is larger by itself.', parsers.integer(1024, 268435456)),
   shutdownDrainSeconds: variable('DIDYMA_SHUTDOWN_DRAIN_SECONDS', '5', 'On SIGTERM, how long a server keeps taking connections while it drains (not ready; every answer closes its connection), unless no connection is left sooner.', parsers.integer(0, 300)),
   shutdownGraceSeconds: variable('DIDYMA_SHUTDOWN_GRACE_SECONDS', '25', 'On SIGTERM, how long requests still running get before their connections are cut, drain included; keep it below the pod\'s termination grace period.', parsers.integer(1, 3600)),
-  relayPollMs: variable('DIDYMA_RELAY_POLL_MS', '1000', 'How often the outbox relay looks for unpublished invocations and expired leases.', parsers.integer(10, 60000)),
+  relayPollMs: variable('DIDYMA_RELAY_POLL_MS', '1000', 'How often the outbox relay looks for unpublished invocations, and the sweeper for expired leases and lost publications.', parsers.integer(10, 60000)),
   executorPort: variable('DIDYMA_EXECUTOR_PORT', '9464', 'Port of the executor\'s /healthz, /readyz and /metrics.', port),
   demoModelServerPort: variable('DIDYMA_DEMO_MODEL_SERVER_PORT', '8090', 'Port of `didyma demo-model-server` (also started by `didyma dev`).', port),
   prometheusUrl: variable('PROMETHEUS_URL', '', 'Base URL of the Prometheus the metric endpoints query (it scrapes every `/metrics`). Empty: metric queries answer 502 "not configured".', parsers.optional(parsers.url(['http:', 'https:']))),
