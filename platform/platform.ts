@@ -43,7 +43,9 @@ import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
-import { sessionsStore } from '../features/invocations/store.js';
+import { invocationsStore, sessionsStore } from '../features/invocations/store.js';
+import { filesStore, storageConfigsStore, uploadsStore } from '../features/files/store.js';
+import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
@@ -109,8 +111,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
   const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
-  const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, connectors);
-  const storage = new StorageConfigsService(db, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
+  const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
+  const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), {
     batchSize: 200,
@@ -121,7 +123,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
   const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, () => relay.kick());
   let started = false;
-  const catalog = new ModelCatalogService(db, readCache);
+  const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
@@ -129,13 +131,13 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     : undefined;
   const services = {
     storage,
-    uploads: new UploadsService(db, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
-    deployments: new DeploymentsService(db, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
-    models: new ModelRegistrationService(db, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
+    uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
+    deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
+    models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
-    invocations: new InvocationsService(db, catalog, relay),
-    datasets: new DatasetsService(db, catalog, storage, { maxBytes: config.datasetMaxBytes }),
-    metrics: new MetricsQueryService(db, prometheus),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay),
+    datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),
+    metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
   };
 
   return {

@@ -8,11 +8,11 @@ import { datasetObjectKey } from '../../infra/storage/object-key.js';
 import type { StorageBackend } from '../../infra/storage/backend.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { StorageConfigsService } from '../files/storage.service.js';
-import { storageConfigsStore } from '../files/store.js';
-import { invocationsStore, sessionsStore, type SelectedSession } from '../invocations/store.js';
+import type { StorageConfigsStore } from '../files/store.js';
+import type { InvocationsStore, SelectedSession, SessionsStore } from '../invocations/store.js';
 import { sessionRecords, type DatasetRecord } from './records.js';
 import { MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
-import { datasetsStore, type DatasetRow, type StoredDataset, type Selection } from './store.js';
+import type { DatasetRow, DatasetsStore, StoredDataset, Selection } from './store.js';
 
 export interface ExportTarget {
   storage_key: string;
@@ -41,6 +41,12 @@ interface Written {
 export class DatasetsService {
   constructor(
     private readonly db: Db,
+    private readonly stores: {
+      datasets: DatasetsStore;
+      storageConfigs: Pick<StorageConfigsStore, 'byId'>;
+      sessions: Pick<SessionsStore, 'ofUser' | 'closedOfUser'>;
+      invocations: Pick<InvocationsStore, 'allInSession'>;
+    },
     private readonly models: ModelCatalogService,
     private readonly storage: StorageConfigsService,
     private readonly settings: { maxBytes: number },
@@ -49,7 +55,7 @@ export class DatasetsService {
   /** One closed session of the caller; 409 while it is OPEN. */
   async exportSession(principal: Principal, code: string, version: string, sessionId: string, target: ExportTarget) {
     const model = await this.models.forReading(principal, code, version);
-    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    const session = await this.stores.sessions.ofUser(this.db, sessionId, model.id, principal.user.id);
     if (!session) throw new NotFoundError('Session not found.');
     if (session.state !== 'CLOSED') throw new ConflictError('Only a CLOSED session can be exported; close it first.', 'session_open');
     const selection: Selection = { kind: 'session', session_id: session.id, model_code: model.model_code, model_version: model.version };
@@ -62,7 +68,7 @@ export class DatasetsService {
     const after = filter.created_after ? Date.parse(filter.created_after) : undefined;
     const before = filter.created_before ? Date.parse(filter.created_before) : undefined;
     if (after !== undefined && before !== undefined && after >= before) throw new InputError('created_after: must be earlier than created_before.');
-    const sessions = await sessionsStore.closedOfUser(this.db, principal.workspace!.id, principal.user.id, filter);
+    const sessions = await this.stores.sessions.closedOfUser(this.db, principal.workspace!.id, principal.user.id, filter);
     const keep = (record: DatasetRecord) => {
       const at = Date.parse(record.created_at);
       return (after === undefined || at >= after) && (before === undefined || at < before) && (!filter.with_feedback || record.feedback.length > 0);
@@ -72,7 +78,7 @@ export class DatasetsService {
 
   async list(principal: Principal, page: Page, name?: string) {
     const { id: workspaceId, name: workspace } = principal.workspace!;
-    const { rows, total, next } = await datasetsStore.pageOfUser(this.db, workspaceId, principal.user.id, page, name);
+    const { rows, total, next } = await this.stores.datasets.pageOfUser(this.db, workspaceId, principal.user.id, page, name);
     return { items: rows.map((row) => presentDataset(row, workspace)), total, next };
   }
 
@@ -83,14 +89,14 @@ export class DatasetsService {
   /** The stored JSON Lines file or manifest of one of the caller's datasets. */
   async open(principal: Principal, id: string, part: 'records' | 'manifest') {
     const row = await this.ofCaller(principal, id);
-    const config = (await storageConfigsStore.byId(this.db, row.storage_config_id))!;
+    const config = (await this.stores.storageConfigs.byId(this.db, row.storage_config_id))!;
     const download = await this.storage.backendOf(config).get(part === 'records' ? row.object_key : row.manifest_object_key);
     const fileName = part === 'records' ? `${row.name}-v${row.version}.jsonl` : `${row.name}-v${row.version}.manifest.json`;
     return { fileName, contentType: part === 'records' ? RECORDS_MEDIA_TYPE : 'application/json', stream: download.stream, size: download.size };
   }
 
   private async ofCaller(principal: Principal, id: string): Promise<StoredDataset> {
-    const row = await datasetsStore.ofUser(this.db, principal.workspace!.id, principal.user.id, id);
+    const row = await this.stores.datasets.ofUser(this.db, principal.workspace!.id, principal.user.id, id);
     if (!row) throw new NotFoundError('Dataset not found.');
     return row;
   }
@@ -100,7 +106,7 @@ export class DatasetsService {
     const workspace = principal.workspace!;
     const config = await this.storage.live(principal, storageKey);
     const backend = this.storage.backendOf(config);
-    const version = await datasetsStore.nextVersion(this.db, workspace.id, principal.user.id, name);
+    const version = await this.stores.datasets.nextVersion(this.db, workspace.id, principal.user.id, name);
     const id = crypto.randomUUID();
     const objectKey = datasetObjectKey(workspace.id, id, RECORDS_FILE);
     const manifestKey = datasetObjectKey(workspace.id, id, MANIFEST_FILE);
@@ -123,7 +129,7 @@ export class DatasetsService {
       };
       const manifest = manifestOf(row, workspace.name);
       await backend.put(manifestKey, Readable.from([manifest]), { contentType: 'application/json', maxBytes: manifest.length });
-      await datasetsStore.insert(this.db, row);
+      await this.stores.datasets.insert(this.db, row);
       return presentDataset({ ...row, storage_key: config.storage_key }, workspace.name);
     } catch (error) {
       await Promise.all([backend.remove(objectKey), backend.remove(manifestKey)]).catch(() => undefined);
@@ -134,11 +140,11 @@ export class DatasetsService {
 
   private async writeRecords(backend: StorageBackend, objectKey: string, workspaceId: number, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean): Promise<Written> {
     let rowCount = 0;
-    const db = this.db;
+    const { db, stores } = this;
     // One session's invocations at a time: the file streams to storage without holding the whole selection.
     async function* lines() {
       for (const session of sessions) {
-        const rows = await invocationsStore.allInSession(db, workspaceId, session.id);
+        const rows = await stores.invocations.allInSession(db, workspaceId, session.id);
         for (const record of sessionRecords(session, rows)) {
           if (!keep(record)) continue;
           rowCount += 1;

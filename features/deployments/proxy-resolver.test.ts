@@ -5,13 +5,12 @@ import type { DeploymentConnectors } from './connectors.js';
 import { DatabaseProxyResolver } from './proxy-resolver.js';
 import type { DeploymentRow } from './store.js';
 
-/** A deployments table of the given rows that counts its reads by id. */
-function deploymentsDb(rows: Record<number, Partial<DeploymentRow>>, reads: number[]): Runner {
-  return ((table: string) => {
-    expect(table).to.equal('deployments');
-    return { where: ({ id }: { id: number }) => ({ first: async () => (reads.push(id), rows[id]) }) };
-  }) as unknown as Runner;
+/** A deployments store of the given rows that counts its reads by id. */
+function deploymentsOf(rows: Record<number, Partial<DeploymentRow>>, reads: number[]) {
+  return { byId: async (_db: Runner, id: number) => (reads.push(id), rows[id] as DeploymentRow | undefined) };
 }
+
+const db = {} as Runner;
 
 const model = (deploymentId: number) => ({ deployment_id: deploymentId, model_code: 'iris', version: '1' });
 
@@ -20,7 +19,7 @@ describe('the database proxy resolver (every mode without Kubernetes)', () => {
 
   it('builds each deployment\'s proxy from its row once, and answers again from its cache', async () => {
     const reads: number[] = [];
-    const resolver = new DatabaseProxyResolver(deploymentsDb({ 1: { deployment_key: 'one' }, 2: { deployment_key: 'two' } }, reads), connectors);
+    const resolver = new DatabaseProxyResolver(db, { deployments: deploymentsOf({ 1: { deployment_key: 'one' }, 2: { deployment_key: 'two' } }, reads) }, connectors);
     const first = await resolver.resolve(model(1));
     expect(first).to.deep.equal({ key: 'one' });
     expect(await resolver.resolve(model(1))).to.equal(first);
@@ -31,7 +30,7 @@ describe('the database proxy resolver (every mode without Kubernetes)', () => {
 
   it('names the model whose deployment no longer exists, and looks again next time', async () => {
     const reads: number[] = [];
-    const resolver = new DatabaseProxyResolver(deploymentsDb({}, reads), connectors);
+    const resolver = new DatabaseProxyResolver(db, { deployments: deploymentsOf({}, reads) }, connectors);
     for (let i = 0; i < 2; i++) {
       const error = await resolver.resolve(model(9)).catch((caught: Error) => caught);
       expect((error as Error).message).to.equal('The deployment of iris 1 no longer exists.');

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Runner } from '../../infra/db/database.js';
 import type { ServerProxy } from '../../infra/connectors/types.js';
 import type { DeploymentConnectors } from './connectors.js';
-import { deploymentsStore } from './store.js';
+import type { DeploymentsStore } from './store.js';
 
 /** What resolving needs of a model: the deployment that serves it, and its name for messages. */
 export interface ServedModel {
@@ -34,6 +34,7 @@ export class DatabaseProxyResolver implements ProxyResolver {
 
   constructor(
     private readonly db: Runner,
+    private readonly stores: { deployments: Pick<DeploymentsStore, 'byId'> },
     private readonly connectors: DeploymentConnectors,
   ) {}
 
@@ -46,7 +47,7 @@ export class DatabaseProxyResolver implements ProxyResolver {
   async resolve(model: ServedModel): Promise<ServerProxy> {
     const cached = this.proxies.get(model.deployment_id);
     if (cached) return cached;
-    const deployment = await deploymentsStore.byId(this.db, model.deployment_id);
+    const deployment = await this.stores.deployments.byId(this.db, model.deployment_id);
     if (!deployment) throw deploymentGone(model);
     const proxy = this.connectors.proxyOf(deployment);
     this.proxies.set(model.deployment_id, proxy);

@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import { maskedInit, sealedKeys, sealSecrets, splitSecrets } from './secrets.js';
-import { deploymentsStore, type DeploymentRow } from './store.js';
+import type { DeploymentRow, DeploymentsStore } from './store.js';
 
 export interface DeploymentInput {
   deployment_key: string;
@@ -29,6 +29,7 @@ export interface DeploymentListener {
 export class DeploymentsService {
   constructor(
     private readonly db: Db,
+    private readonly stores: { deployments: DeploymentsStore },
     private readonly catalog: ConnectorCatalog,
     private readonly box: SecretBox,
     /** The live models a deployment serves (the models feature's store: models sit above deployments). */
@@ -43,10 +44,10 @@ export class DeploymentsService {
     const registryParts = splitSecrets(registry.init, this.catalog.secretKeys(registry.className));
     const proxyParts = splitSecrets(proxy.init, this.catalog.secretKeys(proxy.className));
     const row = await this.db.transaction(async (trx) => {
-      if (await deploymentsStore.keyTaken(trx, input.deployment_key)) {
+      if (await this.stores.deployments.keyTaken(trx, input.deployment_key)) {
         throw new ConflictError(`The deployment_key "${input.deployment_key}" is taken (keys are never reused).`);
       }
-      const created = await deploymentsStore.insert(trx, {
+      const created = await this.stores.deployments.insert(trx, {
         workspace_id: workspace.id,
         deployment_key: input.deployment_key,
         registry_connector_class: registry.className,
@@ -65,7 +66,7 @@ export class DeploymentsService {
 
   async list(principal: Principal, page: Page) {
     const workspace = principal.workspace!;
-    const { rows, total, next } = await deploymentsStore.pageLive(this.db, workspace.id, page);
+    const { rows, total, next } = await this.stores.deployments.pageLive(this.db, workspace.id, page);
     return { items: rows.map((row) => this.present(row, workspace.name)), total, next };
   }
 
@@ -81,13 +82,13 @@ export class DeploymentsService {
       throw new ConflictError(`Deployment "${key}" serves ${users.map((m) => `${m.model_code} ${m.version}`).join(', ')}; delete those models first.`, 'in_use');
     }
     await this.db.transaction(async (trx) => {
-      await deploymentsStore.markDeleted(trx, row.id);
+      await this.stores.deployments.markDeleted(trx, row.id);
       await this.listener?.deleted(row, principal.workspace!.name);
     });
   }
 
   private async live(principal: Principal, key: string): Promise<DeploymentRow> {
-    const row = await deploymentsStore.liveByKey(this.db, principal.workspace!.id, key);
+    const row = await this.stores.deployments.liveByKey(this.db, principal.workspace!.id, key);
     if (!row) throw new NotFoundError(`Deployment "${key}" not found.`);
     return row;
   }

@@ -7,7 +7,7 @@ import type { StorageClasses } from '../../infra/storage/classes.js';
 import type { StorageBackend } from '../../infra/storage/backend.js';
 import type { UrlPolicy } from '../../infra/net/url-policy.js';
 import { fullInit, maskedInit, sealedKeys, sealSecrets, splitSecrets } from '../deployments/secrets.js';
-import { storageConfigsStore, type StorageConfigRow } from './store.js';
+import type { StorageConfigRow, StorageConfigsStore } from './store.js';
 
 /** Hook for the desired-state side (Kubernetes StorageConfig CRs); the embedded default has none. */
 export interface StorageListener {
@@ -26,6 +26,7 @@ export interface StorageInput {
 export class StorageConfigsService {
   constructor(
     private readonly db: Db,
+    private readonly stores: { storageConfigs: StorageConfigsStore },
     private readonly classes: StorageClasses,
     private readonly box: SecretBox,
     private readonly policy: UrlPolicy,
@@ -39,13 +40,13 @@ export class StorageConfigsService {
     const init = storageClass.validateInit(input.connector_init);
     // The platform will call this endpoint: the same outbound URL policy as for model servers.
     if (typeof init.endpoint === 'string') await this.policy.checkUrl(init.endpoint, 'connector_init.endpoint');
-    if (await storageConfigsStore.liveByKey(this.db, workspace.id, input.storage_key)) {
+    if (await this.stores.storageConfigs.liveByKey(this.db, workspace.id, input.storage_key)) {
       throw new ConflictError(`A storage configuration "${input.storage_key}" exists in this workspace.`);
     }
     await this.classes.backend(input.storage_class, init).check();
     const { plain, secrets } = splitSecrets(init, storageClass.secretKeys);
     const row = await this.db.transaction(async (trx) => {
-      const created = await storageConfigsStore.insert(trx, {
+      const created = await this.stores.storageConfigs.insert(trx, {
         workspace_id: workspace.id,
         storage_key: input.storage_key,
         storage_class: input.storage_class,
@@ -61,7 +62,7 @@ export class StorageConfigsService {
 
   async list(principal: Principal, page: Page) {
     const workspace = principal.workspace!;
-    const { rows, total, next } = await storageConfigsStore.pageLive(this.db, workspace.id, page);
+    const { rows, total, next } = await this.stores.storageConfigs.pageLive(this.db, workspace.id, page);
     return { items: rows.map((r) => ({ storage_key: r.storage_key, storage_class: r.storage_class, workspace: workspace.name })), total, next };
   }
 
@@ -73,13 +74,13 @@ export class StorageConfigsService {
   async remove(principal: Principal, key: string) {
     const row = await this.live(principal, key);
     await this.db.transaction(async (trx) => {
-      await storageConfigsStore.markDeleted(trx, row.id);
+      await this.stores.storageConfigs.markDeleted(trx, row.id);
       await this.listener?.deleted(row, principal.workspace!.name);
     });
   }
 
   async live(principal: Principal, key: string): Promise<StorageConfigRow> {
-    const row = await storageConfigsStore.liveByKey(this.db, principal.workspace!.id, key);
+    const row = await this.stores.storageConfigs.liveByKey(this.db, principal.workspace!.id, key);
     if (!row) throw new NotFoundError(`Storage configuration "${key}" not found.`);
     return row;
   }

@@ -5,7 +5,7 @@ import { ConflictError, GoneError, InputError, NotFoundError, PayloadTooLargeErr
 import type { Principal } from '../auth/principal.js';
 import { fileObjectKey } from '../../infra/storage/object-key.js';
 import { safeFileName } from '../../infra/storage/file-names.js';
-import { filesStore, storageConfigsStore, uploadsStore, type FileRow } from './store.js';
+import type { FileRow, FilesStore, StorageConfigsStore, UploadsStore } from './store.js';
 import type { StorageConfigsService } from './storage.service.js';
 
 export interface UploadSettings {
@@ -34,6 +34,7 @@ export function mediaTypeAllowed(type: string, allowed: string[]): boolean {
 export class UploadsService {
   constructor(
     private readonly db: Db,
+    private readonly stores: { files: FilesStore; storageConfigs: StorageConfigsStore; uploads: UploadsStore },
     private readonly storage: StorageConfigsService,
     private readonly settings: UploadSettings,
   ) {}
@@ -44,7 +45,7 @@ export class UploadsService {
       throw new UnsupportedMediaTypeError(`content_type ${input.content_type} is not accepted; accepted: ${this.settings.mediaTypes.join(', ')}.`);
     }
     if (input.size !== undefined && input.size > this.settings.maxBytes) throw new PayloadTooLargeError(`size: at most ${this.settings.maxBytes} bytes.`);
-    const row = await uploadsStore.insert(this.db, {
+    const row = await this.stores.uploads.insert(this.db, {
       id: crypto.randomUUID(),
       workspace_id: principal.workspace!.id,
       storage_config_id: config.id,
@@ -86,7 +87,7 @@ export class UploadsService {
         return { ...stored, contentType };
       });
       const row = await this.db.transaction(async (trx) => {
-        const file = await filesStore.insert(trx, {
+        const file = await this.stores.files.insert(trx, {
           id: fileId,
           workspace_id: workspaceId,
           storage_config_id: config.id,
@@ -97,12 +98,12 @@ export class UploadsService {
           sha256: result.sha256,
           created_by_id: principal.user.id,
         });
-        await uploadsStore.finish(trx, upload.id, file.id);
+        await this.stores.uploads.finish(trx, upload.id, file.id);
         return file;
       });
       return presentFile(row);
     } catch (error) {
-      await uploadsStore.giveBack(this.db, upload.id);
+      await this.stores.uploads.giveBack(this.db, upload.id);
       await backend.remove(objectKey).catch(() => undefined);
       throw error;
     }
@@ -110,14 +111,14 @@ export class UploadsService {
 
   /** Stores a file a model produced into a live storage of the workspace (the invocation's outputStorageId). */
   async storeGenerated(workspaceId: number, storageKey: string, file: { fileName: string; contentType: string; data: Buffer }, createdById: number) {
-    const config = await storageConfigsStore.liveByKey(this.db, workspaceId, storageKey);
+    const config = await this.stores.storageConfigs.liveByKey(this.db, workspaceId, storageKey);
     if (!config) throw new NotFoundError(`Storage configuration "${storageKey}" no longer exists.`);
     const fileId = crypto.randomUUID();
     const objectKey = fileObjectKey(workspaceId, fileId);
     const backend = this.storage.backendOf(config);
     const stored = await backend.put(objectKey, Readable.from([file.data]), { contentType: file.contentType, maxBytes: this.settings.maxBytes });
     try {
-      const row = await filesStore.insert(this.db, {
+      const row = await this.stores.files.insert(this.db, {
         id: fileId,
         workspace_id: workspaceId,
         storage_config_id: config.id,
@@ -137,23 +138,23 @@ export class UploadsService {
 
   /** A file of the caller's workspace stored under `storageKey` (de-registered configurations included). */
   async open(principal: Principal, storageKey: string, fileId: string): Promise<FileStream & { size: number }> {
-    const file = await filesStore.inWorkspace(this.db, principal.workspace!.id, fileId);
-    const config = file ? await storageConfigsStore.byId(this.db, file.storage_config_id) : undefined;
+    const file = await this.stores.files.inWorkspace(this.db, principal.workspace!.id, fileId);
+    const config = file ? await this.stores.storageConfigs.byId(this.db, file.storage_config_id) : undefined;
     if (!file || !config || config.storage_key !== storageKey) throw new NotFoundError('File not found.');
     return this.openFile(file);
   }
 
   async openFile(file: FileRow): Promise<FileStream & { size: number }> {
-    const config = (await storageConfigsStore.byId(this.db, file.storage_config_id))!;
+    const config = (await this.stores.storageConfigs.byId(this.db, file.storage_config_id))!;
     const download = await this.storage.backendOf(config).get(file.object_key);
     return { fileName: file.file_name, contentType: file.content_type, stream: download.stream, size: download.size };
   }
 
   private async takeUpload(workspaceId: number, uploadId: string, storageConfigId: number) {
-    const taken = await uploadsStore.take(this.db, workspaceId, uploadId);
+    const taken = await this.stores.uploads.take(this.db, workspaceId, uploadId);
     if (taken && taken.storage_config_id === storageConfigId) return taken;
-    if (taken) await uploadsStore.giveBack(this.db, uploadId);
-    const existing = await uploadsStore.inWorkspace(this.db, workspaceId, uploadId);
+    if (taken) await this.stores.uploads.giveBack(this.db, uploadId);
+    const existing = await this.stores.uploads.inWorkspace(this.db, workspaceId, uploadId);
     if (!existing || existing.storage_config_id !== storageConfigId) throw new NotFoundError('Upload id not found.');
     if (existing.file_id || existing.used_at) throw new ConflictError('This upload id has already been used.', 'upload_used');
     throw new GoneError('This upload id has expired; request a new one.', 'upload_expired');

@@ -47,7 +47,7 @@ describe('invocation batches: appends and reads of concurrent requests in one st
   });
 
   it('fails only the item the database refuses when a batch fails as a whole', async () => {
-    const batches = new InvocationBatches(t.platform.db);
+    const batches = new InvocationBatches(t.platform.db, invocationsStore);
     const session = await openSession(owner);
     // PostgreSQL text cannot hold NUL: this item makes the batched statement fail.
     const outcomes = await Promise.allSettled([batches.append(queued(session, owner)), batches.append(queued(session, owner, '{"a":"\u0000"}')), batches.append(queued(session, owner))]);

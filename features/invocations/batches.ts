@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/database.js';
 import { MicroBatch, isolatingFailures } from '../../infra/db/micro-batch.js';
-import { invocationsStore, type InvocationKey, type InvocationRow, type QueuedInvocation } from './store.js';
+import type { InvocationKey, InvocationRow, InvocationsStore, QueuedInvocation } from './store.js';
 import { invocationState } from './state.js';
 
 // Batches in flight at once per kind. While they run, new calls gather into
@@ -20,13 +20,13 @@ export class InvocationBatches {
   private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
   private readonly reads: MicroBatch<InvocationKey, Found>;
 
-  constructor(db: Db) {
+  constructor(db: Db, invocations: Pick<InvocationsStore, 'inSessionsOfUsers'>) {
     this.appends = new MicroBatch(
       isolatingFailures((rows: QueuedInvocation[]) => invocationState.appendQueued(db, rows)),
       { maxInFlight: IN_FLIGHT },
     );
     this.reads = new MicroBatch(
-      isolatingFailures((keys: InvocationKey[]) => invocationsStore.inSessionsOfUsers(db, keys)),
+      isolatingFailures((keys: InvocationKey[]) => invocations.inSessionsOfUsers(db, keys)),
       { maxInFlight: IN_FLIGHT },
     );
   }

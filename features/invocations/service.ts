@@ -6,7 +6,7 @@ import type { Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
 import type { OutboxRelay } from './relay.js';
-import { invocationsStore, sessionsStore, type InvocationFilter, type NewInvocation, type RequestType, type SessionRow } from './store.js';
+import type { InvocationFilter, InvocationsStore, NewInvocation, RequestType, SessionRow, SessionsStore } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
@@ -25,33 +25,34 @@ export class InvocationsService {
 
   constructor(
     private readonly db: Db,
+    private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore },
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
   ) {
-    this.batches = new InvocationBatches(db);
+    this.batches = new InvocationBatches(db, stores.invocations);
   }
 
   async listSessions(principal: Principal, code: string, version: string, page: Page, filter: { state?: SessionRow['state'] } = {}) {
     const model = await this.models.forReading(principal, code, version);
     const owner = { workspaceId: model.workspace_id, modelId: model.id, userId: principal.user.id };
-    const { rows, total, next } = await sessionsStore.pageOfUser(this.db, owner, page, filter);
+    const { rows, total, next } = await this.stores.sessions.pageOfUser(this.db, owner, page, filter);
     return { items: rows.map((row) => presentSession(row, model, principal.workspace!.name)), total, next };
   }
 
   async createSession(principal: Principal, code: string, version: string) {
     const model = await this.models.live(principal, code, version);
-    const row = await sessionsStore.insert(this.db, { id: crypto.randomUUID(), workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id });
+    const row = await this.stores.sessions.insert(this.db, { id: crypto.randomUUID(), workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id });
     return presentSession(row, model, principal.workspace!.name);
   }
 
   async setSessionState(principal: Principal, code: string, version: string, sessionId: string, state: SessionRow['state']) {
     const { model, session } = await this.session(principal, code, version, sessionId);
-    return presentSession(await sessionsStore.setState(this.db, session.id, state), model, principal.workspace!.name);
+    return presentSession(await this.stores.sessions.setState(this.db, session.id, state), model, principal.workspace!.name);
   }
 
   async list(principal: Principal, code: string, version: string, sessionId: string, page: Page, filter: InvocationFilter = {}) {
     const { session } = await this.session(principal, code, version, sessionId, 'read');
-    const { rows, total, next } = await invocationsStore.pageInSession(this.db, session, page, filter);
+    const { rows, total, next } = await this.stores.invocations.pageInSession(this.db, session, page, filter);
     return { items: rows.map((row) => presentInvocation(row)), total, next };
   }
 
@@ -111,7 +112,7 @@ export class InvocationsService {
         output_storage_key: null,
       },
       async (trx, session) => {
-        if (!(await invocationsStore.inSession(trx, session.id, invocationId))) throw new NotFoundError('Invocation not found.');
+        if (!(await this.stores.invocations.inSession(trx, session.id, invocationId))) throw new NotFoundError('Invocation not found.');
       },
     );
     return presentInvocation(row);
@@ -130,7 +131,7 @@ export class InvocationsService {
     check?: (trx: Tx, session: SessionRow) => Promise<void>,
   ) {
     return this.db.transaction(async (trx) => {
-      const session = await sessionsStore.reserveOrderOfUser(trx, sessionId, model.id, principal.user.id);
+      const session = await this.stores.sessions.reserveOrderOfUser(trx, sessionId, model.id, principal.user.id);
       if (!session) throw new NotFoundError('Session not found.');
       await check?.(trx, session);
       if (session.state === 'CLOSED') throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
@@ -148,7 +149,7 @@ export class InvocationsService {
 
   /** Why an append found no OPEN session of the caller: 404, or 409 when it is theirs but CLOSED. */
   private async refuseAppend(principal: Principal, model: ModelRow, sessionId: string, action: string): Promise<never> {
-    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    const session = await this.stores.sessions.ofUser(this.db, sessionId, model.id, principal.user.id);
     if (!session) throw new NotFoundError('Session not found.');
     throw new ConflictError(`The session is CLOSED; reopen it to ${action}.`, 'session_closed');
   }
@@ -167,7 +168,7 @@ export class InvocationsService {
    */
   private async session(principal: Principal, code: string, version: string, sessionId: string, access: 'read' | 'write' = 'write') {
     const model = access === 'read' ? await this.models.forReading(principal, code, version) : await this.models.live(principal, code, version);
-    const session = await sessionsStore.ofUser(this.db, sessionId, model.id, principal.user.id);
+    const session = await this.stores.sessions.ofUser(this.db, sessionId, model.id, principal.user.id);
     if (!session) throw new NotFoundError('Session not found.');
     return { model, session };
   }

@@ -141,6 +141,9 @@ export const sessionsStore = {
     ((await db('sessions').where({ id }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number }).next_order - 1,
 };
 
+/** Typed by its object: the functions above are the interface services receive. */
+export type SessionsStore = typeof sessionsStore;
+
 /**
  * The count of a session's list the session row already holds, so a long
  * session is not counted row by row on every page: every invocation takes
@@ -213,3 +216,6 @@ export const invocationsStore = {
     return (await db.from(latest.as('latest')).where('bytes_so_far', '<=', window.maxBytes).orderBy('order').select('body', 'response')) as Array<Pick<InvocationRow, 'body' | 'response'>>;
   },
 };
+
+/** Typed by its object: the functions above are the interface services receive. */
+export type InvocationsStore = typeof invocationsStore;

@@ -2,7 +2,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { Principal } from '../auth/principal.js';
 import { isStaff, isSupervisor } from '../auth/principal.js';
 import { BadGatewayError, NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
-import { workspacesStore } from '../identity/workspaces.store.js';
+import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import { METRIC_CATALOG, metricByName, type MetricDefinition } from './catalog.js';
 import { parseMetricRequest } from './params.js';
 import { fillTemplate, labelMatchers } from './promql.js';
@@ -22,6 +22,7 @@ export interface MetricAnswer {
 export class MetricsQueryService {
   constructor(
     private readonly db: Db,
+    private readonly stores: { workspaces: Pick<WorkspacesStore, 'liveByName'> },
     /** Undefined when PROMETHEUS_URL is empty: queries answer 502. */
     private readonly prometheus: PrometheusClient | undefined,
   ) {}
@@ -51,7 +52,7 @@ export class MetricsQueryService {
       return own;
     }
     const name = named ?? principal.workspace!.name;
-    if (!(await workspacesStore.liveByName(this.db, name))) throw new NotFoundError(`No workspace ${name}.`);
+    if (!(await this.stores.workspaces.liveByName(this.db, name))) throw new NotFoundError(`No workspace ${name}.`);
     return name;
   }
 }

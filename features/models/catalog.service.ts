@@ -1,8 +1,8 @@
 import type { Db } from '../../infra/db/database.js';
 import { NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { filesStore, type FileRow } from '../files/store.js';
-import { modelsStore, type ModelRow } from './store.js';
+import type { FileRow, FilesStore } from '../files/store.js';
+import type { ModelRow, ModelsStore } from './store.js';
 import { presentChain, presentModel } from './present.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
@@ -15,6 +15,7 @@ export class ModelCatalogService {
 
   constructor(
     private readonly db: Db,
+    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'> },
     cache?: { changes: ChangeFeed; maxEntries: number },
   ) {
     this.liveModels = cache && new ReadCache(cache.changes, 'models', { maxEntries: cache.maxEntries, maxAgeMs: 60_000 });
@@ -22,8 +23,8 @@ export class ModelCatalogService {
 
   async list(principal: Principal, page: Page, filter: { modelCode?: string } = {}) {
     const workspace = principal.workspace!;
-    const { rows, total, next } = await modelsStore.pageLive(this.db, workspace.id, page, filter);
-    const explained = await modelsStore.explainedAmong(this.db, workspace.id, rows.map((row) => row.id));
+    const { rows, total, next } = await this.stores.models.pageLive(this.db, workspace.id, page, filter);
+    const explained = await this.stores.models.explainedAmong(this.db, workspace.id, rows.map((row) => row.id));
     const items = rows.map((row) => ({
       model_metadata: presentModel(row, workspace.name),
       is_explainer: row.explains_id !== null,
@@ -34,13 +35,13 @@ export class ModelCatalogService {
 
   async get(principal: Principal, code: string, version: string) {
     const model = await this.live(principal, code, version);
-    return presentChain([model, ...(await modelsStore.explainersOf(this.db, model))], principal.workspace!.name);
+    return presentChain([model, ...(await this.stores.models.explainersOf(this.db, model))], principal.workspace!.name);
   }
 
   /** A live model of the caller's workspace, or 404. */
   async live(principal: Principal, code: string, version: string): Promise<ModelRow> {
     const workspaceId = principal.workspace!.id;
-    const read = async () => (await modelsStore.liveByPair(this.db, workspaceId, code, version)) as ModelRow | undefined;
+    const read = async () => (await this.stores.models.liveByPair(this.db, workspaceId, code, version)) as ModelRow | undefined;
     const model = await (this.liveModels ? this.liveModels.get(JSON.stringify([workspaceId, code, version]), read) : read());
     if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
     return model;
@@ -55,7 +56,7 @@ export class ModelCatalogService {
       return await this.live(principal, code, version);
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error;
-      const model = await modelsStore.byPair(this.db, principal.workspace!.id, code, version);
+      const model = await this.stores.models.byPair(this.db, principal.workspace!.id, code, version);
       if (!model) throw error;
       return model;
     }
@@ -63,12 +64,12 @@ export class ModelCatalogService {
 
   /** The live explainer of a model, if it has one. */
   explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
-    return modelsStore.liveExplainerOf(this.db, model.id);
+    return this.stores.models.liveExplainerOf(this.db, model.id);
   }
 
   async modelCard(principal: Principal, code: string, version: string): Promise<FileRow> {
     const model = await this.live(principal, code, version);
-    const file = model.model_card_file_id ? await filesStore.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;
+    const file = model.model_card_file_id ? await this.stores.files.inWorkspace(this.db, model.workspace_id, model.model_card_file_id) : undefined;
     if (!file) throw new NotFoundError('This model has no model card.');
     return file;
   }

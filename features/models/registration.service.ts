@@ -1,12 +1,12 @@
 import type { Db, Runner } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { filesStore } from '../files/store.js';
-import { deploymentsStore, type DeploymentRow } from '../deployments/store.js';
+import type { FilesStore } from '../files/store.js';
+import type { DeploymentRow, DeploymentsStore } from '../deployments/store.js';
 import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
-import { modelsStore, type NewModelRow } from './store.js';
+import type { ModelsStore, NewModelRow } from './store.js';
 import { presentChain } from './present.js';
 
 interface Resolved {
@@ -26,6 +26,7 @@ export type EndQueuedWork = (trx: Runner, modelIds: number[]) => Promise<unknown
 export class ModelRegistrationService {
   constructor(
     private readonly db: Db,
+    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'> },
     private readonly connectors: DeploymentConnectors,
     private readonly endQueuedWork: EndQueuedWork,
   ) {}
@@ -43,34 +44,34 @@ export class ModelRegistrationService {
     const resolved = await this.resolveAll(workspace.id, chain);
     const rows = await this.db.transaction(async (trx) => {
       await this.checkAvailable(chain, trx);
-      return modelsStore.insertChain(trx, chain.map((link, i) => this.rowOf(link, resolved[i]!, workspace.id, principal.user.id)));
+      return this.stores.models.insertChain(trx, chain.map((link, i) => this.rowOf(link, resolved[i]!, workspace.id, principal.user.id)));
     });
     return [presentChain(rows, workspace.name)];
   }
 
   /** Soft-deletes the model and its explainers; their (model_code, version) pairs stay reserved. */
   async remove(principal: Principal, code: string, version: string) {
-    const model = await modelsStore.liveByPair(this.db, principal.workspace!.id, code, version);
+    const model = await this.stores.models.liveByPair(this.db, principal.workspace!.id, code, version);
     if (!model) throw new NotFoundError(`Model ${code} version ${version} not found.`);
     if (model.explains_id !== null) throw new ConflictError(`${code} ${version} is an explainer; delete the model it explains.`, 'explainer');
-    const chain = [model, ...(await modelsStore.explainersOf(this.db, model))];
+    const chain = [model, ...(await this.stores.models.explainersOf(this.db, model))];
     const ids = chain.map((m) => m.id);
     await this.db.transaction(async (trx) => {
-      await modelsStore.markDeleted(trx, ids);
+      await this.stores.models.markDeleted(trx, ids);
       await this.endQueuedWork(trx, ids);
     });
   }
 
   private async checkModelCards(workspaceId: number, chain: ChainLink[]) {
     for (const { payload, field } of chain) {
-      if (!(await filesStore.inWorkspace(this.db, workspaceId, payload.model_card_file_id))) {
+      if (!(await this.stores.files.inWorkspace(this.db, workspaceId, payload.model_card_file_id))) {
         throw new InputError(`${field}model_card_file_id: no file ${payload.model_card_file_id} in this workspace; upload the model card first.`);
       }
     }
   }
 
   private async checkAvailable(chain: ChainLink[], db = this.db) {
-    const taken = await modelsStore.takenPairs(db, chain.map(({ payload }) => [payload.model_code, payload.version]));
+    const taken = await this.stores.models.takenPairs(db, chain.map(({ payload }) => [payload.model_code, payload.version]));
     if (taken.length) {
       const names = taken.map((t) => `(${t.model_code}, ${t.version})`).join(', ');
       throw new ConflictError(`${names} already registered; a model version can be registered only once, even after deletion.`);
@@ -78,7 +79,7 @@ export class ModelRegistrationService {
   }
 
   private async resolveAll(workspaceId: number, chain: ChainLink[]): Promise<Resolved[]> {
-    const deployments = await deploymentsStore.listLive(this.db, workspaceId);
+    const deployments = await this.stores.deployments.listLive(this.db, workspaceId);
     const resolved: Resolved[] = [];
     for (const link of chain) {
       const { payload, field } = link;
