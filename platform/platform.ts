@@ -149,7 +149,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     keys,
     box,
     tokens,
-    authenticator: new Authenticator(db, tokens, now, readCache),
+    authenticator: new Authenticator(db, { apiTokens: apiTokensStore, users: usersStore }, tokens, now, readCache),
     identity,
     policy,
     http,

@@ -3,6 +3,7 @@ import type { Platform } from '../../platform/platform.js';
 import { isSupervisor, isStaff, type Principal } from '../../features/auth/principal.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { MembersService } from '../../features/identity/members.service.js';
+import { usersStore } from '../../features/identity/users.store.js';
 import { DashboardSessions } from './sessions/sessions.js';
 import { DashboardCookies } from './web/cookies.js';
 import { CsrfTokens } from './web/csrf.js';
@@ -35,7 +36,7 @@ export function createDashboardContext(platform: Platform): Dashboard {
     }),
     cookies: new DashboardCookies(config.dashboardUrl.startsWith('https:')),
     csrf: CsrfTokens.fromSigningKey(platform.keys),
-    members: new MembersService(platform.db),
+    members: new MembersService(platform.db, { users: usersStore }),
   };
 }
 

@@ -1,8 +1,8 @@
 import type { Db } from '../../infra/db/database.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { sha256 } from '../../infra/crypto/random.js';
-import { apiTokensStore } from './api-tokens.store.js';
-import { usersStore, type SubjectState } from './users.store.js';
+import type { ApiTokensStore } from './api-tokens.store.js';
+import type { SubjectState, UsersStore } from './users.store.js';
 import { permissionsFor, type Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
@@ -22,6 +22,7 @@ export class Authenticator {
 
   constructor(
     private readonly db: Db,
+    private readonly stores: { apiTokens: Pick<ApiTokensStore, 'byHash' | 'touch'>; users: Pick<UsersStore, 'subjectState'> },
     private readonly tokens: TokenService,
     private readonly now: () => number = Date.now,
     cache?: { changes: ChangeFeed; maxEntries: number },
@@ -54,7 +55,7 @@ export class Authenticator {
       const claims = await this.tokens.claimsAsIssued(credential);
       return claims && { ...claims };
     }
-    const row = await apiTokensStore.byHash(this.db, sha256(credential));
+    const row = await this.stores.apiTokens.byHash(this.db, sha256(credential));
     if (!row) return undefined;
     return {
       token_type: 'api_token',
@@ -75,7 +76,7 @@ export class Authenticator {
   }
 
   private async fromApiToken(credential: string): Promise<Principal> {
-    const row = await apiTokensStore.byHash(this.db, sha256(credential));
+    const row = await this.stores.apiTokens.byHash(this.db, sha256(credential));
     if (!row) throw new NotAuthenticatedError('Token is invalid.');
     if (!row.is_active) throw new NotAuthenticatedError('This API token has been revoked.');
     const today = new Date(this.now()).toISOString().slice(0, 10);
@@ -88,7 +89,7 @@ export class Authenticator {
       exp: Math.floor(Date.parse(`${row.expiration_date}T23:59:59Z`) / 1000),
     });
     if (!row.last_used || this.now() - row.last_used.getTime() > LAST_USED_RESOLUTION_MS) {
-      await apiTokensStore.touch(this.db, row.id, new Date(this.now()));
+      await this.stores.apiTokens.touch(this.db, row.id, new Date(this.now()));
     }
     return principal;
   }
@@ -101,7 +102,7 @@ export class Authenticator {
   }
 
   private async readState(userId: number, workspaceId: number | null): Promise<SubjectState | undefined> {
-    return usersStore.subjectState(this.db, userId, workspaceId);
+    return this.stores.users.subjectState(this.db, userId, workspaceId);
   }
 
   private principal(state: SubjectState, bound: boolean, via: Principal['via'], tokenFields: Record<string, unknown>): Principal {
