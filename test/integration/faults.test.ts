@@ -136,6 +136,8 @@ describe('fault tolerance under load (real PostgreSQL and RabbitMQ)', function (
       return Number((open as { n: number }).n) === 0;
     }, 'every invocation of the model (also those whose client saw an error) to finish');
     const found = await statuses(accepted);
+    const failed = (await t.platform.db('invocations').whereIn('id', accepted).where({ status: 'ERROR' }).select('error')) as Array<{ error: string }>;
+    expect(failed.map((row) => row.error), 'why invocations failed').to.deep.equal([]);
     expect(found.size, 'accepted invocations in the database').to.equal(accepted.length);
     expect([...found.values()].filter((s) => s !== 'COMPLETED'), 'statuses other than COMPLETED').to.deep.equal([]);
     const completed = (await t.platform.db('invocations as i').join('models as m', 'm.id', 'i.model_id').where({ 'm.version': version, 'i.status': 'COMPLETED' }).count('* as n').first()) as { n: number };
