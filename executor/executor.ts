@@ -108,8 +108,9 @@ export class Executor {
     if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), delivery, started, log);
     let stored: string;
     try {
-      const input = await this.inputOf(row, model);
-      const proxy = await this.deps.resolveProxy(model);
+      // Reads before the call wait out a database restart too, rather than failing the invocation.
+      const input = await this.durably(() => this.inputOf(row, model));
+      const proxy = await this.durably(() => this.deps.resolveProxy(model));
       const { response } = await this.modelCalls.run(() => proxy.infer(input));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
