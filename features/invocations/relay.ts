@@ -133,7 +133,7 @@ export class OutboxRelay {
     await this.running;
     this.running = undefined;
     if (this.stopped) return;
-    const backoff = this.failures ? Math.min(this.options.pollMs * 2 ** this.failures, 10_000) : this.options.pollMs;
+    const backoff = backoffMs(this.options.pollMs, this.failures);
     if (this.again && !this.failures) {
       this.again = false;
       this.schedule(0);
@@ -157,3 +157,6 @@ export class OutboxRelay {
     return ids.map(() => undefined);
   }
 }
+
+/** The wait before a background pass: the interval, doubled per failure in a row up to 10 s, so an absent database is not hammered. */
+export const backoffMs = (intervalMs: number, failures: number) => (failures ? Math.min(intervalMs * 2 ** failures, 10_000) : intervalMs);

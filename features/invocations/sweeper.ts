@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import { invocationState } from './state.js';
+import { backoffMs } from './relay.js';
 
 export interface SweeperOptions {
   /** How often a pass runs. */
@@ -70,7 +71,6 @@ export class Sweeper {
     );
     await this.running;
     this.running = undefined;
-    // While the database is away, passes back off as the relay's do.
-    if (!this.stopped) this.schedule(this.failures ? Math.min(this.options.intervalMs * 2 ** this.failures, 10_000) : this.options.intervalMs);
+    if (!this.stopped) this.schedule(backoffMs(this.options.intervalMs, this.failures));
   }
 }
