@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
-import type { Consumer, Delivery, WorkQueue } from '../infra/queue/queue.js';
+import type { Consumer, WorkQueue } from '../infra/queue/queue.js';
 import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
@@ -13,6 +13,7 @@ import { LeaseKeeper, LeaseLostError } from './lease.js';
 import type { UploadsService } from '../features/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
+import { Wakeup } from './wakeup.js';
 import { UpstreamError, withoutAddresses } from '../infra/connectors/errors.js';
 
 export interface InferenceInput {
@@ -55,13 +56,15 @@ export interface ExecutorDeps {
 export const isTransient = (error: unknown) => Boolean((error as { transient?: boolean } | null)?.transient);
 
 /**
- * Runs queued invocations: claim (QUEUED → IN_PROGRESS under a new lease),
- * call the model server while the lease is renewed, commit COMPLETED or ERROR
- * under that lease, then ack. A redelivered message for a finished invocation
- * is a no-op; a transient failure goes back to the broker until the delivery
- * limit, after which the invocation is ERROR and the message dead-lettered. A
- * write refused because the lease was lost is logged and the message returned
- * to the queue, never acknowledged as done.
+ * Runs queued invocations. A message is a turn to run one: its delivery
+ * claims the next invocation in fair order (features/invocations/state.ts,
+ * `claim`), whichever message announced it, calls the model server while the
+ * lease is renewed, commits COMPLETED or ERROR under that lease, then acks.
+ * A delivery that finds queued work it cannot take yet (a quota, a backoff)
+ * waits for it rather than dropping its turn. A transient failure puts the
+ * invocation back with backoff, and the same delivery claims again, until
+ * the attempt limit, after which it is ERROR. A write refused because the
+ * lease was lost is logged and the message returned to the queue.
  */
 export class Executor {
   private consumer: Consumer | undefined;
@@ -71,6 +74,8 @@ export class Executor {
   private readonly writes: RunWrites;
   /** Model calls in flight: at most `concurrency`, whatever the prefetch. */
   private readonly modelCalls: Slots;
+  private readonly wakeup = new Wakeup(WAITING_TICK_MS);
+  private stopping = false;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.writes = new RunWrites(deps.db, deps.options.leaseMs);
@@ -80,32 +85,49 @@ export class Executor {
   async start(): Promise<void> {
     // Twice the model calls are claimed ahead: the claim and completion round
     // trips of some runs overlap the model calls of others.
-    this.consumer = await this.deps.queue.consume((id, delivery) => this.handle(id, delivery), this.deps.options.concurrency * PREFETCH_PER_CALL);
+    this.consumer = await this.deps.queue.consume(() => this.handle(), this.deps.options.concurrency * PREFETCH_PER_CALL);
   }
 
-  /** Stops consuming and waits for in-flight invocations (SIGTERM drain). */
+  /** Stops consuming and waits for in-flight invocations (SIGTERM drain); waiting deliveries go back to the queue. */
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeup.notify();
     await this.consumer?.stop();
   }
 
-  async handle(id: string, delivery: Delivery): Promise<void> {
-    const { db, logger, options } = this.deps;
-    const row = await this.durably(() => this.writes.claim(id));
-    if (!row) return; // finished, or held under another live lease (the sweeper queues it again if that lease runs out)
-    const log = logger.child({ invocationId: id, attempt: delivery.attempt, lease: row.attempts });
-    const lease = new LeaseKeeper(db, row, options.leaseMs, log);
+  /** One delivery: claims and runs the next invocation in fair order; resolves when it is done (ack). */
+  async handle(): Promise<void> {
+    for (;;) {
+      const claim = await this.durably(() => this.writes.claim());
+      if (claim.row) {
+        const released = await this.runClaimed(claim.row);
+        this.wakeup.notify(); // the run freed a slot of its workspace and deployment
+        if (!released) return;
+        continue; // a retry later: this delivery takes the next turn
+      }
+      if (!claim.waiting) return; // nothing queued: another delivery took it
+      // Returned to the queue, not dropped: the work it waits for has no other message.
+      if (this.stopping) throw new Error('The executor is stopping.');
+      await this.wakeup.wait();
+    }
+  }
+
+  /** Runs a claimed invocation under its lease; true when it was released for a retry. */
+  private async runClaimed(row: InvocationRow): Promise<boolean> {
+    const log = this.deps.logger.child({ invocationId: row.id, attempt: row.attempts });
+    const lease = new LeaseKeeper(this.deps.db, row, this.deps.options.leaseMs, log);
     try {
-      await this.run(row, delivery, log);
+      return await this.run(row, log);
     } finally {
       lease.stop();
     }
   }
 
-  private async run(row: InvocationRow, delivery: Delivery, log: Logger): Promise<void> {
+  private async run(row: InvocationRow, log: Logger): Promise<boolean> {
     const model = await this.durably(() => this.modelOf(row.model_id));
     const started = Date.now();
     // Appended while its model was being deleted: it does not run either.
-    if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), delivery, started, log);
+    if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), started, log);
     let stored: string;
     try {
       // Reads before the call wait out a database restart too, rather than failing the invocation.
@@ -114,7 +136,7 @@ export class Executor {
       const { response } = await this.modelCalls.run(() => proxy.infer(input));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
-      return this.failed(row, model, error, delivery, started, log);
+      return this.failed(row, model, error, started, log);
     }
     // The model has run: its result is committed even across a database restart, unless the lease was lost.
     const committed = await this.commit(row, model, stored);
@@ -122,6 +144,7 @@ export class Executor {
     this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
     if (committed.explanation) this.deps.relay.dispatch(committed.explanation.id);
     log.info({ status: 'COMPLETED', explanation: committed.explanation?.id }, 'invocation completed');
+    return false;
   }
 
   /** COMPLETED under the run's lease, with its explanation queued when one is asked for; undefined when the lease was lost. */
@@ -132,21 +155,22 @@ export class Executor {
     return explanation && { explanation };
   }
 
-  private async failed(row: InvocationRow, model: ModelRow, error: unknown, delivery: Delivery, started: number, log: Logger): Promise<void> {
+  /** ERROR, or back to the queue with backoff when the failure is transient and attempts are left (then true). */
+  private async failed(row: InvocationRow, model: ModelRow, error: unknown, started: number, log: Logger): Promise<boolean> {
     const { db, options } = this.deps;
     // Users read the reason: no internal URL or host in it (the logs below keep the full error).
     const reason = (error instanceof UpstreamError ? error.publicMessage : withoutAddresses((error as Error).message ?? '')) || 'The model server failed.';
-    if (isTransient(error) && delivery.attempt < DELIVERY_LIMIT) {
+    if (isTransient(error) && row.attempts < DELIVERY_LIMIT) {
       log.warn({ err: error }, 'transient failure; retrying');
-      if (!(await this.durably(() => invocationState.release(db, row, reason)))) throw this.lost(row, log);
-      await sleep(options.retryBackoffMs * 2 ** (delivery.attempt - 1));
-      throw error; // nack: the broker redelivers
+      const backoffMs = options.retryBackoffMs * 2 ** (row.attempts - 1);
+      if (!(await this.durably(() => invocationState.release(db, row, reason, backoffMs)))) throw this.lost(row, log);
+      return true;
     }
-    const final = isTransient(error) ? `Failed after ${delivery.attempt} attempts: ${reason}` : reason;
+    const final = isTransient(error) ? `Failed after ${row.attempts} attempts: ${reason}` : reason;
     if (!(await this.durably(() => invocationState.fail(db, row, final)))) throw this.lost(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
-    if (isTransient(error)) throw error; // past the delivery limit: dead-lettered
+    return false;
   }
 
   private lost(row: InvocationRow, log: Logger): LeaseLostError {
@@ -197,4 +221,6 @@ export class Executor {
 }
 
 const MODEL_CACHE_MS = 10_000;
+/** How often deliveries waiting for queued work they could not take claim again, when no run of theirs ends first. */
+const WAITING_TICK_MS = 100;
 const PREFETCH_PER_CALL = 2;

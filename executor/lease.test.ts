@@ -46,12 +46,13 @@ describe('executor leases: a run whose lease was lost never has its result taken
   it('refuses the result of a run taken over meanwhile, logs it, and does not finish the message', async () => {
     const { executor, warnings, release } = executorWith(60_000);
     const id = await queued();
-    const running = executor.handle(id, { attempt: 1 });
+    const running = executor.handle();
     await until(async () => (await stored(id)).status === 'IN_PROGRESS', 'the claim');
     // Another worker's claim after this lease ran out: the next lease.
     await iris.t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1) });
-    const takeover = await invocationState.runWrites(iris.t.platform.db, [id], [], 60_000);
-    expect(takeover.claimed.get(id)?.attempts).to.equal(2);
+    await invocationState.expireLeases(iris.t.platform.db);
+    const takeover = await invocationState.claimNext(iris.t.platform.db, 10, 60_000);
+    expect(takeover.rows.find((row) => row.id === id)?.attempts).to.equal(2);
     release();
     const outcome = await running.then(() => 'acknowledged', (error: unknown) => error);
     expect(outcome).to.be.instanceOf(LeaseLostError);
@@ -62,7 +63,7 @@ describe('executor leases: a run whose lease was lost never has its result taken
   it('renews the lease while the model runs, so a live worker keeps its run past the first lease', async () => {
     const { executor, release } = executorWith(300);
     const id = await queued();
-    const running = executor.handle(id, { attempt: 1 });
+    const running = executor.handle();
     await until(async () => (await stored(id)).status === 'IN_PROGRESS', 'the claim');
     const first = (await stored(id)).lease_expires_at!.getTime();
     await until(async () => (await stored(id)).lease_expires_at!.getTime() > first, 'a renewal');

@@ -11,7 +11,7 @@ import { needsPostgres } from '../test/support/skips.js';
 import { invocationState } from '../features/invocations/state.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 
-describe('executor run writes: claims and completions of concurrent runs in one statement', () => {
+describe('executor run writes: the claims, and the completions, of concurrent runs in one statement each', () => {
   let iris: IrisSession;
   let t: TestPlatform;
   let owner: Tenant;
@@ -33,42 +33,52 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const rows = Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
     return (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
   };
-  const claimOf = (writes: RunWrites, id: string) => writes.claim(id);
+  const claimed = async (writes: RunWrites) => {
+    const claim = await writes.claim();
+    return claim.row;
+  };
   const stored = async (id: string) => (await invocationsStore.byId(t.platform.db, id)) as InvocationRow;
 
-  it('claims a burst of deliveries at once: each row once, a duplicate delivery gets nothing', async () => {
+  beforeEach(async () => {
+    // Test setup only: a claim takes any workspace's queued work, and earlier tests of this process may have left some.
+    await t.platform.db('invocations').whereIn('status', ['QUEUED', 'IN_PROGRESS']).delete();
+  });
+
+  it('claims a burst of deliveries in one statement: each row once, and a delivery with nothing left gets nothing', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
     const ids = await queue(3);
-    const claimed = await Promise.all([...ids, ids[0]!].map((id) => claimOf(writes, id)));
-    expect(claimed.map((row) => row?.id)).to.deep.equal([...ids, undefined]);
-    for (const row of claimed.slice(0, 3)) expect(row).to.include({ status: 'IN_PROGRESS', attempts: 1 });
-    expect(claimed[0]!.started_at).to.be.instanceOf(Date);
-    // Claimed rows are held under a live lease: a second claim gets nothing.
-    expect(await writes.claim(ids[1]!)).to.equal(undefined);
+    const claims = await Promise.all([1, 2, 3, 4].map(() => writes.claim()));
+    expect(claims.slice(0, 3).map((claim) => claim.row?.id)).to.have.members(ids);
+    expect(claims[3]).to.deep.equal({ waiting: false });
+    for (const claim of claims.slice(0, 3)) expect(claim.row).to.include({ status: 'IN_PROGRESS', attempts: 1 });
+    expect(claims[0]!.row!.started_at).to.be.instanceOf(Date);
+    // Claimed rows are held under a live lease: a later claim gets nothing.
+    expect(await writes.claim()).to.deep.equal({ waiting: false });
   });
 
-  it('completes finished runs and claims new deliveries in the same statement', async () => {
+  it('completes the runs that finish together in one statement, and refuses a completion under another lease', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
-    const [a, b, c] = await queue(3);
-    const rowA = (await claimOf(writes, a!))!;
-    const rowB = (await claimOf(writes, b!))!;
-    const [doneA, rowC, doneStale] = await Promise.all([writes.complete(rowA, '{"ok":1}'), claimOf(writes, c!), writes.complete({ ...rowB, attempts: rowB.attempts + 5 }, 'lost')]);
+    const [a, b] = await queue(2);
+    const rowA = (await claimed(writes))!;
+    const rowB = (await claimed(writes))!;
+    const [doneA, doneStale] = await Promise.all([writes.complete(rowA, '{"ok":1}'), writes.complete({ ...rowB, attempts: rowB.attempts + 5 }, 'lost')]);
     expect(doneA).to.equal(true);
-    expect(rowC).to.include({ id: c, status: 'IN_PROGRESS' });
     expect(doneStale, 'a completion under another claim').to.equal(false);
-    expect(await stored(a!)).to.include({ status: 'COMPLETED', response: '{"ok":1}', lease_expires_at: null });
-    expect((await stored(a!)).completed_at).to.be.instanceOf(Date);
-    expect(await stored(b!)).to.include({ status: 'IN_PROGRESS', attempts: 1 });
+    expect(await stored(rowA.id)).to.include({ status: 'COMPLETED', response: '{"ok":1}', lease_expires_at: null });
+    expect((await stored(rowA.id)).completed_at).to.be.instanceOf(Date);
+    expect(await stored(rowB.id)).to.include({ status: 'IN_PROGRESS', attempts: 1 });
+    expect([rowA.id, rowB.id]).to.have.members([a!, b!]);
   });
 
-  it('orders a completion and a takeover of the same row that meet in one batch: the takeover wins, the old claim is lost', async () => {
+  it('refuses the completion of a run whose lease ran out and was taken over: the takeover holds the row', async () => {
     const writes = new RunWrites(t.platform.db, 60_000);
     const [id] = await queue(1);
-    const first = (await claimOf(writes, id!))!;
+    const first = (await claimed(writes))!;
     await t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1000) });
-    const [completed, takeover] = await Promise.all([writes.complete(first, 'late'), claimOf(writes, id!)]);
+    await invocationState.expireLeases(t.platform.db);
+    const takeover = (await claimed(writes))!;
     expect(takeover).to.include({ id, status: 'IN_PROGRESS', attempts: 2 });
-    expect(completed).to.equal(false);
+    expect(await writes.complete(first, 'late')).to.equal(false);
     expect(await stored(id!)).to.include({ status: 'IN_PROGRESS', attempts: 2 });
   });
 
@@ -88,16 +98,18 @@ describe('executor run writes: claims and completions of concurrent runs in one 
       },
     });
     const writes = new RunWrites(db, 60_000);
-    const [first, second] = await queue(2);
+    await queue(2);
+    const first = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
+    const second = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
     failures = 2;
-    expect(await writes.claim(first!)).to.include({ id: first, status: 'IN_PROGRESS' });
+    expect(await writes.complete(first, '{"ok":1}')).to.equal(true);
     expect(statements).to.equal(3);
     failures = 3;
     statements = 0;
-    const refused = await writes.claim(second!).then(() => undefined, (error: Error) => error);
+    const refused = await writes.complete(second, '{"ok":1}').then(() => undefined, (error: Error) => error);
     expect(refused?.message).to.equal('deadlock detected');
     expect(statements).to.equal(3);
-    expect(await stored(second!)).to.include({ status: 'QUEUED' });
+    expect(await stored(second.id)).to.include({ status: 'IN_PROGRESS' });
   });
 
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
@@ -121,15 +133,17 @@ describe('executor run writes: claims and completions of concurrent runs in one 
 
   it('leaves a row the executor claimed before its mark as it is: no further update of a run already past QUEUED', async () => {
     const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
-    const [claimed, waiting] = await queue(2);
-    await new RunWrites(t.platform.db, 60_000).claim(claimed!);
+    const [first] = await queue(1);
+    const taken = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
+    const [waiting] = await queue(1);
+    expect(taken.id).to.equal(first);
     const version = async (id: string) => ((await t.platform.db('invocations').where({ id }).first(t.platform.db.raw('xmin::text as v'))) as { v: string }).v;
-    const before = await version(claimed!);
-    relay.dispatch(claimed!);
+    const before = await version(taken.id);
+    relay.dispatch(taken.id);
     relay.dispatch(waiting!);
     await relay.stop();
-    expect(await version(claimed!), 'the claimed row was not rewritten').to.equal(before);
-    expect(await stored(claimed!)).to.include({ status: 'IN_PROGRESS', published_at: null });
+    expect(await version(taken.id), 'the claimed row was not rewritten').to.equal(before);
+    expect(await stored(taken.id)).to.include({ status: 'IN_PROGRESS', published_at: null });
     expect((await stored(waiting!)).published_at).to.be.instanceOf(Date);
   });
 
@@ -146,13 +160,13 @@ describe('executor run writes: claims and completions of concurrent runs in one 
         const writes = new RunWrites(db, 60_000);
         const ids = await queue(1 + (run % 3), db);
         for (const id of ids) relay.dispatch(id);
-        const claimed = await Promise.all(ids.map((id) => claimOf(writes, id)));
-        await Promise.all(claimed.map((row) => writes.complete(row!, '{"ok":1}')));
+        const runs = await Promise.all(ids.map(() => claimed(writes)));
+        await Promise.all(runs.map((row) => writes.complete(row!, '{"ok":1}')));
         await invocationsStore.inSessionsOfUsers(db, ids.map((id) => ({ sessionId, modelId, userId: owner.user.id, id })));
         await relay.stop(); // its marks, in one statement
       }
       const plans = (await db.raw('select name, generic_plans, custom_plans from pg_prepared_statements order by name')).rows as Array<{ name: string; generic_plans: string; custom_plans: string }>;
-      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-published', 'invocations.read', 'invocations.run-writes']);
+      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-published', 'invocations.read', 'invocations.claim', 'invocations.complete']);
       for (const plan of plans) expect(Number(plan.generic_plans), `${plan.name}: ${plan.custom_plans} custom plans`).to.be.greaterThan(0);
     } finally {
       await db.destroy();
@@ -164,9 +178,9 @@ describe('executor run writes: claims and completions of concurrent runs in one 
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepared them
     const runAll = async () => {
       const writes = new RunWrites(db, 60_000);
-      const [first, second] = await queue(2, db);
-      const claimed = (await claimOf(writes, first!))!;
-      expect(await writes.complete(claimed, '{"ok":1}')).to.equal(true);
+      const [, second] = await queue(2, db);
+      const run = (await claimed(writes))!;
+      expect(await writes.complete(run, '{"ok":1}')).to.equal(true);
       const [read] = await invocationsStore.inSessionsOfUsers(db, [{ sessionId, modelId, userId: owner.user.id, id: second! }]);
       return read?.invocation;
     };

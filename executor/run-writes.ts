@@ -1,68 +1,54 @@
 import { isRolledBackConflict, type Db } from '../infra/db/database.js';
 import { MicroBatch } from '../infra/db/micro-batch.js';
-import { invocationState, type Lease, type RunWrite } from '../features/invocations/state.js';
+import { invocationState, type Lease } from '../features/invocations/state.js';
 import type { InvocationRow } from '../features/invocations/store.js';
 
+/** What one claim got: a row under a new lease, or none, and whether queued work is left it could not take yet. */
+export type Claim = { row: InvocationRow } | { row?: undefined; waiting: boolean };
+
 /**
- * The executor's two writes per run, grouped with those of other runs: while
- * one statement runs, the claims of new deliveries and the completions of
- * finished runs gather, and go together in the next.
+ * The executor's two writes per run, grouped with those of other runs: the
+ * claims of deliveries that arrive while a claim runs go together in the
+ * next one (one fair claim of as many rows), and so do completions.
  */
 export class RunWrites {
-  private readonly batch: MicroBatch<RunWrite, InvocationRow | boolean | undefined>;
+  private readonly claims: MicroBatch<void, Claim>;
+  private readonly completions: MicroBatch<{ lease: Lease; response: string }, boolean>;
 
   constructor(
     private readonly db: Db,
     private readonly leaseMs: number,
   ) {
-    // Two statements in flight: a claim rarely waits behind a running batch, and what arrives meanwhile still goes together.
-    this.batch = new MicroBatch((writes) => this.writeAll(writes), { maxInFlight: 2 });
+    // One claim at a time: claims wait on one lock (CLAIM_LOCK) anyway, and those that gather meanwhile go as one.
+    this.claims = new MicroBatch((wanted) => this.claimAll(wanted.length), { maxInFlight: 1 });
+    this.completions = new MicroBatch((done) => this.completeAll(done), { maxInFlight: 2 });
   }
 
-  /** The row under a new lease; undefined when finished, or held under another live lease. */
-  async claim(id: string): Promise<InvocationRow | undefined> {
-    return (await this.batch.add({ claim: id })) as InvocationRow | undefined;
+  /** The next invocation in fair order, under a new lease. */
+  claim(): Promise<Claim> {
+    return this.claims.add(undefined);
   }
 
   /** COMPLETED under the lease; false when the lease was lost and the result refused. */
-  async complete(lease: Lease, response: string): Promise<boolean> {
-    return (await this.batch.add({ complete: { lease, response } })) as boolean;
+  complete(lease: Lease, response: string): Promise<boolean> {
+    return this.completions.add({ lease, response });
   }
 
-  private async writeAll(writes: RunWrite[]): Promise<Array<InvocationRow | boolean | undefined>> {
-    const claims = writes.flatMap((write) => ('claim' in write ? [write.claim] : []));
-    const completions = writes.flatMap((write) => ('complete' in write ? [write.complete] : []));
-    // A row both claimed (a redelivery after its lease ran out) and completed in one statement would be
-    // updated twice, in an order PostgreSQL does not define: those go one after the other.
-    const claimedIds = new Set(claims);
-    if (completions.some(({ lease }) => claimedIds.has(lease.id))) {
-      const first = await this.statement(claims, []);
-      const second = await this.statement([], completions);
-      return outputs(writes, first.claimed, second.completed);
-    }
-    const { claimed, completed } = await this.statement(claims, completions);
-    return outputs(writes, claimed, completed);
+  private async claimAll(count: number): Promise<Claim[]> {
+    const { rows, waiting } = await retryConflicts(() => invocationState.claimNext(this.db, count, this.leaseMs));
+    return Array.from({ length: count }, (_, index) => (rows[index] ? { row: rows[index] } : { waiting }));
   }
 
-  private statement(claims: string[], completions: Array<{ lease: Lease; response: string }>) {
-    return retryConflicts(() => invocationState.runWrites(this.db, claims, completions, this.leaseMs));
+  private async completeAll(done: Array<{ lease: Lease; response: string }>): Promise<boolean[]> {
+    const completed = await retryConflicts(() => invocationState.complete(this.db, done));
+    return done.map(({ lease }) => completed.has(lease.id));
   }
-}
-
-function outputs(writes: RunWrite[], claimed: Map<string, InvocationRow>, completed: Set<string>): Array<InvocationRow | boolean | undefined> {
-  return writes.map((write) => {
-    if ('complete' in write) return completed.has(write.complete.lease.id);
-    // A message delivered twice in one batch runs once: only the first caller gets the row.
-    const row = claimed.get(write.claim);
-    claimed.delete(write.claim);
-    return row;
-  });
 }
 
 /**
- * Two executors' statements that meet on the same rows (a takeover, a message
- * sent twice) may lock them in opposite orders; PostgreSQL then rolls one
- * back, whole, and it runs again.
+ * A claim and another writer (a mark, a cancel) that meet on the same rows may
+ * lock them in opposite orders; PostgreSQL then rolls one back, whole, and it
+ * runs again.
  */
 async function retryConflicts<T>(work: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {

@@ -26,6 +26,8 @@ export interface DemoModelServer {
   close(): Promise<void>;
   stats(): DemoStats;
   resetStats(): void;
+  /** The most inferences it has served at once since it started (tests of concurrency limits). */
+  maxConcurrentInferences(): number;
 }
 
 interface Route {
@@ -46,6 +48,7 @@ const MODEL = '\\/v2\\/models\\/([^/]+)(?:\\/versions\\/([^/]+))?';
 export function createDemoModelServer(options: DemoModelServerOptions = {}): DemoModelServer {
   const service = new DemoModelService(options.version);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const concurrency = { now: 0, max: 0 };
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/v2\/health\/(?:live|ready)$/, open: true, handle: () => ({ live: true, ready: true }) },
     { method: 'GET', pattern: /^\/v2\/?$/, handle: () => service.serverMetadata() },
@@ -57,8 +60,13 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
       pattern: new RegExp(`^${MODEL}\\/infer$`),
       handle: async ([name = '', version], req) => {
         const body = (await readJsonObject(req, maxBodyBytes)) as InferenceRequestBody;
-        if (options.inferenceDelayMs) await new Promise((resolve) => setTimeout(resolve, options.inferenceDelayMs));
-        return service.infer(name, version, body);
+        concurrency.max = Math.max(concurrency.max, ++concurrency.now);
+        try {
+          if (options.inferenceDelayMs) await new Promise((resolve) => setTimeout(resolve, options.inferenceDelayMs));
+          return service.infer(name, version, body);
+        } finally {
+          concurrency.now -= 1;
+        }
       },
     },
     { method: 'GET', pattern: /^\/demo\/stats$/, open: true, handle: () => service.stats() },
@@ -74,6 +82,7 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
       }),
     stats: () => service.stats(),
     resetStats: () => service.resetStats(),
+    maxConcurrentInferences: () => concurrency.max,
   };
 }
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { unique } from '../../test/support/platform.js';
-import { RUN_WRITES_SQL, TRANSITIONS, invocationState, scans } from './state.js';
+import { CLAIM_SQL, COMPLETE_SQL, TRANSITIONS, invocationState, scans } from './state.js';
 
 /** knex's `?` placeholders as PostgreSQL's `$1, $2…`, for PREPARE. */
 const numbered = (sql: string) => {
@@ -66,25 +66,31 @@ describe('invocations: statements that run often, or once per row, never read th
     }
   });
 
-  it("the executor's claims and completions read invocations through indexes on their generic plan, ids without a row too", async () => {
-    const db = iris.t.platform.db;
-    const scans = await db.transaction(async (trx) => {
-      // The plan every run uses once PostgreSQL settles on a generic one (see `prepared`).
+  /** The invocations scans of `sql`'s generic plan (the one every run uses once PostgreSQL settles, see `prepared`), with `parameters` as literals. */
+  async function genericPlanScans(sql: string, parameters: Array<string | number>): Promise<string[]> {
+    return iris.t.platform.db.transaction(async (trx) => {
       await trx.raw('set local plan_cache_mode = force_generic_plan');
-      await trx.raw(`prepare run_writes_plan as ${numbered(RUN_WRITES_SQL)}`);
-      const completions = JSON.stringify([{ id: ids[20], attempts: 1, response: '{}' }]);
+      await trx.raw(`prepare plan_under_test as ${numbered(sql)}`);
       // EXPLAIN EXECUTE takes no bound parameters: the values go in as literals.
-      const literal = (value: string) => `'${value.replace(/'/g, "''")}'`;
-      const claims = JSON.stringify([ids[0], ids[1]]);
-      const parameters = [literal(completions), literal(claims), literal(TRANSITIONS.claim.to), 60000, literal(TRANSITIONS.complete.to)];
-      const result = (await trx.raw(`explain (format json) execute run_writes_plan(${parameters.join(', ')})`)) as { rows: Array<Record<string, unknown>> };
-      await trx.raw('deallocate run_writes_plan');
+      const literals = parameters.map((value) => (typeof value === 'number' ? String(value) : `'${value.replace(/'/g, "''")}'`));
+      const result = (await trx.raw(`explain (format json) execute plan_under_test(${literals.join(', ')})`)) as { rows: Array<Record<string, unknown>> };
+      await trx.raw('deallocate plan_under_test');
       const raw = result.rows[0]!['QUERY PLAN'];
       const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
       return planNodes(plan).filter((node) => node['Relation Name'] === 'invocations').map((node) => node['Node Type'] as string);
     });
+  }
+
+  it("the executor's fair claim walks the queued and running rows through indexes on its generic plan", async () => {
+    const scans = await genericPlanScans(CLAIM_SQL, [16, 16, TRANSITIONS.claim.to, 60000]);
     expect(scans).to.not.include('Seq Scan');
-    expect(scans).to.have.length.greaterThan(2);
+    expect(scans).to.have.length.greaterThan(3);
+  });
+
+  it("the executor's completions read invocations through the primary key on their generic plan", async () => {
+    const scans = await genericPlanScans(COMPLETE_SQL, [JSON.stringify([{ id: ids[20], attempts: 1, response: '{}' }]), TRANSITIONS.complete.to]);
+    expect(scans).to.not.include('Seq Scan');
+    expect(scans).to.have.length.greaterThan(0);
   });
 
   it('ANALYZE keeps statistics of the columns statements filter on, none of the payloads', async () => {

@@ -10,13 +10,15 @@ import type { InvocationFilter, InvocationsStore, NewInvocation, RequestType, Se
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
-import { invocationState } from './state.js';
+import { DEFAULT_PRIORITY, invocationState } from './state.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
   order?: number;
   request: { type: RequestType; body: string };
   with_explanation?: boolean;
+  /** 0 to 9, higher first within the workspace (DEFAULT_PRIORITY). */
+  priority?: number;
 }
 
 /** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
@@ -87,6 +89,7 @@ export class InvocationsService {
       related_to: null,
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
+      priority: input.priority ?? DEFAULT_PRIORITY,
     });
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     this.relay.dispatch(row.id);

@@ -73,11 +73,12 @@ describe('invocation state: every write is one transition of the table, allowed 
     const db = iris.t.platform.db;
     switch (write) {
       case 'claim':
-        return (await invocationState.runWrites(db, [lease.id], [], LEASE_MS)).claimed.has(lease.id);
+        // The fair claim takes whatever is next: whether it took this row among all the session's queued ones.
+        return (await invocationState.claimNext(db, 10_000, LEASE_MS)).rows.some((row) => row.id === lease.id);
       case 'heartbeat':
         return invocationState.heartbeat(db, lease, LEASE_MS);
       case 'complete':
-        return (await invocationState.runWrites(db, [], [{ lease, response: '{"ok":1}' }], LEASE_MS)).completed.has(lease.id);
+        return (await invocationState.complete(db, [{ lease, response: '{"ok":1}' }])).has(lease.id);
       case 'complete and explain': {
         const run = { ...(await invocationsStore.byId(db, lease.id))!, attempts: lease.attempts };
         return (await invocationState.completeAndExplain(db, run, '{"ok":1}', model)) !== undefined;
@@ -85,7 +86,7 @@ describe('invocation state: every write is one transition of the table, allowed 
       case 'fail':
         return invocationState.fail(db, lease, 'broken');
       case 'release':
-        return invocationState.release(db, lease, 'try again');
+        return invocationState.release(db, lease, 'try again', 0);
       case 'expire':
         return void (await invocationState.expireLeases(db));
       case 'cancel':

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Db, Runner } from '../../infra/db/database.js';
 import type { ModelRow } from '../models/store.js';
 import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
+import { QuotaExceededError } from '../../kernel/errors/errors.js';
 import { invocationColumns, sessionsStore, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
@@ -17,6 +18,19 @@ import { invocationColumns, sessionsStore, type InvocationRow, type InvocationSt
  * lease ran out and was taken over can no longer change the row.
  */
 export type Lease = Pick<InvocationRow, 'id' | 'attempts'>;
+
+/** The priority of an invocation that asks for none; 0 is the lowest, 9 the highest. */
+export const DEFAULT_PRIORITY = 5;
+
+/** How long a client is asked to wait before it appends again to a full workspace queue. */
+const QUEUE_FULL_RETRY_SECONDS = 5;
+
+/** An append would pass a workspace's `max_queued`: nothing was written. */
+export class QueueFullError extends QuotaExceededError {
+  constructor(readonly maxQueued: number) {
+    super(`The workspace has ${maxQueued} invocations queued, its limit (max_queued). Retry when some have run.`, QUEUE_FULL_RETRY_SECONDS);
+  }
+}
 
 /** Why queued work of a deleted model ends in ERROR. */
 export const DELETED_BEFORE_RUN = 'The model was deleted before this invocation ran.';
@@ -35,15 +49,15 @@ export const TRANSITIONS = {
   record: { from: [], to: 'COMPLETED' },
   /** The next explainer's invocation, queued in the transaction that completes the one it explains. */
   explain: { from: [], to: 'QUEUED' },
-  /** Taken by an executor under a new lease, when no live lease holds the row (an IN_PROGRESS row's ran out). */
-  claim: { from: ['QUEUED', 'IN_PROGRESS'], to: 'IN_PROGRESS' },
+  /** Taken by an executor under a new lease: the next in fair order (CLAIM_SQL). */
+  claim: { from: ['QUEUED'], to: 'IN_PROGRESS' },
   /** The run's lease extended, under that lease. */
   heartbeat: { from: ['IN_PROGRESS'], to: 'IN_PROGRESS' },
   /** The model answered, under the run's lease (and, with an explainer, `explain` in the same transaction). */
   complete: { from: ['IN_PROGRESS'], to: 'COMPLETED' },
   /** The model failed for good, under the run's lease. */
   fail: { from: ['IN_PROGRESS'], to: 'ERROR' },
-  /** A transient failure, under the run's lease: back to the queue for the broker's next delivery. */
+  /** A transient failure, under the run's lease: back to the queue, claimable again after its backoff. */
   release: { from: ['IN_PROGRESS'], to: 'QUEUED' },
   /** The worker stopped renewing its lease (it died) and the lease ran out: back to the queue, to be published again. */
   expire: { from: ['IN_PROGRESS'], to: 'QUEUED' },
@@ -85,6 +99,7 @@ const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
   related_to: 'uuid',
   with_explanation: 'boolean',
   output_storage_key: 'text',
+  priority: 'smallint',
 };
 const APPEND_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
 const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
@@ -93,48 +108,122 @@ const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${colum
  * Appends many QUEUED invocations in one statement, each to its OPEN session
  * of its own user and model: each session's `next_order` moves once by the
  * number of its items, under its row lock, and the items take the orders in
- * batch order.
+ * batch order. When a workspace's queued invocations would pass its
+ * `max_queued`, nothing is written, and one row names the limit.
  */
 const APPEND_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as t(${APPEND_RECORD})),
-wanted as (select session_id, model_id, user_id, count(*)::integer as n from input group by session_id, model_id, user_id),
+full_workspaces as (
+  select w.id, w.max_queued from workspaces w
+    join (select workspace_id, count(*)::integer as n from input group by workspace_id) a on a.workspace_id = w.id
+   where w.max_queued is not null
+     and a.n + (select count(*) from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = w.id) > w.max_queued
+),
+wanted as (
+  select session_id, model_id, user_id, count(*)::integer as n from input
+   where not exists (select 1 from full_workspaces) group by session_id, model_id, user_id
+),
 s as (
   update sessions set next_order = sessions.next_order + wanted.n
   from wanted
   where sessions.id = wanted.session_id and sessions.model_id = wanted.model_id and sessions.user_id = wanted.user_id and sessions.state = 'OPEN'
   returning sessions.id, sessions.model_id, sessions.user_id, sessions.next_order - wanted.n as first_order
+),
+appended as (
+  insert into invocations (${APPEND_COLUMNS.map((column) => `"${column}"`).join(', ')}, status, "order")
+  select ${APPEND_COLUMNS.map((column) => `i."${column}"`).join(', ')}, ?::text, s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
+  from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
+  returning ${invocationColumns('invocations')}
 )
-insert into invocations (${APPEND_COLUMNS.map((column) => `"${column}"`).join(', ')}, status, "order")
-select ${APPEND_COLUMNS.map((column) => `i."${column}"`).join(', ')}, ?::text, s.first_order + row_number() over (partition by i.session_id order by i.ord) - 1
-from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
-returning ${invocationColumns('invocations')}`;
+select appended.*, null::integer as max_queued from appended
+union all
+select ${invocationColumns('(null::invocations)')}, f.max_queued from full_workspaces f`;
 
 /**
- * Claims and completions of many runs in one statement, the one place either
- * is written. Lists go in as JSON: `i.id = any(array(…))` keeps the generic
- * plan on the primary key, where a join with a list the planner cannot size
- * could scan the table. Bindings: completions, claims, the claim's status,
- * the lease in milliseconds, the completion's status.
+ * The fair claim: up to `?` QUEUED invocations, in the order that shares the
+ * calls in flight between the workspaces with queued work in proportion to
+ * their weights. A workspace's k-th next invocation has the share
+ * (its calls in flight + k) / its weight; the lowest shares go first, the
+ * oldest first among equals. Within a workspace: higher priority first, then
+ * the oldest. A workspace at `max_in_flight`, and a deployment at
+ * `max_concurrent_calls`, get nothing more. The caller holds CLAIM_LOCK, so
+ * another claim cannot race the counts. The last row says whether queued
+ * work is left that this claim did not take, claimable now or not (`waiting`).
+ * Bindings: the limit (twice), the claim's status, the lease in milliseconds.
  */
-export const RUN_WRITES_SQL = `
-with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
-claims as (select jsonb_array_elements_text(?::jsonb)::uuid as id),
+export const CLAIM_SQL = `
+with recursive queued_workspaces(workspace_id) as (
+  (select workspace_id from invocations where ${fromStatuses('claim')} order by workspace_id limit 1)
+  union all
+  select (select i.workspace_id from invocations i where ${fromStatuses('claim', 'i')} and i.workspace_id > q.workspace_id order by i.workspace_id limit 1)
+    from queued_workspaces q where q.workspace_id is not null
+),
+running as (
+  select i.workspace_id, m.deployment_id from invocations i join models m on m.id = i.model_id
+   where i.status = 'IN_PROGRESS' and i.lease_expires_at >= now()
+),
+workspace_running as (select workspace_id, count(*)::integer as n from running group by workspace_id),
+deployment_running as (select deployment_id, count(*)::integer as n from running group by deployment_id),
+full_deployments as (
+  select d.id from deployments d join deployment_running r on r.deployment_id = d.id where r.n >= d.max_concurrent_calls
+),
+candidates as (
+  select c.*, w.share_weight, w.max_in_flight, coalesce(r.n, 0) as running,
+         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
+    from queued_workspaces q
+    join workspaces w on w.id = q.workspace_id
+    left join workspace_running r on r.workspace_id = q.workspace_id
+    cross join lateral (
+      select i.id, i.workspace_id, i.priority, i.created_at, i."order", m.deployment_id
+        from invocations i join models m on m.id = i.model_id
+       where ${fromStatuses('claim', 'i')} and i.workspace_id = q.workspace_id
+         and (i.available_at is null or i.available_at <= now())
+         and m.deployment_id not in (select id from full_deployments)
+       order by i.priority desc, i.created_at, i."order"
+       limit ?
+    ) c
+   where w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight
+),
+shares as (
+  select c.*, (c.running + c.rank)::float8 / c.share_weight as share,
+         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.created_at) as deployment_rank
+    from candidates c
+   where c.max_in_flight is null or c.running + c.rank <= c.max_in_flight
+),
+chosen as (
+  select s.id from shares s
+    join deployments d on d.id = s.deployment_id
+    left join deployment_running r on r.deployment_id = s.deployment_id
+   where d.max_concurrent_calls is null or coalesce(r.n, 0) + s.deployment_rank <= d.max_concurrent_calls
+   order by s.share, s.created_at
+   limit ?
+),
 claimed as (
   update invocations as i
-     set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1
-   where i.id = any(array(select id from claims))
-     and ${fromStatuses('claim', 'i')} and (i.lease_expires_at is null or i.lease_expires_at < now())
+     set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
+   where i.id in (select id from chosen) and ${fromStatuses('claim', 'i')}
   returning ${invocationColumns('i')}
-), completed as (
-  update invocations as i
-     set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
-    from completions as v
-   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${fromStatuses('complete', 'i')}
-  returning i.id
 )
-select claimed.*, null::uuid as completed_id from claimed
+select claimed.*, null::boolean as waiting from claimed
 union all
-select ${invocationColumns('(null::invocations)')}, completed.id from completed`;
+select ${invocationColumns('(null::invocations)')},
+       exists (select 1 from invocations q where ${fromStatuses('claim', 'q')} and q.id <> all(array(select id from claimed)))`;
+
+/** Serializes claims across executors: a claim counts the calls in flight, and a quota must not be raced past. */
+const CLAIM_LOCK = 0x64696479;
+
+/**
+ * Completions of many runs in one statement, the one place `complete` is
+ * written. Lists go in as JSON: `i.id = any(array(…))` keeps the generic plan
+ * on the primary key. Bindings: completions, the completion's status.
+ */
+export const COMPLETE_SQL = `
+with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text))
+update invocations as i
+   set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
+  from completions as v
+ where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${fromStatuses('complete', 'i')}
+returning i.id`;
 
 /** Marks published the rows still QUEUED, skipping those an executor holds locked: a mark must never stall the run path. */
 const MARK_PUBLISHED_SQL = `
@@ -144,27 +233,32 @@ update invocations set published_at = now()
 /** The rows `transition` may move that the run under `lease` still holds: it was not taken over since. */
 const held = (db: Runner, transition: Transition, lease: Lease) => movable(db, transition).where({ id: lease.id, attempts: lease.attempts });
 
-export type RunWrite = { claim: string } | { complete: { lease: Lease; response: string } };
-
 /** A claimed run: its lease and what an explanation of it copies. */
-export type Run = Lease & Pick<InvocationRow, 'workspace_id' | 'session_id' | 'user_id' | 'request_type' | 'body'>;
+export type Run = Lease & Pick<InvocationRow, 'workspace_id' | 'session_id' | 'user_id' | 'request_type' | 'body' | 'priority'>;
 
-/** `claim` and `complete` of many runs in one statement (RUN_WRITES_SQL): the claimed rows, and the ids of the completions accepted. */
-async function runWrites(db: Runner, claims: string[], completions: Array<{ lease: Lease; response: string }>, leaseMs: number) {
-  const rows = await prepared<InvocationRow & { completed_id: string | null }>(db, 'invocations.run-writes', RUN_WRITES_SQL, [
+/** What a claim found: the rows it took, and whether queued work is left that it could not take (quotas, backoff, or other claims). */
+export interface Claimed {
+  rows: InvocationRow[];
+  waiting: boolean;
+}
+
+/** `claim` of up to `limit` invocations in fair order (CLAIM_SQL), under CLAIM_LOCK. */
+async function claimNext(db: Db, limit: number, leaseMs: number): Promise<Claimed> {
+  const rows = await db.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(?)', [CLAIM_LOCK]);
+    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, TRANSITIONS.claim.to, leaseMs]);
+  });
+  const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
+  return { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) };
+}
+
+/** `complete` of many runs in one statement (COMPLETE_SQL): the ids of the completions accepted. */
+async function completeAll(db: Runner, completions: Array<{ lease: Lease; response: string }>): Promise<Set<string>> {
+  const rows = await prepared<{ id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
     JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
-    JSON.stringify([...new Set(claims)]),
-    TRANSITIONS.claim.to,
-    leaseMs,
     TRANSITIONS.complete.to,
   ]);
-  const claimed = new Map<string, InvocationRow>();
-  const completed = new Set<string>();
-  for (const { completed_id: completedId, ...row } of rows) {
-    if (completedId) completed.add(completedId);
-    else claimed.set(row.id, row as InvocationRow);
-  }
-  return { claimed, completed };
+  return new Set(rows.map((row) => row.id));
 }
 
 /** `explain`: the explainer's invocation of a run, next in its session (the caller holds the session's row lock). */
@@ -184,6 +278,7 @@ async function appendExplanation(trx: Runner, run: Run, explainer: ModelRow): Pr
     related_to: run.id,
     with_explanation: true, // the chain goes on, explainer by explainer
     output_storage_key: null,
+    priority: run.priority,
   };
   return (await trx<InvocationRow>('invocations').insert(explanation as never).returning('*'))[0] as InvocationRow;
 }
@@ -192,13 +287,18 @@ async function appendExplanation(trx: Runner, run: Run, explainer: ModelRow): Pr
 export const invocationState = {
   /**
    * `append`, in one statement: QUEUED invocations, each to its OPEN session
-   * of its own user and model. One output per row, in order: the row, or
-   * undefined when its session refused it (not the caller's, or not OPEN).
+   * of its own user and model. One output per row, in order: the row;
+   * or undefined when its session refused it (not the caller's, or not OPEN).
+   * Throws QueueFullError, and writes nothing, when a workspace's queued
+   * invocations would pass its `max_queued`.
    */
   async appendQueued(db: Runner, rows: QueuedInvocation[]): Promise<Array<InvocationRow | undefined>> {
     const input = rows.map((row, ord) => ({ ord, ...row }));
-    const inserted = await prepared<InvocationRow>(db, 'invocations.append', APPEND_SQL, [JSON.stringify(input), TRANSITIONS.append.to]);
-    const byId = new Map(inserted.map((row) => [row.id, row]));
+    type Output = InvocationRow & { max_queued: number | null };
+    const outputs = await prepared<Output>(db, 'invocations.append', APPEND_SQL, [JSON.stringify(input), TRANSITIONS.append.to]);
+    const full = outputs.find((output) => output.max_queued !== null);
+    if (full) throw new QueueFullError(full.max_queued!);
+    const byId = new Map(outputs.map((row) => [row.id, row as InvocationRow]));
     return rows.map((row) => byId.get(row.id));
   },
 
@@ -206,13 +306,11 @@ export const invocationState = {
   appendCompleted: async (trx: Runner, row: Omit<NewInvocation, 'status' | 'response' | 'completed_at'> & { order: number }) =>
     (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
 
-  /**
-   * The executor's `claim`s and `complete`s of many runs, in one statement.
-   * Claims: QUEUED (or IN_PROGRESS under a lease that ran out) → IN_PROGRESS
-   * under the next lease. Completions: IN_PROGRESS under the named lease →
-   * COMPLETED. Gives the claimed rows and the ids of the completions accepted.
-   */
-  runWrites: (db: Db, claims: string[], completions: Array<{ lease: Lease; response: string }>, leaseMs: number) => runWrites(db, claims, completions, leaseMs),
+  /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL). */
+  claimNext: (db: Db, limit: number, leaseMs: number) => claimNext(db, limit, leaseMs),
+
+  /** `complete` of many runs in one statement: IN_PROGRESS under the named lease → COMPLETED. Gives the ids accepted. */
+  complete: (db: Db, completions: Array<{ lease: Lease; response: string }>) => completeAll(db, completions),
 
   /** `heartbeat`: extends a lease still held; false when it was lost (taken over, or the run finished elsewhere). */
   heartbeat: async (db: Db, lease: Lease, leaseMs: number) =>
@@ -225,7 +323,7 @@ export const invocationState = {
    */
   completeAndExplain: (db: Db, run: Run, response: string, explainer: ModelRow): Promise<InvocationRow | undefined> =>
     db.transaction(async (trx) => {
-      const { completed } = await runWrites(trx, [], [{ lease: run, response }], 0);
+      const completed = await completeAll(trx, [{ lease: run, response }]);
       return completed.has(run.id) ? appendExplanation(trx, run, explainer) : undefined;
     }),
 
@@ -234,11 +332,18 @@ export const invocationState = {
     (await held(db, 'fail', lease).update({ status: TRANSITIONS.fail.to, error: reason.slice(0, 2000), response: '', completed_at: db.fn.now(), lease_expires_at: null })) > 0,
 
   /**
-   * `release` under the named lease, for the broker's redelivery of the same
-   * message (marked published, so the relay sends no second copy).
+   * `release` under the named lease: claimable again after `backoffMs`. It
+   * stays marked published: the message of the run that released it is
+   * still held by that run's executor, which claims again.
    */
-  release: async (db: Db, lease: Lease, reason: string) =>
-    (await held(db, 'release', lease).update({ status: TRANSITIONS.release.to, error: reason.slice(0, 2000), published_at: db.fn.now(), lease_expires_at: null })) > 0,
+  release: async (db: Db, lease: Lease, reason: string, backoffMs: number) =>
+    (await held(db, 'release', lease).update({
+      status: TRANSITIONS.release.to,
+      error: reason.slice(0, 2000),
+      published_at: db.fn.now(),
+      lease_expires_at: null,
+      available_at: db.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
+    })) > 0,
 
   /** `cancel`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
   cancelQueuedOf: (db: Runner, modelIds: number[], reason: string) =>

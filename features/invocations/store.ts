@@ -23,18 +23,23 @@ export interface InvocationRow {
   related_to: string | null;
   with_explanation: boolean;
   output_storage_key: string | null;
+  /** 0 to 9, higher first within its workspace (DEFAULT_PRIORITY unless asked). */
+  priority: number;
   attempts: number;
   published_at: Date | null;
   lease_expires_at: Date | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
+  /** A retry's backoff: not claimed before. */
+  available_at: Date | null;
 }
 
 const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
-  attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
+  priority: true, attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
+  available_at: true,
 };
 
 /**
@@ -49,7 +54,7 @@ export function invocationColumns(alias: string): string {
 export type NewInvocation = Pick<
   InvocationRow,
   'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
-> & { response?: string; completed_at?: Date | null };
+> & { response?: string; completed_at?: Date | null; priority?: number };
 
 /** How much of a session's history a `need_context` model receives (DIDYMA_CONTEXT_MAX_INVOCATIONS, DIDYMA_CONTEXT_MAX_BYTES). */
 export interface ContextWindow {
@@ -157,7 +162,7 @@ function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, p
 }
 
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
-export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status'>;
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status' | 'priority'> & Pick<InvocationRow, 'priority'>;
 
 /** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
 const READ_BATCH_SQL = `

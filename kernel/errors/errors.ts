@@ -82,6 +82,13 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** A workspace's quota is used up; the caller may try again later. */
+export class QuotaExceededError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, 'quota_exceeded', message, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 export class BadGatewayError extends AppError {
   constructor(message: string, details?: ErrorDetail[]) {
     super(502, 'bad_gateway', message, details);

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import type { Client } from './http.js';
 import type { QueuedInvocation } from '../../features/invocations/store.js';
+import { DEFAULT_PRIORITY } from '../../features/invocations/state.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
 
 export const OPEN_INFERENCE_REGISTRY = 'didyma.registry.OpenInferenceRegistryConnector';
@@ -155,5 +156,6 @@ export function queuedPredict(to: { workspaceId: number; sessionId: string; user
     related_to: null,
     with_explanation: false,
     output_storage_key: null,
+    priority: DEFAULT_PRIORITY,
   };
 }

@@ -83,6 +83,9 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
         await new Promise((resolve) => server.close(resolve));
       }
       await platform.close();
+      // Test cleanup only: executors claim any workspace's queued work, so what this platform's tests
+      // left queued (model servers since closed) would take the executors of later tests.
+      await platform.db('invocations').whereIn('status', ['QUEUED', 'IN_PROGRESS']).delete();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -9,6 +9,7 @@ import * as invocationsUpkeep from './0007_invocations_upkeep.js';
 import * as listKeysets from './0008_list_keysets.js';
 import * as listCounts from './0009_list_counts.js';
 import * as datasets from './0010_datasets.js';
+import * as fairShare from './0011_fair_share.js';
 
 interface Migration {
   name: string;
@@ -31,6 +32,7 @@ const migrations: Migration[] = [
   { name: '0008_list_keysets', ...listKeysets },
   { name: '0009_list_counts', ...listCounts },
   { name: '0010_datasets', ...datasets },
+  { name: '0011_fair_share', ...fairShare },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

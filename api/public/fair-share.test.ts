@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { startExecutor } from '../../executor/start.js';
+import { startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
+import { floodTenant, quietDuringFlood, type FloodTenant } from '../../test/support/flood.js';
+import { until } from '../../test/support/until.js';
+
+// Behaviour, not timing: each test says what must have happened before what.
+describe('fair share: no workspace can hold the executors from another', function () {
+  this.timeout(120_000);
+  let t: TestPlatform;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  const tenants: FloodTenant[] = [];
+
+  before(async () => {
+    t = await startTestPlatform({ executorConcurrency: 2 });
+    executor = await startExecutor(t.platform);
+  });
+  afterEach(async () => {
+    for (const tenant of tenants.splice(0)) await tenant.demo.close();
+    // Test cleanup only: what a test left queued would hold the executor in the next one.
+    await t.platform.db('invocations').whereIn('status', ['QUEUED', 'IN_PROGRESS']).delete();
+  });
+  after(async () => {
+    await executor?.close();
+    await t?.close();
+  });
+
+  const tenantOf = async (delayMs: number) => {
+    const tenant = await floodTenant(t, delayMs);
+    tenants.push(tenant);
+    return tenant;
+  };
+  const setWorkspace = (tenant: FloodTenant, quota: Record<string, number | null>) => t.platform.db('workspaces').where({ id: tenant.ws.id }).update(quota);
+
+  it('serves a quiet workspace while another has a backlog, long before the backlog drains', async () => {
+    const { noisyQueued } = await quietDuringFlood(t, 150, 100);
+    expect(noisyQueued, 'the flooding workspace’s predictions still queued when the quiet one’s completed').to.be.greaterThan(100);
+  });
+
+  it('runs a workspace’s higher priority first, whatever it queued before', async () => {
+    const tenant = await tenantOf(50);
+    await tenant.invoke(60, { priority: 2 });
+    const [urgent] = await tenant.invoke(1, { priority: 9 });
+    await until(async () => (await t.platform.db('invocations').where({ id: urgent }).first('status')).status === 'COMPLETED', 'the urgent prediction', 60_000);
+    expect((await tenant.statuses()).QUEUED ?? 0).to.be.greaterThan(30);
+  });
+
+  it('shares the executors between flooding workspaces in proportion to their weights', async () => {
+    const [heavy, light] = [await tenantOf(50), await tenantOf(50)];
+    await setWorkspace(heavy, { share_weight: 3 });
+    await Promise.all([heavy.invoke(80), light.invoke(80)]);
+    await until(async () => ((await heavy.statuses()).COMPLETED ?? 0) + ((await light.statuses()).COMPLETED ?? 0) >= 60, 'sixty predictions', 60_000);
+    const done = { heavy: (await heavy.statuses()).COMPLETED ?? 0, light: (await light.statuses()).COMPLETED ?? 0 };
+    // Two executor slots, weights 3 : 1: the light workspace holds one slot in every few turns.
+    expect(done.heavy / done.light, JSON.stringify(done)).to.be.within(1.5, 5);
+  });
+
+  it('keeps a workspace within its max_in_flight, and a deployment within its max_concurrent_calls', async () => {
+    const limited = await tenantOf(30);
+    await setWorkspace(limited, { max_in_flight: 1 });
+    await limited.invoke(12);
+    await until(async () => (await limited.statuses()).COMPLETED === 12, 'the limited workspace’s predictions', 60_000);
+    expect(limited.demo.maxConcurrentInferences()).to.equal(1);
+
+    const capped = await tenantOf(30);
+    await t.platform.db('deployments').where({ workspace_id: capped.ws.id }).update({ max_concurrent_calls: 1 });
+    await capped.invoke(12);
+    await until(async () => (await capped.statuses()).COMPLETED === 12, 'the capped deployment’s predictions', 60_000);
+    expect(capped.demo.maxConcurrentInferences()).to.equal(1);
+  });
+
+  it('answers 429 with Retry-After past max_queued, and queues nothing of the refused request', async () => {
+    const tenant = await tenantOf(1000);
+    await setWorkspace(tenant, { max_queued: 3, max_in_flight: 1 });
+    await tenant.invoke(4, { parallel: 1 }); // one runs (slowly), three wait
+    const path = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/invocation`;
+    const refused = await t.public.post(path, { token: tenant.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: '{"sepal_length":1,"sepal_width":1,"petal_length":1,"petal_width":1}' } } });
+    expect(refused.status).to.equal(429);
+    expect(refused.body).to.include({ message_code: 'quota_exceeded' });
+    expect(refused.body.message).to.include('max_queued');
+    expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+    const statuses = await tenant.statuses();
+    expect((statuses.QUEUED ?? 0) + (statuses.IN_PROGRESS ?? 0)).to.equal(4);
+  });
+});
