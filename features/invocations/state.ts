@@ -245,7 +245,9 @@ export interface Claimed {
 /** `claim` of up to `limit` invocations in fair order (CLAIM_SQL), under CLAIM_LOCK. */
 async function claimNext(db: Db, limit: number, leaseMs: number): Promise<Claimed> {
   const rows = await db.transaction(async (trx) => {
-    await trx.raw('select pg_advisory_xact_lock(?)', [CLAIM_LOCK]);
+    // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
+    // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
+    await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
     return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, TRANSITIONS.claim.to, leaseMs]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
