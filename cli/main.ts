@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { configTable, loadConfig, type Config } from '../kernel/config/config.js';
 import { migrateLatest } from '../infra/db/database.js';
 import { createPlatform, type Platform } from '../platform/platform.js';
@@ -44,11 +44,14 @@ export async function main(argv: string[]): Promise<void> {
     .command('demo-model-server')
     .description('A small Open Inference Protocol server with an Iris classifier and its explainer')
     .option('--port <port>', 'port', (v) => Number(v))
-    .action(async (options: { port?: number }) => {
+    .option('--version <version>', 'serve every model under this version instead of 1')
+    .option('--delay-ms <ms>', 'make each inference take at least this long', milliseconds)
+    .action(async (options: { port?: number; version?: string; delayMs?: number }) => {
       const config = loadConfig();
-      const server = createDemoModelServer();
+      const server = createDemoModelServer({ version: options.version, inferenceDelayMs: options.delayMs });
       const { url } = await server.listen(options.port ?? config.demoModelServerPort, config.bindHost);
-      console.log(`demo model server on ${url} (models: iris-classifier 1, iris-explainer 1, always-fails 1)`);
+      const version = options.version ?? '1';
+      console.log(`demo model server on ${url} (models: iris-classifier ${version}, iris-explainer ${version}, always-fails ${version})`);
       await new Promise<void>((resolve) => {
         process.once('SIGTERM', () => resolve());
         process.once('SIGINT', () => resolve());
@@ -165,6 +168,13 @@ export async function main(argv: string[]): Promise<void> {
     );
 
   await program.parseAsync(argv);
+}
+
+/** A whole number of milliseconds, so a typo fails at start rather than serving without the delay. */
+function milliseconds(value: string): number {
+  const ms = Number(value);
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new InvalidArgumentError('a whole number of milliseconds, 0 or more.');
+  return ms;
 }
 
 async function withPlatform(config: Config, work: (platform: Platform) => Promise<void>): Promise<void> {

@@ -15,6 +15,10 @@ const RELEASE = 'didyma';
 const PASSWORD = 'Cluster-Pass-42';
 const COMPONENTS = ['auth', 'private', 'public', 'executor', 'operator'];
 const DEMO_PORT = 8090;
+// The fair-share test's two workspaces, each with a slow demo model server of its own serving its models under the workspace's name as version.
+const FAIR = ['flood', 'quiet'] as const;
+const FAIR_DELAY_MS = 100;
+const FLOOD = 400;
 
 /**
  * The chart installed with `helm install` on the real single-node cluster of
@@ -63,6 +67,22 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
 
   const ready = (pod: any): boolean => pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ?? false;
 
+  /** An S3 storage configuration `cards` on the suite's bucket, for model cards. */
+  const cardStorage = () => ({
+    storage_key: 'cards',
+    storage_class: 'didyma.storage.S3Storage',
+    connector_init: { endpoint: 'http://minio:9000', bucket_name: bucket, access_key: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secret_key: requireEnv('TEST_S3_SECRET_KEY', 'minio') },
+  });
+
+  /** A deployment whose registry and server are the demo model server at `url`. */
+  const demoDeployment = (key: string, url: string) => ({
+    deployment_key: key,
+    registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
+    registry_connector_init: { model_registry_url: url, tracking_server_url: url },
+    server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
+    server_proxy_init: { server_proxy_url: url },
+  });
+
   const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> => waitFor(what, check, timeoutMs, 250);
 
   /** Queues a prediction through the public Service; its invocation id. */
@@ -100,6 +120,12 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     // The demo model server as the README starts it.
     await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
     await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
+    // Started here so they are up by the time the fair-share test needs them.
+    for (const workspace of FAIR) {
+      const name = `demo-model-${workspace}`;
+      await kubectl(cluster, '-n', namespace, 'create', 'deployment', name, `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT), '--version', workspace, '--delay-ms', String(FAIR_DELAY_MS));
+      await kubectl(cluster, '-n', namespace, 'expose', 'deployment', name);
+    }
   });
 
   after(async () => {
@@ -134,26 +160,10 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   });
 
   it('REST registers a storage configuration and a deployment: kubectl get mdep,stcfg shows them Ready, the executor gets their proxy configuration', async () => {
-    const storage = await priv.post('/api/storage', {
-      token,
-      json: {
-        storage_key: 'cards',
-        storage_class: 'didyma.storage.S3Storage',
-        connector_init: { endpoint: 'http://minio:9000', bucket_name: bucket, access_key: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secret_key: requireEnv('TEST_S3_SECRET_KEY', 'minio') },
-      },
-    });
+    const storage = await priv.post('/api/storage', { token, json: cardStorage() });
     expect(storage.status, storage.text).to.equal(201);
     const demoUrl = `http://demo-model:${DEMO_PORT}`;
-    const deployment = await priv.post('/api/deployment', {
-      token,
-      json: {
-        deployment_key: 'demo',
-        registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
-        registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
-        server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
-        server_proxy_init: { server_proxy_url: demoUrl },
-      },
-    });
+    const deployment = await priv.post('/api/deployment', { token, json: demoDeployment('demo', demoUrl) });
     expect(deployment.status, deployment.text).to.equal(201);
 
     const table = await eventually('mdep and stcfg Ready', async () => {
@@ -205,6 +215,75 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(feedback.status, feedback.text).to.equal(201);
     const catalog = await priv.get('/api/metric', { token });
     expect(catalog.status, catalog.text).to.equal(200);
+  });
+
+  /**
+   * A workspace made by the staff admin through the auth API, its supervisor
+   * registered from an invitation, with iris-classifier under the workspace's
+   * name on its own slow demo model server, and an OPEN session.
+   */
+  async function fairTenant(workspace: string) {
+    const created = await auth.post('/api/auth/workspace', { token, json: { name: workspace } });
+    expect(created.status, created.text).to.equal(201);
+    const email = `supervisor@${workspace}.example.test`;
+    const invited = await auth.post('/api/auth/invitation', { token, json: { email, role: 'supervisor', workspace_id: created.body.id } });
+    expect(invited.status, invited.text).to.equal(201);
+    const invitation = new URL(invited.body.invitation_url).searchParams.get('token');
+    const registration = { token: invitation, name: 'Fair', surname: workspace, password: PASSWORD, preferred_language: 'en', accept_terms: true, accept_privacy: true };
+    const registered = await auth.post('/api/auth/register', { json: registration });
+    expect(registered.status, registered.text).to.equal(201);
+    const login = await auth.post('/api/auth/token/obtain', { json: { email, password: PASSWORD, workspace } });
+    expect(login.status, login.text).to.equal(200);
+    const supervisor = login.body.access as string;
+
+    const storage = await priv.post('/api/storage', { token: supervisor, json: cardStorage() });
+    expect(storage.status, storage.text).to.equal(201);
+    const deployment = await priv.post('/api/deployment', { token: supervisor, json: demoDeployment(`${workspace}-demo`, `http://demo-model-${workspace}:${DEMO_PORT}`) });
+    expect(deployment.status, deployment.text).to.equal(201);
+    // The executor calls a deployment only once the operator has put it in the proxy configuration.
+    await eventually(`${workspace}'s mdep and stcfg Ready`, async () => {
+      const resources = (await kubectlJson(cluster, '-n', namespace, 'get', 'mdep,stcfg')).items.filter((o: any) => o.metadata.name.startsWith(`${workspace}-`));
+      return resources.length === 2 && resources.every(ready);
+    });
+    const card = await upload(priv, supervisor, 'cards', '# Iris', 'iris.md');
+    const registeredModel = await priv.post('/api/platform_model', { token: supervisor, json: modelPayload('iris-classifier', workspace, card.file_id) });
+    expect(registeredModel.status, registeredModel.text).to.equal(201);
+    const modelPath = `/api/model/iris-classifier/version/${workspace}`;
+    const opened = await pub.post(`${modelPath}/session`, { token: supervisor });
+    expect(opened.status, opened.text).to.equal(201);
+    const invocations = `${modelPath}/session/${opened.body.id}/invocation`;
+    return {
+      async predict(): Promise<string> {
+        const reply = await pub.post(invocations, { token: supervisor, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+        expect(reply.status, reply.text).to.equal(201);
+        return reply.body.id;
+      },
+      async status(id: string): Promise<string> {
+        return (await pub.get(`${invocations}/${id}/check_progress`, { token: supervisor })).body.status;
+      },
+      async queued(): Promise<number> {
+        const reply = await pub.get(`${invocations}?status=QUEUED&limit=1`, { token: supervisor });
+        expect(reply.status, reply.text).to.equal(200);
+        return Number(reply.headers.get('x-total-count'));
+      },
+    };
+  }
+
+  it('serves a quiet workspace’s prediction while another workspace still has most of its hundreds queued', async () => {
+    const [flood, quiet] = await Promise.all([fairTenant(FAIR[0]), fairTenant(FAIR[1])]);
+    // No executor while the flood is queued: on this shared node the API queues no faster than an executor drains, so no backlog would build.
+    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=0');
+    await eventually('no executor pod', async () => (await podsOf('executor')).length === 0);
+    for (let sent = 0; sent < FLOOD; sent += 16) await Promise.all(Array.from({ length: Math.min(16, FLOOD - sent) }, () => flood.predict()));
+    const id = await quiet.predict();
+    await kubectl(cluster, '-n', namespace, 'scale', 'deployment', `${RELEASE}-executor`, '--replicas=1');
+    const status = await eventually('the quiet workspace’s prediction to finish', async () => {
+      const now = await quiet.status(id);
+      return ['COMPLETED', 'ERROR'].includes(now) && now;
+    }, 240_000);
+    const queued = await flood.queued();
+    expect(status).to.equal('COMPLETED');
+    expect(queued, 'the flooding workspace’s predictions still queued when the quiet one’s completed').to.be.greaterThan(FLOOD / 2);
   });
 
   it('loses nothing when the executor pod is deleted mid-load', async () => {
@@ -294,7 +373,15 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
     // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
     // every stored credential), and what the API made: the users' resources and their credentials.
-    const kept = [/^Secret\/user-database$/, new RegExp(`^Secret/${RELEASE}$`), /^ModelDeployment\/default-demo-/, /^StorageConfig\/default-cards-/, /^Secret\/default-cards-.*-credentials$/];
+    const kept = [
+      /^Secret\/user-database$/,
+      new RegExp(`^Secret/${RELEASE}$`),
+      ...[['default', 'demo'], ...FAIR.map((workspace) => [workspace, `${workspace}-demo`])].flatMap(([workspace, deployment]) => [
+        new RegExp(`^ModelDeployment/${workspace}-${deployment}-`),
+        new RegExp(`^StorageConfig/${workspace}-cards-`),
+        new RegExp(`^Secret/${workspace}-cards-.*-credentials$`),
+      ]),
+    ];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
     // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
