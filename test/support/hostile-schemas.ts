@@ -14,3 +14,12 @@ export const SELF_REFERENCE = { $ref: '#' };
 
 /** A cycle through two definitions. */
 export const TWO_CYCLE = { $ref: '#/$defs/a', $defs: { a: { $ref: '#/$defs/b' }, b: { allOf: [{ $ref: '#/$defs/a' }] } } };
+
+/** Under every limit (9,121 subschemas expanded, 2.4 KB), yet it checks each item of an array 3,000 times. */
+export const COSTLY_PER_ITEM = {
+  allOf: Array.from({ length: 60 }, () => ({ $ref: '#/$defs/fifty' })),
+  $defs: { fifty: { allOf: Array.from({ length: 50 }, () => ({ $ref: '#/$defs/numbers' })) }, numbers: { items: { type: 'number' } } },
+};
+
+/** A JSON array of `items` small numbers, as invocation or feedback body text. */
+export const numbersBody = (items: number) => `[${Array.from({ length: items }, (_, i) => i % 10).join(',')}]`;
