@@ -23,3 +23,9 @@ export const COSTLY_PER_ITEM = {
 
 /** A JSON array of `items` small numbers, as invocation or feedback body text. */
 export const numbersBody = (items: number) => `[${Array.from({ length: items }, (_, i) => i % 10).join(',')}]`;
+
+/** Under every limit (9,721 subschemas expanded, 3.4 KB), yet it matches a string against one pattern 4,800 times: tens of milliseconds per 100 bytes. */
+export const COSTLY_PER_BYTE = {
+  allOf: Array.from({ length: 60 }, () => ({ $ref: '#/$defs/eighty' })),
+  $defs: { eighty: { allOf: Array.from({ length: 80 }, () => ({ $ref: '#/$defs/letters' })) }, letters: { type: 'string', pattern: '^(a|b|c)*$' } },
+};
