@@ -39,6 +39,7 @@ import { OutboxRelay } from '../features/invocations/relay.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import { Sweeper } from '../features/invocations/sweeper.js';
 import { InvocationsService } from '../features/invocations/service.js';
+import { ValidationPool } from '../features/invocations/validation-pool.js';
 import { DatasetsService } from '../features/datasets/service.js';
 import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
@@ -129,13 +130,14 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
+  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs });
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
   };
@@ -178,6 +180,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await sweeper.stop();
       await relay.stop();
       prometheus?.close();
+      await validation.close();
       if (!options.queue) await queue.close();
       if (readCache) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { demoDeployment, filesystemStorage, modelPayload, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
+import { doublingSchema, SELF_REFERENCE, TWO_CYCLE } from '../../test/support/hostile-schemas.js';
 
 describe('private server: model registration and deployments', () => {
   let t: TestPlatform;
@@ -123,6 +124,27 @@ describe('private server: model registration and deployments', () => {
     expect(extra.status).to.equal(400);
     // nothing was written by the refused calls
     expect((await t.private.post('/api/platform_model', { token: a.token, json: modelPayload('iris-classifier', version, card) })).status).to.equal(201);
+  });
+
+  it('refuses schemas whose references cycle or expand past the limit with 400 naming the cycle or the limit, and accepts one under it', async () => {
+    const { a, version, card } = await setup();
+    const register = (extra: Record<string, unknown>) => t.private.post('/api/platform_model', { token: a.token, json: modelPayload('iris-classifier', version, card, extra) });
+    const json = (schema: object) => ({ type: 'json', schema });
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ input_schema: json(SELF_REFERENCE) }, 'input_schema.schema: its references form a cycle, # → #; a schema may not refer back to itself.'],
+      [{ output_schema: json(TWO_CYCLE) }, 'output_schema.schema: its references form a cycle, #/$defs/a → #/$defs/b → #/$defs/a; a schema may not refer back to itself.'],
+      [{ feedback_schema: SELF_REFERENCE }, 'feedback_schema: its references form a cycle, # → #; a schema may not refer back to itself.'],
+      [{ input_schema: json(doublingSchema(13)) }, 'input_schema.schema: the schema expands to more than 10000 subschemas once each $ref is counted where it is used; at most 10000.'],
+      [{ feedback_schema: doublingSchema(13) }, 'feedback_schema: the schema expands to more than 10000 subschemas once each $ref is counted where it is used; at most 10000.'],
+    ];
+    for (const [extra, message] of cases) {
+      const reply = await register(extra);
+      expect(reply.status, reply.text).to.equal(400);
+      expect(reply.body).to.include({ message, message_code: 'validation_error' });
+    }
+    // Eleven levels expand to 5,118 subschemas: under the limit.
+    const under = await register({ input_schema: json(doublingSchema(11)), feedback_schema: doublingSchema(11) });
+    expect(under.status, under.text).to.equal(201);
   });
 
   it('answers 502 naming the deployment when a registry is down, and writes nothing', async () => {

@@ -10,6 +10,7 @@ import type { InvocationFilter, InvocationsStore, NewInvocation, RequestType, Se
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
+import type { ValidationPool } from './validation-pool.js';
 import { DEFAULT_PRIORITY, invocationState } from './state.js';
 
 export interface InvokeInput {
@@ -30,6 +31,7 @@ export class InvocationsService {
     private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore },
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
+    private readonly validation: ValidationPool,
   ) {
     this.batches = new InvocationBatches(db, stores.invocations);
   }
@@ -75,7 +77,7 @@ export class InvocationsService {
     if (input.with_explanation && !(await this.models.explainerOf(model))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
-    const outputStorageKey = await validateInput(this.db, model, input.request.body);
+    const outputStorageKey = await validateInput(this.db, this.validation, model, input.request.body);
     const row = await this.batches.append({
       id: crypto.randomUUID(),
       workspace_id: model.workspace_id,
@@ -99,7 +101,7 @@ export class InvocationsService {
   /** Feedback on an earlier invocation: COMPLETED at once, validated against the model's feedback schema. */
   async feedback(principal: Principal, code: string, version: string, sessionId: string, invocationId: string, body: string) {
     const { model } = await this.session(principal, code, version, sessionId);
-    await validateFeedback(this.db, model, body);
+    await validateFeedback(this.db, this.validation, model, body);
     const row = await this.append(
       principal,
       model,

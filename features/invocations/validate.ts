@@ -1,40 +1,20 @@
-import type { ValidateFunction } from 'ajv';
-import { LRUCache } from 'lru-cache';
 import type { Db } from '../../infra/db/database.js';
 import { InputError } from '../../kernel/errors/errors.js';
-import { compileSchema, firstViolation, validateNotingFiles } from '../models/json-schema.js';
 import type { IoSchema } from '../models/payload.js';
 import type { ModelRow } from '../models/store.js';
 import { filesStore, storageConfigsStore } from '../files/store.js';
 import { mediaTypeAllowed } from '../files/uploads.service.js';
-import { jsonDeeperThan } from '../../infra/http/limits.js';
+import { parseJson, type BodyCheck } from './body-check.js';
+import type { ValidationPool } from './validation-pool.js';
 
-// Input and feedback validation against a model's schemas. Compiled
-// validators are cached per model (schemas of a registered model never change).
+// Input and feedback validation against a model's schemas. The schema check
+// runs in the validation pool, off the event loop; the files a body names are
+// then read here.
 
-const cache = new LRUCache<string, ValidateFunction>({ max: 5000 });
-
-function validatorFor(model: ModelRow, which: 'input' | 'feedback', schema: object): ValidateFunction {
-  const key = `${model.id}:${which}`;
-  let validate = cache.get(key);
-  if (!validate) {
-    validate = compileSchema(schema, which === 'input' ? 'input_schema.schema' : 'feedback_schema');
-    cache.set(key, validate);
-  }
-  return validate;
-}
-
-// Bodies are JSON text inside JSON: nested deeper than this, they are refused
-// before anything (the validator, the file-reference walk) recurses into them.
-const MAX_BODY_DEPTH = 100;
-
-function parseJson(body: string, field: string): unknown {
-  if (jsonDeeperThan(body, MAX_BODY_DEPTH)) throw new InputError(`${field}: JSON nested deeper than ${MAX_BODY_DEPTH} levels.`);
-  try {
-    return JSON.parse(body);
-  } catch {
-    throw new InputError(`${field}: expected JSON text.`);
-  }
+async function checked(validation: ValidationPool, check: BodyCheck) {
+  const verdict = await validation.check(check);
+  if (verdict.refused !== undefined) throw new InputError(verdict.refused);
+  return verdict.files;
 }
 
 /**
@@ -43,14 +23,10 @@ function parseJson(body: string, field: string): unknown {
  * workspace within the model's fileConstraints, and a writable storage for
  * file outputs. Returns the output storage key, if any.
  */
-export async function validateInput(db: Db, model: ModelRow, body: string): Promise<string | null> {
+export async function validateInput(db: Db, validation: ValidationPool, model: ModelRow, body: string): Promise<string | null> {
   const input = model.input_schema as IoSchema;
   if (input.type === 'json') {
-    if (input.schema) {
-      const value = parseJson(body, 'request.body');
-      const validate = validatorFor(model, 'input', input.schema);
-      if (!validate(value)) throw new InputError(firstViolation(validate.errors, 'request.body'));
-    }
+    if (input.schema) await checked(validation, { key: `${model.id}:input`, schema: input.schema, schemaField: 'input_schema.schema', root: 'request.body', body, withFiles: false });
     return null;
   }
   const value = parseJson(body, 'request.body') as { fileId?: unknown; outputStorageId?: unknown };
@@ -65,15 +41,10 @@ export async function validateInput(db: Db, model: ModelRow, body: string): Prom
 }
 
 /** Fail-fast feedback validation; any text is accepted when the model has no feedback schema. */
-export async function validateFeedback(db: Db, model: ModelRow, body: string): Promise<void> {
+export async function validateFeedback(db: Db, validation: ValidationPool, model: ModelRow, body: string): Promise<void> {
   if (!model.feedback_schema) return;
-  const value = parseJson(body, 'request.body');
-  const validate = validatorFor(model, 'feedback', model.feedback_schema);
-  const { valid, files } = validateNotingFiles(validate, value);
-  if (!valid) throw new InputError(firstViolation(validate.errors, 'feedback'));
-  // The schema's fileConstraints of each reference, by the field path fileReferences gives it.
-  const constraints = new Map(files.map(({ instancePath, constraints }) => [`feedback${instancePath.replace(/\//g, '.')}.platform_file_id`, constraints]));
-  for (const [path, fileId] of fileReferences(value, 'feedback')) await checkFile(db, model.workspace_id, fileId, path, constraints.get(path));
+  const files = await checked(validation, { key: `${model.id}:feedback`, schema: model.feedback_schema, schemaField: 'feedback_schema', root: 'feedback', body, withFiles: true });
+  for (const { path, fileId, constraints } of files) await checkFile(db, model.workspace_id, fileId, path, constraints);
 }
 
 async function checkFile(db: Db, workspaceId: number, fileId: string, field: string, constraints: IoSchema['fileConstraints']): Promise<void> {
@@ -84,16 +55,4 @@ async function checkFile(db: Db, workspaceId: number, fileId: string, field: str
     throw new InputError(`${field}: the file is ${file.content_type}; the model accepts ${constraints.mediaTypes.join(', ')}.`);
   }
   if (Number(file.size) > constraints.maxSizeMb * 1024 * 1024) throw new InputError(`${field}: the file is larger than ${constraints.maxSizeMb} MB.`);
-}
-
-/** Every `{platform_file_id}` object in a feedback value, with its path. */
-function* fileReferences(value: unknown, path: string): Generator<[string, string]> {
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) yield* fileReferences(item, `${path}.${i}`);
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (key === 'platform_file_id' && typeof item === 'string') yield [`${path}.platform_file_id`, item];
-      else yield* fileReferences(item, `${path}.${key}`);
-    }
-  }
 }

@@ -2,17 +2,19 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
 import { InputError } from '../../kernel/errors/errors.js';
+import { checkReferences } from './schema-references.js';
 
 // User-supplied JSON Schemas (Draft 2020-12): model input/output payload
 // schemas and feedback schemas. Compiled once per model and cached by the
 // caller; remote $refs are never fetched. `fileConstraints` and
 // `contentSchema` are annotations the platform reads, not validation keywords.
-// A tenant's schema runs on every invocation of its model, on the event loop
-// every tenant shares: its patterns run on RE2 (time linear in the input),
-// and its size, depth and pairwise `uniqueItems` checks are bounded.
+// A tenant's schema runs on every invocation of its model (on a worker thread,
+// features/invocations/validation-pool.ts): its patterns run on RE2 (time
+// linear in the input), and its size, depth, expansion through `$ref` and
+// pairwise `uniqueItems` checks are bounded.
 
-/** Limits of a tenant's schema. */
-export const SCHEMA_LIMITS = { bytes: 64 * 1024, depth: 32, uniqueItems: 1000 } as const;
+/** Limits of a tenant's schema; `expandedNodes` counts subschemas with each `$ref` expanded where it is used. */
+export const SCHEMA_LIMITS = { bytes: 64 * 1024, depth: 32, uniqueItems: 1000, expandedNodes: 10_000 } as const;
 
 /** ajv's `code.regExp`: RE2, which has no backtracking (and so no backreferences or lookaround). */
 function linearRegExp(pattern: string): RE2JS {
@@ -72,6 +74,7 @@ const ajv = createAjv();
 export function compileSchema(schema: unknown, field: string): ValidateFunction {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new InputError(`${field}: expected a JSON Schema object.`);
   checkLimits(schema, field);
+  checkReferences(schema, field, SCHEMA_LIMITS.expandedNodes);
   try {
     // A fresh $id-less copy: user schemas must not register ids in the shared instance.
     const { $id: _ignored, ...rest } = schema as Record<string, unknown>;

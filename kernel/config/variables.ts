@@ -81,6 +81,13 @@ export const variables = {
   maxBodyBytes: variable('DIDYMA_MAX_BODY_BYTES', '1048576', 'Largest JSON or form body accepted.', parsers.integer(1024, 104857600)),
   maxJsonDepth: variable('DIDYMA_MAX_JSON_DEPTH', '100', 'Deepest nesting of a JSON request body accepted; deeper is a 400 before it is parsed. (JSON text inside an invocation or feedback body: at most 100.)', parsers.integer(8, 10000)),
   maxInFlight: variable('DIDYMA_MAX_IN_FLIGHT', '256', 'Load shedding: requests one HTTP server handles at once; more are refused with 503 and `Retry-After` (health checks and `/metrics` excepted). 0: no limit.', parsers.integer(0, 1000000)),
+  validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check).', parsers.integer(1, 64)),
+  validationTimeoutMs: variable(
+    'DIDYMA_VALIDATION_TIMEOUT_MS',
+    '1000',
+    'Longest one invocation or feedback body may take to check against its model\'s schema: past it the check\'s thread is stopped and the request is a 400 that records nothing.',
+    parsers.integer(10, 60000),
+  ),
   maxLogoBytes: variable('DIDYMA_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),
   adminPassword: variable('DIDYMA_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),

@@ -7,10 +7,12 @@ import { startTestPlatform, makeStaff, unique, type TestPlatform } from '../supp
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { getAsIs, type Reply } from '../support/http.js';
 import { until } from '../support/until.js';
+import { COSTLY_PER_BYTE, doublingSchema, SELF_REFERENCE, TWO_CYCLE } from '../support/hostile-schemas.js';
 
 // Hostile input: bodies and uploads over the limits, malformed multipart, path
-// traversal in file names, deeply nested JSON, and unicode edge cases in
-// names. Each is refused with the documented 4xx and the error body, and
+// traversal in file names, deeply nested JSON, schemas that refer to
+// themselves or expand exponentially, bodies too costly to validate, and
+// unicode edge cases in names. Each is refused with the documented 4xx and the error body, and
 // leaves nothing behind: no row added or changed, no file on disk, the upload
 // id still usable.
 
@@ -238,6 +240,47 @@ describe('hostile input is refused with the documented 4xx and leaves nothing wr
       expect(first.status).to.equal(201);
       const objects = '{"notes":'.repeat(5_000) + '1' + '}'.repeat(5_000);
       await refused(() => t.public.post(`${base}/invocation/${first.body.id}/feedback`, { token: owner.token, json: { request: { body: objects } } }), 400);
+    });
+  });
+
+  describe('hostile schemas', () => {
+    const register = (extra: Record<string, unknown>, code = 'iris-explainer') => () => t.private.post('/api/platform_model', { token: owner.token, json: modelPayload(code, version, demoCard, extra) });
+    let demoCard: string;
+    let costly: string;
+    before(async () => {
+      demoCard = (await upload(t.private, owner.token, storageKey, 'card')).file_id;
+      // Within every limit, yet tens of milliseconds per 100 bytes of a string: past the deadline well inside the body limit.
+      const registered = await register({ input_schema: { type: 'json', schema: COSTLY_PER_BYTE }, feedback_schema: COSTLY_PER_BYTE })();
+      expect(registered.status, registered.text).to.equal(201);
+      costly = `/api/model/iris-explainer/version/${version}/session/${(await t.public.post(`/api/model/iris-explainer/version/${version}/session`, { token: owner.token })).body.id}`;
+    });
+
+    it('refuses schemas that refer to themselves or expand past the limit with 400 naming the cycle or the limit', async () => {
+      const json = (schema: object) => ({ type: 'json', schema });
+      const cases: Array<[Record<string, unknown>, RegExp]> = [
+        [{ input_schema: json(SELF_REFERENCE) }, /^input_schema\.schema: its references form a cycle, # → #;/],
+        [{ output_schema: json(TWO_CYCLE) }, /^output_schema\.schema: its references form a cycle, #\/\$defs\/a → #\/\$defs\/b → #\/\$defs\/a;/],
+        [{ feedback_schema: TWO_CYCLE }, /^feedback_schema: its references form a cycle/],
+        [{ input_schema: json(doublingSchema(13)) }, /^input_schema\.schema: the schema expands to more than 10000 subschemas/],
+        [{ feedback_schema: doublingSchema(40) }, /^feedback_schema: the schema expands to more than 10000 subschemas/],
+      ];
+      for (const [extra, message] of cases) {
+        const reply = await refused(register(extra, 'iris-classifier'), 400, 'validation_error');
+        expect(reply.body.message).to.match(message);
+      }
+    });
+
+    it('refuses with 400 an invocation or a feedback whose validation runs past the deadline', async () => {
+      const slow = JSON.stringify('abc'.repeat(10_000)); // within the body limit; seconds of pattern matching
+      const first = await t.public.post(`${costly}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: '"abc"' } } });
+      expect(first.status, first.text).to.equal(201);
+      for (const act of [
+        () => t.public.post(`${costly}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: slow } } }),
+        () => t.public.post(`${costly}/invocation/${first.body.id}/feedback`, { token: owner.token, json: { request: { body: slow } } }),
+      ]) {
+        const reply = await refused(act, 400, 'validation_error');
+        expect(reply.body.message).to.equal("request.body: validation against the model's schema took longer than 1000 ms; nothing was recorded.");
+      }
     });
   });
 

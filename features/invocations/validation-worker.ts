@@ -1,0 +1,7 @@
+import { parentPort } from 'node:worker_threads';
+import { checkBody, type BodyCheck, type BodyVerdict } from './body-check.js';
+
+/** The validation pool's task: says when the body's check starts, so that the deadline counts it and not the wait for a thread or the schema's compilation. */
+export default function run(task: BodyCheck & { id: number }): BodyVerdict {
+  return checkBody(task, () => parentPort?.postMessage({ validationStarted: task.id }));
+}
