@@ -81,7 +81,7 @@ describe('fair share: no workspace can hold the executors from another', functio
   });
 
   it('answers 429 with Retry-After past max_queued, and queues nothing of the refused request', async () => {
-    const tenant = await tenantOf(1000);
+    const tenant = await tenantOf(5000); // long enough that none finishes before the count, even on a loaded machine
     await setWorkspace(tenant, { max_queued: 3, max_in_flight: 1 });
     await tenant.invoke(4, { parallel: 1 }); // one runs (slowly), three wait
     const path = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/invocation`;
