@@ -55,6 +55,12 @@ export function authRoutes(platform: Platform): OperationRoutes {
     await identity.workspaces.remove(intParam(req.params.workspaceId));
     res.status(204).end();
   });
+  router.get('/api/auth/workspace/:workspaceId/quota', auth('workspace'), async (req, res) => {
+    res.json(await identity.workspaces.quota(principalOf(res), intParam(req.params.workspaceId)));
+  });
+  router.patch('/api/auth/workspace/:workspaceId/quota', auth('staff'), async (req, res) => {
+    res.json(await identity.workspaces.setQuota(intParam(req.params.workspaceId), req.body));
+  });
   router.put('/api/auth/workspace/:workspaceId/logo', auth('workspace'), async (req, res) => {
     const file = await receiveFile(req, 'logo', config.maxLogoBytes, collect);
     await identity.workspaces.saveLogo(principalOf(res), intParam(req.params.workspaceId), file.contentType, file.result);

@@ -33,6 +33,9 @@ export function privateRoutes(platform: Platform): OperationRoutes {
   router.get('/api/deployment/:deploymentKey', member, async (req, res) => {
     res.json([await deployments.get(principalOf(res), param(req, 'deploymentKey'))]);
   });
+  router.patch('/api/deployment/:deploymentKey', supervisor, async (req, res) => {
+    res.json([await deployments.setMaxConcurrentCalls(principalOf(res), param(req, 'deploymentKey'), req.body.max_concurrent_calls)]);
+  });
   router.delete('/api/deployment/:deploymentKey', supervisor, async (req, res) => {
     await deployments.remove(principalOf(res), param(req, 'deploymentKey'));
     res.status(204).end();

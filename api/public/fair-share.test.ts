@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
-import { startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
+import { makeStaff, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { floodTenant, quietDuringFlood, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 
@@ -9,11 +9,13 @@ describe('fair share: no workspace can hold the executors from another', functio
   this.timeout(120_000);
   let t: TestPlatform;
   let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let staffToken: string;
   const tenants: FloodTenant[] = [];
 
   before(async () => {
     t = await startTestPlatform({ executorConcurrency: 2 });
     executor = await startExecutor(t.platform);
+    staffToken = (await makeStaff(t)).token;
   });
   afterEach(async () => {
     for (const tenant of tenants.splice(0)) await tenant.demo.close();
@@ -30,7 +32,16 @@ describe('fair share: no workspace can hold the executors from another', functio
     tenants.push(tenant);
     return tenant;
   };
-  const setWorkspace = (tenant: FloodTenant, quota: Record<string, number | null>) => t.platform.db('workspaces').where({ id: tenant.ws.id }).update(quota);
+  const setWorkspace = async (tenant: FloodTenant, quota: Record<string, number | null>) => {
+    const reply = await t.auth.patch(`/api/auth/workspace/${tenant.ws.id}/quota`, { token: staffToken, json: quota });
+    expect(reply.status, reply.text).to.equal(200);
+  };
+  const limitDeployments = async (tenant: FloodTenant, maxConcurrentCalls: number) => {
+    for (const { deployment_key: key } of (await t.private.get('/api/deployment', { token: tenant.token })).body as Array<{ deployment_key: string }>) {
+      const reply = await t.private.patch(`/api/deployment/${key}`, { token: tenant.token, json: { max_concurrent_calls: maxConcurrentCalls } });
+      expect(reply.status, reply.text).to.equal(200);
+    }
+  };
 
   it('serves a quiet workspace while another has a backlog, long before the backlog drains', async () => {
     const { noisyQueued } = await quietDuringFlood(t, 150, 100);
@@ -63,14 +74,14 @@ describe('fair share: no workspace can hold the executors from another', functio
     expect(limited.demo.maxConcurrentInferences()).to.equal(1);
 
     const capped = await tenantOf(30);
-    await t.platform.db('deployments').where({ workspace_id: capped.ws.id }).update({ max_concurrent_calls: 1 });
+    await limitDeployments(capped, 1);
     await capped.invoke(12);
     await until(async () => (await capped.statuses()).COMPLETED === 12, 'the capped deployment’s predictions', 60_000);
     expect(capped.demo.maxConcurrentInferences()).to.equal(1);
   });
 
   it('answers 429 with Retry-After past max_queued, and queues nothing of the refused request', async () => {
-    const tenant = await tenantOf(1000);
+    const tenant = await tenantOf(5000); // long enough that none finishes before the count, even on a loaded machine
     await setWorkspace(tenant, { max_queued: 3, max_in_flight: 1 });
     await tenant.invoke(4, { parallel: 1 }); // one runs (slowly), three wait
     const path = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/invocation`;

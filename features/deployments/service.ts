@@ -1,6 +1,6 @@
 import type { Db, Runner } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
-import { ConflictError, NotFoundError } from '../../kernel/errors/errors.js';
+import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
@@ -13,6 +13,7 @@ export interface DeploymentInput {
   registry_connector_init: unknown;
   server_proxy_class: string;
   server_proxy_init: unknown;
+  max_concurrent_calls?: number | null;
 }
 
 /**
@@ -23,6 +24,13 @@ export interface DeploymentInput {
 export interface DeploymentListener {
   applied(row: DeploymentRow, workspace: string): Promise<void>;
   deleted(row: DeploymentRow, workspace: string): Promise<void>;
+}
+
+/** The database's check constraint, said first in words a caller can act on. */
+function checkedMaxConcurrentCalls(value: number | null | undefined): number | null {
+  if (value === undefined || value === null) return null;
+  if (!Number.isInteger(value) || value < 1 || value > 2147483647) throw new InputError('max_concurrent_calls: a whole number of at least 1, or null for no limit.', [{ field: 'max_concurrent_calls', message: 'a whole number of at least 1, or null' }]);
+  return value;
 }
 
 /** Deployments of a workspace: a registry connector plus a server proxy. Keys are never reused. */
@@ -55,6 +63,7 @@ export class DeploymentsService {
         server_proxy_class: proxy.className,
         server_proxy_init: proxyParts.plain,
         secrets_sealed: sealSecrets(this.box, { ...registryParts.secrets, ...proxyParts.secrets }),
+        max_concurrent_calls: checkedMaxConcurrentCalls(input.max_concurrent_calls),
         created_by_id: principal.user.id,
       });
       // The cluster write happens inside the transaction: if it fails, nothing is kept.
@@ -72,6 +81,14 @@ export class DeploymentsService {
 
   async get(principal: Principal, key: string) {
     return this.present(await this.live(principal, key), principal.workspace!.name);
+  }
+
+  /** Executors obey the new limit at their next claim; calls already running finish. */
+  async setMaxConcurrentCalls(principal: Principal, key: string, value: number | null) {
+    const row = await this.live(principal, key);
+    const updated = await this.stores.deployments.setMaxConcurrentCalls(this.db, row.id, checkedMaxConcurrentCalls(value));
+    if (!updated) throw new NotFoundError(`Deployment "${key}" not found.`);
+    return this.present(updated, principal.workspace!.name);
   }
 
   /** Soft delete; refused while live models are served by it. */
@@ -102,6 +119,7 @@ export class DeploymentsService {
       registry_connector_init: maskedInit(row.registry_connector_init, secretsOf(row.registry_connector_class)),
       server_proxy_class: row.server_proxy_class,
       server_proxy_init: maskedInit(row.server_proxy_init, secretsOf(row.server_proxy_class)),
+      max_concurrent_calls: row.max_concurrent_calls,
       workspace,
     };
   }

@@ -10,6 +10,8 @@ export interface DeploymentRow {
   server_proxy_class: string;
   server_proxy_init: Record<string, unknown>;
   secrets_sealed: string | null;
+  /** Calls to its model server at once, across executors; null: no limit. */
+  max_concurrent_calls: number | null;
   created_by_id: number | null;
   created_at: Date;
   deleted_at: Date | null;
@@ -40,6 +42,8 @@ export interface DeploymentsStore {
   /** Live deployments of every live workspace, counted by workspace and classes. */
   countsByClass(db: Runner): Promise<DeploymentCount[]>;
   markDeleted(db: Runner, id: number): Promise<number>;
+  /** Undefined when it is no longer live. */
+  setMaxConcurrentCalls(db: Runner, id: number, value: number | null): Promise<DeploymentRow | undefined>;
   /** Every live deployment of every live workspace, oldest first, with its workspace's name. */
   liveEverywhere(db: Runner): Promise<Array<DeploymentRow & { workspace_name: string }>>;
 }
@@ -60,6 +64,8 @@ export const deploymentsStore: DeploymentsStore = {
       .select('w.name as workspace', 'd.server_proxy_class as proxy_class', 'd.registry_connector_class as connector_class')
       .count('* as n')) as unknown as DeploymentCount[],
   markDeleted: (db, id) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
+  setMaxConcurrentCalls: async (db, id, value) =>
+    (await db<DeploymentRow>('deployments').where({ id }).whereNull('deleted_at').update({ max_concurrent_calls: value }).returning('*'))[0] as DeploymentRow | undefined,
   liveEverywhere: (db) =>
     db('deployments as r').join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name'),
 };

@@ -16,6 +16,13 @@ export const presentWorkspace = (w: WorkspaceRow) => ({
   updated_at: iso(w.updated_at),
 });
 
+export const presentWorkspaceQuota = (w: WorkspaceRow) => ({
+  workspace_id: w.id,
+  share_weight: w.share_weight,
+  max_in_flight: w.max_in_flight,
+  max_queued: w.max_queued,
+});
+
 export const presentApiToken = (t: ApiTokenRow) => ({
   id: t.id,
   name: t.name,

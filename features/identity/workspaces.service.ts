@@ -1,10 +1,10 @@
 import type { Db } from '../../infra/db/database.js';
-import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
+import { ConflictError, InputError, NotFoundError, type ErrorDetail } from '../../kernel/errors/errors.js';
 import { isStaff, type Principal } from '../auth/principal.js';
-import type { Page, WorkspacesStore } from './workspaces.store.js';
+import type { Page, WorkspaceQuota, WorkspacesStore } from './workspaces.store.js';
 import type { RefreshStore } from './refresh.store.js';
 import { requireWorkspaceAccess } from './access.js';
-import { presentWorkspace } from './present.js';
+import { presentWorkspace, presentWorkspaceQuota } from './present.js';
 
 export const WORKSPACE_NAME = /^[a-z0-9_-]{1,63}$/;
 
@@ -14,6 +14,30 @@ export const LOGO_TYPES: Record<string, (data: Buffer) => boolean> = {
   'image/gif': (d) => d.subarray(0, 4).toString('latin1') === 'GIF8',
   'image/webp': (d) => d.subarray(0, 4).toString('latin1') === 'RIFF' && d.subarray(8, 12).toString('latin1') === 'WEBP',
 };
+
+/** The bounds of each quota field; the database's check constraints say the same. */
+export const QUOTA_LIMITS = {
+  share_weight: { min: 1, max: 1000, nullable: false },
+  max_in_flight: { min: 1, max: 2147483647, nullable: true },
+  max_queued: { min: 1, max: 2147483647, nullable: true },
+} as const;
+
+/** A change of quota as sent: each field optional; null clears a limit. */
+export type QuotaChange = { [K in keyof WorkspaceQuota]?: WorkspaceQuota[K] | null };
+
+/** Every problem of a quota change, one detail per field (the dashboard's forms reach the service without the OpenAPI layer). */
+export function quotaProblems(change: QuotaChange): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  for (const [field, limits] of Object.entries(QUOTA_LIMITS)) {
+    const value = change[field as keyof QuotaChange];
+    if (value === undefined || (value === null && limits.nullable)) continue;
+    if (value === null || !Number.isInteger(value) || value < limits.min || value > limits.max) {
+      const range = limits.nullable ? `of at least ${limits.min}, or null for no limit` : `from ${limits.min} to ${limits.max}`;
+      problems.push({ field, message: `${field}: a whole number ${range}.` });
+    }
+  }
+  return problems;
+}
 
 export class WorkspacesService {
   constructor(
@@ -52,6 +76,27 @@ export class WorkspacesService {
     const workspace = await this.stores.workspaces.setDisabled(this.db, id, disabled);
     if (!workspace) throw new NotFoundError('Workspace not found.');
     return presentWorkspace(workspace);
+  }
+
+  /** Staff, or a supervisor of this workspace (reading only). */
+  async quota(principal: Principal, id: number) {
+    return presentWorkspaceQuota(await requireWorkspaceAccess(this.db, principal, id, 'supervisor'));
+  }
+
+  /** Staff only (the route's guard): changes the fields given, null clearing a limit; the next claim obeys it. */
+  async setQuota(id: number, change: QuotaChange) {
+    const problems = quotaProblems(change);
+    if (problems.length) throw new InputError(problems.map((p) => p.message).join(' '), problems);
+    const known = Object.fromEntries(Object.keys(QUOTA_LIMITS).filter((k) => change[k as keyof QuotaChange] !== undefined).map((k) => [k, change[k as keyof QuotaChange]]));
+    if (!Object.keys(known).length) throw new InputError(`Give at least one of ${Object.keys(QUOTA_LIMITS).join(', ')}.`);
+    const workspace = await this.stores.workspaces.setQuota(this.db, id, known as Partial<WorkspaceQuota>);
+    if (!workspace) throw new NotFoundError('Workspace not found.');
+    return presentWorkspaceQuota(workspace);
+  }
+
+  /** Staff: the quota of each workspace listed, by id (the dashboard's table). */
+  quotas(ids: number[]) {
+    return this.stores.workspaces.quotas(this.db, ids);
   }
 
   /** Permanent: the row stays only to keep its name reserved; every token of it stops working. */

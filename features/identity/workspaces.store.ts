@@ -11,7 +11,16 @@ export interface WorkspaceRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** Its share of the executors against other workspaces with queued work, 1 to 1000. */
+  share_weight: number;
+  /** Model calls at once across executors; null: no limit. */
+  max_in_flight: number | null;
+  /** Invocations queued at once (more: 429); null: no limit. */
+  max_queued: number | null;
 }
+
+/** How a workspace shares the executors: what staff set (features/invocations/state.ts reads it at claim and append). */
+export type WorkspaceQuota = Pick<WorkspaceRow, 'share_weight' | 'max_in_flight' | 'max_queued'>;
 
 export interface WorkspaceLogoRow {
   workspace_id: number;
@@ -33,6 +42,10 @@ export interface WorkspacesStore {
   insert(db: Runner, name: string, disabled: boolean, createdById: number | null): Promise<WorkspaceRow>;
   setDisabled(db: Runner, id: number, disabled: boolean): Promise<WorkspaceRow | undefined>;
   markDeleted(db: Runner, id: number): Promise<number>;
+  /** Changes only the fields given; undefined when the workspace is not live. */
+  setQuota(db: Runner, id: number, quota: Partial<WorkspaceQuota>): Promise<WorkspaceRow | undefined>;
+  /** The quota of each of these live workspaces, by id. */
+  quotas(db: Runner, ids: number[]): Promise<Map<number, WorkspaceQuota>>;
   /** A page of every live workspace (no user), or of those the user belongs to, newest first. */
   page(db: Runner, page: Page, userId?: number): Promise<PageOfRows<WorkspaceRow>>;
   logo(db: Runner, workspaceId: number): Promise<WorkspaceLogoRow | undefined>;
@@ -52,6 +65,12 @@ export const workspacesStore: WorkspacesStore = {
   insert: async (db, name, disabled, createdById) => (await workspaces(db).insert({ name, disabled, created_by_id: createdById }).returning('*'))[0]!,
   setDisabled: async (db, id, disabled) => (await live(db).where({ id }).update({ disabled, updated_at: new Date() }).returning('*'))[0],
   markDeleted: (db, id) => live(db).where({ id }).update({ deleted_at: new Date(), updated_at: new Date() }),
+  setQuota: async (db, id, quota) => (await live(db).where({ id }).update({ ...quota, updated_at: new Date() }).returning('*'))[0],
+  quotas: async (db, ids) => {
+    if (!ids.length) return new Map();
+    const rows = (await live(db).whereIn('id', ids).select('id', 'share_weight', 'max_in_flight', 'max_queued')) as Array<WorkspaceQuota & { id: number }>;
+    return new Map(rows.map(({ id, ...quota }) => [id, quota]));
+  },
   page: (db, page, userId) =>
     keysetPage<WorkspaceRow>(userId === undefined ? live(db) : live(db).whereIn('id', memberOf(db, userId)), page, { table: 'workspaces', idType: 'integer' }),
 

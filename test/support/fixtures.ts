@@ -52,10 +52,11 @@ export async function upload(client: Client, token: string, storageKey: string, 
   return stored.body as { file_id: string; sha256: string; size: number };
 }
 
-export async function demoDeployment(client: Client, token: string, demoUrl: string, key = unique('demo')) {
+export async function demoDeployment(client: Client, token: string, demoUrl: string, key = unique('demo'), extra: Record<string, unknown> = {}) {
   const reply = await client.post('/api/deployment', {
     token,
     json: {
+      ...extra,
       deployment_key: key,
       registry_connector_class: OPEN_INFERENCE_REGISTRY,
       registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },

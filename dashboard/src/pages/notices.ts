@@ -16,6 +16,7 @@ const NOTICES: Record<string, string> = {
   'workspace-disabled': 'The workspace was disabled: its tokens stop working until it is enabled again.',
   'workspace-enabled': 'The workspace was enabled.',
   'workspace-deleted': 'The workspace was deleted.',
+  'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };
 
 export function noticeText(key: unknown): string | undefined {

@@ -34,19 +34,21 @@ export interface DeploymentItem {
   registry_connector_init: Record<string, unknown>;
   server_proxy_class: string;
   server_proxy_init: Record<string, unknown>;
+  max_concurrent_calls: number | null;
 }
 
 export function deploymentsBody(deployments: DeploymentItem[]): Html {
-  return html`<p class="muted">Deployments are managed through the private API (<code>/api/deployment</code>); secrets are never shown.</p>
+  return html`<p class="muted">Deployments are managed through the private API (<code>/api/deployment</code>, where <code>PATCH</code> changes the calls at once); secrets are never shown.</p>
 ${dataTable({
   caption: 'Deployments',
-  headers: ['Key', 'Registry connector', 'Registry', 'Server proxy', 'Server'],
+  headers: ['Key', 'Registry connector', 'Registry', 'Server proxy', 'Server', 'Calls at once'],
   rows: deployments.map((d) => [
     code(d.deployment_key),
     code(d.registry_connector_class),
     text(d.registry_connector_init.model_registry_url),
     code(d.server_proxy_class),
     text(d.server_proxy_init.server_proxy_url),
+    d.max_concurrent_calls === null ? 'no limit' : String(d.max_concurrent_calls),
   ]),
   empty: 'No deployments in this workspace.',
 })}`;

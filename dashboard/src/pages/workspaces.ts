@@ -9,9 +9,16 @@ export interface WorkspaceItem {
   created_at: string | null;
 }
 
+/** A workspace's share of the executors and its limits (null: no limit). */
+export interface QuotaItem {
+  share_weight: number;
+  max_in_flight: number | null;
+  max_queued: number | null;
+}
+
 export interface WorkspacesPage {
   csrfToken: string;
-  workspaces: WorkspaceItem[];
+  workspaces: Array<WorkspaceItem & { quota?: QuotaItem }>;
   total: number;
   draft?: { name: string; disabled: boolean };
 }
@@ -30,8 +37,15 @@ export function workspacesBody(page: WorkspacesPage): Html {
   <h2 id="workspace-list">All workspaces (${page.total})</h2>
   ${dataTable({
     caption: 'Workspaces',
-    headers: ['Name', 'Status', 'Created', 'Actions'],
-    rows: page.workspaces.map((w) => [w.name, w.disabled ? badge('disabled', 'off') : badge('enabled', 'ok'), timeText(w.created_at), actions(w, page.csrfToken)]),
+    headers: ['Name', 'Status', 'Weight', 'Limits', 'Created', 'Actions'],
+    rows: page.workspaces.map((w) => [
+      w.name,
+      w.disabled ? badge('disabled', 'off') : badge('enabled', 'ok'),
+      w.quota ? String(w.quota.share_weight) : '—',
+      w.quota ? limitsText(w.quota) : '—',
+      timeText(w.created_at),
+      actions(w, page.csrfToken),
+    ]),
     empty: 'No workspaces.',
   })}
 </section>`;
@@ -43,6 +57,7 @@ function actions(workspace: WorkspaceItem, csrf: string): Html {
   ${workspace.disabled
     ? postButton({ action: `${base}/disabled`, csrf, label: 'Enable', fields: { disabled: 'false' }, accessibleLabel: `Enable workspace ${workspace.name}` })
     : postButton({ action: `${base}/disabled`, csrf, label: 'Disable', fields: { disabled: 'true' }, accessibleLabel: `Disable workspace ${workspace.name}` })}
+  <a class="button secondary" href="${base}/quota" aria-label="Weight and limits of workspace ${workspace.name}">Limits…</a>
   <a class="button danger" href="${base}/delete" aria-label="Delete workspace ${workspace.name}">Delete…</a>
 </div>`;
 }
@@ -57,6 +72,40 @@ export function deleteWorkspaceBody(options: { csrfToken: string; workspace: Wor
     ${textField({ name: 'confirm_name', label: `Type ${workspace.name} to confirm`, required: true, autocomplete: 'off', problem: options.problem })}
     <div class="actions">
       <button type="submit" class="button danger">Delete workspace</button>
+      <a class="button secondary" href="${at('/workspaces')}">Cancel</a>
+    </div>
+  </form>
+</div>`;
+}
+
+const limitsText = (quota: QuotaItem) =>
+  `${quota.max_in_flight ?? 'any'} in flight, ${quota.max_queued ?? 'any'} queued`;
+
+/** What the quota form shows: the values as typed (after a mistake) or as stored; '' is no limit. */
+export interface QuotaDraft {
+  share_weight: string;
+  max_in_flight: string;
+  max_queued: string;
+}
+
+export const draftOf = (quota: QuotaItem): QuotaDraft => ({
+  share_weight: String(quota.share_weight),
+  max_in_flight: quota.max_in_flight === null ? '' : String(quota.max_in_flight),
+  max_queued: quota.max_queued === null ? '' : String(quota.max_queued),
+});
+
+export function quotaBody(options: { csrfToken: string; workspace: WorkspaceItem; draft: QuotaDraft; problems?: Partial<Record<keyof QuotaDraft, string>> }): Html {
+  const { workspace, draft, problems = {} } = options;
+  const number = { pattern: '[0-9]+', autocomplete: 'off' };
+  return html`<div class="card stack">
+  <p class="lead">How <strong>${workspace.name}</strong> shares the executors with other workspaces that have work queued. Executors obey a change at their next call.</p>
+  <form class="stack" method="post" action="${at(`/workspaces/${workspace.id}/quota`)}">
+    ${csrfField(options.csrfToken)}
+    ${textField({ name: 'share_weight', label: 'Weight', value: draft.share_weight, required: true, ...number, hint: 'From 1 to 1000; a workspace of weight 2 gets twice the calls of one of weight 1 when both have work queued.', problem: problems.share_weight })}
+    ${textField({ name: 'max_in_flight', label: 'Most model calls at once', value: draft.max_in_flight, ...number, hint: 'Across all executors. Empty: no limit.', problem: problems.max_in_flight })}
+    ${textField({ name: 'max_queued', label: 'Most invocations queued', value: draft.max_queued, ...number, hint: 'Past it, new invocations are refused with 429 until the queue shrinks. Empty: no limit.', problem: problems.max_queued })}
+    <div class="actions">
+      <button type="submit" class="button primary">Save limits</button>
       <a class="button secondary" href="${at('/workspaces')}">Cancel</a>
     </div>
   </form>

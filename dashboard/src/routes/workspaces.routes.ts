@@ -1,11 +1,12 @@
 import type { Request, Response, Router } from 'express';
 import { at, principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
-import { deleteWorkspaceBody, workspacesBody, type WorkspacesPage } from '../pages/workspaces.js';
+import { deleteWorkspaceBody, draftOf, quotaBody, workspacesBody, type QuotaDraft, type WorkspacesPage } from '../pages/workspaces.js';
 import { checked, field, idParam, trimmed } from '../web/forms.js';
 import { attempt } from './outcome.js';
+import type { QuotaChange } from '../../../features/identity/workspaces.service.js';
 
-/** Staff: every workspace; create, disable or enable, delete after typing its name. */
+/** Staff: every workspace; create, disable or enable, set its weight and limits, delete after typing its name. */
 export function mountWorkspaceRoutes(router: Router, dash: Dashboard): void {
   const workspaces = dash.platform.identity.workspaces;
 
@@ -24,6 +25,25 @@ export function mountWorkspaceRoutes(router: Router, dash: Dashboard): void {
     seeOther(res, at('/workspaces'), disabled ? 'workspace-disabled' : 'workspace-enabled');
   });
 
+  router.get('/workspaces/:id/quota', async (req, res) => {
+    const id = idParam(req);
+    const [workspace, quota] = await Promise.all([workspaces.get(id), workspaces.quota(principalOf(res), id)]);
+    const body = quotaBody({ csrfToken: visitOf(res).csrfToken, workspace, draft: draftOf(quota) });
+    await sendPage(dash, req, res, { title: `Limits of ${workspace.name}`, body, current: '/workspaces' });
+  });
+
+  router.post('/workspaces/:id/quota', async (req, res) => {
+    const workspace = await workspaces.get(idParam(req));
+    const draft: QuotaDraft = { share_weight: trimmed(req, 'share_weight'), max_in_flight: trimmed(req, 'max_in_flight'), max_queued: trimmed(req, 'max_queued') };
+    const outcome = await attempt(() => workspaces.setQuota(workspace.id, quotaChangeOf(draft)));
+    if (outcome.mistake) {
+      const problems = Object.fromEntries((outcome.mistake.details ?? []).filter((d) => d.field).map((d) => [d.field, d.message]));
+      const body = quotaBody({ csrfToken: visitOf(res).csrfToken, workspace, draft, problems });
+      return sendPage(dash, req, res, { title: `Limits of ${workspace.name}`, body, current: '/workspaces', status: outcome.mistake.status, error: 'Nothing was changed: correct the fields marked below.' });
+    }
+    seeOther(res, at('/workspaces'), 'workspace-quota-set');
+  });
+
   router.get('/workspaces/:id/delete', async (req, res) => {
     const workspace = await workspaces.get(idParam(req));
     await sendPage(dash, req, res, { title: `Delete ${workspace.name}`, body: deleteWorkspaceBody({ csrfToken: visitOf(res).csrfToken, workspace }), current: '/workspaces' });
@@ -40,8 +60,20 @@ export function mountWorkspaceRoutes(router: Router, dash: Dashboard): void {
   });
 }
 
+/** A form's text as a change: empty is no limit; anything not a whole number reaches the service's check as NaN. */
+function quotaChangeOf(draft: QuotaDraft): QuotaChange {
+  const number = (text: string) => (/^\d{1,10}$/.test(text) ? Number(text) : Number.NaN);
+  return {
+    share_weight: number(draft.share_weight),
+    max_in_flight: draft.max_in_flight === '' ? null : number(draft.max_in_flight),
+    max_queued: draft.max_queued === '' ? null : number(draft.max_queued),
+  };
+}
+
 async function renderWorkspaces(dash: Dashboard, req: Request, res: Response, extra: Partial<WorkspacesPage> = {}, problem: { error?: string; status?: number } = {}) {
   const { items, total } = await dash.platform.identity.workspaces.list(principalOf(res), { limit: 1000, offset: 0 });
-  const page: WorkspacesPage = { csrfToken: visitOf(res).csrfToken, workspaces: items, total, ...extra };
+  const quotas = await dash.platform.identity.workspaces.quotas(items.map((w) => w.id));
+  const listed = items.map((w) => ({ ...w, quota: quotas.get(w.id) }));
+  const page: WorkspacesPage = { csrfToken: visitOf(res).csrfToken, workspaces: listed, total, ...extra };
   await sendPage(dash, req, res, { title: 'All workspaces', body: workspacesBody(page), current: '/workspaces', ...problem });
 }

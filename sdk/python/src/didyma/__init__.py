@@ -38,6 +38,7 @@ from .models import (
     TokenData,
     UploadTicket,
     Workspace,
+    WorkspaceQuota,
 )
 from .paging import Page
 from .sessions import PendingInvocation
@@ -85,4 +86,5 @@ __all__ = [
     "ValidationError",
     "WaitTimeout",
     "Workspace",
+    "WorkspaceQuota",
 ]

@@ -19,8 +19,10 @@ Run = Callable[[argparse.Namespace, Any], Any]
 SESSION_COLUMNS = ["id", "state", "model_key", "created_at"]
 INVOCATION_COLUMNS = ["id", "order", "type", "status", "related_to", "response", "error"]
 DATASET_COLUMNS = ["id", "name", "version", "row_count", "size", "storage_key", "created_at"]
-DEPLOYMENT_COLUMNS = ["deployment_key", "registry_connector_class", "server_proxy_class", "workspace"]
+DEPLOYMENT_COLUMNS = ["deployment_key", "registry_connector_class", "server_proxy_class", "max_concurrent_calls", "workspace"]
 DEPLOYMENT_FIELDS = ("deployment_key", "registry_connector_class", "registry_connector_init", "server_proxy_class", "server_proxy_init")
+DEPLOYMENT_OPTIONAL = ("max_concurrent_calls",)
+QUOTA_COLUMNS = ["workspace_id", "share_weight", "max_in_flight", "max_queued"]
 STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
 SESSION_ARGS = ("model_code", "version", "session_id")
 
@@ -56,6 +58,35 @@ def add_login(r: Registrar) -> None:
     ws = r.group("workspaces", "workspaces")
     r.command(ws, "list", lambda a, c: c.workspaces.list().list(), "workspaces you belong to (staff: all)", ["id", "name", "disabled", "created_at"])
     r.command(ws, "create", lambda a, c: c.workspaces.create(a.name), "create a workspace (staff)", args=["name"])
+    p = r.command(ws, "quota", lambda a, c: c.workspaces.quota(a.workspace_id), "a workspace's weight and limits (staff, or its supervisor)", QUOTA_COLUMNS)
+    p.add_argument("workspace_id", type=int)
+    p = r.command(ws, "set-quota", set_quota, "change a workspace's weight and limits (staff); only the options given change", QUOTA_COLUMNS)
+    p.add_argument("workspace_id", type=int)
+    p.add_argument("--weight", type=int, default=UNSET, help="share of the executors against other busy workspaces, 1 to 1000 (default 1)")
+    p.add_argument("--max-in-flight", type=limit, default=UNSET, help="model calls at once, or none for no limit")
+    p.add_argument("--max-queued", type=limit, default=UNSET, help="invocations queued at once (more get 429), or none for no limit")
+
+
+# argparse's default for an option not given; None is "no limit".
+UNSET: Any = object()
+
+
+def limit(value: str) -> int | None:
+    """A limit on the command line: a whole number, or "none" for no limit."""
+    if value.lower() == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is neither a whole number nor none") from None
+
+
+def set_quota(args: argparse.Namespace, c: Didyma) -> Any:
+    given = {"share_weight": args.weight, "max_in_flight": args.max_in_flight, "max_queued": args.max_queued}
+    changes = {name: value for name, value in given.items() if value is not UNSET}
+    if not changes:
+        raise ValidationError("Give at least one of --weight, --max-in-flight, --max-queued.", "validation_error", 400)
+    return c.workspaces.set_quota(args.workspace_id, **changes)
 
 
 def list_models(_args: argparse.Namespace, c: Didyma) -> Any:
@@ -83,8 +114,11 @@ def add_registry(r: Registrar) -> None:
     deployments = r.group("deployments", "deployments")
     r.command(deployments, "list", lambda a, c: c.deployments.list().list(), "deployments of the workspace", DEPLOYMENT_COLUMNS)
     r.command(deployments, "get", lambda a, c: c.deployments.get(a.deployment_key), "one deployment", DEPLOYMENT_COLUMNS, args=["deployment_key"])
-    create = lambda a, c: c.deployments.create(**fields_of(read_json(a.payload), DEPLOYMENT_FIELDS))
+    create = lambda a, c: c.deployments.create(**fields_of(read_json(a.payload), DEPLOYMENT_FIELDS, DEPLOYMENT_OPTIONAL))
     r.command(deployments, "create", create, "create a deployment from a DeploymentPayload (JSON, @file or -)", DEPLOYMENT_COLUMNS, args=["payload"])
+    set_limit = lambda a, c: c.deployments.set_max_concurrent_calls(a.deployment_key, a.max_concurrent_calls)
+    p = r.command(deployments, "set-limit", set_limit, "change how many calls its model server gets at once", DEPLOYMENT_COLUMNS, args=["deployment_key"])
+    p.add_argument("max_concurrent_calls", type=limit, help="a whole number, or none for no limit")
     r.command(deployments, "delete", lambda a, c: c.deployments.delete(a.deployment_key), "delete a deployment (its key stays reserved)", args=["deployment_key"])
 
     storage = r.group("storage", "storage configurations")
@@ -105,7 +139,7 @@ def add_registry(r: Registrar) -> None:
 
 
 def invoke(args: argparse.Namespace, c: Didyma) -> Any:
-    pending = c.invoke(args.model_code, args.version, args.session_id, read_body(args.body), with_explanation=args.explain, request_type=args.request_type)
+    pending = c.invoke(args.model_code, args.version, args.session_id, read_body(args.body), with_explanation=args.explain, request_type=args.request_type, priority=args.priority)
     return pending.wait(timeout=args.timeout) if args.wait else pending.created
 
 
@@ -121,6 +155,7 @@ def add_sessions(r: Registrar) -> None:
     p = r.command(r.groups, "invoke", invoke, "queue a prediction (body: JSON text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "body"])
     p.add_argument("--explain", action="store_true", help="run the explainer chain after it")
     p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
+    p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
     p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)

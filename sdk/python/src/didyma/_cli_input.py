@@ -26,11 +26,11 @@ def read_json(value: str) -> Any:
         raise ValidationError(f"Not valid JSON: {error}", "validation_error", 400) from error
 
 
-def fields_of(data: Any, required: tuple[str, ...]) -> dict[str, Any]:
-    """The JSON object's fields when they are exactly `required`; else a ValidationError naming the difference."""
+def fields_of(data: Any, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON object's fields when they are `required` and perhaps some `optional`; else a ValidationError naming the difference."""
     if not isinstance(data, dict):
         raise ValidationError("Expected a JSON object.", "validation_error", 400)
-    missing, unknown = [k for k in required if k not in data], sorted(set(data) - set(required))
+    missing, unknown = [k for k in required if k not in data], sorted(set(data) - set(required) - set(optional))
     if missing or unknown:
         raise ValidationError(f"Expected the fields {', '.join(required)}; missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'}.", "validation_error", 400)
     return data

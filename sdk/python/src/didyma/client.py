@@ -82,9 +82,11 @@ class Didyma:
     def open_session(self, model_code: str, version: str) -> Session:
         return self.sessions.create(model_code, version)
 
-    def invoke(self, model_code: str, version: str, session_id: str, body: Any, *, with_explanation: bool = False, request_type: str = "FEATURES") -> PendingInvocation:
-        """Queues a prediction; `.wait()` on the answer gives the finished invocation."""
-        return self.invocations.create(model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation)
+    def invoke(
+        self, model_code: str, version: str, session_id: str, body: Any, *, with_explanation: bool = False, request_type: str = "FEATURES", priority: int | None = None
+    ) -> PendingInvocation:
+        """Queues a prediction (`priority` 0 to 9, higher first within the workspace); `.wait()` on the answer gives the finished invocation."""
+        return self.invocations.create(model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation, priority=priority)
 
     def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any) -> Invocation:
         return self.invocations.feedback(model_code, version, session_id, invocation_id, body)

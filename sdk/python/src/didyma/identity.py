@@ -6,8 +6,18 @@ from pathlib import Path
 from typing import Any
 
 from ._transport import Transport
-from .models import ApiToken, Invitation, TokenData, Workspace
+from .models import ApiToken, Invitation, TokenData, Workspace, WorkspaceQuota
 from .paging import Page
+
+
+class _Unchanged:
+    """The default of a quota field left as it is (None already means "no limit")."""
+
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED: Any = _Unchanged()
 
 
 class AuthApi:
@@ -44,6 +54,23 @@ class WorkspacesApi:
 
     def delete(self, workspace_id: int) -> None:
         self._t.request("auth", "DELETE", f"/api/auth/workspace/{workspace_id}")
+
+    def quota(self, workspace_id: int) -> WorkspaceQuota:
+        """The workspace's weight and limits (staff, or a supervisor of that workspace)."""
+        return WorkspaceQuota.from_json(self._t.get_json("auth", f"/api/auth/workspace/{workspace_id}/quota"))
+
+    def set_quota(
+        self,
+        workspace_id: int,
+        *,
+        share_weight: int = UNCHANGED,
+        max_in_flight: int | None = UNCHANGED,
+        max_queued: int | None = UNCHANGED,
+    ) -> WorkspaceQuota:
+        """Changes only the fields given (staff); None removes a limit."""
+        given = {"share_weight": share_weight, "max_in_flight": max_in_flight, "max_queued": max_queued}
+        body = {name: value for name, value in given.items() if value is not UNCHANGED}
+        return WorkspaceQuota.from_json(self._t.request("auth", "PATCH", f"/api/auth/workspace/{workspace_id}/quota", json=body).json())
 
     def upload_logo(self, workspace_id: int, image: str | Path | bytes, content_type: str = "image/png", file_name: str = "logo.png") -> None:
         data = image if isinstance(image, bytes) else Path(image).read_bytes()

@@ -48,6 +48,18 @@ class Workspace(ApiModel):
 
 
 @dataclass
+class WorkspaceQuota(ApiModel):
+    """How a workspace shares the executors: its weight against other workspaces, and its limits (None: no limit)."""
+
+    OPENAPI = ("auth", schema_pointer("WorkspaceQuota"))
+    workspace_id: int
+    share_weight: int
+    max_in_flight: int | None
+    max_queued: int | None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class TokenData(ApiModel):
     OPENAPI = ("auth", schema_pointer("TokenData"))
     token_type: str
@@ -188,6 +200,7 @@ class Deployment(ApiModel):
     server_proxy_class: str
     server_proxy_init: dict[str, Any]
     workspace: str
+    max_concurrent_calls: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -45,14 +45,18 @@ class DeploymentsApi:
         registry_connector_init: dict[str, Any],
         server_proxy_class: str,
         server_proxy_init: dict[str, Any],
+        max_concurrent_calls: int | None = None,
     ) -> Deployment:
-        body = {
+        """`max_concurrent_calls` bounds the calls to its model server at once, across executors (None: no limit)."""
+        body: dict[str, Any] = {
             "deployment_key": deployment_key,
             "registry_connector_class": registry_connector_class,
             "registry_connector_init": registry_connector_init,
             "server_proxy_class": server_proxy_class,
             "server_proxy_init": server_proxy_init,
         }
+        if max_concurrent_calls is not None:
+            body["max_concurrent_calls"] = max_concurrent_calls
         return Deployment.from_json(self._t.post_json("private", "/api/deployment", body)[0])
 
     def list(self, page_size: int = 100) -> Page[Deployment]:
@@ -60,6 +64,11 @@ class DeploymentsApi:
 
     def get(self, deployment_key: str) -> Deployment:
         return Deployment.from_json(self._t.get_json("private", f"/api/deployment/{deployment_key}")[0])
+
+    def set_max_concurrent_calls(self, deployment_key: str, max_concurrent_calls: int | None) -> Deployment:
+        """Changes the limit of calls to its model server at once (supervisor); None removes it."""
+        path = f"/api/deployment/{deployment_key}"
+        return Deployment.from_json(self._t.request("private", "PATCH", path, json={"max_concurrent_calls": max_concurrent_calls}).json()[0])
 
     def delete(self, deployment_key: str) -> None:
         self._t.request("private", "DELETE", f"/api/deployment/{deployment_key}")

@@ -84,11 +84,19 @@ class InvocationsApi:
         type: str = "PREDICT",
         request_type: str = "FEATURES",
         with_explanation: bool = False,
+        priority: int | None = None,
     ) -> PendingInvocation:
-        """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able."""
+        """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able.
+
+        `priority` (0 to 9, the server's default 5) orders the workspace's own queue; it never takes
+        another workspace's share of the executors. A workspace at its `max_queued` gets RateLimited
+        (code "quota_exceeded", `retry_after` in seconds).
+        """
         payload: dict[str, Any] = {"type": type, "request": {"type": request_type, "body": _as_body(body)}}
         if with_explanation:
             payload["with_explanation"] = True
+        if priority is not None:
+            payload["priority"] = priority
         created = Invocation.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session/{session_id}/invocation", payload))
         return PendingInvocation(self, model_code, version, created)
 
