@@ -34,7 +34,14 @@ export interface RunningOperator {
  */
 function handlers(config: Config, logger: Logger): KindHandler[] {
   const policy = egressPolicy(config);
-  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const http = new HttpClient({
+    policy,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    logger,
+  });
   const storageClasses = new StorageClasses({
     filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
     lookupFor: (port) => policy.lookupFor(port),

@@ -104,7 +104,14 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   };
 
   const policy = egressPolicy(config);
-  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const http = new HttpClient({
+    policy,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    logger,
+  });
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookupFor: (port) => policy.lookupFor(port) });
@@ -127,7 +134,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
-    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
+    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
   const services = {
     storage,
@@ -174,6 +181,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       sweeper.start();
     },
     async close() {
+      // Whatever still waits on a model server or registry is cut: no peer holds the process.
+      http.close();
       await kube?.resync.stop();
       await sweeper.stop();
       await relay.stop();
