@@ -45,6 +45,7 @@ function handlers(config: Config, logger: Logger): KindHandler[] {
   const storageClasses = new StorageClasses({
     filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
     lookupFor: (port) => policy.lookupFor(port),
+    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
   });
   return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
 }

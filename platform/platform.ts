@@ -114,7 +114,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   });
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
-  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookupFor: (port) => policy.lookupFor(port) });
+  const storageClasses = new StorageClasses({
+    filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
+    lookupFor: (port) => policy.lookupFor(port),
+    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
+  });
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
   const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
@@ -181,8 +185,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       sweeper.start();
     },
     async close() {
-      // Whatever still waits on a model server or registry is cut: no peer holds the process.
+      // Whatever still waits on a model server, registry or storage endpoint is cut: no peer holds the process.
       http.close();
+      storageClasses.close();
       await kube?.resync.stop();
       await sweeper.stop();
       await relay.stop();

@@ -1,6 +1,7 @@
 import http, { type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 
 /** The bounds of one outbound HTTP request, in milliseconds. */
 export interface Deadlines {
@@ -49,10 +50,10 @@ export interface OutboundOptions {
   lookupFor?: (port: number) => LookupFunction;
 }
 
-/** What the minio client accepts as `transport`. */
-export interface Transport {
-  request(options: RequestOptions, callback?: (response: IncomingMessage) => void): ClientRequest;
-}
+/** node:http's `request`, in all its forms: what the minio client accepts as `transport`. */
+export type Transport = Pick<typeof http, 'request'>;
+
+type OnResponse = (response: IncomingMessage) => void;
 
 /**
  * node:http and node:https requests of one kind of outbound call (model
@@ -103,7 +104,12 @@ export class Outbound {
 
   /** A transport for the minio client whose requests get these deadlines, changed by `overrides`. */
   transport(overrides: Partial<Deadlines> = {}): Transport {
-    return { request: (options, callback) => this.request(options, callback, overrides) };
+    const request = (target: string | URL | RequestOptions, options?: RequestOptions | OnResponse, callback?: OnResponse) => {
+      const base = typeof target === 'string' || target instanceof URL ? urlToHttpOptions(new URL(target)) : target;
+      if (typeof options === 'function') return this.request(base, options, overrides);
+      return this.request({ ...base, ...options }, callback, overrides);
+    };
+    return { request };
   }
 
   /** Cuts every open request and idle connection; later requests fail at once with OutboundClosedError. */

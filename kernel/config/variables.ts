@@ -100,7 +100,7 @@ export const variables = {
   upstreamConnectTimeoutMs: variable(
     'DIDYMA_UPSTREAM_CONNECT_TIMEOUT_MS',
     '5000',
-    'Time every outbound connection (registries, model servers, tracking servers, Prometheus) has to resolve its name and connect, TLS handshake included.',
+    'Time every outbound connection (registries, model servers, tracking servers, S3 endpoints, Prometheus) has to resolve its name and connect, TLS handshake included.',
     parsers.integer(100, 600000),
   ),
   upstreamHeadersTimeoutMs: variable(
@@ -110,6 +110,18 @@ export const variables = {
     parsers.optional(parsers.integer(100, 600000)),
   ),
   upstreamTimeoutMs: variable('DIDYMA_UPSTREAM_TIMEOUT_MS', '10000', 'Timeout of one call to a registry or model server, its answer read to the end. When a timeout passes, the connection is closed.', parsers.integer(100, 600000)),
+  storageHeadersTimeoutMs: variable(
+    'DIDYMA_STORAGE_HEADERS_TIMEOUT_MS',
+    '10000',
+    'Time an S3 endpoint has, from a request sent, to answer with its status and headers. The check of a storage registration gets this long for each of its requests, answer included.',
+    parsers.integer(100, 600000),
+  ),
+  storageTimeoutMs: variable(
+    'DIDYMA_STORAGE_TIMEOUT_MS',
+    '300000',
+    'Timeout of one request to an S3 endpoint, its body included: a part of an upload, or a whole download streamed to a client (a slower download is cut). When a timeout passes, the connection is closed.',
+    parsers.integer(1000, 86400000),
+  ),
   upstreamMaxResponseBytes: variable('DIDYMA_UPSTREAM_MAX_RESPONSE_BYTES', '10485760', 'Largest response read from a registry or model server.', parsers.integer(1024, 1073741824)),
   maxUploadBytes: variable('DIDYMA_MAX_UPLOAD_BYTES', '104857600', 'Largest file accepted by proxy_upload.', parsers.integer(1, 10737418240)),
   uploadMediaTypes: variable('DIDYMA_UPLOAD_MEDIA_TYPES', 'application/json,application/pdf,application/zip,application/octet-stream,text/plain,text/csv,text/markdown,image/png,image/jpeg,image/gif,image/webp', 'Media types proxy_upload accepts (`type/*` allowed).', parsers.string),
