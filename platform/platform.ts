@@ -89,6 +89,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     now,
   );
   const windowMs = config.loginLimitWindow * 1000;
+  const mailer = createMailer(config.smtpUrl, config.mailFrom, logger, {
+    connectMs: config.upstreamConnectTimeoutMs,
+    greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
+    idleMs: config.upstreamTimeoutMs,
+  });
   const identity = {
     login: new LoginService({
       db,
@@ -100,7 +105,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
     apiTokens: new ApiTokensService(db, apiTokensStore, now),
     oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),
-    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
+    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
   const policy = egressPolicy(config);

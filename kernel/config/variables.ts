@@ -100,16 +100,16 @@ export const variables = {
   upstreamConnectTimeoutMs: variable(
     'DIDYMA_UPSTREAM_CONNECT_TIMEOUT_MS',
     '5000',
-    'Time every outbound connection (registries, model servers, tracking servers, S3 endpoints, Prometheus) has to resolve its name and connect, TLS handshake included.',
+    'Time every outbound connection (registries, model servers, tracking servers, S3 endpoints, Prometheus, the SMTP server) has to resolve its name and connect, TLS handshake included.',
     parsers.integer(100, 600000),
   ),
   upstreamHeadersTimeoutMs: variable(
     'DIDYMA_UPSTREAM_HEADERS_TIMEOUT_MS',
     '',
-    'Time a registry or model server has, from a request sent, to answer with its status and headers. Empty: `DIDYMA_UPSTREAM_TIMEOUT_MS` (a model server thinks before it answers, so the two are usually the same).',
+    'Time a registry or model server has, from a request sent, to answer with its status and headers (and the SMTP server to greet). Empty: `DIDYMA_UPSTREAM_TIMEOUT_MS` (a model server thinks before it answers, so the two are usually the same).',
     parsers.optional(parsers.integer(100, 600000)),
   ),
-  upstreamTimeoutMs: variable('DIDYMA_UPSTREAM_TIMEOUT_MS', '10000', 'Timeout of one call to a registry or model server, its answer read to the end. When a timeout passes, the connection is closed.', parsers.integer(100, 600000)),
+  upstreamTimeoutMs: variable('DIDYMA_UPSTREAM_TIMEOUT_MS', '10000', 'Timeout of one call to a registry or model server, its answer read to the end (and the longest silence of the SMTP server). When a timeout passes, the connection is closed.', parsers.integer(100, 600000)),
   storageHeadersTimeoutMs: variable(
     'DIDYMA_STORAGE_HEADERS_TIMEOUT_MS',
     '10000',
