@@ -152,11 +152,22 @@ describe('HttpClient', () => {
       http.close();
       const error = await pending;
       expect((error as HttpTransportError).failure).to.equal('aborted');
-      expect((error as Error).message).to.match(/was cancelled/);
+      expect((error as Error).message).to.match(/was cancelled: the process is shutting down$/);
       await until(async () => (await silent.connections()) === 0, 'the socket to the silent peer to close', 2_000);
     } finally {
       await silent.close();
     }
+  });
+
+  it('ends the wait before a retry when it closes', async () => {
+    const s = await server((_req, res) => json(res, 503, {}, { 'retry-after': '10' }));
+    const http = client({ retry: { ...fastRetry, maxRetryAfterMs: 60_000 } });
+    const started = Date.now();
+    const pending = http.request({ method: 'GET', url: s.url }).catch((e: unknown) => e);
+    await until(async () => s.seen.length === 1, 'the first attempt', 2_000);
+    http.close();
+    expect(((await pending) as HttpTransportError).failure).to.equal('aborted');
+    expect(Date.now() - started).to.be.below(5_000);
   });
 
   it('counts name resolution in the connect timeout', async () => {

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -59,11 +60,13 @@ export interface HttpResponse {
 export class HttpClient {
   private readonly outbound: Outbound;
   private readonly retry: RetrySettings;
-  /** Aborted by `close`: ends the waits between attempts too. */
+  /** Aborted by `close`: ends the waits between attempts (the outbound's close cuts the requests themselves). */
   private readonly closing = new AbortController();
 
   constructor(private readonly options: HttpClientOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    // Every backoff of every concurrent request listens to it: not a leak.
+    setMaxListeners(0, this.closing.signal);
     const totalMs = options.timeoutMs ?? 30_000;
     this.outbound = new Outbound({
       deadlines: { connectMs: options.connectTimeoutMs ?? 5_000, headersMs: options.headersTimeoutMs ?? totalMs, totalMs },
@@ -75,16 +78,15 @@ export class HttpClient {
     const url = await this.target(request);
     const idempotent = request.idempotent ?? request.method !== 'POST';
     const label = `${request.method} ${url.origin}${url.pathname}`;
-    const signal = request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        return await this.attempt(request, url, label, signal);
+        return await this.attempt(request, url, label);
       } catch (error) {
         if (!isHttpClientError(error)) throw error;
         const delay = retryDelay(error, attempt, idempotent, this.retry, this.options.random);
         if (delay === null) throw error;
         this.options.logger?.warn({ request: label, attempt, delayMs: delay, reason: error.message }, 'outbound request failed, retrying');
-        await pause(delay, label, signal);
+        await pause(delay, label, request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal);
       }
     }
   }
@@ -102,7 +104,7 @@ export class HttpClient {
     return url;
   }
 
-  private async attempt(request: HttpRequest, url: URL, label: string, signal: AbortSignal): Promise<HttpResponse> {
+  private async attempt(request: HttpRequest, url: URL, label: string): Promise<HttpResponse> {
     const body = request.json === undefined ? undefined : Buffer.from(JSON.stringify(request.json));
     const raw = await exchange({
       method: request.method,
@@ -112,7 +114,7 @@ export class HttpClient {
       outbound: this.outbound,
       deadlines: request.timeoutMs === undefined ? undefined : { totalMs: request.timeoutMs, headersMs: Math.min(request.timeoutMs, this.options.headersTimeoutMs ?? request.timeoutMs) },
       maxResponseBytes: this.options.maxResponseBytes ?? 10 * 1024 * 1024,
-      signal,
+      signal: request.signal,
       label,
     });
     const accepted = (raw.status >= 200 && raw.status < 300) || (request.accept ?? []).includes(raw.status);
