@@ -1,5 +1,4 @@
-import type http from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { urlToHttpOptions } from 'node:url';
 import { HttpTransportError, type Retryable, type TransportFailure } from './errors.js';
 import { DeadlineError, OutboundClosedError, type Deadlines, type Outbound } from './outbound.js';
@@ -31,7 +30,7 @@ type Finish = (error: HttpTransportError | null, response?: RawResponse) => void
 /** One HTTP request and its complete, size-bounded answer. Any status resolves; only transport failures reject. */
 export function exchange(x: Exchange): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    let request: http.ClientRequest | undefined;
+    let request: ClientRequest | undefined;
     let settled = false;
     const onAbort = () => finish(new HttpTransportError(`${x.label} was cancelled`, 'aborted', 'never'));
     const finish: Finish = (error, response) => {
