@@ -66,7 +66,7 @@ export const s3StorageClass: StorageClass<S3Init> = {
       );
     const { headersMs } = outbound.deadlines;
     return new S3Storage(
-      { transfer: clientWith(outbound.transport()), probe: clientWith(outbound.transport({ totalMs: headersMs })) },
+      { transfer: clientWith(outbound.transport()), probe: () => clientWith(outbound.transport({ totalMs: headersMs })) },
       { bucket: init.bucket_name, endpoint: endpoint.origin, secret: init.secret_key },
     );
   },

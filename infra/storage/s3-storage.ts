@@ -30,8 +30,8 @@ export interface S3Location {
 export interface S3Clients {
   /** For files: the storage deadlines, a whole transfer included. */
   transfer: Promise<Client>;
-  /** For the registration's check: each request whole within the headers deadline. */
-  probe: Promise<Client>;
+  /** For the registration's check: each request whole within the headers deadline (made only when a check runs). */
+  probe: () => Promise<Client>;
 }
 
 interface UploadedPart {
@@ -42,7 +42,7 @@ interface UploadedPart {
 export class S3Storage implements StorageBackend {
   /** Resolves once the client library is loaded (s3-class.ts). */
   private readonly client: Promise<Client>;
-  private readonly probe: Promise<Client>;
+  private readonly probe: () => Promise<Client>;
 
   constructor(
     clients: S3Clients,
@@ -92,7 +92,7 @@ export class S3Storage implements StorageBackend {
     const unreachable = (reason: string) => new InputError(`bucket ${bucket} not reachable at endpoint ${endpoint}: ${reason}.`, [{ field: 'connector_init', message: `bucket not reachable: ${reason}` }]);
     let exists: boolean;
     try {
-      exists = await (await this.probe).bucketExists(bucket);
+      exists = await (await this.probe()).bucketExists(bucket);
     } catch (error) {
       throw unreachable(describeFailure(error, secret));
     }
