@@ -101,6 +101,7 @@ export async function main(argv: string[]): Promise<void> {
       const { startOperator } = await import('../operator/start.js');
       const operator = await startOperator(config, logger);
       await untilSignal(logger);
+      exitAtGraceDeadline(logger, config.shutdownGraceSeconds);
       await operator.close();
     });
 
@@ -204,6 +205,7 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
     const stop = (signal: string) => {
       platform.logger.info({ signal }, 'shutting down');
       platform.shutdown.draining = true;
+      exitAtGraceDeadline(platform.logger, config.shutdownGraceSeconds);
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
@@ -211,6 +213,19 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
   });
   await Promise.allSettled(parts.map((part) => part.close()));
   await platform.close();
+}
+
+/**
+ * Ends the process when the grace period is over, whatever is still open
+ * (a model call that never returns, a peer that keeps a socket open), so it
+ * goes before the orchestrator kills it; unref'd, it never keeps the process alive.
+ */
+function exitAtGraceDeadline(logger: Logger, graceSeconds: number): void {
+  const timer = setTimeout(() => {
+    logger.error({ graceSeconds }, 'shutdown grace period over: exiting with work still open');
+    process.exit(1);
+  }, graceSeconds * 1000);
+  timer.unref();
 }
 
 function describeBootstrap(result: Awaited<ReturnType<typeof bootstrap>>): string {

@@ -40,20 +40,28 @@ function trafficOf(server: http.Server): Traffic {
 
 /** Quiet this long with nothing in flight, the clients have gone: a load balancer has stopped sending. */
 const QUIET_MS = 500;
+/** The end of the grace period left to the platform's own closing (outbound calls, queue, database) once connections are cut. */
+const CLOSING_MS = 1_000;
 
 /**
  * Closes a server without cutting a request: while the platform drains, every
  * answer says `Connection: close`, and requests are still taken until they
  * stop coming (a load balancer takes a moment to stop sending), for at most
  * `drainMs`; then the listener closes, idle connections with it, and requests
- * still running get until `graceMs` before their connections are cut.
+ * still running get until `graceMs` after the start, less a moment for the
+ * platform to close, before their connections are cut, whatever the peer.
  */
 async function drainAndClose(server: http.Server, traffic: Traffic, drainMs: number, graceMs: number): Promise<void> {
-  const drainEnds = Date.now() + drainMs;
+  const started = Date.now();
+  const drainEnds = started + drainMs;
   while (Date.now() < drainEnds && (traffic.inFlight > 0 || Date.now() - traffic.lastRequestAt < QUIET_MS)) await sleep(50);
-  const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, graceMs - drainMs));
+  const cutAt = started + graceMs - Math.min(CLOSING_MS, graceMs / 4);
+  const cut = setTimeout(() => server.closeAllConnections(), Math.max(0, cutAt - Date.now()));
+  // A kept-alive connection whose request ends after the listener closed would otherwise wait out its keep-alive timeout.
+  const idle = setInterval(() => server.closeIdleConnections(), 100);
   await new Promise<void>((resolve) => server.close(() => resolve()));
   clearTimeout(cut);
+  clearInterval(idle);
 }
 
 /** Starts the named servers of one process on their configured ports. */

@@ -34,10 +34,18 @@ export interface RunningOperator {
  */
 function handlers(config: Config, logger: Logger): KindHandler[] {
   const policy = egressPolicy(config);
-  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const http = new HttpClient({
+    policy,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    logger,
+  });
   const storageClasses = new StorageClasses({
     filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
     lookupFor: (port) => policy.lookupFor(port),
+    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
   });
   return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
 }

@@ -90,6 +90,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     now,
   );
   const windowMs = config.loginLimitWindow * 1000;
+  const mailer = createMailer(config.smtpUrl, config.mailFrom, logger, {
+    connectMs: config.upstreamConnectTimeoutMs,
+    greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
+    idleMs: config.upstreamTimeoutMs,
+  });
   const identity = {
     login: new LoginService({
       db,
@@ -101,14 +106,25 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
     apiTokens: new ApiTokensService(db, apiTokensStore, now),
     oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),
-    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, createMailer(config.smtpUrl, config.mailFrom, logger)),
+    invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
   const policy = egressPolicy(config);
-  const http = new HttpClient({ policy, timeoutMs: config.upstreamTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger });
+  const http = new HttpClient({
+    policy,
+    connectTimeoutMs: config.upstreamConnectTimeoutMs,
+    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
+    timeoutMs: config.upstreamTimeoutMs,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    logger,
+  });
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
-  const storageClasses = new StorageClasses({ filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined, lookupFor: (port) => policy.lookupFor(port) });
+  const storageClasses = new StorageClasses({
+    filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
+    lookupFor: (port) => policy.lookupFor(port),
+    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
+  });
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
   const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
@@ -128,7 +144,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
-    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
+    ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
   const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs });
   const services = {
@@ -176,6 +192,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       sweeper.start();
     },
     async close() {
+      // Whatever still waits on a model server, registry or storage endpoint is cut: no peer holds the process.
+      http.close();
+      storageClasses.close();
       await kube?.resync.stop();
       await sweeper.stop();
       await relay.stop();

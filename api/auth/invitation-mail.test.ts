@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
+import { startSilentServer, type SilentServer } from '../../test/support/silent-server.js';
+import { until } from '../../test/support/until.js';
 
 describe('auth server: invitation mail', () => {
   let t: TestPlatform;
@@ -45,5 +47,31 @@ describe('auth server: invitation mail', () => {
     expect(body).to.include(invited.body.invitation_url);
     expect(body).to.include(ws.name);
     expect(mail!.data).to.match(/^From: didyma <invites@example\.test>/m);
+  });
+});
+
+describe('auth server: invitation mail through an SMTP server that never greets', () => {
+  let t: TestPlatform;
+  let silent: SilentServer;
+
+  before(async () => {
+    silent = await startSilentServer();
+    t = await startTestPlatform({ smtpUrl: `smtp://127.0.0.1:${silent.port}`, upstreamTimeoutMs: 400 });
+  });
+  after(async () => {
+    await t.close();
+    await silent.close();
+  });
+
+  it('answers the invitation without mail at the greeting timeout, and closes the connection', async () => {
+    const supervisor = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[supervisor, 'supervisor']]);
+    const token = (await login(t.auth, supervisor, ws.name)).access;
+    const started = Date.now();
+    const invited = await t.auth.post('/api/auth/invitation', { token, json: { email: `${unique('mail')}@example.test`, role: 'user' } });
+    expect(invited.status).to.equal(201);
+    expect(invited.body.mail_sent).to.equal(false);
+    expect(Date.now() - started, 'milliseconds to the answer').to.be.below(3_000);
+    await until(async () => (await silent.connections()) === 0, 'the connection to the silent SMTP server to close', 2_000);
   });
 });

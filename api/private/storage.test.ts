@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { FILESYSTEM_STORAGE, colleague, filesystemStorage, tenant, upload } from '../../test/support/fixtures.js';
@@ -33,6 +36,23 @@ describe('private server: storage configurations and uploads', () => {
     expect(missing.body.message).to.include('bucket_name');
     const traversal = await t.private.post('/api/storage', { token: a.token, json: { storage_key: 'x', storage_class: FILESYSTEM_STORAGE, connector_init: { path: '../../etc' } } });
     expect(traversal.status).to.equal(400);
+  });
+
+  it('refuses a filesystem path under a symbolic link out of the storage root with 400, creating nothing outside', async () => {
+    const a = await tenant(t);
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-outside-'));
+    try {
+      const link = unique('link');
+      fs.mkdirSync(path.join(t.dataDir, 'files'), { recursive: true });
+      fs.symlinkSync(outside, path.join(t.dataDir, 'files', link));
+      const reply = await t.private.post('/api/storage', { token: a.token, json: { storage_key: unique('fs'), storage_class: FILESYSTEM_STORAGE, connector_init: { path: `${link}/team/files` } } });
+      expect(reply.status).to.equal(400);
+      expect(reply.body.message).to.equal(`connector_init.path "${link}/team/files" leads outside the storage root through a symbolic link.`);
+      expect(reply.body.details).to.deep.equal([{ field: 'connector_init.path', message: 'leads outside the storage root through a symbolic link' }]);
+      expect(fs.readdirSync(outside, { recursive: true }), 'made outside the root').to.deep.equal([]);
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('refuses S3 configurations whose bucket cannot be reached, without echoing the secret', async () => {

@@ -14,7 +14,9 @@ export interface QueryData {
 export interface PrometheusOptions {
   /** Base URL, without the trailing slash; may carry a path prefix. */
   url: string;
+  /** One query, the answer read to its end. */
   timeoutMs: number;
+  connectTimeoutMs?: number;
   maxResponseBytes: number;
   logger?: Logger;
 }
@@ -86,6 +88,6 @@ export function createPrometheusClient(options: PrometheusOptions): PrometheusCl
   if (url.username || url.password) throw new Error('PROMETHEUS_URL must not contain credentials.');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const policy = new UrlPolicy({ allowLoopback: true, privateAllow: ['0.0.0.0/0', '::/0'], allow: [host] });
-  const http = new HttpClient({ policy, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, retry: { attempts: 2 }, logger: options.logger });
+  const http = new HttpClient({ policy, connectTimeoutMs: options.connectTimeoutMs, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, retry: { attempts: 2 }, logger: options.logger });
   return new PrometheusClient(http, options);
 }

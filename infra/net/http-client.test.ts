@@ -8,6 +8,8 @@ import { HttpStatusError, HttpTransportError } from './errors.js';
 import { HttpClient, type HttpClientOptions } from './http-client.js';
 import { parseRetryAfter, retryDelay, DEFAULT_RETRY } from './retry.js';
 import { UrlPolicy } from './url-policy.js';
+import { startSilentServer } from '../../test/support/silent-server.js';
+import { until } from '../../test/support/until.js';
 
 interface Seen {
   method: string;
@@ -122,6 +124,50 @@ describe('HttpClient', () => {
     const post = await client({ timeoutMs: 100, logger }).request({ method: 'POST', url: s.url, json: {} }).catch((e: unknown) => e);
     expect((post as HttpTransportError).failure).to.equal('timeout');
     expect(retries).to.have.length(2); // one attempt, no retry
+  });
+
+  it('gives up on a peer that accepts the connection and never answers at the headers timeout, and closes its socket', async () => {
+    const silent = await startSilentServer();
+    try {
+      const started = Date.now();
+      const error = await client({ headersTimeoutMs: 200, timeoutMs: 10_000, retry: { ...fastRetry, attempts: 1 } })
+        .request({ method: 'POST', url: `${silent.url}/v2/models/m/infer`, json: {} })
+        .catch((e: unknown) => e);
+      expect((error as HttpTransportError).failure).to.equal('timeout');
+      expect((error as Error).message).to.match(/failed: no answer within 200 ms of the request$/);
+      expect(Date.now() - started).to.be.below(2_000);
+      await until(async () => (await silent.connections()) === 0, 'the socket to the silent peer to close', 2_000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('cuts a request in flight when it closes, without retrying it', async () => {
+    const silent = await startSilentServer();
+    try {
+      const http = client({ retry: { ...fastRetry, attempts: 5 } });
+      const accepted = silent.accepted();
+      const pending = http.request({ method: 'GET', url: silent.url }).catch((e: unknown) => e);
+      await accepted;
+      http.close();
+      const error = await pending;
+      expect((error as HttpTransportError).failure).to.equal('aborted');
+      expect((error as Error).message).to.match(/was cancelled: the process is shutting down$/);
+      await until(async () => (await silent.connections()) === 0, 'the socket to the silent peer to close', 2_000);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('ends the wait before a retry when it closes', async () => {
+    const s = await server((_req, res) => json(res, 503, {}, { 'retry-after': '10' }));
+    const http = client({ retry: { ...fastRetry, maxRetryAfterMs: 60_000 } });
+    const started = Date.now();
+    const pending = http.request({ method: 'GET', url: s.url }).catch((e: unknown) => e);
+    await until(async () => s.seen.length === 1, 'the first attempt', 2_000);
+    http.close();
+    expect(((await pending) as HttpTransportError).failure).to.equal('aborted');
+    expect(Date.now() - started).to.be.below(5_000);
   });
 
   it('counts name resolution in the connect timeout', async () => {

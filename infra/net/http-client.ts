@@ -1,18 +1,21 @@
-import http, { type IncomingHttpHeaders } from 'node:http';
-import https from 'node:https';
+import { setMaxListeners } from 'node:events';
+import type { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as wait } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { HttpStatusError, HttpTransportError, isHttpClientError } from './errors.js';
 import { excerptOf } from './excerpt.js';
 import { exchange, type RawResponse } from './http-exchange.js';
+import { Outbound } from './outbound.js';
 import { DEFAULT_RETRY, parseRetryAfter, retryableStatus, retryDelay, type RetrySettings } from './retry.js';
-import { portOf, type UrlPolicy } from './url-policy.js';
+import type { UrlPolicy } from './url-policy.js';
 
 export interface HttpClientOptions {
   /** Every URL and every address a name resolves to is checked against it. */
   policy: UrlPolicy;
-  /** DNS and TCP connect, per attempt. Default 5 s. */
+  /** DNS, TCP and TLS connect, per attempt. Default 5 s. */
   connectTimeoutMs?: number;
+  /** From the request sent to the answer's headers, per attempt. Default: the whole attempt's timeout. */
+  headersTimeoutMs?: number;
   /** One whole attempt, the answer's body included. Default 30 s. */
   timeoutMs?: number;
   /** Larger answers are cut off with an error. Default 10 MiB. */
@@ -35,7 +38,7 @@ export interface HttpRequest {
   accept?: readonly number[];
   /** Whether repeating the request is harmless. Default: false for POST, true otherwise. */
   idempotent?: boolean;
-  /** Overrides the client's per-attempt timeout. */
+  /** Overrides the client's per-attempt timeout (and its headers timeout when that is not set). */
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -55,11 +58,20 @@ export interface HttpResponse {
  * as an HttpStatusError or HttpTransportError.
  */
 export class HttpClient {
-  private readonly agents = { http: new http.Agent({ keepAlive: true, noDelay: true }), https: new https.Agent({ keepAlive: true, noDelay: true }) };
+  private readonly outbound: Outbound;
   private readonly retry: RetrySettings;
+  /** Aborted by `close`: ends the waits between attempts (the outbound's close cuts the requests themselves). */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: HttpClientOptions) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    // Every backoff of every concurrent request listens to it: not a leak.
+    setMaxListeners(0, this.closing.signal);
+    const totalMs = options.timeoutMs ?? 30_000;
+    this.outbound = new Outbound({
+      deadlines: { connectMs: options.connectTimeoutMs ?? 5_000, headersMs: options.headersTimeoutMs ?? totalMs, totalMs },
+      lookupFor: (port) => options.policy.lookupFor(port),
+    });
   }
 
   async request(request: HttpRequest): Promise<HttpResponse> {
@@ -74,15 +86,15 @@ export class HttpClient {
         const delay = retryDelay(error, attempt, idempotent, this.retry, this.options.random);
         if (delay === null) throw error;
         this.options.logger?.warn({ request: label, attempt, delayMs: delay, reason: error.message }, 'outbound request failed, retrying');
-        await pause(delay, label, request.signal);
+        await pause(delay, label, request.signal ? AbortSignal.any([request.signal, this.closing.signal]) : this.closing.signal);
       }
     }
   }
 
-  /** Closes idle keep-alive connections; call when the process stops. */
+  /** Cuts the requests still open and the idle keep-alive connections; call when the process stops. */
   close(): void {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    this.closing.abort();
+    this.outbound.close();
   }
 
   private async target(request: HttpRequest): Promise<URL> {
@@ -99,10 +111,8 @@ export class HttpClient {
       url,
       headers: headersOf(request, body),
       body,
-      agent: url.protocol === 'https:' ? this.agents.https : this.agents.http,
-      lookup: this.options.policy.lookupFor(portOf(url)),
-      connectTimeoutMs: this.options.connectTimeoutMs ?? 5_000,
-      timeoutMs: request.timeoutMs ?? this.options.timeoutMs ?? 30_000,
+      outbound: this.outbound,
+      deadlines: request.timeoutMs === undefined ? undefined : { totalMs: request.timeoutMs, headersMs: Math.min(request.timeoutMs, this.options.headersTimeoutMs ?? request.timeoutMs) },
       maxResponseBytes: this.options.maxResponseBytes ?? 10 * 1024 * 1024,
       signal: request.signal,
       label,

@@ -1,7 +1,7 @@
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { urlToHttpOptions } from 'node:url';
 import { HttpTransportError, type Retryable, type TransportFailure } from './errors.js';
+import { DeadlineError, OutboundClosedError, type Deadlines, type Outbound } from './outbound.js';
 import { AddressDeniedError } from './url-policy.js';
 
 export interface Exchange {
@@ -9,12 +9,10 @@ export interface Exchange {
   url: URL;
   headers: Record<string, string>;
   body?: Buffer;
-  agent: http.Agent;
-  lookup: LookupFunction;
-  /** DNS and TCP connect; a request that never connected was never seen by the server. */
-  connectTimeoutMs: number;
-  /** The whole exchange, the answer's body included. */
-  timeoutMs: number;
+  /** Pool, URL policy lookup and deadlines of the request. */
+  outbound: Outbound;
+  /** Deadlines of this request that differ from the outbound's. */
+  deadlines?: Partial<Deadlines>;
   maxResponseBytes: number;
   signal?: AbortSignal;
   /** Method and URL without its query, for messages. */
@@ -32,14 +30,12 @@ type Finish = (error: HttpTransportError | null, response?: RawResponse) => void
 /** One HTTP request and its complete, size-bounded answer. Any status resolves; only transport failures reject. */
 export function exchange(x: Exchange): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const timers: NodeJS.Timeout[] = [];
-    let request: http.ClientRequest | undefined;
+    let request: ClientRequest | undefined;
     let settled = false;
     const onAbort = () => finish(new HttpTransportError(`${x.label} was cancelled`, 'aborted', 'never'));
     const finish: Finish = (error, response) => {
       if (settled) return;
       settled = true;
-      timers.forEach(clearTimeout);
       x.signal?.removeEventListener('abort', onAbort);
       if (error) {
         request?.destroy();
@@ -48,21 +44,13 @@ export function exchange(x: Exchange): Promise<RawResponse> {
     };
     if (x.signal?.aborted) return onAbort();
     x.signal?.addEventListener('abort', onAbort, { once: true });
-    timers.push(setTimeout(() => finish(failure(x, 'timeout', 'idempotent', `no complete answer within ${x.timeoutMs} ms`)), x.timeoutMs));
     try {
-      const transport = x.url.protocol === 'https:' ? https : http;
-      request = transport.request(x.url, { method: x.method, headers: x.headers, agent: x.agent, lookup: x.lookup }, (response) => readBody(response, x, finish));
+      request = x.outbound.request({ ...urlToHttpOptions(x.url), method: x.method, headers: x.headers }, (response) => readBody(response, x, finish), x.deadlines);
     } catch (error) {
       // Thrown synchronously for an invalid header value; node's message names the header, not its value.
       return finish(failure(x, 'invalid_response', 'never', `the request could not be built (${(error as Error).message})`));
     }
     const sent = request;
-    sent.on('socket', (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(() => finish(failure(x, 'connect_timeout', 'always', `no connection within ${x.connectTimeoutMs} ms`)), x.connectTimeoutMs);
-      timers.push(timer);
-      socket.once('connect', () => clearTimeout(timer));
-    });
     sent.on('error', (error: NodeJS.ErrnoException) => finish(transportError(error, x, sent.reusedSocket)));
     sent.end(x.body);
   });
@@ -79,7 +67,7 @@ function readBody(response: IncomingMessage, x: Exchange, finish: Finish): void 
     else chunks.push(chunk);
   });
   response.on('end', () => finish(null, { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks, size) }));
-  response.on('error', () => finish(failure(x, 'connect', 'idempotent', 'the connection closed before the answer was complete')));
+  response.on('error', (error: NodeJS.ErrnoException) => finish(cutShort(error, x) ?? failure(x, 'connect', 'idempotent', 'the connection closed before the answer was complete')));
   response.on('close', () => {
     if (!response.complete) finish(failure(x, 'connect', 'idempotent', 'the connection closed before the answer was complete'));
   });
@@ -91,8 +79,18 @@ function failure(x: Exchange, kind: TransportFailure, retryable: Retryable, what
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_(GET|VERIFY)_)/;
 
+/** A passed deadline or the process's shutdown, which cut the request. */
+function cutShort(error: Error, x: Exchange): HttpTransportError | undefined {
+  if (error instanceof OutboundClosedError) return new HttpTransportError(`${x.label} was cancelled: ${error.message}`, 'aborted', 'never');
+  if (!(error instanceof DeadlineError)) return undefined;
+  // A request that never connected was never seen by the server.
+  return error.deadline === 'connect' ? failure(x, 'connect_timeout', 'always', error.message) : failure(x, 'timeout', 'idempotent', error.message);
+}
+
 /** Names the failure and says whether repeating the request could help and is safe. */
 function transportError(error: NodeJS.ErrnoException, x: Exchange, reusedSocket: boolean): HttpTransportError {
+  const cut = cutShort(error, x);
+  if (cut) return cut;
   if (error instanceof AddressDeniedError) return new HttpTransportError(`${x.label} was refused by the outbound URL policy: ${error.message}`, 'refused_by_policy', 'never');
   const code = error.code ?? '';
   switch (code) {

@@ -1,5 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { Deadlines, Outbound } from '../net/outbound.js';
 
 // What the platform needs from a blob store: stream a file in, stream it out,
 // delete it, and tell a supervisor early when a configuration cannot work.
@@ -57,6 +58,18 @@ export interface StorageOptions {
    * resolved to at registration.
    */
   lookupFor?: (port: number) => LookupFunction;
+  /**
+   * Bounds of each request a storage client makes: connect, headers, and the
+   * whole request, body included. A storage registration's probe gets the
+   * headers deadline for its whole requests.
+   */
+  deadlines?: Deadlines;
+}
+
+/** What a class is given to create a backend: the options, and the process's storage connections. */
+export interface StorageContext extends StorageOptions {
+  /** Every request of a storage client goes through it (pool, lookup, deadlines); closed at shutdown. */
+  outbound: Outbound;
 }
 
 /** A validated `connector_init`: flat strings and booleans only. */
@@ -69,5 +82,5 @@ export interface StorageClass<Init extends ConnectorInit = ConnectorInit> {
   readonly secretKeys: readonly string[];
   /** Normalized init, or InputError naming the offending `connector_init.<key>`. */
   validateInit(init: unknown): Init;
-  create(init: Init, options: StorageOptions): StorageBackend;
+  create(init: Init, context: StorageContext): StorageBackend;
 }

@@ -1,5 +1,6 @@
 import { InputError } from '../../kernel/errors/errors.js';
-import type { ConnectorInit, StorageBackend, StorageClass, StorageOptions } from './backend.js';
+import { Outbound, type Deadlines } from '../net/outbound.js';
+import type { ConnectorInit, StorageBackend, StorageClass, StorageContext, StorageOptions } from './backend.js';
 import { FILESYSTEM_STORAGE, filesystemStorageClass, notEnabledError } from './filesystem-class.js';
 import { s3StorageClass } from './s3-class.js';
 
@@ -11,12 +12,18 @@ export { S3_STORAGE } from './s3-class.js';
 
 const BUILT_IN: readonly StorageClass[] = [s3StorageClass, filesystemStorageClass];
 
+/** The configuration's defaults: DIDYMA_UPSTREAM_CONNECT_TIMEOUT_MS, DIDYMA_STORAGE_HEADERS_TIMEOUT_MS, DIDYMA_STORAGE_TIMEOUT_MS. */
+export const DEFAULT_STORAGE_DEADLINES: Deadlines = { connectMs: 5_000, headersMs: 10_000, totalMs: 300_000 };
+
 export class StorageClasses {
   private readonly available: ReadonlyMap<string, StorageClass>;
+  private readonly context: StorageContext;
 
-  constructor(private readonly options: StorageOptions = {}) {
+  constructor(options: StorageOptions = {}) {
     const enabled = BUILT_IN.filter((storageClass) => storageClass.name !== FILESYSTEM_STORAGE || Boolean(options.filesystemRoot));
     this.available = new Map(enabled.map((storageClass) => [storageClass.name, storageClass]));
+    // One pool for every storage configuration, rather than one per backend, so that shutdown can cut them all.
+    this.context = { ...options, outbound: new Outbound({ deadlines: options.deadlines ?? DEFAULT_STORAGE_DEADLINES, lookupFor: options.lookupFor }) };
   }
 
   /** Names a configuration may use on this platform. */
@@ -41,7 +48,12 @@ export class StorageClasses {
   /** A backend for a stored (or just submitted) configuration; validates the init again. */
   backend(name: unknown, init: unknown): StorageBackend {
     const storageClass = this.get(name);
-    return storageClass.create(storageClass.validateInit(init), this.options);
+    return storageClass.create(storageClass.validateInit(init), this.context);
+  }
+
+  /** Cuts the storage requests still open and their connections; call when the process stops. */
+  close(): void {
+    this.context.outbound.close();
   }
 
   secretKeys(name: unknown): readonly string[] {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { InputError } from '../../kernel/errors/errors.js';
-import type { StorageClass, StorageOptions } from './backend.js';
+import type { StorageClass, StorageContext } from './backend.js';
 import { FilesystemStorage } from './filesystem-storage.js';
 import { fieldError, initObject, requiredString } from './init-fields.js';
 
@@ -25,7 +25,7 @@ export const filesystemStorageClass: StorageClass<FilesystemInit> = {
     return { path: relativeFolder(requiredString(fields, 'path')) };
   },
 
-  create(init: FilesystemInit, options: StorageOptions): FilesystemStorage {
+  create(init: FilesystemInit, options: StorageContext): FilesystemStorage {
     if (!options.filesystemRoot) throw notEnabledError();
     const root = path.resolve(options.filesystemRoot);
     const folder = relativeFolder(init.path);

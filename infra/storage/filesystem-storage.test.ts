@@ -145,10 +145,45 @@ describe('FilesystemStorage', () => {
       try {
         await symlink(outside, path.join(root, 'team-a'));
         const error = await expectRejection(storage.check(), InputError);
-        expect(error.message).to.include('resolves outside the storage root');
+        expect(error.message).to.equal('connector_init.path "team-a" leads outside the storage root through a symbolic link.');
+        expect(await readdir(outside)).to.deep.equal([]);
       } finally {
         await rm(outside, { recursive: true, force: true });
       }
+    });
+
+    describe('a path under a symbolic link out of the root', () => {
+      let outside: string;
+      beforeEach(async () => {
+        outside = await mkdtemp(path.join(tmpdir(), 'didyma-outside-'));
+      });
+      afterEach(() => rm(outside, { recursive: true, force: true }));
+
+      it('is refused before any folder is made at the far end of the link', async () => {
+        await symlink(outside, path.join(root, 'shared'));
+        const deep = new StorageClasses({ filesystemRoot: root }).backend(FILESYSTEM_STORAGE, { path: 'shared/team-a/files' });
+        const error = await expectRejection(deep.check(), InputError);
+        expect(error.message).to.equal('connector_init.path "shared/team-a/files" leads outside the storage root through a symbolic link.');
+        expect(error.message).to.not.include(outside);
+        await expectRejection(deep.put(KEY, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', maxBytes: 10 }), InputError);
+        expect(await readdir(outside, { recursive: true }), 'made outside the root').to.deep.equal([]);
+      });
+
+      it('is refused when the link points at a folder that does not exist yet', async () => {
+        await symlink(path.join(outside, 'later'), path.join(root, 'shared'));
+        const deep = new StorageClasses({ filesystemRoot: root }).backend(FILESYSTEM_STORAGE, { path: 'shared/team-a' });
+        await expectRejection(deep.check(), InputError);
+        expect(await readdir(outside, { recursive: true }), 'made outside the root').to.deep.equal([]);
+      });
+
+      it('is accepted when the link stays inside the root', async () => {
+        await mkdir(path.join(root, 'real'));
+        await symlink(path.join(root, 'real'), path.join(root, 'alias'));
+        const aliased = new StorageClasses({ filesystemRoot: root }).backend(FILESYSTEM_STORAGE, { path: 'alias/team-a' });
+        await aliased.check();
+        await aliased.put(KEY, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', maxBytes: 10 });
+        expect(await filesUnder(path.join(root, 'real'))).to.include(path.join('team-a', ...KEY.split('/')));
+      });
     });
   });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, realpath, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, readlink, realpath, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,8 @@ import { assertPutInfo } from './put-info.js';
 // uploads can collide with an object.
 
 const META_FOLDER = '.meta';
+// As many links as Linux follows in one path (its ELOOP limit).
+const MAX_LINKS = 40;
 
 interface ObjectMeta {
   contentType: string;
@@ -39,7 +41,7 @@ export class FilesystemStorage implements StorageBackend {
     assertObjectKey(objectKey);
     assertPutInfo(info);
     const target = this.pathOf(objectKey);
-    await mkdir(path.dirname(target), { recursive: true });
+    await this.makeFolder(path.dirname(target));
     // Written next to the target and renamed at the end, so a reader never sees
     // half a file and a failed upload never replaces an existing one.
     const partial = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.partial`);
@@ -81,15 +83,28 @@ export class FilesystemStorage implements StorageBackend {
 
   async check(): Promise<void> {
     try {
-      await mkdir(this.folder, { recursive: true });
-      // A symbolic link inside the root could still point elsewhere.
-      if (!isInside(await realpath(this.root), await realpath(this.folder))) throw new Error('it resolves outside the storage root');
+      await this.makeFolder(this.folder);
       const probe = path.join(this.folder, `.check-${randomUUID()}`);
       await writeFile(probe, '', { flag: 'wx' });
       await rm(probe, { force: true });
     } catch (error) {
+      if (error instanceof InputError) throw error;
       throw new InputError(`folder ${JSON.stringify(this.label)} is not writable under the storage root: ${reasonOf(error)}.`);
     }
+  }
+
+  /** Checks the real location, links followed, before and after creating it, so a link out of the root never gets a folder made at its far end. */
+  private async makeFolder(folder: string): Promise<void> {
+    await this.refuseOutsideRoot(folder);
+    await mkdir(folder, { recursive: true });
+    await this.refuseOutsideRoot(folder);
+  }
+
+  private async refuseOutsideRoot(target: string): Promise<void> {
+    if (isInside(await realLocation(this.root), await realLocation(target))) return;
+    throw new InputError(`connector_init.path ${JSON.stringify(this.label)} leads outside the storage root through a symbolic link.`, [
+      { field: 'connector_init.path', message: 'leads outside the storage root through a symbolic link' },
+    ]);
   }
 
   private pathOf(objectKey: string): string {
@@ -108,7 +123,7 @@ export class FilesystemStorage implements StorageBackend {
 
   private async writeMeta(objectKey: string, meta: ObjectMeta): Promise<void> {
     const target = this.metaPathOf(objectKey);
-    await mkdir(path.dirname(target), { recursive: true });
+    await this.makeFolder(path.dirname(target));
     await writeFile(target, JSON.stringify(meta), { mode: 0o600 });
   }
 
@@ -128,6 +143,31 @@ async function openExistingFile(file: string): Promise<FileHandle> {
   } catch (error) {
     if (isMissing(error)) throw new NotFoundError('File not found.');
     throw error;
+  }
+}
+
+/**
+ * Where `target` is or would be once created: the real path of its deepest
+ * existing ancestor, links followed (dangling ones too), joined with the part still missing.
+ */
+async function realLocation(target: string): Promise<string> {
+  const missing: string[] = [];
+  let existing = target;
+  for (let links = 0; ; ) {
+    try {
+      return path.join(await realpath(existing), ...missing);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || path.dirname(existing) === existing) throw error;
+      const entry = await lstat(existing).catch(() => undefined);
+      if (!entry) {
+        missing.unshift(path.basename(existing));
+        existing = path.dirname(existing);
+      } else if (entry.isSymbolicLink() && ++links <= MAX_LINKS) {
+        existing = path.resolve(path.dirname(existing), await readlink(existing));
+      } else {
+        throw error;
+      }
+    }
   }
 }
 

@@ -1,6 +1,5 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { StorageClass, StorageOptions } from './backend.js';
+import type { Transport } from '../net/outbound.js';
+import type { StorageClass, StorageContext } from './backend.js';
 import { fieldError, initObject, optionalBoolean, optionalString, requiredString } from './init-fields.js';
 import { parseEndpoint } from './s3-endpoint.js';
 import { S3Storage } from './s3-storage.js';
@@ -48,25 +47,28 @@ export const s3StorageClass: StorageClass<S3Init> = {
     };
   },
 
-  create(init: S3Init, options: StorageOptions): S3Storage {
+  create(init: S3Init, { outbound }: StorageContext): S3Storage {
     const endpoint = parseEndpoint(init.endpoint, init.use_ssl);
-    // Every connection the client opens resolves its host through the outbound URL policy.
-    const agentOptions = { keepAlive: true, ...(options.lookupFor ? { lookup: options.lookupFor(endpoint.port ?? (endpoint.useSSL ? 443 : 80)) } : {}) };
-    const transportAgent = endpoint.useSSL ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     // The client library loads with the first S3 storage (about 40 MiB a process otherwise pays for nothing).
-    const client = import('minio').then(
-      ({ Client }) =>
-        new Client({
-          endPoint: endpoint.host,
-          port: endpoint.port,
-          useSSL: endpoint.useSSL,
-          accessKey: init.access_key,
-          secretKey: init.secret_key,
-          region: init.region,
-          transportAgent,
-        }),
+    const clientWith = (transport: Transport) =>
+      import('minio').then(
+        ({ Client }) =>
+          new Client({
+            endPoint: endpoint.host,
+            port: endpoint.port,
+            useSSL: endpoint.useSSL,
+            accessKey: init.access_key,
+            secretKey: init.secret_key,
+            region: init.region,
+            // Every request goes through the process's storage connections: the URL policy's lookup, the deadlines, the shutdown.
+            transport,
+          }),
+      );
+    const { headersMs } = outbound.deadlines;
+    return new S3Storage(
+      { transfer: clientWith(outbound.transport()), probe: () => clientWith(outbound.transport({ totalMs: headersMs })) },
+      { bucket: init.bucket_name, endpoint: endpoint.origin, secret: init.secret_key },
     );
-    return new S3Storage(client, { bucket: init.bucket_name, endpoint: endpoint.origin, secret: init.secret_key });
   },
 };
 

@@ -17,7 +17,6 @@ import { codeOf, describeFailure } from './s3-failures.js';
 // up in a single PUT. (A bucket lifecycle rule that aborts incomplete
 // multipart uploads remains the safety net for a process that dies mid-way.)
 
-const CHECK_TIMEOUT_MS = 10_000;
 const MISSING_OBJECT_CODES = new Set(['NoSuchKey', 'NotFound']);
 
 export interface S3Location {
@@ -28,17 +27,30 @@ export interface S3Location {
   secret: string;
 }
 
+export interface S3Clients {
+  /** For files: the storage deadlines, a whole transfer included. */
+  transfer: Promise<Client>;
+  /** For the registration's check: each request whole within the headers deadline (made only when a check runs). */
+  probe: () => Promise<Client>;
+}
+
 interface UploadedPart {
   part: number;
   etag: string;
 }
 
 export class S3Storage implements StorageBackend {
+  /** Resolves once the client library is loaded (s3-class.ts). */
+  private readonly client: Promise<Client>;
+  private readonly probe: () => Promise<Client>;
+
   constructor(
-    /** Resolves once the client library is loaded (s3-class.ts). */
-    private readonly client: Promise<Client>,
+    clients: S3Clients,
     private readonly location: S3Location,
-  ) {}
+  ) {
+    this.client = clients.transfer;
+    this.probe = clients.probe;
+  }
 
   async put(objectKey: string, stream: Readable, info: PutInfo): Promise<StoredObject> {
     deferErrors(stream);
@@ -80,7 +92,7 @@ export class S3Storage implements StorageBackend {
     const unreachable = (reason: string) => new InputError(`bucket ${bucket} not reachable at endpoint ${endpoint}: ${reason}.`, [{ field: 'connector_init', message: `bucket not reachable: ${reason}` }]);
     let exists: boolean;
     try {
-      exists = await withTimeout(this.client.then((client) => client.bucketExists(bucket)), CHECK_TIMEOUT_MS);
+      exists = await (await this.probe()).bucketExists(bucket);
     } catch (error) {
       throw unreachable(describeFailure(error, secret));
     }
@@ -142,16 +154,4 @@ export class S3Storage implements StorageBackend {
 function contentTypeOf(metaData: ItemBucketMetadata): string | undefined {
   const value: unknown = metaData['content-type'];
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms / 1000} s`), { code: 'ETIMEDOUT' })), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
