@@ -263,7 +263,12 @@ describe('/metrics of every process', () => {
     expect(text).to.include(`didyma_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`);
     expect(text).to.match(new RegExp(`^didyma_last_invocation_duration_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},success="true"\\} \\d`, 'm'));
     expect(text).to.include(`didyma_invocation_duration_seconds_count{${labels},type="PREDICT",success="true"} 1`);
-    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) expect(await scrape(url), url).to.not.include('didyma_invocations_total');
+    expect(text).to.include(`didyma_invocation_queue_wait_seconds_count{workspace="${a.ws.name}"} 1`);
+    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) {
+      const other = await scrape(url);
+      expect(other, url).to.not.include('didyma_invocations_total');
+      expect(other, url).to.not.include('didyma_invocation_queue_wait_seconds');
+    }
   });
 
   it('asks for the metrics token when one is configured', async () => {
