@@ -48,6 +48,8 @@ export interface ExecutorDeps {
   /** The server proxy of the deployment that serves a model (ProxyResolver.resolve). */
   resolveProxy: (model: ModelRow) => Promise<InferenceProxy>;
   options: ExecutorOptions;
+  /** Observes each claim, retries included (metrics). */
+  onClaimed?: (row: InvocationRow) => void;
   /** Observes each finished run (metrics). */
   onFinished?: (row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number) => void;
 }
@@ -100,6 +102,7 @@ export class Executor {
     for (;;) {
       const claim = await this.durably(() => this.writes.claim());
       if (claim.row) {
+        this.deps.onClaimed?.(claim.row);
         const released = await this.runClaimed(claim.row);
         this.wakeup.notify(); // the run freed a slot of its workspace and deployment
         if (!released) return;

@@ -22,6 +22,7 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
       retryBackoffMs: config.executorRetryBackoffMs,
       context: { maxInvocations: config.contextMaxInvocations, maxBytes: config.contextMaxBytes },
     },
+    onClaimed: (row) => void platform.metrics.invocations.claimed(row),
     onFinished: (row, model, outcome, seconds) => void platform.metrics.invocations.record(row, model, outcome, seconds),
   });
   await executor.start();

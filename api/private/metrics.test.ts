@@ -63,7 +63,7 @@ describe('private server: metric catalog and queries', () => {
 
   const metric = (path: string, token: string) => t.private.get(`/api/metric${path}`, { token });
 
-  it("lists the catalog's seven metrics with their PromQL templates", async () => {
+  it("lists the catalog's ten metrics with their PromQL templates", async () => {
     const reply = await metric('', a.token);
     expect(reply.status).to.equal(200);
     expect(reply.body.map((m: any) => m.name)).to.deep.equal([
@@ -73,6 +73,9 @@ describe('private server: metric catalog and queries', () => {
       'total_deployments',
       'total_models',
       'invocation_failure_rate',
+      'queued_invocations',
+      'in_flight_invocations',
+      'queue_wait_seconds',
       'last_model_invocation_duration_seconds',
     ]);
     for (const item of reply.body) {
@@ -126,6 +129,20 @@ describe('private server: metric catalog and queries', () => {
     expect(own.body.query.match(/workspace="/g)).to.have.length(1);
     const hostile = await metric(`/active_sessions?model_code=${encodeURIComponent(`x",workspace="${b.ws.name}`)}`, a.token);
     expect(hostile.body.query).to.include(`workspace="${a.ws.name}",model_code="x\\",workspace=\\"${b.ws.name}"`);
+  });
+
+  it("scopes every selector of the queue figures to the caller's workspace", async () => {
+    for (const name of ['queued_invocations', 'in_flight_invocations', 'queue_wait_seconds']) {
+      const reply = await metric(`/${name}`, a.token);
+      expect(reply.status, reply.text).to.equal(200);
+      const selectors = reply.body.query.match(/didyma_[a-z_]+\{[^}]*\}/g);
+      expect(selectors, name).to.have.length(2);
+      for (const selector of selectors) expect(selector, name).to.match(new RegExp(`\\{workspace="${a.ws.name}"\\}$`));
+      expect((await metric(`/${name}?workspace=${b.ws.name}`, a.token)).status, name).to.equal(403);
+    }
+    expect((await metric('/queued_invocations', a.token)).body.query).to.equal(
+      `max by (workspace) (didyma_invocations_queued{workspace="${a.ws.name}"}) or 0 * max by (workspace) (didyma_models{workspace="${a.ws.name}"})`,
+    );
   });
 
   it("lets staff name any workspace, reads the token's own by default, and refuses an unbound staff token", async () => {
@@ -263,7 +280,12 @@ describe('/metrics of every process', () => {
     expect(text).to.include(`didyma_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`);
     expect(text).to.match(new RegExp(`^didyma_last_invocation_duration_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},success="true"\\} \\d`, 'm'));
     expect(text).to.include(`didyma_invocation_duration_seconds_count{${labels},type="PREDICT",success="true"} 1`);
-    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) expect(await scrape(url), url).to.not.include('didyma_invocations_total');
+    expect(text).to.include(`didyma_invocation_queue_wait_seconds_count{workspace="${a.ws.name}"} 1`);
+    for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) {
+      const other = await scrape(url);
+      expect(other, url).to.not.include('didyma_invocations_total');
+      expect(other, url).to.not.include('didyma_invocation_queue_wait_seconds');
+    }
   });
 
   it('asks for the metrics token when one is configured', async () => {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { sha256 } from '../../infra/crypto/random.js';
 import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { DashboardClient, csrfOf } from '../../test/support/dashboard-client.js';
+import { startPrometheusStub } from '../../test/support/prometheus-stub.js';
 
 describe('dashboard over HTTP', () => {
   let t: TestPlatform;
@@ -87,6 +88,29 @@ describe('dashboard over HTTP', () => {
     const refused = await client.post('/dashboard/tokens', { name: 'sneaky', expiration_date: '2999-01-01' }, home);
     expect(refused.status).to.equal(403);
     expect(await t.platform.db('api_tokens').where('name', 'sneaky').first()).to.equal(undefined);
+  });
+
+  it("charts the workspace's queue depth, calls in flight and queue wait on the metrics page", async () => {
+    const prometheus = await startPrometheusStub();
+    const charted = await startTestPlatform({ prometheusUrl: prometheus.url });
+    try {
+      const user = await makeUser(charted.platform);
+      const ws = await makeWorkspace(charted.platform, [[user, 'supervisor']]);
+      const client = new DashboardClient(charted.auth.baseUrl);
+      await client.signIn(user.email, PASSWORD, ws.name);
+      const page = await client.get('/dashboard/metrics');
+      expect(page.status).to.equal(200);
+      for (const [name, heading] of [['queued_invocations', 'queued invocations'], ['in_flight_invocations', 'in flight invocations'], ['queue_wait_seconds', 'queue wait seconds']]) {
+        expect(page.text).to.contain(`<h2 id="metric-${name}">${heading}</h2>`);
+        expect(page.text).to.contain(`id="chart-${name}`);
+      }
+      const waits = prometheus.queries.filter((q) => q.includes('didyma_invocation_queue_wait_seconds_bucket'));
+      expect(waits).to.have.length(1);
+      expect(waits[0]!.match(/workspace="([^"]*)"/g)).to.deep.equal([`workspace="${ws.name}"`, `workspace="${ws.name}"`]);
+    } finally {
+      await charted.close();
+      await prometheus.close();
+    }
   });
 
   it('escapes what users typed wherever it is shown', async () => {

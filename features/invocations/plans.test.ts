@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { unique } from '../../test/support/platform.js';
 import { CLAIM_SQL, COMPLETE_SQL, TRANSITIONS, invocationState, scans } from './state.js';
+import { WORKLOAD_SQL } from './store.js';
 
 /** knex's `?` placeholders as PostgreSQL's `$1, $2…`, for PREPARE. */
 const numbered = (sql: string) => {
@@ -73,7 +74,7 @@ describe('invocations: statements that run often, or once per row, never read th
       await trx.raw(`prepare plan_under_test as ${numbered(sql)}`);
       // EXPLAIN EXECUTE takes no bound parameters: the values go in as literals.
       const literals = parameters.map((value) => (typeof value === 'number' ? String(value) : `'${value.replace(/'/g, "''")}'`));
-      const result = (await trx.raw(`explain (format json) execute plan_under_test(${literals.join(', ')})`)) as { rows: Array<Record<string, unknown>> };
+      const result = (await trx.raw(`explain (format json) execute plan_under_test${literals.length ? `(${literals.join(', ')})` : ''}`)) as { rows: Array<Record<string, unknown>> };
       await trx.raw('deallocate plan_under_test');
       const raw = result.rows[0]!['QUERY PLAN'];
       const [{ Plan: plan }] = (typeof raw === 'string' ? JSON.parse(raw) : raw) as [{ Plan: Record<string, unknown> }];
@@ -85,6 +86,12 @@ describe('invocations: statements that run often, or once per row, never read th
     const scans = await genericPlanScans(CLAIM_SQL, [16, 16, TRANSITIONS.claim.to, 60000]);
     expect(scans).to.not.include('Seq Scan');
     expect(scans).to.have.length.greaterThan(3);
+  });
+
+  it("the scrape's count of queued and running invocations per workspace reads only their partial indexes", async () => {
+    const scans = await genericPlanScans(WORKLOAD_SQL, []);
+    expect(scans).to.not.include('Seq Scan');
+    expect(scans).to.have.length(2);
   });
 
   it("the executor's completions read invocations through the primary key on their generic plan", async () => {

@@ -97,6 +97,26 @@ export interface SessionCount {
   n: number;
 }
 
+/** Invocations waiting or running in one live workspace, for the scrape. */
+export interface WorkloadCount {
+  workspace: string;
+  status: 'QUEUED' | 'IN_PROGRESS';
+  n: number;
+}
+
+/**
+ * Each status counted on its own partial index (invocations_fair,
+ * invocations_running), which holds only the rows waiting or running: a
+ * scrape costs the same however many finished invocations the table keeps.
+ */
+export const WORKLOAD_SQL = `
+select w.name as workspace, c.status, c.n
+  from (select workspace_id, 'QUEUED' as status, count(*)::integer as n from invocations where status = 'QUEUED' group by workspace_id
+        union all
+        select workspace_id, 'IN_PROGRESS' as status, count(*)::integer as n from invocations where status = 'IN_PROGRESS' group by workspace_id) c
+  join workspaces w on w.id = c.workspace_id
+ where w.deleted_at is null`;
+
 export const sessionsStore = {
   insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
     (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
@@ -180,6 +200,8 @@ export interface InvocationKey {
 
 /** Reads of invocations; every write goes through state.ts. */
 export const invocationsStore = {
+  /** QUEUED and IN_PROGRESS invocations per live workspace (WORKLOAD_SQL); a workspace with none has no row. */
+  workloadCounts: async (db: Runner): Promise<WorkloadCount[]> => ((await db.raw(WORKLOAD_SQL)) as { rows: WorkloadCount[] }).rows,
   /**
    * The caller's session of that model and the invocation in it, for many keys in one query
    * (the polling path, batched across requests): one output per key, in order, undefined when

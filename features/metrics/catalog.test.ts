@@ -3,7 +3,7 @@ import { FILTER_LABELS, METRIC_CATALOG } from './catalog.js';
 import { PARAMS_PLACEHOLDER } from './promql.js';
 
 describe('metric catalog', () => {
-  it("has the seven metrics of the API with their parameters", () => {
+  it("has the ten metrics of the API with their parameters", () => {
     const table = Object.fromEntries(METRIC_CATALOG.map((m) => [m.name, [m.required_params, m.optional_params]]));
     expect(table).to.deep.equal({
       active_sessions: [[], ['model_code', 'model_version', 'user_id', 'workspace']],
@@ -12,6 +12,9 @@ describe('metric catalog', () => {
       total_deployments: [[], ['workspace', 'proxy_class', 'connector_class']],
       total_models: [[], ['workspace', 'model_code', 'model_version']],
       invocation_failure_rate: [[], ['model_code', 'model_version']],
+      queued_invocations: [[], []],
+      in_flight_invocations: [[], []],
+      queue_wait_seconds: [[], []],
       last_model_invocation_duration_seconds: [['model_code', 'model_version'], ['success']],
     });
   });

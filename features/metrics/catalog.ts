@@ -17,6 +17,10 @@ export interface MetricDefinition {
 // summed as they are.
 const once = (labels: string, selector: string) => `max by (${labels}) (${selector})`;
 const sessions = (state: 'OPEN' | 'CLOSED') => `sum by (workspace) (${once('workspace, model_code, model_version, user_id', `${n.sessions}{state="${state}",__PARAMS__}`)})`;
+// 0 rather than no data for a workspace with live models and nothing waiting or running.
+const workload = (name: string) => `${once('workspace', `${name}{__PARAMS__}`)} or 0 * ${once('workspace', `${n.models}{__PARAMS__}`)}`;
+// Executors' histograms add up across processes; each quantile is one line, named by a `quantile` label.
+const waitQuantile = (q: string) => `label_replace(histogram_quantile(${q}, sum by (workspace, le) (rate(${n.queueWait}_bucket{__PARAMS__}[5m]))), "quantile", "${q}", "", "")`;
 const invocations = (extra = '') => `sum by (workspace) (${n.invocations}{${extra}__PARAMS__})`;
 
 export const METRIC_CATALOG: readonly MetricDefinition[] = [
@@ -62,6 +66,27 @@ export const METRIC_CATALOG: readonly MetricDefinition[] = [
     metrics_query: `100 * (${invocations('status="ERROR",')} or 0 * ${invocations()}) / ${invocations()}`,
     required_params: [],
     optional_params: ['model_code', 'model_version'],
+  },
+  {
+    name: 'queued_invocations',
+    description: 'Number of invocations waiting to run (QUEUED), retries waiting out their backoff included.',
+    metrics_query: workload(n.queuedInvocations),
+    required_params: [],
+    optional_params: [],
+  },
+  {
+    name: 'in_flight_invocations',
+    description: 'Number of invocations an executor is running (IN_PROGRESS): the model calls in flight.',
+    metrics_query: workload(n.inFlightInvocations),
+    required_params: [],
+    optional_params: [],
+  },
+  {
+    name: 'queue_wait_seconds',
+    description: 'Seconds invocations waited from queueing to their first claim by an executor, over the last 5 minutes: the median (quantile 0.5) and the 99th percentile (quantile 0.99).',
+    metrics_query: `${waitQuantile('0.5')} or ${waitQuantile('0.99')}`,
+    required_params: [],
+    optional_params: [],
   },
   {
     name: 'last_model_invocation_duration_seconds',

@@ -2,9 +2,12 @@ import { expect } from 'chai';
 import knexFactory from 'knex';
 import { createLogger } from '../../infra/logging/logger.js';
 import { DatabaseGauges } from './database-gauges.js';
-import { sessionsStore } from '../invocations/store.js';
+import { invocationsStore, sessionsStore } from '../invocations/store.js';
 import { deploymentsStore } from '../deployments/store.js';
 import { modelsStore } from '../models/store.js';
+import { invocationState } from '../invocations/state.js';
+import { queuedPredict, startIrisSession, tenant, type IrisSession, type Tenant } from '../../test/support/fixtures.js';
+import { unique } from '../../test/support/platform.js';
 
 describe('database figures for /metrics', () => {
   it('drops the series and says so, rather than failing the scrape, when the database is unreachable', async () => {
@@ -17,7 +20,7 @@ describe('database figures for /metrics', () => {
       log: { warn: quiet, error: quiet, debug: quiet, deprecate: quiet },
     });
     try {
-      const gauges = new DatabaseGauges(unreachable, { sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore }, createLogger('silent'));
+      const gauges = new DatabaseGauges(unreachable, { sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, createLogger('silent'));
       await gauges.refresh();
       const text = await gauges.registry.metrics();
       expect(text).to.match(/^didyma_database_metrics_up 0$/m);
@@ -25,5 +28,39 @@ describe('database figures for /metrics', () => {
     } finally {
       await unreachable.destroy();
     }
+  });
+});
+
+describe('queue figures for /metrics', () => {
+  let iris: IrisSession;
+  let other: Tenant;
+
+  before(async () => {
+    iris = await startIrisSession(unique('v'));
+    other = await tenant(iris.t);
+  });
+  after(() => iris?.close());
+
+  const scrape = async () => (await fetch(`${iris.t.private.baseUrl}/metrics`)).text();
+
+  it("counts each workspace's QUEUED and IN_PROGRESS invocations on the private server, and drops a count that fell to zero", async () => {
+    const { t, owner, sessionId, modelId } = iris;
+    const db = t.platform.db;
+    const rows = Array.from({ length: 5 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
+    const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
+    // As a claim leaves them, under leases the sweeper leaves alone.
+    await db('invocations').whereIn('id', ids.slice(0, 2)).update({ status: 'IN_PROGRESS', started_at: db.fn.now(), lease_expires_at: db.raw(`now() + interval '1 hour'`) });
+    await db('invocations').where('id', ids[2]).update({ status: 'COMPLETED', completed_at: db.fn.now() });
+
+    let text = await scrape();
+    expect(text).to.include(`didyma_invocations_queued{workspace="${owner.ws.name}"} 2`);
+    expect(text).to.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"} 2`);
+    expect(text).to.not.include(`workspace="${other.ws.name}"`);
+    for (const url of [t.auth.baseUrl, t.public.baseUrl]) expect(await (await fetch(`${url}/metrics`)).text(), url).to.not.include('didyma_invocations_queued');
+
+    await db('invocations').whereIn('id', ids).update({ status: 'COMPLETED', completed_at: db.fn.now() });
+    text = await scrape();
+    expect(text).to.not.include(`didyma_invocations_queued{workspace="${owner.ws.name}"}`);
+    expect(text).to.not.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"}`);
   });
 });

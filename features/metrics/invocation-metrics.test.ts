@@ -12,7 +12,7 @@ function workspacesStore(names: Record<number, string>, reads: number[]): Pick<W
 }
 const db = {} as Db;
 
-describe('invocation metrics: what the executor records per finished run', () => {
+describe('invocation metrics: what the executor records per run', () => {
   const model = { model_code: 'iris', version: '2' } as ModelRow;
   const run = (workspaceId: number, type = 'PREDICT') => ({ id: 'i', workspace_id: workspaceId, user_id: 7, type }) as InvocationRow;
 
@@ -53,5 +53,26 @@ describe('invocation metrics: what the executor records per finished run', () =>
     const text = await metrics.registry.metrics();
     expect(text).to.not.include('model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 2');
     expect(text).to.include('didyma_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 1');
+  });
+
+  it('times the wait of each first claim per workspace, and leaves retries out', async () => {
+    const reads: number[] = [];
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha', 2: 'beta' }, reads), pino({ level: 'silent' }));
+    const created = new Date('2026-01-01T00:00:00Z');
+    const claim = (workspaceId: number, waitMs: number, attempts = 1) =>
+      ({ id: 'i', workspace_id: workspaceId, attempts, created_at: created, started_at: new Date(created.getTime() + waitMs) }) as InvocationRow;
+    await metrics.claimed(claim(1, 20));
+    await metrics.claimed(claim(1, 3000));
+    await metrics.claimed(claim(2, 700));
+    // Its wait since queueing holds the first run and the backoff: not a wait in the queue.
+    await metrics.claimed(claim(2, 90_000, 2));
+    const text = await metrics.registry.metrics();
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_count{workspace="alpha"} 2');
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_sum{workspace="alpha"} 3.02');
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_bucket{le="0.05",workspace="alpha"} 1');
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_bucket{le="5",workspace="alpha"} 2');
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_count{workspace="beta"} 1');
+    expect(text).to.include('didyma_invocation_queue_wait_seconds_sum{workspace="beta"} 0.7');
+    expect(reads).to.deep.equal([1, 2]);
   });
 });

@@ -17,11 +17,13 @@ interface RunSeries {
 }
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+// A wait runs from milliseconds on an idle platform to an hour behind a full queue.
+const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 /**
- * What the executors observe per finished run: counts by status and type,
- * durations, and the latest duration per model. Fed by the executor's
- * `onFinished` hook; served on the executor's `/metrics`.
+ * What the executors observe per run: counts by status and type, durations,
+ * and the latest duration per model, fed by the executor's `onFinished` hook;
+ * queue waits, fed by its `onClaimed` hook. Served on the executor's `/metrics`.
  */
 export class InvocationMetrics {
   readonly registry = new Registry();
@@ -42,6 +44,13 @@ export class InvocationMetrics {
     name: metricNames.lastInvocationDuration,
     help: 'Duration of the latest finished run of each model, in seconds.',
     labelNames: ['workspace', 'model_code', 'model_version', 'success'] as const,
+    registers: [this.registry],
+  });
+  private readonly queueWait = new Histogram({
+    name: metricNames.queueWait,
+    help: 'Time from queueing an invocation to its first claim by an executor, in seconds.',
+    labelNames: ['workspace'] as const,
+    buckets: QUEUE_WAIT_BUCKETS,
     registers: [this.registry],
   });
   // Workspace names never change once created, so a name read once stays right.
@@ -68,6 +77,20 @@ export class InvocationMetrics {
       series.last.set(seconds);
     } catch (error) {
       this.logger.warn({ err: error, invocationId: row.id }, 'could not record invocation metrics');
+    }
+  }
+
+  /**
+   * Records how long a claimed invocation waited, on its first claim only: a
+   * retry's wait would count its earlier run and backoff too. Never rejects.
+   */
+  async claimed(row: InvocationRow): Promise<void> {
+    if (row.attempts !== 1 || !row.started_at) return;
+    try {
+      const seconds = Math.max(0, (new Date(row.started_at).getTime() - new Date(row.created_at).getTime()) / 1000);
+      this.queueWait.observe({ workspace: await this.workspaceName(row.workspace_id) }, seconds);
+    } catch (error) {
+      this.logger.warn({ err: error, invocationId: row.id }, 'could not record the queue wait');
     }
   }
 

@@ -16,6 +16,12 @@ export const metricNames = {
   deployments: `${METRIC_PREFIX}deployments`,
   /** Gauge, from the database: 1 per live model by workspace, model_code, model_version. */
   models: `${METRIC_PREFIX}models`,
+  /** Gauge, from the database: QUEUED invocations by workspace. */
+  queuedInvocations: `${METRIC_PREFIX}invocations_queued`,
+  /** Gauge, from the database: IN_PROGRESS invocations (model calls in flight) by workspace. */
+  inFlightInvocations: `${METRIC_PREFIX}invocations_in_flight`,
+  /** Histogram, from the executors: seconds from queueing to the first claim, by workspace. */
+  queueWait: `${METRIC_PREFIX}invocation_queue_wait_seconds`,
   /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
   databaseUp: `${METRIC_PREFIX}database_metrics_up`,
 } as const;

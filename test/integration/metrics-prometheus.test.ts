@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
 import { makeStaff, startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { demoDeployment, filesystemStorage, IRIS, modelPayload, OPEN_INFERENCE_PROXY, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { demoDeployment, filesystemStorage, IRIS, modelPayload, OPEN_INFERENCE_PROXY, queuedPredict, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { invocationState } from '../../features/invocations/state.js';
 import { requireEnv, serviceScript } from '../support/services.js';
 import { startExecutor } from '../../executor/start.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
@@ -220,6 +221,50 @@ describe('metrics against a real Prometheus', () => {
     const own = await metric('total_invocations', staffToken);
     expect(own.status).to.equal(200);
     expect(valueOf(own)).to.equal('');
+  });
+
+  it("counts each workspace's queue and calls in flight, and times its queue waits, for that workspace only", async () => {
+    const db = t.platform.db;
+    const irisA = `/api/model/iris-classifier/version/${a.version}`;
+    const session = await openSession(a, irisA);
+    const modelId = ((await db('models').where({ model_code: 'iris-classifier', version: a.version }).first('id')) as { id: number }).id;
+    const rows = Array.from({ length: 3 }, () => queuedPredict({ workspaceId: a.ws.id, sessionId: session, userId: a.user.id, modelId }));
+    const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
+    try {
+      // Out of the executor's reach while Prometheus reads them: one running under a long lease, two in a long backoff, none published.
+      await db('invocations').where('id', ids[0]).update({ status: 'IN_PROGRESS', started_at: db.fn.now(), attempts: 1, lease_expires_at: db.raw(`now() + interval '1 hour'`) });
+      await db('invocations').whereIn('id', ids.slice(1)).update({ published_at: db.fn.now(), available_at: db.raw(`now() + interval '1 hour'`) });
+      await scraped('queued_invocations', a.token, {}, '2');
+      await scraped('in_flight_invocations', a.token, {}, '1');
+      expect((await metric('queued_invocations', a.token)).body.data.result[0].metric).to.deep.equal({ workspace: a.ws.name });
+      // b has live models and nothing waiting: 0, not no data.
+      expect(valueOf(await metric('queued_invocations', b.token))).to.equal('0');
+      expect(valueOf(await metric('queued_invocations', staffToken, { workspace: a.ws.name }))).to.equal('2');
+      expect((await metric('in_flight_invocations', a.token, { workspace: b.ws.name })).status).to.equal(403);
+    } finally {
+      await db('invocations').whereIn('id', ids).delete();
+    }
+    await scraped('queued_invocations', a.token, {}, '0');
+
+    // A rate needs an increase Prometheus saw: the series exist since the first runs, so one more run makes one.
+    await (await predict(a, irisA, session))();
+    const waits = await eventually(
+      () => metric('queue_wait_seconds', a.token),
+      (reply) => reply.status === 200 && reply.body.data.result.length === 2 && reply.body.data.result.every((r: any) => Number.isFinite(Number(r.value[1]))),
+      'both quantiles of the queue wait',
+    );
+    expect(waits.body.data.result.map((r: any) => r.metric).sort((x: any, y: any) => x.quantile.localeCompare(y.quantile))).to.deep.equal([
+      { workspace: a.ws.name, quantile: '0.5' },
+      { workspace: a.ws.name, quantile: '0.99' },
+    ]);
+    const [median, p99] = ['0.5', '0.99'].map((q) => Number(waits.body.data.result.find((r: any) => r.metric.quantile === q).value[1]));
+    expect(median).to.be.within(0, p99!);
+    expect(p99).to.be.below(60);
+    expect((await metric('queue_wait_seconds', a.token, { workspace: b.ws.name })).status).to.equal(403);
+    for (const r of (await metric('queue_wait_seconds', staffToken, { workspace: b.ws.name })).body.data.result) expect(r.metric.workspace).to.equal(b.ws.name);
+    // The session counts the other tests expect stay as they were.
+    await t.public.patch(`${irisA}/session/${session}?state=CLOSED`, { token: a.token });
+    await scraped('active_sessions', a.token, {}, '3');
   });
 
   it('treats hostile label values as values: the query changes only in the matched value', async () => {

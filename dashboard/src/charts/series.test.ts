@@ -16,6 +16,18 @@ describe('dashboard chart series', () => {
     ]);
   });
 
+  it('names the lines of quantiles as percentiles', () => {
+    const series = seriesFromMatrix('queue_wait_seconds', {
+      resultType: 'matrix',
+      result: [
+        { metric: { workspace: 'acme', quantile: '0.5' }, values: [[100, '0.2']] },
+        { metric: { workspace: 'acme', quantile: '0.99' }, values: [[100, '1.5']] },
+        { metric: { workspace: 'acme', quantile: '0.999' }, values: [[100, 'NaN']] },
+      ],
+    });
+    expect(series.map((s) => s.label)).to.deep.equal(['p50', 'p99', 'p99.9']);
+  });
+
   it('has no lines for an instant answer', () => {
     expect(seriesFromMatrix('x', { resultType: 'vector', result: [{ metric: {}, value: [1, '1'] }] })).to.deep.equal([]);
   });

@@ -22,5 +22,11 @@ export function seriesFromMatrix(metricName: string, data: QueryData): Series[] 
 
 function labelOf(metricName: string, labels: Record<string, string>): string {
   const shown = Object.entries(labels).filter(([name]) => name !== 'workspace' && name !== '__name__');
-  return shown.length ? shown.map(([name, value]) => `${name}=${value}`).join(', ') : metricName;
+  return shown.length ? shown.map(([name, value]) => (name === 'quantile' ? percentile(value) : `${name}=${value}`)).join(', ') : metricName;
+}
+
+/** `quantile="0.99"` as people read it on a chart: p99. */
+function percentile(quantile: string): string {
+  const percent = Number(quantile) * 100;
+  return Number.isFinite(percent) ? `p${Number(percent.toFixed(1))}` : `quantile=${quantile}`;
 }
