@@ -50,15 +50,17 @@ describe('fair share: no workspace can hold the executors from another', functio
 
   it('runs a workspace’s higher priority first, whatever it queued before', async () => {
     const tenant = await tenantOf(100);
-    const low = await tenant.invoke(60, { priority: 2 });
+    const low = await tenant.invoke(100, { priority: 2 });
     const [urgent] = await tenant.invoke(1, { priority: 9 });
-    await until(async () => (await tenant.statuses()).COMPLETED === 61, 'all the predictions', 60_000);
+    await until(async () => (await tenant.statuses()).COMPLETED === 101, 'all the predictions', 60_000);
     const rows = await t.platform.db('invocations').whereIn('id', [...low, urgent!]).select('id', 'created_at', 'started_at');
     const urgentRow = rows.find((row) => row.id === urgent)!;
-    // Those claimed after the urgent one was queued: none of them went before it (one claim may take several at once).
+    // Those claimed after the urgent one was queued went after it, but for the claims already under way when it
+    // was committed: at most the executor's prefetch (twice its concurrency of 2).
     const claimedLater = rows.filter((row) => row.id !== urgent && row.started_at > urgentRow.created_at);
-    expect(claimedLater.length, 'low-priority predictions still queued when the urgent one came').to.be.greaterThan(5);
-    for (const row of claimedLater) expect(row.started_at.getTime()).to.be.at.least(urgentRow.started_at.getTime());
+    const ahead = claimedLater.filter((row) => row.started_at < urgentRow.started_at);
+    expect(claimedLater.length, 'low-priority predictions still queued when the urgent one came').to.be.greaterThan(10);
+    expect(ahead.length, 'low-priority predictions claimed before the urgent one').to.be.at.most(4);
   });
 
   it('shares the executors between flooding workspaces in proportion to their weights', async () => {
