@@ -1,14 +1,11 @@
 import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../kernel/config/config.js';
 import { fence, kubeConnection, type KubeConnection } from '../infra/kube/connection.js';
 import { isNotFound } from '../infra/kube/errors.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
-import { HttpClient } from '../infra/net/http-client.js';
-import { egressPolicy } from '../platform/egress.js';
-import { StorageClasses } from '../infra/storage/classes.js';
+import { outboundClients } from '../platform/outbound.js';
 import { processRegistry } from '../features/metrics/process-registry.js';
 import { Controller } from './controller.js';
 import { ControllerGroup } from './controller-group.js';
@@ -33,20 +30,7 @@ export interface RunningOperator {
  * the database nor the signing and encryption keys.
  */
 function handlers(config: Config, logger: Logger): KindHandler[] {
-  const policy = egressPolicy(config);
-  const http = new HttpClient({
-    policy,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
-    timeoutMs: config.upstreamTimeoutMs,
-    maxResponseBytes: config.upstreamMaxResponseBytes,
-    logger,
-  });
-  const storageClasses = new StorageClasses({
-    filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
-    lookupFor: (port) => policy.lookupFor(port),
-    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
-  });
+  const { policy, http, storageClasses } = outboundClients(config, logger);
   return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
 }
 

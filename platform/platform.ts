@@ -21,10 +21,8 @@ import { usersStore } from '../features/identity/users.store.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { refreshStore } from '../features/identity/refresh.store.js';
 import { apiTokensStore } from '../features/identity/api-tokens.store.js';
-import { egressPolicy } from './egress.js';
-import { HttpClient } from '../infra/net/http-client.js';
+import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
-import { StorageClasses } from '../infra/storage/classes.js';
 import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
 import { UploadsService } from '../features/files/uploads.service.js';
 import { DeploymentConnectors } from '../features/deployments/connectors.js';
@@ -109,22 +107,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
-  const policy = egressPolicy(config);
-  const http = new HttpClient({
-    policy,
-    connectTimeoutMs: config.upstreamConnectTimeoutMs,
-    headersTimeoutMs: config.upstreamHeadersTimeoutMs,
-    timeoutMs: config.upstreamTimeoutMs,
-    maxResponseBytes: config.upstreamMaxResponseBytes,
-    logger,
-  });
+  const { policy, http, storageClasses } = outboundClients(config, logger);
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
-  const storageClasses = new StorageClasses({
-    filesystemRoot: config.filesystemStorage || config.devMode ? path.resolve(config.dataDir, 'files') : undefined,
-    lookupFor: (port) => policy.lookupFor(port),
-    deadlines: { connectMs: config.upstreamConnectTimeoutMs, headersMs: config.storageHeadersTimeoutMs, totalMs: config.storageTimeoutMs },
-  });
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
   const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
