@@ -143,9 +143,9 @@ select ${invocationColumns('(null::invocations)')}, f.max_queued from full_works
  * The fair claim: up to `?` QUEUED invocations, in the order that shares the
  * calls in flight between the workspaces with queued work in proportion to
  * their weights. A workspace's k-th next invocation has the share
- * (its calls in flight + k) / its weight; the lowest shares go first, the
- * oldest first among equals. Within a workspace: higher priority first, then
- * the oldest. A workspace at `max_in_flight`, and a deployment at
+ * (its calls in flight + k) / its weight; the lowest shares go first, and
+ * among equals the workspace served least recently (`last_claimed_at`), then
+ * the oldest. Within a workspace: higher priority first, then the oldest. A workspace at `max_in_flight`, and a deployment at
  * `max_concurrent_calls`, get nothing more. The caller holds CLAIM_LOCK, so
  * another claim cannot race the counts. The last row says whether queued
  * work is left that this claim did not take, claimable now or not (`waiting`).
@@ -167,26 +167,28 @@ deployment_running as (select deployment_id, count(*)::integer as n from running
 full_deployments as (
   select d.id from deployments d join deployment_running r on r.deployment_id = d.id where r.n >= d.max_concurrent_calls
 ),
+blocked_models as (select m.id from models m where m.deployment_id in (select id from full_deployments)),
 candidates as (
-  select c.*, w.share_weight, w.max_in_flight, coalesce(r.n, 0) as running,
+  select c.*, m.deployment_id, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running,
          row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
     from queued_workspaces q
     join workspaces w on w.id = q.workspace_id
     left join workspace_running r on r.workspace_id = q.workspace_id
     cross join lateral (
-      select i.id, i.workspace_id, i.priority, i.created_at, i."order", m.deployment_id
-        from invocations i join models m on m.id = i.model_id
+      select i.id, i.workspace_id, i.priority, i.created_at, i."order", i.model_id
+        from invocations i
        where ${fromStatuses('claim', 'i')} and i.workspace_id = q.workspace_id
          and (i.available_at is null or i.available_at <= now())
-         and m.deployment_id not in (select id from full_deployments)
+         and i.model_id not in (select id from blocked_models)
        order by i.priority desc, i.created_at, i."order"
        limit ?
     ) c
+    join models m on m.id = c.model_id
    where w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight
 ),
 shares as (
   select c.*, (c.running + c.rank)::float8 / c.share_weight as share,
-         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.created_at) as deployment_rank
+         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.last_claimed_at nulls first, c.created_at) as deployment_rank
     from candidates c
    where c.max_in_flight is null or c.running + c.rank <= c.max_in_flight
 ),
@@ -195,7 +197,7 @@ chosen as (
     join deployments d on d.id = s.deployment_id
     left join deployment_running r on r.deployment_id = s.deployment_id
    where d.max_concurrent_calls is null or coalesce(r.n, 0) + s.deployment_rank <= d.max_concurrent_calls
-   order by s.share, s.created_at
+   order by s.share, s.last_claimed_at nulls first, s.created_at
    limit ?
 ),
 claimed as (
@@ -203,7 +205,8 @@ claimed as (
      set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
    where i.id in (select id from chosen) and ${fromStatuses('claim', 'i')}
   returning ${invocationColumns('i')}
-)
+),
+turns as (update workspaces set last_claimed_at = now() where id in (select workspace_id from claimed))
 select claimed.*, null::boolean as waiting from claimed
 union all
 select ${invocationColumns('(null::invocations)')},

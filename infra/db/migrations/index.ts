@@ -10,6 +10,7 @@ import * as listKeysets from './0008_list_keysets.js';
 import * as listCounts from './0009_list_counts.js';
 import * as datasets from './0010_datasets.js';
 import * as fairShare from './0011_fair_share.js';
+import * as workspaceTurns from './0012_workspace_turns.js';
 
 interface Migration {
   name: string;
@@ -33,6 +34,7 @@ const migrations: Migration[] = [
   { name: '0009_list_counts', ...listCounts },
   { name: '0010_datasets', ...datasets },
   { name: '0011_fair_share', ...fairShare },
+  { name: '0012_workspace_turns', ...workspaceTurns },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
