@@ -185,7 +185,7 @@ export function renderTable(r: BenchReport): string {
     `direct call to the model server (${model}), same input, ${n0(e.rate)}/s, before the first round and after each: ${r.directRuns.map(lat).join(', ')}`,
     n0(mean(r.directRuns.map((run) => run.rps))) + failures(totals(r.directRuns)),
     '',
-    `${overText(e.over)}: ${roundsText(e.pairs)}`,
+    `${overText(e.over)}${floorUnitsText(inFloorUnits(e.over, f))}: ${roundsText(e.pairs)}`,
     '',
   ]);
   push(
@@ -217,6 +217,15 @@ export function renderTable(r: BenchReport): string {
   );
   return lines.join('\n');
 }
+
+/** An overhead in the same run's floors: PostgreSQL round trips and broker hops (publish → delivery), p50 over p50 and p99 over p99. */
+export function inFloorUnits(over: Percentiles, floors: BenchReport['floors']): { postgres: Percentiles; broker: Percentiles } {
+  const units = (floor: Percentiles) => ({ p50: over.p50 / floor.p50, p99: over.p99 / floor.p99 });
+  return { postgres: units(floors.postgres), broker: units(floors.broker.delivery) };
+}
+
+export const floorUnitsText = (u: ReturnType<typeof inFloorUnits>) =>
+  ` (${n1(u.postgres.p50)} / ${n1(u.postgres.p99)} PostgreSQL round trips, ${n1(u.broker.p50)} / ${n1(u.broker.p99)} broker hops: (0)'s p50 / p99)`;
 
 /** (4)'s targets: the rounds' median differences from the direct calls, p50 within 10 ms and p99 within 50. */
 export const endToEndMet = (over: Percentiles) => over.p50 <= 10 && over.p99 <= 50;
