@@ -283,6 +283,8 @@ async function main() {
       }
       const targetsOf = async (of: typeof quietTenant, n: number): Promise<Target[]> =>
         (await of.sessions(n)).map((sessionId) => ({ sessionId, path: `${of.base}/session/${sessionId}/invocation`, headers: of.headers }));
+      // Its own input: the fixed-latency server's schema, not the main model server's.
+      const fairBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: fairModel.body } });
       const baseline = await hello('(7)');
       fairness = await measureFairness(
         {
@@ -294,9 +296,9 @@ async function main() {
           },
           quietTargets: () => targetsOf(quietTenant, FAIR_QUIET_SESSIONS),
           flood: (targets, amount) =>
-            load({ url: url(ports.public), method: 'POST', body: invokeBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
+            load({ url: url(ports.public), method: 'POST', body: fairBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
           quiet: (targets, seconds) =>
-            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: invokeBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: FAIR_QUIET_RATE }),
+            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: FAIR_QUIET_RATE }),
           waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
           waits: (sessionIds) => queueWaits(db, sessionIds),
           drain: (flood, others) => drainOf(db, flood, others),
