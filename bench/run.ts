@@ -12,7 +12,9 @@
 // BENCH_SESSIONS (32), BENCH_LOG_LEVEL (info), BENCH_DATABASE (socket when
 // TEST_DATABASE_SOCKET_URL is set, else tcp): how the platform reaches PostgreSQL,
 // BENCH_PLACEMENT (split: the model server on the last CPU and the executor on
-// the others, as separate pods would be; shared: wherever the scheduler puts them).
+// the others, as separate pods would be; shared: wherever the scheduler puts them),
+// BENCH_FAIR_SIZES (1,10,100: flooding workspaces of each fairness row, empty to skip it),
+// BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +26,7 @@ import { cpuSince, withCpu } from './lib/cpu.js';
 import { renderTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
-import { setUpTenant } from './lib/tenant.js';
+import { setUpTenant, type Tenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement, prioritize } from './lib/placement.js';
 import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
@@ -33,6 +35,8 @@ import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
+import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
+import { ANY_VERSION } from '../demo/model-server/service.js';
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const DURATION = Number(env('BENCH_DURATION_SEC', '10'));
@@ -58,6 +62,10 @@ const MAX_RUN_SEC = 4;
 const LATENCY_ROUNDS = 3;
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
+const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
+const FAIR_INVOCATIONS = Number(env('BENCH_FAIR_INVOCATIONS', '10000'));
+const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
+const FAIR_QUIET_SESSIONS = 4;
 
 function required(name: string): string {
   const value = process.env[name];
@@ -106,6 +114,9 @@ async function main() {
     DIDYMA_EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY),
     // The drain pauses the executor (SIGSTOP) between its segments: a lease must outlast a pause.
     DIDYMA_EXECUTOR_LEASE_SECONDS: '60',
+    // (7) signs the staff user in to a hundred and one workspaces in a few seconds.
+    DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '1000',
+    DIDYMA_LOGIN_LIMIT_PER_CLIENT: '1000',
   };
   const children: Child[] = [];
   const start = async (name: string, nodeArgs: string[], readyUrl: string) => {
@@ -116,6 +127,7 @@ async function main() {
   };
   const url = (port: number) => `http://127.0.0.1:${port}`;
   let model: BenchModelServer | undefined;
+  let fairModelServer: BenchModelServer | undefined;
 
   try {
     // Migrations, the staff user and workspace `default`, the keys under the data folder.
@@ -244,6 +256,57 @@ async function main() {
 
     // (6) peak RSS of every process, read before they stop.
     const rss = { ...modelServer.peakRss(), ...Object.fromEntries(children.map((child) => [child.name, child.peakRss()])) };
+
+    // (7) fairness, after (6) so that its workspaces do not count in the peaks.
+    let fairness: FairnessReport | undefined;
+    if (FAIR_SIZES.length) {
+      const fairModel = await startModelServer('demo', { port: await freePort(), delayMs: MODEL_DELAY_MS, version: ANY_VERSION, env: common, logFile: logFile('fair-model-server') });
+      fairModelServer = fairModel;
+      pin(fairModel.pid, PLACEMENT.modelCpus);
+      console.log('bench: (7) fairness: setting up workspaces');
+      const urls = { auth: url(ports.auth), private: url(ports.private), public: url(ports.public) };
+      const admin = { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD };
+      const adminId = ((await db('users').where({ email: admin.email }).first('id')) as { id: number }).id;
+      const workspaceTenant = async (name: string) => {
+        const created = await fetch(`${urls.auth}/api/auth/workspace`, { method: 'POST', headers, body: JSON.stringify({ name }) });
+        if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${await created.text()}`);
+        const { id } = (await created.json()) as { id: number };
+        // Bench setup: the staff user joins the workspace to sign in to it.
+        await db('memberships').insert({ user_id: adminId, workspace_id: id, role: 'supervisor' });
+        return setUpTenant(urls, admin, fairModel, {}, { workspace: name, version: name, deploymentKey: name });
+      };
+      const quietTenant = await workspaceTenant('fair-quiet');
+      const floodTenants: Tenant[] = [];
+      for (let i = 0; i < Math.max(...FAIR_SIZES); i += 10) {
+        const names = Array.from({ length: Math.min(10, Math.max(...FAIR_SIZES) - i) }, (_, j) => `fair-${i + j + 1}`);
+        floodTenants.push(...(await Promise.all(names.map(workspaceTenant))));
+      }
+      const targetsOf = async (of: typeof quietTenant, n: number): Promise<Target[]> =>
+        (await of.sessions(n)).map((sessionId) => ({ sessionId, path: `${of.base}/session/${sessionId}/invocation`, headers: of.headers }));
+      // Its own input: the fixed-latency server's schema, not the main model server's.
+      const fairBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: fairModel.body } });
+      const baseline = await hello('(7)');
+      fairness = await measureFairness(
+        {
+          pause: () => process.kill(executorPid, 'SIGSTOP'),
+          resume: () => process.kill(executorPid, 'SIGCONT'),
+          floodTargets: async (n) => {
+            const perWorkspace = Math.max(1, Math.ceil(SESSIONS / n));
+            return (await Promise.all(floodTenants.slice(0, n).map((of) => targetsOf(of, perWorkspace)))).flat();
+          },
+          quietTargets: () => targetsOf(quietTenant, FAIR_QUIET_SESSIONS),
+          flood: (targets, amount) =>
+            load({ url: url(ports.public), method: 'POST', body: fairBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
+          quiet: (targets, seconds) =>
+            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: FAIR_QUIET_RATE }),
+          waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
+          waits: (sessionIds) => queueWaits(db, sessionIds),
+          drain: (flood, others) => drainOf(db, flood, others),
+          log: (message) => console.log(`bench: (7) ${message}`),
+        },
+        { sizes: FAIR_SIZES, invocations: FAIR_INVOCATIONS, quietRate: FAIR_QUIET_RATE, modelMs: MODEL_DELAY_MS, modelLabel: fairModel.label, baseline },
+      );
+    }
     const loadAfter = os.loadavg();
 
     const report: BenchReport = {
@@ -296,6 +359,7 @@ async function main() {
       modelMaxRuns: paired.maxima.map((run) => run.rps),
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
+      ...(fairness ? { fairness } : {}),
     };
     const table = renderTable(report);
     console.log(`\n${table}\n`);
@@ -305,7 +369,7 @@ async function main() {
     fs.writeFileSync(file, `${JSON.stringify({ ...report, table }, null, 2)}\n`);
     console.log(`bench: written to ${path.relative(process.cwd(), file)}`);
   } finally {
-    await Promise.allSettled([...children.map((child) => child.stop()), model?.close()]);
+    await Promise.allSettled([...children.map((child) => child.stop()), model?.close(), fairModelServer?.close()]);
     await db.destroy();
     await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
     await admin.destroy();

@@ -20,6 +20,10 @@ export interface LoadOptions {
   body?: string;
   /** Paths taken in turn, one per request (many sessions, many invocations). */
   paths?: string[];
+  /** Paths with headers of their own, taken in turn (many workspaces, each with its token); at saturation only. */
+  requests?: Array<{ path: string; headers: Record<string, string> }>;
+  /** Requests in all, instead of `durationSec` (a fixed backlog); at saturation only. */
+  amount?: number;
   connections: number;
   durationSec: number;
   /** Requests per second over all connections; absent: as fast as the server answers. */
@@ -37,7 +41,8 @@ export interface LoadOptions {
 export async function load(options: LoadOptions): Promise<LoadResult> {
   if (options.overallRate) return paced({ ...options, overallRate: options.overallRate });
   let next = 0;
-  const paths = options.paths;
+  const own = options.requests;
+  const paths = options.paths ?? own?.map((request) => request.path);
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
@@ -45,13 +50,16 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     body: options.body,
     connections: options.connections,
     duration: options.durationSec,
+    ...(options.amount ? { amount: options.amount } : {}),
     overallRate: options.overallRate,
     timeout: options.timeoutSec ?? 10,
     requests: paths?.length
       ? [
           {
             setupRequest: (request) => {
-              request.path = paths[next++ % paths.length]!;
+              const i = next++ % paths.length;
+              request.path = paths[i]!;
+              if (own) request.headers = { ...request.headers, ...own[i]!.headers };
               return request;
             },
           },

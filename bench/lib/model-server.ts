@@ -40,7 +40,7 @@ const FEATURES = ['sepal_length', 'sepal_width', 'petal_length', 'petal_width'];
 /** Starts the model server and checks that one direct inference answers 200. */
 export async function startModelServer(
   kind: ModelServerKind,
-  options: { pythonVenv?: string; port: number; delayMs: number; env: Record<string, string>; logFile: string },
+  options: { pythonVenv?: string; port: number; delayMs: number; version?: string; env: Record<string, string>; logFile: string },
 ): Promise<BenchModelServer> {
   const server = kind === 'mlserver' ? await mlserver(options.pythonVenv) : await demo(options);
   try {
@@ -83,9 +83,9 @@ async function mlserver(venv: string | undefined): Promise<BenchModelServer> {
   }
 }
 
-async function demo(options: { port: number; delayMs: number; env: Record<string, string>; logFile: string }): Promise<BenchModelServer> {
+async function demo(options: { port: number; delayMs: number; version?: string; env: Record<string, string>; logFile: string }): Promise<BenchModelServer> {
   const url = `http://127.0.0.1:${options.port}`;
-  const child: Child = startNode('model-server', script('bench/model-server.ts', [String(options.port), String(options.delayMs)]), options.env, options.logFile);
+  const child: Child = startNode('model-server', script('bench/model-server.ts', [String(options.port), String(options.delayMs), ...(options.version ? [options.version] : [])]), options.env, options.logFile);
   try {
     await waitReady(child, `${url}/v2/health/ready`);
   } catch (error) {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, endToEndMet, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
+import { drainCpu, endToEndMet, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -96,5 +96,14 @@ describe('bench report: verdicts in a disturbed phase', () => {
     expect(judged(true, 0.001)).to.equal('met');
     expect(judged(true, NaN)).to.equal('met'); // unreadable (not Linux)
     expect(judged(true, undefined)).to.equal('met'); // a run from before steal was measured
+  });
+});
+
+describe('bench report: an overhead in floor units', () => {
+  it('divides p50 by the floor’s p50 and p99 by its p99', () => {
+    const floors = { postgres: { rps: 39_000, p50: 0.5, p99: 2.5 }, broker: { confirm: { p50: 0.3, p99: 1 }, delivery: { p50: 0.25, p99: 1.25 } } };
+    const units = inFloorUnits({ p50: 5, p99: 25 }, floors);
+    expect(units).to.deep.equal({ postgres: { p50: 10, p99: 10 }, broker: { p50: 20, p99: 20 } });
+    expect(floorUnitsText(units)).to.equal(" (10.0 / 10.0 PostgreSQL round trips, 20.0 / 20.0 broker hops: (0)'s p50 / p99)");
   });
 });

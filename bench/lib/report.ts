@@ -5,6 +5,7 @@ import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
+import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -88,6 +89,8 @@ export interface BenchReport {
   modelMaxRuns: number[];
   rssBytes: Record<string, number>;
   publicMemoryAfterPost?: Record<string, number>;
+  /** (7) workspaces flooding while a quiet one sends (bench/lib/fairness.ts); absent in runs from before it. */
+  fairness?: FairnessReport;
 }
 
 const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
@@ -185,7 +188,7 @@ export function renderTable(r: BenchReport): string {
     `direct call to the model server (${model}), same input, ${n0(e.rate)}/s, before the first round and after each: ${r.directRuns.map(lat).join(', ')}`,
     n0(mean(r.directRuns.map((run) => run.rps))) + failures(totals(r.directRuns)),
     '',
-    `${overText(e.over)}: ${roundsText(e.pairs)}`,
+    `${overText(e.over)}${floorUnitsText(inFloorUnits(e.over, f))}: ${roundsText(e.pairs)}`,
     '',
   ]);
   push(
@@ -207,6 +210,7 @@ export function renderTable(r: BenchReport): string {
     const api = API_PROCESSES.includes(name);
     push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
   }
+  if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
   const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
   const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
@@ -216,6 +220,39 @@ export function renderTable(r: BenchReport): string {
       `model server: ${model}; ${r.settings.connections} connections, ${r.settings.durationSec} s per figure, ${r.settings.sessions} sessions, log level ${r.settings.logLevel};${placementText(r.settings.placement)} PostgreSQL over ${r.settings.databaseTransport === 'socket' ? 'its Unix socket' : 'loopback TCP'}; API servers run with \`${r.settings.serverNodeOptions || 'no node options'}\`.`,
   );
   return lines.join('\n');
+}
+
+/** An overhead in the same run's floors: PostgreSQL round trips and broker hops (publish → delivery), p50 over p50 and p99 over p99. */
+export function inFloorUnits(over: Percentiles, floors: BenchReport['floors']): { postgres: Percentiles; broker: Percentiles } {
+  const units = (floor: Percentiles) => ({ p50: over.p50 / floor.p50, p99: over.p99 / floor.p99 });
+  return { postgres: units(floors.postgres), broker: units(floors.broker.delivery) };
+}
+
+export const floorUnitsText = (u: ReturnType<typeof inFloorUnits>) =>
+  ` (${n1(u.postgres.p50)} / ${n1(u.postgres.p99)} PostgreSQL round trips, ${n1(u.broker.p50)} / ${n1(u.broker.p99)} broker hops: (0)'s p50 / p99)`;
+
+/** (7)'s rows: the single queue and the quiet workspace alone, then per flood its POSTs, its drain and the quiet workspace's waits. */
+export function fairnessRows(r: FairnessReport): string[][] {
+  const rows: string[][] = [];
+  const single = r.single.drain;
+  const quietText = `${n0(r.quietRate)}/s for ${n0(r.quietSec)} s`;
+  rows.push(['7', `fairness, single queue: one workspace drains ${n0(r.invocations)} queued (${r.modelLabel}), nobody else sending; ${n0(single.completed)} COMPLETED in ${n1(single.seconds)} s`, n0(single.rps) + errored(single), '', '', '']);
+  rows.push(['7', `fairness, the quiet workspace alone: ${quietText}, queue wait (claimed − created) of ${n0(r.idle.count)} invocations`, n0(r.idle.load.rps) + failures(r.idle.load), lat(r.idle), '', '']);
+  for (const flood of r.floods) {
+    const v = floodVerdicts(r, flood);
+    const who = `${n0(flood.workspaces)} workspace${flood.workspaces === 1 ? '' : 's'} flooding`;
+    rows.push(['7', `${who}: POST of ${n0(r.invocations)} at saturation, the executor paused`, n0(flood.post.rps) + failures(flood.post), lat(flood.post), `≥ ${pct(POST_SHARE)} of (1) just before (7): ${pct(v.postRatio)}`, verdict(v.post)]);
+    rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of the single queue: ${pct(v.drainRatio)}`, verdict(v.drain)]);
+    rows.push([
+      '7',
+      `${who}: the quiet workspace's queue wait, ${quietText} (${n0(flood.quiet.count)} invocations)`,
+      n0(flood.quiet.load.rps) + failures(flood.quiet.load),
+      lat(flood.quiet),
+      `p99 ≤ alone + one model call + ${QUIET_SLACK_MS} ms = ${n1(quietBoundMs(r))} ms`,
+      verdict(v.quiet),
+    ]);
+  }
+  return rows;
 }
 
 /** (4)'s targets: the rounds' median differences from the direct calls, p50 within 10 ms and p99 within 50. */

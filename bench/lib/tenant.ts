@@ -15,17 +15,25 @@ export interface Tenant {
   sessions(n: number): Promise<string[]>;
 }
 
+/** Where the tenant lives: its workspace, and the model version and deployment key, unique across workspaces. */
+export interface TenantPlace {
+  workspace: string;
+  version: string;
+  deploymentKey: string;
+}
+
 /** `modelFields` are added to the platform model's registration (need_context, say). */
 export async function setUpTenant(
   urls: { auth: string; private: string; public: string },
   admin: { email: string; password: string },
   model: BenchModelServer,
   modelFields: Record<string, unknown> = {},
+  place: TenantPlace = { workspace: 'default', version: MODEL.version, deploymentKey: 'bench' },
 ): Promise<Tenant> {
   const auth = new Client(urls.auth);
   const priv = new Client(urls.private);
   const pub = new Client(urls.public);
-  const token = (await expectOk(auth.post('/api/auth/token/obtain', { json: { ...admin, workspace: 'default' } }))).body.access as string;
+  const token = (await expectOk(auth.post('/api/auth/token/obtain', { json: { ...admin, workspace: place.workspace } }))).body.access as string;
   await expectOk(priv.post('/api/storage', { token, json: { storage_key: 'bench', storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'bench' } } }));
   const ticket = await expectOk(priv.post('/api/storage/bench/files/request_upload', { token, json: { file_name: 'card.md', content_type: 'text/markdown' } }));
   const form = new FormData();
@@ -35,7 +43,7 @@ export async function setUpTenant(
     priv.post('/api/deployment', {
       token,
       json: {
-        deployment_key: 'bench',
+        deployment_key: place.deploymentKey,
         registry_connector_class: 'didyma.registry.OpenInferenceRegistryConnector',
         registry_connector_init: { model_registry_url: model.url },
         server_proxy_class: 'didyma.proxy.OpenInferenceServerProxy',
@@ -48,7 +56,7 @@ export async function setUpTenant(
       token,
       json: {
         model_code: MODEL.name,
-        version: MODEL.version,
+        version: place.version,
         name: 'Iris',
         description: `Iris species (${model.label})`,
         input_schema: model.inputSchema,
@@ -58,7 +66,7 @@ export async function setUpTenant(
       },
     }),
   );
-  const base = `/api/model/${MODEL.name}/version/${MODEL.version}`;
+  const base = `/api/model/${MODEL.name}/version/${place.version}`;
   return {
     token,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -14,7 +14,7 @@ export interface DemoModelServerOptions {
   logger?: Logger;
   /** Largest request body. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Serve every model under this version instead of "1". */
+  /** Serve every model under this version instead of "1"; `*`: under whichever version a request names. */
   version?: string;
   /** Each inference takes at least this long (tests of work in flight). */
   inferenceDelayMs?: number;

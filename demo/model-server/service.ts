@@ -2,6 +2,8 @@ import { demoModels } from './models.js';
 import type { DemoModel, InferenceRequestBody } from './demo-model.js';
 
 export const SERVER_NAME = 'didyma-demo-model-server';
+/** The `version` under which the demo models answer to any version. */
+export const ANY_VERSION = '*';
 
 /** Answered 404 with the message. */
 export class NotServedHere extends Error {}
@@ -13,10 +15,15 @@ export type DemoStats = Record<string, number>;
 export class DemoModelService {
   private readonly models: readonly DemoModel[];
   private readonly calls = new Map<string, number>();
+  private readonly anyVersion: boolean;
 
-  /** `version` serves every demo model under that version instead of "1" (tests need fresh model versions). */
+  /**
+   * `version` serves every demo model under that version instead of "1" (tests need fresh model versions);
+   * `*` serves them under whichever version is asked for (pairs are unique across workspaces, so many workspaces' models share one server).
+   */
   constructor(version?: string) {
-    this.models = version ? demoModels().map((model) => ({ ...model, version })) : demoModels();
+    this.anyVersion = version === ANY_VERSION;
+    this.models = version && !this.anyVersion ? demoModels().map((model) => ({ ...model, version })) : demoModels();
   }
 
   serverMetadata() {
@@ -55,6 +62,10 @@ export class DemoModelService {
 
   /** Without a version: the model's only version, as the protocol allows. */
   private find(name: string, version: string | undefined): DemoModel {
+    if (this.anyVersion && version !== undefined) {
+      const named = this.models.find((m) => m.name === name);
+      if (named) return { ...named, version };
+    }
     const model = this.models.find((m) => m.name === name && (version === undefined || m.version === version));
     if (!model) throw new NotServedHere(`model ${name}${version === undefined ? '' : ` version ${version}`} is not served here`);
     return model;
