@@ -21,8 +21,4 @@ export class Wakeup {
     this.timer = undefined;
     for (const resolve of this.waiters.splice(0)) resolve();
   }
-
-  get waiting(): number {
-    return this.waiters.length;
-  }
 }
