@@ -83,7 +83,7 @@ describe('invocations: statements that run often, or once per row, never read th
   }
 
   it("the executor's fair claim walks the queued and running rows through indexes on its generic plan", async () => {
-    const scans = await genericPlanScans(CLAIM_SQL, [16, 16, TRANSITIONS.claim.to, 60000]);
+    const scans = await genericPlanScans(CLAIM_SQL, [16, 16, 16, TRANSITIONS.claim.to, 60000]);
     expect(scans).to.not.include('Seq Scan');
     expect(scans).to.have.length.greaterThan(3);
   });

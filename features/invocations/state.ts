@@ -139,17 +139,28 @@ select appended.*, null::integer as max_queued from appended
 union all
 select ${invocationColumns('(null::invocations)')}, f.max_queued from full_workspaces f`;
 
+/** A row of `alias` the claim may take now: QUEUED, past its backoff, its deployment not full (CLAIM_SQL's `blocked_models`). */
+const CLAIMABLE = (alias: string) =>
+  `${fromStatuses('claim', alias)} and (${alias}.available_at is null or ${alias}.available_at <= now()) and ${alias}.model_id not in (select id from blocked_models)`;
+
 /**
  * The fair claim: up to `?` QUEUED invocations, in the order that shares the
  * calls in flight between the workspaces with queued work in proportion to
  * their weights. A workspace's k-th next invocation has the share
  * (its calls in flight + k) / its weight; the lowest shares go first, and
  * among equals the workspace served least recently (`last_claimed_at`), then
- * the oldest. Within a workspace: higher priority first, then the oldest. A workspace at `max_in_flight`, and a deployment at
- * `max_concurrent_calls`, get nothing more. The caller holds CLAIM_LOCK, so
+ * the oldest. Within a workspace: higher priority first, then the oldest.
+ * A workspace at `max_in_flight`, and a deployment at `max_concurrent_calls`,
+ * get nothing more. The caller holds CLAIM_LOCK, so
  * another claim cannot race the counts. The last row says whether queued
  * work is left that this claim did not take, claimable now or not (`waiting`).
- * Bindings: the limit (twice), the claim's status, the lease in milliseconds.
+ *
+ * Only the rows that can be chosen are read: with at least `limit` workspaces
+ * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
+ * of their next invocations (`threshold`), so a workspace's k-th next counts
+ * only while (its calls in flight + k) / its weight stays within it; one row
+ * each when the calls in flight are even, not `limit`.
+ * Bindings: the limit (three times), the claim's status, the lease in milliseconds.
  */
 export const CLAIM_SQL = `
 with recursive queued_workspaces(workspace_id) as (
@@ -168,23 +179,29 @@ full_deployments as (
   select d.id from deployments d join deployment_running r on r.deployment_id = d.id where r.n >= d.max_concurrent_calls
 ),
 blocked_models as (select m.id from models m where m.deployment_id in (select id from full_deployments)),
-candidates as (
-  select c.*, m.deployment_id, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running,
-         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
+open_workspaces as (
+  select q.workspace_id, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running
     from queued_workspaces q
     join workspaces w on w.id = q.workspace_id
     left join workspace_running r on r.workspace_id = q.workspace_id
+   where (w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight)
+     and exists (select 1 from invocations i where ${CLAIMABLE('i')} and i.workspace_id = q.workspace_id)
+),
+threshold as (
+  select (running + 1)::float8 / share_weight as share from open_workspaces order by 1 offset ?::integer - 1 limit 1
+),
+candidates as (
+  select c.*, m.deployment_id, o.share_weight, o.max_in_flight, o.last_claimed_at, o.running,
+         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
+    from open_workspaces o
     cross join lateral (
       select i.id, i.workspace_id, i.priority, i.created_at, i."order", i.model_id
         from invocations i
-       where ${fromStatuses('claim', 'i')} and i.workspace_id = q.workspace_id
-         and (i.available_at is null or i.available_at <= now())
-         and i.model_id not in (select id from blocked_models)
+       where ${CLAIMABLE('i')} and i.workspace_id = o.workspace_id
        order by i.priority desc, i.created_at, i."order"
-       limit ?
+       limit least(?::integer, greatest(1, coalesce(floor((select share from threshold) * o.share_weight - o.running + 1e-9)::integer, 2147483647)))
     ) c
     join models m on m.id = c.model_id
-   where w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight
 ),
 shares as (
   select c.*, (c.running + c.rank)::float8 / c.share_weight as share,
@@ -251,7 +268,7 @@ async function claimNext(db: Db, limit: number, leaseMs: number): Promise<Claime
     // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
     // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
     await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, TRANSITIONS.claim.to, leaseMs]);
+    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
   return { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) };

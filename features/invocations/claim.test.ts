@@ -1,0 +1,55 @@
+import { expect } from 'chai';
+import { makeWorkspace, unique } from '../../test/support/platform.js';
+import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { invocationState } from './state.js';
+
+const LEASE_MS = 60_000;
+
+describe('the fair claim with more workspaces queued than rows claimed', () => {
+  let iris: IrisSession;
+  before(async () => {
+    iris = await startIrisSession(unique('v'));
+    // Only the claims under test move rows: nothing is published, nothing expires.
+    await iris.t.platform.sweeper.stop();
+    await iris.t.platform.relay.stop();
+  });
+  after(async () => {
+    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
+    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
+    await iris?.close();
+  });
+
+  /** `count` QUEUED predictions of a new workspace, of which the first `running` are in flight under a live lease. */
+  async function workspaceWith(count: number, running: number): Promise<number> {
+    const { db } = iris.t.platform;
+    const workspace = await makeWorkspace(iris.t.platform);
+    const rows = Array.from({ length: count }, () => queuedPredict({ workspaceId: workspace.id, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId }));
+    const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
+    if (running) {
+      await db('invocations').whereIn('id', ids.slice(0, running)).update({ status: 'IN_PROGRESS', lease_expires_at: db.raw(`now() + interval '1 minute'`) });
+      await db('workspaces').where({ id: workspace.id }).update({ last_claimed_at: db.fn.now() });
+    }
+    return workspace.id;
+  }
+
+  it('gives a workspace behind its share every turn it is owed, though it reads only a row or two of the others', async () => {
+    const busy: number[] = [];
+    for (let i = 0; i < 12; i++) busy.push(await workspaceWith(5, 2));
+    const behind = await workspaceWith(5, 0);
+    // Shares of the next rows: behind 1, 2, 3, 4…; each busy one 3, 4…. Four turns: behind's 1 and 2, then at 3
+    // behind (never served) before the busy ones (served), then the busy one served longest ago.
+    const { rows } = await invocationState.claimNext(iris.t.platform.db, 4, LEASE_MS);
+    const taken = rows.map((row) => row.workspace_id);
+    expect(taken.filter((id) => id === behind)).to.have.length(3);
+    expect(taken.filter((id) => busy.includes(id))).to.have.length(1);
+  });
+
+  it('takes one row from each of as many workspaces as it claims when they are even', async () => {
+    const even: number[] = [];
+    for (let i = 0; i < 10; i++) even.push(await workspaceWith(3, 0));
+    const { rows } = await invocationState.claimNext(iris.t.platform.db, 6, LEASE_MS);
+    const taken = rows.map((row) => row.workspace_id).filter((id) => even.includes(id));
+    expect(taken).to.have.length(6);
+    expect(new Set(taken).size).to.equal(6);
+  });
+});
