@@ -25,7 +25,7 @@ export interface InferenceInput {
 }
 
 export interface InferenceProxy {
-  infer(input: InferenceInput): Promise<{ response: string }>;
+  infer(input: InferenceInput, options?: { signal?: AbortSignal }): Promise<{ response: string }>;
 }
 
 export interface ExecutorOptions {
@@ -118,15 +118,17 @@ export class Executor {
   /** Runs a claimed invocation under its lease; true when it was released for a retry. */
   private async runClaimed(row: InvocationRow): Promise<boolean> {
     const log = this.deps.logger.child({ invocationId: row.id, attempt: row.attempts });
-    const lease = new LeaseKeeper(this.deps.db, row, this.deps.options.leaseMs, log);
+    // A lease lost (a cancel, or a takeover) aborts the model call: its result would be refused anyway.
+    const call = new AbortController();
+    const lease = new LeaseKeeper(this.deps.db, row, this.deps.options.leaseMs, log, () => call.abort());
     try {
-      return await this.run(row, log);
+      return await this.run(row, log, call.signal);
     } finally {
       lease.stop();
     }
   }
 
-  private async run(row: InvocationRow, log: Logger): Promise<boolean> {
+  private async run(row: InvocationRow, log: Logger, signal: AbortSignal): Promise<boolean> {
     const model = await this.durably(() => this.modelOf(row.model_id));
     const started = Date.now();
     // Appended while its model was being deleted: it does not run either.
@@ -136,14 +138,14 @@ export class Executor {
       // Reads before the call wait out a database restart too, rather than failing the invocation.
       const input = await this.durably(() => this.inputOf(row, model));
       const proxy = await this.durably(() => this.deps.resolveProxy(model));
-      const { response } = await this.modelCalls.run(() => proxy.infer(input));
+      const { response } = await this.modelCalls.run(() => proxy.infer(input, { signal }));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
       return this.failed(row, model, error, started, log);
     }
     // The model has run: its result is committed even across a database restart, unless the lease was lost.
     const committed = await this.commit(row, model, stored);
-    if (!committed) throw this.lost(row, log);
+    if (!committed) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
     if (committed.explanation) this.deps.relay.dispatch(committed.explanation.id);
     log.info({ status: 'COMPLETED', explanation: committed.explanation?.id }, 'invocation completed');
@@ -166,19 +168,25 @@ export class Executor {
     if (isTransient(error) && row.attempts < DELIVERY_LIMIT) {
       log.warn({ err: error }, 'transient failure; retrying');
       const backoffMs = options.retryBackoffMs * 2 ** (row.attempts - 1);
-      if (!(await this.durably(() => invocationState.release(db, row, reason, backoffMs)))) throw this.lost(row, log);
+      if (!(await this.durably(() => invocationState.release(db, row, reason, backoffMs)))) return this.refused(row, log);
       return true;
     }
     const final = isTransient(error) ? `Failed after ${row.attempts} attempts: ${reason}` : reason;
-    if (!(await this.durably(() => invocationState.fail(db, row, final)))) throw this.lost(row, log);
+    if (!(await this.durably(() => invocationState.fail(db, row, final)))) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     return false;
   }
 
-  private lost(row: InvocationRow, log: Logger): LeaseLostError {
+  /** A write of the run refused: the invocation was cancelled (done with it), or its lease lost to another worker (LeaseLostError). */
+  private async refused(row: InvocationRow, log: Logger): Promise<false> {
+    const current = await this.durably(() => invocationsStore.byId(this.deps.db, row.id));
+    if (current?.status === 'CANCELLED') {
+      log.info({ status: 'CANCELLED' }, 'invocation cancelled while it ran: its result was dropped');
+      return false;
+    }
     log.warn('result refused: the lease was lost to another worker');
-    return new LeaseLostError(row);
+    throw new LeaseLostError(row);
   }
 
   /** The model's input: the body, plus the session context or the explained invocation. */

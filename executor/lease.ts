@@ -17,6 +17,8 @@ export class LeaseKeeper {
     private readonly lease: Lease,
     private readonly leaseMs: number,
     private readonly logger: Logger,
+    /** Told once when the lease is lost: the run's call is no longer wanted. */
+    private readonly onLost: () => void = () => {},
   ) {
     this.timer = setInterval(() => void this.renew(), Math.max(leaseMs / 3, 100));
   }
@@ -32,7 +34,8 @@ export class LeaseKeeper {
       if (await invocationState.heartbeat(this.db, this.lease, this.leaseMs)) return;
       // The run's own writes will be refused; nothing is left to renew.
       this.stop();
-      this.logger.warn({ lease: this.lease.attempts }, 'lease lost: another worker holds the invocation now');
+      this.logger.warn({ lease: this.lease.attempts }, 'lease lost: the invocation was cancelled or another worker holds it now');
+      this.onLost();
     } catch (error) {
       this.logger.warn({ err: error, lease: this.lease.attempts }, 'could not renew the lease; trying again');
     } finally {

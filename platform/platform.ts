@@ -136,7 +136,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
-    models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.cancelQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
+    models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),

@@ -56,6 +56,12 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     const { status } = await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId));
     res.json({ status });
   });
+  router.post(`${invocationsPath}/:invocationId/cancel`, member, async (req, res) => {
+    res.json(await invocations.cancel(principalOf(res), ...session(req), String(req.params.invocationId)));
+  });
+  router.post(`${base}/session/:sessionId/cancel`, member, async (req, res) => {
+    res.json(await invocations.cancelSession(principalOf(res), ...session(req), queryText(req, 'status') as 'QUEUED' | 'IN_PROGRESS' | undefined));
+  });
   router.post(`${invocationsPath}/:invocationId/feedback`, member, async (req, res) => {
     res.status(201).json(await invocations.feedback(principalOf(res), ...session(req), String(req.params.invocationId), req.body.request.body));
   });

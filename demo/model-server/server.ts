@@ -28,6 +28,8 @@ export interface DemoModelServer {
   resetStats(): void;
   /** The most inferences it has served at once since it started (tests of concurrency limits). */
   maxConcurrentInferences(): number;
+  /** Inference requests whose client went away before the answer (tests of aborted calls). */
+  abandonedInferences(): number;
 }
 
 interface Route {
@@ -49,6 +51,7 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
   const service = new DemoModelService(options.version);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const concurrency = { now: 0, max: 0 };
+  let abandoned = 0;
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/v2\/health\/(?:live|ready)$/, open: true, handle: () => ({ live: true, ready: true }) },
     { method: 'GET', pattern: /^\/v2\/?$/, handle: () => service.serverMetadata() },
@@ -72,7 +75,10 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
     { method: 'GET', pattern: /^\/demo\/stats$/, open: true, handle: () => service.stats() },
     { method: 'DELETE', pattern: /^\/demo\/stats$/, open: true, handle: () => (service.resetStats(), service.stats()) },
   ];
-  const server = http.createServer((req, res) => void answer(req, res, routes, options));
+  const server = http.createServer((req, res) => {
+    if (req.method === 'POST' && req.url?.endsWith('/infer')) res.on('close', () => (abandoned += res.writableFinished ? 0 : 1));
+    void answer(req, res, routes, options);
+  });
   return {
     listen: (port = 8090, host = '127.0.0.1') => listen(server, port, host),
     close: () =>
@@ -83,6 +89,7 @@ export function createDemoModelServer(options: DemoModelServerOptions = {}): Dem
     stats: () => service.stats(),
     resetStats: () => service.resetStats(),
     maxConcurrentInferences: () => concurrency.max,
+    abandonedInferences: () => abandoned,
   };
 }
 

@@ -131,7 +131,7 @@ export const RECORD_SCHEMA = {
     type: { type: 'string', enum: ['PREDICT', 'EXPLAIN'] },
     request_type: { type: 'string' },
     input: { type: 'string', description: 'The request body, as sent.' },
-    status: { type: 'string', enum: ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR'] },
+    status: { type: 'string', enum: ['QUEUED', 'IN_PROGRESS', 'COMPLETED', 'ERROR', 'CANCELLED'] },
     output: { type: 'string', description: 'The response when COMPLETED, else empty.' },
     error: nullableString,
     created_at: { type: 'string', format: 'date-time' },

@@ -69,6 +69,26 @@ export class InvocationsService {
     return presentInvocation(found.invocation);
   }
 
+  /**
+   * Cancels an invocation of the caller's session that has not finished, and
+   * what it queued; a running one's call is aborted by its executor, which
+   * loses its lease. 409 once it has finished.
+   */
+  async cancel(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
+    const { session } = await this.session(principal, code, version, sessionId, 'read');
+    const cancelled = (await invocationState.cancel(this.db, session.id, [invocationId])).find((row) => row.id === invocationId);
+    if (cancelled) return presentInvocation(cancelled);
+    const row = await this.stores.invocations.inSession(this.db, session.id, invocationId);
+    if (!row) throw new NotFoundError('Invocation not found.');
+    throw new ConflictError(`The invocation is ${row.status}: only QUEUED or IN_PROGRESS work can be cancelled.`, 'invocation_finished');
+  }
+
+  /** Cancels every invocation of the caller's session not yet finished (or only those in `status`); how many. */
+  async cancelSession(principal: Principal, code: string, version: string, sessionId: string, status?: 'QUEUED' | 'IN_PROGRESS') {
+    const { session } = await this.session(principal, code, version, sessionId, 'read');
+    return { cancelled: (await invocationState.cancel(this.db, session.id, undefined, status)).length };
+  }
+
   /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).

@@ -24,6 +24,7 @@ const WRITES = {
   fail: { transition: 'fail', lease: 'own' },
   release: { transition: 'release', lease: 'own' },
   expire: { transition: 'expire', lease: 'none live' },
+  abandon: { transition: 'abandon', lease: 'any' },
   cancel: { transition: 'cancel', lease: 'any' },
   publish: { transition: 'publish', lease: 'any' },
   unpublish: { transition: 'unpublish', lease: 'any' },
@@ -89,8 +90,10 @@ describe('invocation state: every write is one transition of the table, allowed 
         return invocationState.release(db, lease, 'try again', 0);
       case 'expire':
         return void (await invocationState.expireLeases(db));
+      case 'abandon':
+        return void (await invocationState.abandonQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN));
       case 'cancel':
-        return void (await invocationState.cancelQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN));
+        return (await invocationState.cancel(db, iris.sessionId, [lease.id])).some((row) => row.id === lease.id);
       case 'publish':
         return void (await invocationState.markPublished(db, [lease.id]));
       case 'unpublish':

@@ -62,7 +62,9 @@ export const TRANSITIONS = {
   /** The worker stopped renewing its lease (it died) and the lease ran out: back to the queue, to be published again. */
   expire: { from: ['IN_PROGRESS'], to: 'QUEUED' },
   /** Its model was deleted before it ran: it never will. */
-  cancel: { from: ['QUEUED'], to: 'ERROR' },
+  abandon: { from: ['QUEUED'], to: 'ERROR' },
+  /** A client cancelled it: a queued one never runs, a running one has its lease taken (its result is refused, its call aborted). */
+  cancel: { from: ['QUEUED', 'IN_PROGRESS'], to: 'CANCELLED' },
   /** Marked published once the broker has it. */
   publish: { from: ['QUEUED'], to: 'QUEUED' },
   /** Its publication forgotten (the broker, or an in-process queue that died, lost it), so the relay publishes it again. */
@@ -367,9 +369,21 @@ export const invocationState = {
       available_at: db.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
     })) > 0,
 
-  /** `cancel`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
-  cancelQueuedOf: (db: Runner, modelIds: number[], reason: string) =>
-    movable(db, 'cancel').whereIn('model_id', modelIds).update({ status: TRANSITIONS.cancel.to, error: reason, response: '', completed_at: db.fn.now() }),
+  /** `abandon`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
+  abandonQueuedOf: (db: Runner, modelIds: number[], reason: string) =>
+    movable(db, 'abandon').whereIn('model_id', modelIds).update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() }),
+
+  /**
+   * `cancel` of a session's invocations not yet finished: the named ones and
+   * what they queued (the explanation of a prediction), or, without `ids`,
+   * all of them (those in `status` only, when given). The rows cancelled.
+   */
+  cancel: (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> => {
+    const rows = movable(db, 'cancel').where({ session_id: sessionId });
+    if (ids) rows.where((scope) => scope.whereIn('id', ids).orWhereIn('related_to', ids));
+    if (status) rows.where({ status });
+    return rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: db.fn.now() }).returning('*') as Promise<InvocationRow[]>;
+  },
 
   /** `expire`: IN_PROGRESS under leases that ran out (their workers died) → QUEUED and unpublished, for the relay to send again. */
   expireLeases: (db: Runner) => scans.expiredLeases(db).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }),

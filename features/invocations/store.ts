@@ -2,7 +2,7 @@ import type { Runner } from '../../infra/db/database.js';
 import { prepared } from '../../infra/db/prepared.js';
 import { keysetPage, type Page } from '../../infra/db/keyset.js';
 
-export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR';
+export type InvocationStatus = 'QUEUED' | 'IN_PROGRESS' | 'COMPLETED' | 'ERROR' | 'CANCELLED';
 export type InvocationType = 'PREDICT' | 'EXPLAIN' | 'DATA_SUBMISSION';
 export type RequestType = 'FEATURES' | 'PROMPT' | 'FEEDBACK' | 'OTHER';
 

@@ -18,6 +18,11 @@ export interface InferenceInput {
   context?: ContextEntry[];
 }
 
+/** How a call may be stopped: an aborted signal aborts the request to the model server. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
 export interface InferenceOutput {
   /** Stored as the invocation's response: JSON text. */
   response: string;
@@ -57,7 +62,7 @@ export interface RegistryConnector {
 /** Runs a model version on the servers of a deployment. */
 export interface ServerProxy {
   /** Throws UpstreamError when the model server fails, InputError when the body cannot be encoded for it. */
-  infer(input: InferenceInput): Promise<InferenceOutput>;
+  infer(input: InferenceInput, options?: CallOptions): Promise<InferenceOutput>;
   health(): Promise<void>;
 }
 

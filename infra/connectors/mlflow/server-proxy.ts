@@ -1,7 +1,7 @@
 import type { UrlPolicy } from '../../net/url-policy.js';
 import { HttpServerProxy } from '../http-server-proxy.js';
 import { validateInit, type InitSpec } from '../init.js';
-import type { ConnectorInit, InferenceInput, InferenceOutput } from '../types.js';
+import type { CallOptions, ConnectorInit, InferenceInput, InferenceOutput } from '../types.js';
 import { toScoringPayload, withContext } from './payload.js';
 
 export const MLFLOW_PROXY_SPEC: InitSpec = {
@@ -20,9 +20,9 @@ export class MlflowServerProxy extends HttpServerProxy {
     return validateInit(init, field, MLFLOW_PROXY_SPEC, policy);
   }
 
-  async infer(input: InferenceInput): Promise<InferenceOutput> {
+  async infer(input: InferenceInput, options: CallOptions = {}): Promise<InferenceOutput> {
     const payload = withContext(toScoringPayload(input.body), input.context);
-    const answer = await this.runModel(`${this.base}/invocations`, payload);
+    const answer = await this.runModel(`${this.base}/invocations`, payload, options);
     return { response: JSON.stringify(answer.body) };
   }
 

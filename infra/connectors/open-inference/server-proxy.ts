@@ -2,7 +2,7 @@ import type { UrlPolicy } from '../../net/url-policy.js';
 import { unexpectedAnswer } from '../errors.js';
 import { HttpServerProxy } from '../http-server-proxy.js';
 import { segment, validateInit, type InitSpec } from '../init.js';
-import type { ConnectorInit, InferenceInput, InferenceOutput } from '../types.js';
+import type { CallOptions, ConnectorInit, InferenceInput, InferenceOutput } from '../types.js';
 import { toInferenceRequest, withContext } from './tensors.js';
 
 export const OPEN_INFERENCE_PROXY_SPEC: InitSpec = {
@@ -20,10 +20,10 @@ export class OpenInferenceServerProxy extends HttpServerProxy {
     return validateInit(init, field, OPEN_INFERENCE_PROXY_SPEC, policy);
   }
 
-  async infer(input: InferenceInput): Promise<InferenceOutput> {
+  async infer(input: InferenceInput, options: CallOptions = {}): Promise<InferenceOutput> {
     const request = withContext(toInferenceRequest(input.body), input.context);
     const url = `${this.base}/v2/models/${segment(input.modelCode)}/versions/${segment(input.version)}/infer`;
-    const answer = await this.runModel(url, request);
+    const answer = await this.runModel(url, request, options);
     const outputs = (answer.body as { outputs?: unknown } | null)?.outputs;
     if (!Array.isArray(outputs)) throw unexpectedAnswer(this.deps.deploymentKey, 'model server', 'an inference response without outputs');
     return { response: JSON.stringify(answer.body) };
