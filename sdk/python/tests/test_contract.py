@@ -66,6 +66,8 @@ OPERATIONS: dict[str, str] = {
     "getInvocation": "invocations.get",
     "checkProgress": "invocations.progress",
     "createFeedback": "invocations.feedback",
+    "cancelInvocation": "invocations.cancel",
+    "cancelSessionInvocations": "sessions.cancel",
     "exportSessionDataset": "datasets.export_session",
     "exportDataset": "datasets.export",
     "listDatasets": "datasets.list",

@@ -151,6 +151,9 @@ def add_sessions(r: Registrar) -> None:
     r.command(sessions, "reopen", lambda a, c: c.sessions.reopen(a.model_code, a.version, a.session_id), "reopen a session", SESSION_COLUMNS, args=SESSION_ARGS)
     list_invocations = lambda a, c: c.invocations.list(a.model_code, a.version, a.session_id).list()
     r.command(sessions, "invocations", list_invocations, "the invocations of a session, in order", INVOCATION_COLUMNS, args=SESSION_ARGS)
+    cancel_session = lambda a, c: {"cancelled": c.sessions.cancel(a.model_code, a.version, a.session_id, a.status)}
+    p = r.command(sessions, "cancel", cancel_session, "cancel the session's invocations not yet finished", args=SESSION_ARGS)
+    p.add_argument("--status", choices=["QUEUED", "IN_PROGRESS"], help="only those with this status")
 
     p = r.command(r.groups, "invoke", invoke, "queue a prediction (body: JSON text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "body"])
     p.add_argument("--explain", action="store_true", help="run the explainer chain after it")
@@ -160,6 +163,8 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
     r.command(r.groups, "invocation", get, "one invocation", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    cancel = lambda a, c: c.invocations.cancel(a.model_code, a.version, a.session_id, a.invocation_id)
+    r.command(r.groups, "cancel", cancel, "cancel an invocation not yet finished", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
     feedback = lambda a, c: c.feedback(a.model_code, a.version, a.session_id, a.invocation_id, read_body(a.body))
     r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"])
 

@@ -176,8 +176,8 @@ class Invocation(ApiModel):
 
     @property
     def finished(self) -> bool:
-        """COMPLETED or ERROR: the status will not change any more."""
-        return self.status in ("COMPLETED", "ERROR")
+        """COMPLETED, ERROR or CANCELLED: the status will not change any more."""
+        return self.status in ("COMPLETED", "ERROR", "CANCELLED")
 
     @property
     def session_id(self) -> str:

@@ -23,7 +23,7 @@ def _as_body(body: Any) -> str:
 
 
 class PendingInvocation:
-    """A queued invocation: `wait()` polls it until it is COMPLETED or ERROR."""
+    """A queued invocation: `wait()` polls it until it is COMPLETED, ERROR or CANCELLED; `cancel()` stops it."""
 
     def __init__(self, api: InvocationsApi, model_code: str, version: str, created: Invocation) -> None:
         self._api = api
@@ -50,7 +50,7 @@ class PendingInvocation:
     ) -> Invocation:
         """The finished invocation. Polls with exponential backoff (from `initial_delay`, doubling up to
         `max_delay`); raises WaitTimeout after `timeout` seconds, and InvocationFailed on ERROR unless
-        `raise_on_error` is false."""
+        `raise_on_error` is false. A CANCELLED invocation is returned as it is."""
         deadline = time.monotonic() + timeout
         delay = initial_delay
         while True:
@@ -68,6 +68,10 @@ class PendingInvocation:
     def feedback(self, body: Any) -> Invocation:
         """Feedback on this invocation (validated against the model's feedback schema)."""
         return self._api.feedback(self.model_code, self.version, self.session_id, self.id, body)
+
+    def cancel(self) -> Invocation:
+        """Cancels it if it has not finished (Conflict, code "invocation_finished", when it has)."""
+        return self._api.cancel(self.model_code, self.version, self.session_id, self.id)
 
 
 class InvocationsApi:
@@ -114,6 +118,13 @@ class InvocationsApi:
         path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/feedback"
         return Invocation.from_json(self._t.post_json("public", path, {"request": {"body": _as_body(body)}}))
 
+    def cancel(self, model_code: str, version: str, session_id: str, invocation_id: str) -> Invocation:
+        """CANCELLED: a queued invocation never runs, a running one has its model call aborted and its result
+        refused, and what it queued (its explanation) is cancelled too. Conflict ("invocation_finished") once
+        it has finished."""
+        path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/cancel"
+        return Invocation.from_json(self._t.post_json("public", path))
+
 
 class SessionsApi:
     """The caller's sessions of one model version."""
@@ -136,3 +147,9 @@ class SessionsApi:
 
     def reopen(self, model_code: str, version: str, session_id: str) -> Session:
         return self.set_state(model_code, version, session_id, "OPEN")
+
+    def cancel(self, model_code: str, version: str, session_id: str, status: str | None = None) -> int:
+        """Cancels every invocation of the session not yet finished (only the QUEUED or IN_PROGRESS ones
+        with `status`); how many were cancelled."""
+        params = {"status": status} if status else None
+        return int(self._t.post_json("public", f"{_base(model_code, version)}/session/{session_id}/cancel", params=params)["cancelled"])
