@@ -8,7 +8,7 @@ import { createPublicServer } from '../api/public/server.js';
 
 export type { ServerName } from '../api/shared/server-app.js';
 import type { ServerName } from '../api/shared/server-app.js';
-import { answerClientErrors } from '../infra/http/client-errors.js';
+import { createHttpServer } from '../infra/http/http-server.js';
 
 const factories: Record<ServerName, (platform: Platform) => Express> = {
   auth: createAuthServer,
@@ -75,11 +75,7 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
   // The private server writes custom resources (Kubernetes mode): it also repairs their drift.
   if (names.includes('private')) platform.kube?.resync.start();
   for (const name of names) {
-    const server = http.createServer(factories[name](platform));
-    answerClientErrors(server);
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-    server.requestTimeout = 120_000;
+    const server = createHttpServer(factories[name](platform));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(ports[name], platform.config.bindHost, resolve);

@@ -262,7 +262,8 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     try {
       reply = await clients()[operation.server].request(operation.method, url, options);
     } catch (error) {
-      return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message})` };
+      const cause = (error as Error & { cause?: Error & { code?: string } }).cause;
+      return { status: 'no answer', problem: `${label}: no answer (${(error as Error).message}${cause ? `: ${cause.code ?? ''} ${cause.message}` : ''})` };
     }
     const problem = judge(operation, reply, { label, crossing: crossing && operation.op.security?.length > 0 && !staff, viewer: workspaceOf(request.who), sent: `${url} ${sent}` });
     return { status: reply.status, problem };

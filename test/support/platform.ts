@@ -16,7 +16,7 @@ import { createAuthServer } from '../../api/auth/server.js';
 import { createPrivateServer } from '../../api/private/server.js';
 import { createPublicServer } from '../../api/public/server.js';
 import { SecretBox } from '../../infra/crypto/secrets.js';
-import { answerClientErrors } from '../../infra/http/client-errors.js';
+import { createHttpServer } from '../../infra/http/http-server.js';
 import { sharedDatabase } from './database.js';
 import { Client } from './http.js';
 
@@ -41,8 +41,7 @@ export const testSecretKeyFile = path.join(os.tmpdir(), `didyma-test-secret-${pr
 fs.writeFileSync(testSecretKeyFile, testSecretKey, { mode: 0o600 });
 
 export async function listen(app: Express): Promise<{ url: string; server: http.Server }> {
-  const server = http.createServer(app);
-  answerClientErrors(server);
+  const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, server };
