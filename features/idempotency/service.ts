@@ -52,6 +52,8 @@ export function isKept(status: number): boolean {
  */
 export class IdempotencyService {
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Keys this process holds: their duplicates here wait for the wake-up instead of polling the row. */
+  private readonly held = new Map<string, string>();
   private lastPurge = -Infinity;
 
   constructor(
@@ -71,7 +73,10 @@ export class IdempotencyService {
       const now = this.now();
       const holder = crypto.randomUUID();
       const claim = { requestHash, holder, lockedUntil: new Date(now + this.options.leaseMs), now: new Date(now), expiresAt: new Date(now + this.options.retentionMs) };
-      if (await this.store.claim(this.db, scope, claim)) return { claim: new Claim(this, scope, holder) };
+      if (await this.store.claim(this.db, scope, claim)) {
+        this.held.set(nameOf(scope), holder);
+        return { claim: new Claim(this, scope, holder) };
+      }
       const row = await this.store.read(this.db, scope);
       if (!row) continue; // released or purged since the claim: claim again
       if (row.expires_at.getTime() <= now) {
@@ -87,7 +92,8 @@ export class IdempotencyService {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new IdempotencyKeyInFlightError();
-      await this.settled(scope, Math.min(pause, left));
+      // A holder in this process wakes its duplicates; polling then only watches for a lapsed lease.
+      await this.settled(scope, Math.min(this.held.has(nameOf(scope)) ? this.options.leaseMs : pause, left));
       pause = Math.min(pause * 2, 250);
     }
   }
@@ -118,6 +124,7 @@ export class IdempotencyService {
       if (answer && isKept(answer.status)) await this.store.complete(this.db, scope, holder, answer.status, answer.body);
       else await this.store.release(this.db, scope, holder);
     } finally {
+      if (this.held.get(nameOf(scope)) === holder) this.held.delete(nameOf(scope));
       this.wake(scope);
     }
   }
