@@ -48,6 +48,8 @@ import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
+import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
+import { idempotencyStore } from '../features/idempotency/store.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -122,8 +124,14 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     dispatchGraceMs: 2000,
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
+  const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
   // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
-  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, () => relay.kick());
+  const sweeper = new Sweeper(
+    db,
+    logger.child({ component: 'sweeper' }),
+    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep()] },
+    () => relay.kick(),
+  );
   let started = false;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
@@ -141,6 +149,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
+    idempotency,
   };
 
   return {

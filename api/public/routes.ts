@@ -5,6 +5,7 @@ import { authenticate, principalOf } from '../shared/authenticate.js';
 import { pageOf, queryText, sendPage } from '../../infra/http/pagination.js';
 import type { InvocationStatus, InvocationType, SessionRow } from '../../features/invocations/store.js';
 import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
+import { idempotencyKeys } from '../shared/idempotency.js';
 
 const model = (req: Request) => [String(req.params.modelCode), String(req.params.modelVersion)] as const;
 const session = (req: Request) => [...model(req), String(req.params.sessionId)] as const;
@@ -13,12 +14,14 @@ const session = (req: Request) => [...model(req), String(req.params.sessionId)] 
 export function publicRoutes(platform: Platform): OperationRoutes {
   const { catalog, invocations, uploads, datasets } = platform.services;
   const member = authenticate(platform.authenticator)('workspace');
+  // The POSTs that create work take an Idempotency-Key (scoped by operation id).
+  const idempotent = idempotencyKeys(platform.services.idempotency, platform.logger);
   const router = operationRoutes();
   const base = '/api/model/:modelCode/version/:modelVersion';
   const invocationsPath = `${base}/session/:sessionId/invocation`;
 
   // The hot paths first: express tries the routes in order.
-  router.post(invocationsPath, member, async (req, res) => {
+  router.post(invocationsPath, member, idempotent('createInvocation'), async (req, res) => {
     res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
   });
   router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
@@ -41,7 +44,7 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     const filter = { state: queryText(req, 'state') as SessionRow['state'] | undefined };
     sendPage(req, res, await invocations.listSessions(principalOf(res), ...model(req), pageOf(req), filter));
   });
-  router.post(`${base}/session`, member, async (req, res) => {
+  router.post(`${base}/session`, member, idempotent('createSession'), async (req, res) => {
     res.status(201).json(await invocations.createSession(principalOf(res), ...model(req)));
   });
   router.patch(`${base}/session/:sessionId`, member, async (req, res) => {
@@ -62,14 +65,14 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   router.post(`${base}/session/:sessionId/cancel`, member, async (req, res) => {
     res.json(await invocations.cancelSession(principalOf(res), ...session(req), queryText(req, 'status') as 'QUEUED' | 'IN_PROGRESS' | undefined));
   });
-  router.post(`${invocationsPath}/:invocationId/feedback`, member, async (req, res) => {
+  router.post(`${invocationsPath}/:invocationId/feedback`, member, idempotent('createFeedback'), async (req, res) => {
     res.status(201).json(await invocations.feedback(principalOf(res), ...session(req), String(req.params.invocationId), req.body.request.body));
   });
 
-  router.post(`${base}/session/:sessionId/dataset`, member, async (req, res) => {
+  router.post(`${base}/session/:sessionId/dataset`, member, idempotent('exportSessionDataset'), async (req, res) => {
     res.status(201).json(await datasets.exportSession(principalOf(res), ...session(req), req.body));
   });
-  router.post('/api/dataset', member, async (req, res) => {
+  router.post('/api/dataset', member, idempotent('exportDataset'), async (req, res) => {
     const { name, storage_key: storageKey, ...filter } = req.body;
     res.status(201).json(await datasets.exportFiltered(principalOf(res), name, storageKey, filter));
   });

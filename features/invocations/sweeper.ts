@@ -8,6 +8,8 @@ export interface SweeperOptions {
   intervalMs: number;
   /** A QUEUED row published this long ago and still not claimed is published again. */
   republishAfterMs: number;
+  /** Other periodic upkeep that rides on the sweeper's passes (expired idempotency keys); each throttles itself. */
+  chores?: Array<() => Promise<void>>;
 }
 
 /**
@@ -50,6 +52,7 @@ export class Sweeper {
     if (expired) this.logger.warn({ recovered: expired }, 'returned invocations of vanished workers to the queue');
     const forgotten = await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
     if (expired || forgotten) this.onReturned();
+    for (const chore of this.options.chores ?? []) await chore();
   }
 
   private schedule(delayMs: number): void {

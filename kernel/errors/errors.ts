@@ -50,6 +50,22 @@ export class ConflictError extends AppError {
   }
 }
 
+/** A request with this Idempotency-Key is still running: the draft's answer to a concurrent duplicate. */
+export class IdempotencyKeyInFlightError extends AppError {
+  constructor(retryAfterSeconds = 1) {
+    super(409, 'conflict', 'A request with this Idempotency-Key is still being processed. Retry later.', undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** An Idempotency-Key already used for a different request (method, path or body) of the same operation. */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super(422, 'idempotency_key_reused', 'This Idempotency-Key was already used for a different request: use a new key for a new request.', [
+      { field: 'Idempotency-Key', message: 'was already used for a different request' },
+    ]);
+  }
+}
+
 export class GoneError extends AppError {
   constructor(message: string, code: string) {
     super(410, code, message);

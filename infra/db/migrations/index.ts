@@ -11,6 +11,7 @@ import * as listCounts from './0009_list_counts.js';
 import * as datasets from './0010_datasets.js';
 import * as fairShare from './0011_fair_share.js';
 import * as workspaceTurns from './0012_workspace_turns.js';
+import * as idempotencyKeys from './0013_idempotency_keys.js';
 import * as cancelledInvocations from './0014_cancelled_invocations.js';
 
 interface Migration {
@@ -36,6 +37,7 @@ const migrations: Migration[] = [
   { name: '0010_datasets', ...datasets },
   { name: '0011_fair_share', ...fairShare },
   { name: '0012_workspace_turns', ...workspaceTurns },
+  { name: '0013_idempotency_keys', ...idempotencyKeys },
   { name: '0014_cancelled_invocations', ...cancelledInvocations },
 ];
 

@@ -22,6 +22,8 @@ export interface CompiledOperation {
   path: string;
   pathParameters?: ValidateFunction;
   query: { validate?: ValidateFunction; known: ReadonlySet<string> };
+  /** The declared headers, by their declared names (`Idempotency-Key`); other headers are not checked. */
+  headers?: { validate: ValidateFunction; names: readonly string[] };
   body?: RequestBodyRules;
   /** Status (`200`, `4XX`, `default`) → the JSON body's validator, or null when the response is not JSON. */
   responses: ReadonlyMap<string, ValidateFunction | null>;
@@ -42,14 +44,17 @@ export function compileOperations(doc: OpenApiDocument, engines: Engines): Compi
     return compileRequest(engines.request, withComponents({ type: 'object', properties, required }));
   };
   return operationsOf(doc).map((operation) => {
-    const unsupported = operation.parameters.find((p) => p.in !== 'path' && p.in !== 'query');
+    const unsupported = operation.parameters.find((p) => p.in === 'cookie');
     if (unsupported) throw new Error(`OpenAPI ${operation.method.toUpperCase()} ${operation.path}: ${unsupported.in} parameters are not supported`);
     const query = operation.parameters.filter((p) => p.in === 'query');
+    const headers = operation.parameters.filter((p) => p.in === 'header');
+    const validateHeaders = objectOf(headers);
     return {
       method: operation.method,
       path: operation.path,
       pathParameters: objectOf(operation.parameters.filter((p) => p.in === 'path')),
       query: { validate: objectOf(query), known: new Set(query.map((p) => p.name)) },
+      headers: validateHeaders && { validate: validateHeaders, names: headers.map((p) => p.name) },
       body: bodyRules(operation, (schema) => compileRequest(engines.request, withComponents(schema))),
       responses: engines.response ? responseRules(operation, (schema) => engines.response!.compile(withComponents(schema))) : new Map(),
     };

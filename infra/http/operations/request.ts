@@ -12,7 +12,19 @@ export function checkRequest(operation: CompiledOperation, req: Request): void {
   refuseNul(params);
   if (operation.pathParameters && !operation.pathParameters(params)) throw violation(operation.pathParameters);
   checkQuery(operation, req);
+  checkHeaders(operation, req);
   checkBody(operation, req);
+}
+
+/** The operation's declared headers (most have none), checked under their declared names. */
+function checkHeaders(operation: CompiledOperation, req: Request): void {
+  if (!operation.headers) return;
+  const values: Record<string, string> = {};
+  for (const name of operation.headers.names) {
+    const value = req.headers[name.toLowerCase()];
+    if (value !== undefined) values[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  if (!operation.headers.validate(values)) throw violation(operation.headers.validate);
 }
 
 /** NUL cannot be stored in PostgreSQL text: a flat set of strings (path, query, form) holding one is a 400 naming it. */

@@ -61,6 +61,11 @@ def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting:
     session = as_json(cli("--json", "sessions", "open", iris.code, iris.version))
     done = as_json(cli("--json", "invoke", iris.code, iris.version, session["id"], json.dumps(IRIS), "--explain", "--wait"))
     assert done["status"] == "COMPLETED"
+    other = as_json(cli("--json", "sessions", "open", iris.code, iris.version))
+    key = ["--idempotency-key", f"cli-{other['id']}"]
+    once = as_json(cli("--json", "invoke", iris.code, iris.version, other["id"], json.dumps(IRIS), *key))
+    assert as_json(cli("--json", "invoke", iris.code, iris.version, other["id"], json.dumps(IRIS), *key))["id"] == once["id"]
+    cli("invoke", iris.code, iris.version, other["id"], json.dumps({**IRIS, "petal_width": 2.0}), *key, code=7)
     feedback = as_json(cli("--json", "feedback", iris.code, iris.version, session["id"], done["id"], "-", stdin='{"correct": true}'))
     assert feedback["related_to"] == done["id"]
 

@@ -139,7 +139,8 @@ def add_registry(r: Registrar) -> None:
 
 
 def invoke(args: argparse.Namespace, c: Didyma) -> Any:
-    pending = c.invoke(args.model_code, args.version, args.session_id, read_body(args.body), with_explanation=args.explain, request_type=args.request_type, priority=args.priority)
+    body = read_body(args.body)
+    pending = c.invoke(args.model_code, args.version, args.session_id, body, with_explanation=args.explain, request_type=args.request_type, priority=args.priority, idempotency_key=args.idempotency_key)
     return pending.wait(timeout=args.timeout) if args.wait else pending.created
 
 
@@ -159,6 +160,7 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--explain", action="store_true", help="run the explainer chain after it")
     p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
     p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
+    p.add_argument("--idempotency-key", help="send again with the same key to get the same invocation, not a second one (default: a new key)")
     p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)

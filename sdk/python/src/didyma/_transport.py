@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -47,12 +48,16 @@ class Transport:
         files: Any = None,
         authenticated: bool = True,
         url: str | None = None,
+        idempotency_key: str | None = None,
     ) -> httpx.Response:
-        """The answer, or the typed error of an answer of 400 or more. A 401 renews the credentials once."""
+        """The answer, or the typed error of an answer of 400 or more. A 401 renews the credentials once,
+        and the retry carries the same `idempotency_key` (sent as the Idempotency-Key header)."""
         target = url or self.urls.of(server) + path
         clean = {k: _param(v) for k, v in (params or {}).items() if v is not None}
         for attempt in (1, 2):
             headers = {"accept": "application/json"}
+            if idempotency_key is not None:
+                headers["idempotency-key"] = idempotency_key
             if authenticated:
                 if self.credentials is None:
                     from .errors import NotAuthenticated
@@ -71,9 +76,16 @@ class Transport:
     def get_json(self, server: Server, path: str, params: dict[str, Any] | None = None) -> Any:
         return self.request(server, "GET", path, params=params).json()
 
-    def post_json(self, server: Server, path: str, body: Any = None, *, authenticated: bool = True, params: dict[str, Any] | None = None) -> Any:
-        response = self.request(server, "POST", path, json=body, authenticated=authenticated, params=params)
+    def post_json(
+        self, server: Server, path: str, body: Any = None, *, authenticated: bool = True, params: dict[str, Any] | None = None, idempotency_key: str | None = None
+    ) -> Any:
+        response = self.request(server, "POST", path, json=body, authenticated=authenticated, params=params, idempotency_key=idempotency_key)
         return response.json() if response.content else None
+
+
+def idempotency_key_or_new(key: str | None) -> str:
+    """The caller's Idempotency-Key, or a fresh one for this logical call (its retries send it again)."""
+    return key if key is not None else str(uuid.uuid4())
 
 
 def _param(value: Any) -> Any:

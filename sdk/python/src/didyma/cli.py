@@ -1,7 +1,7 @@
 """`didyma`: the command line of the Python package (a client of a running platform).
 
 Exit codes: 0 done; 1 any other API error; 2 bad usage; 3 not logged in or refused credentials (401);
-4 permission denied (403); 5 not found (404); 6 conflict (409); 7 invalid input (400, 413, 415);
+4 permission denied (403); 5 not found (404); 6 conflict (409); 7 invalid input (400, 413, 415, and 422: an idempotency key reused for another request);
 8 the invocation ended in ERROR; 9 `--wait` timed out; 10 the platform or a backend is unavailable
 (5xx, connection failed).
 """
@@ -26,6 +26,7 @@ from .errors import (
     PayloadTooLarge,
     PermissionDenied,
     ServiceUnavailable,
+    UnprocessableEntity,
     UnsupportedMediaType,
     ValidationError,
     WaitTimeout,
@@ -39,6 +40,7 @@ EXIT_CODES: list[tuple[type[DidymaError], int]] = [
     (ValidationError, 7),
     (PayloadTooLarge, 7),
     (UnsupportedMediaType, 7),
+    (UnprocessableEntity, 7),
     (InvocationFailed, 8),
     (WaitTimeout, 9),
     (BackendError, 10),

@@ -79,17 +79,29 @@ class Didyma:
 
     # The notebook path, in a few calls.
 
-    def open_session(self, model_code: str, version: str) -> Session:
-        return self.sessions.create(model_code, version)
+    def open_session(self, model_code: str, version: str, *, idempotency_key: str | None = None) -> Session:
+        return self.sessions.create(model_code, version, idempotency_key=idempotency_key)
 
     def invoke(
-        self, model_code: str, version: str, session_id: str, body: Any, *, with_explanation: bool = False, request_type: str = "FEATURES", priority: int | None = None
+        self,
+        model_code: str,
+        version: str,
+        session_id: str,
+        body: Any,
+        *,
+        with_explanation: bool = False,
+        request_type: str = "FEATURES",
+        priority: int | None = None,
+        idempotency_key: str | None = None,
     ) -> PendingInvocation:
-        """Queues a prediction (`priority` 0 to 9, higher first within the workspace); `.wait()` on the answer gives the finished invocation."""
-        return self.invocations.create(model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation, priority=priority)
+        """Queues a prediction (`priority` 0 to 9, higher first within the workspace); `.wait()` on the answer gives the finished invocation.
+        Calling again with the same `idempotency_key` and body queues nothing new (a fresh key per call when not given)."""
+        return self.invocations.create(
+            model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation, priority=priority, idempotency_key=idempotency_key
+        )
 
-    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any) -> Invocation:
-        return self.invocations.feedback(model_code, version, session_id, invocation_id, body)
+    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any, *, idempotency_key: str | None = None) -> Invocation:
+        return self.invocations.feedback(model_code, version, session_id, invocation_id, body, idempotency_key=idempotency_key)
 
-    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None) -> Dataset:
-        return self.datasets.export_session(model_code, version, session_id, storage_key, name)
+    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None, *, idempotency_key: str | None = None) -> Dataset:
+        return self.datasets.export_session(model_code, version, session_id, storage_key, name, idempotency_key=idempotency_key)

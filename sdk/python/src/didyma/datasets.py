@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._transport import Transport
+from ._transport import Transport, idempotency_key_or_new
 from .errors import IntegrityError
 from .models import RECORD_FIELDS, ApiModel, DatasetManifest, schema_pointer
 from .paging import Page
@@ -80,12 +80,14 @@ class DatasetsApi:
     def _dataset(self, data: dict[str, Any]) -> Dataset:
         return Dataset.from_json(data, _api=self)
 
-    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None) -> Dataset:
-        """The caller's CLOSED session as a new version (Conflict while it is OPEN)."""
+    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None, *, idempotency_key: str | None = None) -> Dataset:
+        """The caller's CLOSED session as a new version (Conflict while it is OPEN). With the same
+        `idempotency_key` (a fresh UUID when not given) a repeated call answers the same version."""
         body: dict[str, Any] = {"storage_key": storage_key}
         if name is not None:
             body["name"] = name
-        return self._dataset(self._t.post_json("public", f"/api/model/{model_code}/version/{version}/session/{session_id}/dataset", body))
+        path = f"/api/model/{model_code}/version/{version}/session/{session_id}/dataset"
+        return self._dataset(self._t.post_json("public", path, body, idempotency_key=idempotency_key_or_new(idempotency_key)))
 
     def export(
         self,
@@ -97,8 +99,10 @@ class DatasetsApi:
         created_after: str | None = None,
         created_before: str | None = None,
         with_feedback: bool | None = None,
+        idempotency_key: str | None = None,
     ) -> Dataset:
-        """The caller's CLOSED sessions that match the filter, as the next version of `name`."""
+        """The caller's CLOSED sessions that match the filter, as the next version of `name`
+        (`idempotency_key` as for `export_session`)."""
         body = {
             "name": name,
             "storage_key": storage_key,
@@ -108,7 +112,8 @@ class DatasetsApi:
             "created_before": created_before,
             "with_feedback": with_feedback,
         }
-        return self._dataset(self._t.post_json("public", "/api/dataset", {k: v for k, v in body.items() if v is not None}))
+        payload = {k: v for k, v in body.items() if v is not None}
+        return self._dataset(self._t.post_json("public", "/api/dataset", payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
 
     def list(self, name: str | None = None, page_size: int = 100) -> Page[Dataset]:
         return Page(self._t, "public", "/api/dataset", self._dataset, {"name": name}, page_size)

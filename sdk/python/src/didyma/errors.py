@@ -51,6 +51,10 @@ class Gone(DidymaError):
     """410: an expired upload id."""
 
 
+class UnprocessableEntity(DidymaError):
+    """422: an Idempotency-Key already used for a different request ("idempotency_key_reused")."""
+
+
 class PayloadTooLarge(DidymaError):
     """413: the body or file is over the server's limit."""
 
@@ -102,6 +106,7 @@ _BY_STATUS: dict[int, type[DidymaError]] = {
     410: Gone,
     413: PayloadTooLarge,
     415: UnsupportedMediaType,
+    422: UnprocessableEntity,
     429: RateLimited,
     502: BackendError,
     503: ServiceUnavailable,

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._transport import Transport
+from ._transport import Transport, idempotency_key_or_new
 from .errors import InvocationFailed, WaitTimeout
 from .models import Invocation, Session
 from .paging import Page
@@ -65,9 +65,9 @@ class PendingInvocation:
             sleep(min(delay, left))
             delay = min(delay * 2, max_delay)
 
-    def feedback(self, body: Any) -> Invocation:
+    def feedback(self, body: Any, *, idempotency_key: str | None = None) -> Invocation:
         """Feedback on this invocation (validated against the model's feedback schema)."""
-        return self._api.feedback(self.model_code, self.version, self.session_id, self.id, body)
+        return self._api.feedback(self.model_code, self.version, self.session_id, self.id, body, idempotency_key=idempotency_key)
 
     def cancel(self) -> Invocation:
         """Cancels it if it has not finished (Conflict, code "invocation_finished", when it has)."""
@@ -89,19 +89,26 @@ class InvocationsApi:
         request_type: str = "FEATURES",
         with_explanation: bool = False,
         priority: int | None = None,
+        idempotency_key: str | None = None,
     ) -> PendingInvocation:
         """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able.
 
         `priority` (0 to 9, the server's default 5) orders the workspace's own queue; it never takes
         another workspace's share of the executors. A workspace at its `max_queued` gets RateLimited
         (code "quota_exceeded", `retry_after` in seconds).
+
+        `idempotency_key` (1 to 255 printable ASCII characters; a fresh UUID when not given) makes the
+        call safe to repeat: the same key with the same body within the server's retention queues
+        nothing new and answers the first invocation again. The same key with another body raises
+        UnprocessableEntity ("idempotency_key_reused").
         """
         payload: dict[str, Any] = {"type": type, "request": {"type": request_type, "body": _as_body(body)}}
         if with_explanation:
             payload["with_explanation"] = True
         if priority is not None:
             payload["priority"] = priority
-        created = Invocation.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session/{session_id}/invocation", payload))
+        path = f"{_base(model_code, version)}/session/{session_id}/invocation"
+        created = Invocation.from_json(self._t.post_json("public", path, payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
         return PendingInvocation(self, model_code, version, created)
 
     def list(self, model_code: str, version: str, session_id: str, page_size: int = 100) -> Page[Invocation]:
@@ -114,9 +121,11 @@ class InvocationsApi:
         path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/check_progress"
         return str(self._t.get_json("public", path)["status"])
 
-    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any) -> Invocation:
+    def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any, *, idempotency_key: str | None = None) -> Invocation:
+        """Feedback on an invocation; `idempotency_key` as for `create` (a fresh UUID when not given)."""
         path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/feedback"
-        return Invocation.from_json(self._t.post_json("public", path, {"request": {"body": _as_body(body)}}))
+        payload = {"request": {"body": _as_body(body)}}
+        return Invocation.from_json(self._t.post_json("public", path, payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
 
     def cancel(self, model_code: str, version: str, session_id: str, invocation_id: str) -> Invocation:
         """CANCELLED: a queued invocation never runs, a running one has its model call aborted and its result
@@ -132,8 +141,9 @@ class SessionsApi:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def create(self, model_code: str, version: str) -> Session:
-        return Session.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session"))
+    def create(self, model_code: str, version: str, *, idempotency_key: str | None = None) -> Session:
+        """Opens a session; `idempotency_key` as for invocations (a fresh UUID when not given)."""
+        return Session.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session", idempotency_key=idempotency_key_or_new(idempotency_key)))
 
     def list(self, model_code: str, version: str, page_size: int = 100) -> Page[Session]:
         return Page(self._t, "public", f"{_base(model_code, version)}/session", Session.from_json, page_size=page_size)
