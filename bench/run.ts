@@ -14,7 +14,8 @@
 // BENCH_PLACEMENT (split: the model server on the last CPU and the executor on
 // the others, as separate pods would be; shared: wherever the scheduler puts them),
 // BENCH_FAIR_SIZES (1,10,100: flooding workspaces of each fairness row, empty to skip it),
-// BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second).
+// BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second at most; lower
+// when half its fair share of the drain at the largest flood is lower, bench/lib/fairness.ts lowRate).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -297,8 +298,8 @@ async function main() {
           quietTargets: () => targetsOf(quietTenant, FAIR_QUIET_SESSIONS),
           flood: (targets, amount) =>
             load({ url: url(ports.public), method: 'POST', body: fairBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
-          quiet: (targets, seconds) =>
-            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: FAIR_QUIET_RATE }),
+          quiet: (targets, seconds, rate) =>
+            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: rate }),
           waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
           waits: (sessionIds) => queueWaits(db, sessionIds),
           drain: (flood, others) => drainOf(db, flood, others),

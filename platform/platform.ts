@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
-import { acquireChangeFeed, releaseChangeFeed } from '../infra/db/change-feed.js';
+import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/db/change-feed.js';
 import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
 import { Authenticator } from '../features/identity/authenticator.js';
@@ -43,6 +43,7 @@ import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
 import { invocationsStore, sessionsStore } from '../features/invocations/store.js';
+import { eventsPurge, invocationEventsStore } from '../features/invocations/events.js';
 import { filesStore, storageConfigsStore, uploadsStore } from '../features/files/store.js';
 import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
@@ -81,7 +82,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const logger = options.logger ?? createLogger(config.logLevel);
   const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
   // Request-path caches that follow every committed change (DIDYMA_READ_CACHE_SIZE=0: none).
-  const readCache = config.readCacheSize > 0 ? { changes: acquireChangeFeed(db, logger.child({ component: 'changes' })), maxEntries: config.readCacheSize } : undefined;
+  // One LISTEN connection per process, opened by the first part that needs it (the read caches, the event streams).
+  let changes: ChangeFeed | undefined;
+  const changeFeed = () => (changes ??= acquireChangeFeed(db, logger.child({ component: 'changes' })));
+  const readCache = config.readCacheSize > 0 ? { changes: changeFeed(), maxEntries: config.readCacheSize } : undefined;
   const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
   const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);
   const tokens = new TokenService(
@@ -129,7 +133,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const sweeper = new Sweeper(
     db,
     logger.child({ component: 'sweeper' }),
-    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep()] },
+    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep(), eventsPurge(db, config.eventRetentionHours * 3_600_000, now)] },
     () => relay.kick(),
   );
   let started = false;
@@ -146,7 +150,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore, events: invocationEventsStore }, catalog, relay, validation),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
     idempotency,
@@ -157,6 +161,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     logger,
     /** Set on SIGTERM: servers report not ready and close each connection after its answer. */
     shutdown: { draining: false },
+    /** The process's change feed (LISTEN), opened on first use. */
+    changes: changeFeed,
     db,
     keys,
     box,
@@ -195,7 +201,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       prometheus?.close();
       await validation.close();
       if (!options.queue) await queue.close();
-      if (readCache) await releaseChangeFeed(db);
+      if (changes) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.
       if (!options.db) await db.destroy();
     },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Brief } from './load.js';
-import { floodVerdicts, quietBoundMs, waitsOf, type FairnessReport, type FloodRow } from './fairness.js';
+import { floodVerdicts, lowRate, quietBoundMs, waitsOf, type FairnessReport, type FloodRow } from './fairness.js';
 import { fairnessRows } from './report.js';
 
 const brief = (rps: number): Brief => ({ rps, p50: 1, p99: 2, requests: 100, statuses: { 201: 100 }, errors: 0, timeouts: 0 });
@@ -23,6 +23,12 @@ const flood = (workspaces: number, postRps: number, drainRps: number, quietP99: 
 });
 
 describe('bench fairness: percentiles and targets', () => {
+  it('keeps the quiet workspace at half its fair share of the drain at most', () => {
+    expect(lowRate(4, 236, 100)).to.equal(1.1);
+    expect(lowRate(4, 2000, 10)).to.equal(4);
+    expect(lowRate(4, 50, 100)).to.equal(0.5);
+  });
+
   it('takes p50 and p99 of unsorted waits as the nearest rank', () => {
     const values = Array.from({ length: 200 }, (_, i) => 200 - i); // 200 … 1
     expect(waitsOf(values)).to.deep.equal({ count: 200, p50: 100, p99: 198 });

@@ -12,6 +12,7 @@ import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
 import type { ValidationPool } from './validation-pool.js';
 import { DEFAULT_PRIORITY, invocationState } from './state.js';
+import { FIRST_SNAPSHOT, type invocationEventsStore } from './events.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -28,7 +29,7 @@ export class InvocationsService {
 
   constructor(
     private readonly db: Db,
-    private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore },
+    private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore; events: typeof invocationEventsStore },
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
     private readonly validation: ValidationPool,
@@ -87,6 +88,20 @@ export class InvocationsService {
   async cancelSession(principal: Principal, code: string, version: string, sessionId: string, status?: 'QUEUED' | 'IN_PROGRESS') {
     const { session } = await this.session(principal, code, version, sessionId, 'read');
     return { cancelled: (await invocationState.cancel(this.db, session.id, undefined, status)).length };
+  }
+
+  /**
+   * The status changes of the caller's session, from the start of what is
+   * kept, or after `lastEventId` (an id the stream sent): where to start and
+   * how to read on.
+   */
+  async events(principal: Principal, code: string, version: string, sessionId: string, lastEventId?: string) {
+    const { session } = await this.session(principal, code, version, sessionId, 'read');
+    const from = lastEventId === undefined ? FIRST_SNAPSHOT : this.stores.events.checkSnapshot(lastEventId);
+    return { from, read: async (snapshot: string) => {
+      const { snapshot: position, events } = await this.stores.events.since(this.db, session.id, snapshot);
+      return { position, items: events };
+    } };
   }
 
   /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */

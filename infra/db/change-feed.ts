@@ -3,16 +3,18 @@ import type { Logger } from 'pino';
 import { serverUrlOf, type Db } from './database.js';
 import { ANNOUNCED_TABLES, CHANGES_CHANNEL } from './migrations/0005_change_notifications.js';
 
-/** What a cache on the request path may copy; each topic is a set of announced tables. */
-export type ChangeTopic = 'identity' | 'models';
+/** What a cache on the request path may copy, or a stream follows; each topic is a set of announced tables. */
+export type ChangeTopic = 'identity' | 'models' | 'invocations';
 
-const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number], ChangeTopic> = {
+const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number] | 'invocations', ChangeTopic> = {
   users: 'identity',
   workspaces: 'identity',
   memberships: 'identity',
   models: 'models',
+  // Announced by the triggers of 0016 with its events.
+  invocations: 'invocations',
 };
-const TOPICS: ChangeTopic[] = ['identity', 'models'];
+const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations'];
 /** A write statement knex is about to send, and its table. */
 const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"?(\w+)"?/i;
 
@@ -29,21 +31,39 @@ const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\
  */
 export class ChangeFeed {
   private readonly generations = new Map<ChangeTopic, number>(TOPICS.map((topic) => [topic, 0]));
+  private readonly subscribers = new Map<ChangeTopic, Set<() => void>>(TOPICS.map((topic) => [topic, new Set()]));
   private listening = false;
 
   generation(topic: ChangeTopic): number | undefined {
     return this.listening ? this.generations.get(topic) : undefined;
   }
 
+  /** Whether every change is seen as it happens; when not, a follower must poll. */
+  get isListening(): boolean {
+    return this.listening;
+  }
+
+  /** Calls `listener` on every change of the topic until the returned function is called. */
+  subscribe(topic: ChangeTopic, listener: () => void): () => void {
+    const listeners = this.subscribers.get(topic)!;
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
   tableChanged(table: string): void {
     const topic = TOPIC_OF_TABLE[table as keyof typeof TOPIC_OF_TABLE];
-    if (topic) this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
+    if (topic) this.moved(topic);
   }
 
   /** Whether notifications are arriving; every change of state starts all topics afresh. */
   setListening(listening: boolean): void {
     this.listening = listening;
-    for (const topic of TOPICS) this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
+    for (const topic of TOPICS) this.moved(topic);
+  }
+
+  private moved(topic: ChangeTopic): void {
+    this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
+    for (const listener of this.subscribers.get(topic)!) listener();
   }
 }
 

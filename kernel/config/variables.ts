@@ -94,6 +94,12 @@ export const variables = {
     'How long the answer to a POST sent with an `Idempotency-Key` is kept: a retry with the same key within it gets that answer again instead of doing the work twice. Older keys are purged and may be used anew.',
     parsers.integer(1, 8760),
   ),
+  eventRetentionHours: variable(
+    'DIDYMA_EVENT_RETENTION_HOURS',
+    '24',
+    'How long the status changes of invocations are kept for the session event streams: a client reconnecting with a `Last-Event-ID` older than this misses what was purged.',
+    parsers.integer(1, 8760),
+  ),
   maxLogoBytes: variable('DIDYMA_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),
   adminPassword: variable('DIDYMA_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),

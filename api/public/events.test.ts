@@ -1,0 +1,132 @@
+import { expect } from 'chai';
+import { startExecutor } from '../../executor/start.js';
+import { startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
+import { colleague } from '../../test/support/fixtures.js';
+import { floodTenant, type FloodTenant } from '../../test/support/flood.js';
+
+interface Sent {
+  id?: string;
+  event: string;
+  data: { id: string; invocation_id: string; status: string; created_at: string };
+}
+
+/** An SSE client: the events as they come, the last id seen, and the end of the stream. */
+async function openStream(url: string, token: string, lastEventId?: string) {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, signal: controller.signal });
+  const received: Sent[] = [];
+  let lastId = lastEventId;
+  let ended = false;
+  const reading = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const fields = Object.fromEntries(block.split('\n').filter((line) => line && !line.startsWith(':')).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
+          if (fields.event !== 'invocation') continue;
+          if (fields.id) lastId = fields.id;
+          received.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data!) });
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+    ended = true;
+  })();
+  return {
+    response,
+    received,
+    lastId: () => lastId,
+    ended: () => ended,
+    async close() {
+      controller.abort();
+      await reading;
+    },
+  };
+}
+
+const statusesOf = (received: Sent[], id: string) => received.filter((sent) => sent.data.invocation_id === id).map((sent) => sent.data.status);
+
+async function eventually(check: () => boolean, what: string, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('session events: status changes as Server-Sent Events', function () {
+  this.timeout(120_000);
+  let t: TestPlatform;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let tenant: FloodTenant;
+
+  before(async () => {
+    t = await startTestPlatform({ executorConcurrency: 2 });
+    executor = await startExecutor(t.platform);
+    tenant = await floodTenant(t, 20);
+  });
+  after(async () => {
+    await tenant?.demo.close();
+    await executor?.close();
+    await t?.close();
+  });
+
+  const eventsUrl = (of: FloodTenant) => `${t.public.baseUrl}/api/model/iris-classifier/version/${of.version}/session/${of.sessionId}/events`;
+
+  it('streams every status of an invocation in order, as it happens', async () => {
+    const stream = await openStream(eventsUrl(tenant), tenant.token);
+    try {
+      expect(stream.response.status).to.equal(200);
+      expect(stream.response.headers.get('content-type')).to.match(/^text\/event-stream/);
+      const [id] = await tenant.invoke(1);
+      await eventually(() => statusesOf(stream.received, id!).includes('COMPLETED'), 'COMPLETED on the stream');
+      expect(statusesOf(stream.received, id!)).to.deep.equal(['QUEUED', 'IN_PROGRESS', 'COMPLETED']);
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('resumes with Last-Event-ID after a disconnect: nothing missed, and the history is not sent again', async () => {
+    const first = await openStream(eventsUrl(tenant), tenant.token);
+    const before = await tenant.invoke(3);
+    await eventually(() => before.every((id) => statusesOf(first.received, id).includes('COMPLETED')), 'the first three on the stream');
+    await first.close();
+    const lastId = first.lastId()!;
+    expect(lastId, 'an id to resume from').to.be.a('string');
+
+    const during = await tenant.invoke(3); // run while no stream is open
+    const second = await openStream(eventsUrl(tenant), tenant.token, lastId);
+    try {
+      const after = await tenant.invoke(2);
+      await eventually(() => [...during, ...after].every((id) => statusesOf(second.received, id).includes('COMPLETED')), 'every later invocation on the resumed stream');
+      for (const id of [...during, ...after]) expect(statusesOf(second.received, id), id).to.deep.equal(['QUEUED', 'IN_PROGRESS', 'COMPLETED']);
+      expect(second.received.filter((sent) => before.includes(sent.data.invocation_id)), 'what the first stream had').to.deep.equal([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('another user’s session is a 404, an id the stream never sent a 400', async () => {
+    const stranger = await colleague(t, tenant);
+    expect((await t.public.get(new URL(eventsUrl(tenant)).pathname, { token: stranger.token })).status).to.equal(404);
+    const bad = await t.public.get(new URL(eventsUrl(tenant)).pathname, { token: tenant.token, headers: { 'last-event-id': 'not-an-id' } });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.message).to.include('Last-Event-ID');
+  });
+
+  it('ends its streams when the server drains, for the client to resume elsewhere', async () => {
+    const stream = await openStream(eventsUrl(tenant), tenant.token);
+    t.platform.shutdown.draining = true;
+    try {
+      await eventually(() => stream.ended(), 'the stream to end', 5_000);
+    } finally {
+      t.platform.shutdown.draining = false;
+      await stream.close();
+    }
+  });
+});

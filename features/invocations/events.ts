@@ -1,0 +1,73 @@
+import type { Runner } from '../../infra/db/database.js';
+import { InputError } from '../../kernel/errors/errors.js';
+import type { InvocationStatus } from './store.js';
+
+/** One status an invocation took (migration 0016's triggers write them). */
+export interface InvocationEvent {
+  id: string;
+  invocation_id: string;
+  status: InvocationStatus;
+  created_at: string;
+}
+
+/** What became visible in a session since a snapshot, and the snapshot to read from next. */
+export interface EventsSince {
+  snapshot: string;
+  events: InvocationEvent[];
+}
+
+/** Before every transaction: all events are new to it. */
+export const FIRST_SNAPSHOT = '1:1:';
+
+/** `xmin:xmax:xip,…` as pg_snapshot prints it; bounded, as it comes back from clients. */
+const SNAPSHOT = /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20}){0,1000})?$/;
+
+/**
+ * A session's events committed since `snapshot` and invisible to it, with the
+ * current snapshot, read at one instant: a transaction that commits after a
+ * later one, with lower event ids, is still read next time, as it was not
+ * visible in this snapshot. Events of transactions older than the snapshot's
+ * xmin were all visible to it: the index skips them.
+ */
+const SINCE_SQL = `
+select pg_current_snapshot()::text as snapshot,
+       coalesce((select json_agg(e order by e.id) from (
+         select id::text as id, invocation_id, status, created_at from invocation_events
+          where session_id = ? and tx >= pg_snapshot_xmin(?::pg_snapshot) and not pg_visible_in_snapshot(tx, ?::pg_snapshot)
+       ) e), '[]'::json) as events`;
+
+export const invocationEventsStore = {
+  /** The client's resume point (Last-Event-ID), or a 400. */
+  checkSnapshot(text: string): string {
+    if (!SNAPSHOT.test(text)) throw new InputError('Last-Event-ID: not an id this stream sent.');
+    return text;
+  },
+
+  async since(db: Runner, sessionId: string, snapshot: string): Promise<EventsSince> {
+    const result = (await db.raw(SINCE_SQL, [sessionId, snapshot, snapshot])) as { rows: Array<{ snapshot: string; events: InvocationEvent[] | string }> };
+    const row = result.rows[0]!;
+    const events = typeof row.events === 'string' ? (JSON.parse(row.events) as InvocationEvent[]) : row.events;
+    return { snapshot: row.snapshot, events: events.map((event) => ({ ...event, created_at: new Date(event.created_at).toISOString() })) };
+  },
+
+  /** Deletes up to `limit` events older than `cutoff`; how many went (the sweeper's chore, `purgeEvery`). */
+  async removeBefore(db: Runner, cutoff: Date, limit: number): Promise<number> {
+    const old = db('invocation_events').where('created_at', '<', cutoff).orderBy('created_at').limit(limit).select('id');
+    return db('invocation_events').whereIn('id', old).delete();
+  },
+};
+
+/** Events go a batch at a time, at most this often per process. */
+const PURGE_EVERY_MS = 60_000;
+const PURGE_BATCH = 5000;
+
+/** The sweeper's chore: events older than the retention go, at most once a minute and a few batches at a time. */
+export function eventsPurge(db: Runner, retentionMs: number, now: () => number = Date.now): () => Promise<void> {
+  let last = -Infinity;
+  return async () => {
+    if (Date.now() - last < PURGE_EVERY_MS) return;
+    last = Date.now();
+    const cutoff = new Date(now() - retentionMs);
+    for (let batch = 0; batch < 10 && (await invocationEventsStore.removeBefore(db, cutoff, PURGE_BATCH)) === PURGE_BATCH; batch++);
+  };
+}
