@@ -68,6 +68,7 @@ OPERATIONS: dict[str, str] = {
     "createFeedback": "invocations.feedback",
     "cancelInvocation": "invocations.cancel",
     "cancelSessionInvocations": "sessions.cancel",
+    "streamSessionEvents": "sessions.events",
     "exportSessionDataset": "datasets.export_session",
     "exportDataset": "datasets.export",
     "listDatasets": "datasets.list",

@@ -42,7 +42,7 @@ from .models import (
     WorkspaceQuota,
 )
 from .paging import Page
-from .sessions import PendingInvocation
+from .sessions import PendingInvocation, SessionEvent
 
 __version__ = "0.1.0"
 
@@ -77,6 +77,7 @@ __all__ = [
     "RateLimited",
     "ServerUrls",
     "ServiceUnavailable",
+    "SessionEvent",
     "Session",
     "StorageConfig",
     "StoredFile",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import httpx
@@ -72,6 +73,27 @@ class Transport:
                 raise error_from_response(response)
             return response
         raise AssertionError("unreachable")
+
+    def stream_lines(self, server: Server, path: str, *, headers: dict[str, str] | None = None) -> Iterator[str]:
+        """The lines of an answer that stays open (Server-Sent Events), as they come, with no read timeout;
+        the typed error of an answer of 400 or more. A 401 renews the credentials once."""
+        target = self.urls.of(server) + path
+        timeout = httpx.Timeout(self.http.timeout.connect, read=None)
+        for attempt in (1, 2):
+            if self.credentials is None:
+                from .errors import NotAuthenticated
+
+                raise NotAuthenticated("No credentials: log in first.", "not_authenticated", 401)
+            sent = {"accept": "text/event-stream", **(headers or {}), "authorization": f"Bearer {self.credentials.access_token(self)}"}
+            with self.http.stream("GET", target, headers=sent, timeout=timeout) as response:
+                if response.status_code == 401 and attempt == 1:
+                    self.credentials.invalidate()
+                    continue
+                if response.status_code >= 400:
+                    response.read()
+                    raise error_from_response(response)
+                yield from response.iter_lines()
+                return
 
     def get_json(self, server: Server, path: str, params: dict[str, Any] | None = None) -> Any:
         return self.request(server, "GET", path, params=params).json()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 from ._transport import Transport, idempotency_key_or_new
 from .errors import InvocationFailed, WaitTimeout
@@ -20,6 +23,32 @@ def _base(model_code: str, version: str) -> str:
 def _as_body(body: Any) -> str:
     """The API carries bodies as strings: anything else is sent as its JSON text."""
     return body if isinstance(body, str) else json.dumps(body)
+
+
+@dataclass(frozen=True)
+class SessionEvent:
+    """One status an invocation of the session took. `resume_from` is what to give as `last_event_id`
+    to go on after it on another connection (it may repeat an event, never miss one)."""
+
+    id: str
+    invocation_id: str
+    status: str
+    created_at: str
+    resume_from: str | None
+
+
+def _server_sent(lines: Iterable[str]) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """The `invocation` events of a Server-Sent Events stream: their `id:` (on the last of a batch only) and data."""
+    event: dict[str, str] = {}
+    for line in lines:
+        if line:
+            if not line.startswith(":") and ":" in line:
+                name, _, value = line.partition(":")
+                event[name] = value[1:] if value.startswith(" ") else value
+            continue
+        if event.get("event") == "invocation" and "data" in event:
+            yield event.get("id"), json.loads(event["data"])
+        event = {}
 
 
 class PendingInvocation:
@@ -157,6 +186,34 @@ class SessionsApi:
 
     def reopen(self, model_code: str, version: str, session_id: str) -> Session:
         return self.set_state(model_code, version, session_id, "OPEN")
+
+    def events(
+        self,
+        model_code: str,
+        version: str,
+        session_id: str,
+        last_event_id: str | None = None,
+        *,
+        reconnect: bool = True,
+        pause: Callable[[float], None] = time.sleep,
+    ) -> Iterator[SessionEvent]:
+        """Every status change of the session's invocations, oldest first, as it happens (Server-Sent Events),
+        from the start of what the server keeps or after `last_event_id`. When the connection drops or the
+        server ends the stream (it shuts down), it connects again from the last id seen, unless `reconnect`
+        is false. Stop by leaving the loop."""
+        path = f"{_base(model_code, version)}/session/{session_id}/events"
+        last = last_event_id
+        while True:
+            try:
+                for event_id, data in _server_sent(self._t.stream_lines("public", path, headers={"last-event-id": last} if last else None)):
+                    last = event_id or last
+                    yield SessionEvent(data["id"], data["invocation_id"], data["status"], data["created_at"], last)
+            except httpx.TransportError:
+                if not reconnect:
+                    raise
+            if not reconnect:
+                return
+            pause(1.0)
 
     def cancel(self, model_code: str, version: str, session_id: str, status: str | None = None) -> int:
         """Cancels every invocation of the session not yet finished (only the QUEUED or IN_PROGRESS ones

@@ -1,4 +1,4 @@
-"""Cancel through the SDK and the command line: what has finished stays as it is."""
+"""Cancel and the session event stream through the SDK and the command line."""
 
 from __future__ import annotations
 
@@ -31,3 +31,24 @@ def test_the_command_line_cancels_and_says_why_it_cannot(cli: Any, member: Didym
     assert created["status"] == "COMPLETED"
     cli("cancel", iris.code, iris.version, session["id"], created["id"], code=6)
     assert as_json(cli("--json", "sessions", "cancel", iris.code, iris.version, session["id"])) == {"cancelled": 0}
+
+
+def test_a_session_s_events_follow_an_invocation_and_resume_from_the_last_id(member: Didyma, iris: Iris) -> None:
+    session = member.open_session(iris.code, iris.version)
+    done = member.invoke(iris.code, iris.version, session.id, IRIS).wait(timeout=60)
+    seen = []
+    for event in member.sessions.events(iris.code, iris.version, session.id):
+        seen.append(event)
+        if event.invocation_id == done.id and event.status == "COMPLETED":
+            break
+    assert [e.status for e in seen if e.invocation_id == done.id] == ["QUEUED", "IN_PROGRESS", "COMPLETED"]
+    resume_from = seen[-1].resume_from
+    assert resume_from
+    second = member.invoke(iris.code, iris.version, session.id, IRIS).wait(timeout=60)
+    after = []
+    for event in member.sessions.events(iris.code, iris.version, session.id, last_event_id=resume_from):
+        after.append(event)
+        if event.invocation_id == second.id and event.status == "COMPLETED":
+            break
+    assert [e.invocation_id for e in after if e.invocation_id == done.id] == []
+    assert [e.status for e in after if e.invocation_id == second.id] == ["QUEUED", "IN_PROGRESS", "COMPLETED"]
