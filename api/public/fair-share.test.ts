@@ -1,50 +1,25 @@
 import { expect } from 'chai';
-import { startExecutor } from '../../executor/start.js';
-import { makeStaff, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
-import { floodTenant, quietDuringFlood, type FloodTenant } from '../../test/support/flood.js';
+import { floodPlatform, quietDuringFlood, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 
 // Behaviour, not timing: each test says what must have happened before what.
 describe('fair share: no workspace can hold the executors from another', function () {
   this.timeout(120_000);
-  let t: TestPlatform;
-  let executor: Awaited<ReturnType<typeof startExecutor>>;
-  let staffToken: string;
-  const tenants: FloodTenant[] = [];
-
-  before(async () => {
-    t = await startTestPlatform({ executorConcurrency: 2 });
-    executor = await startExecutor(t.platform);
-    staffToken = (await makeStaff(t)).token;
-  });
-  afterEach(async () => {
-    for (const tenant of tenants.splice(0)) await tenant.demo.close();
-    // Test cleanup only: what a test left queued would hold the executor in the next one.
-    await t.platform.db('invocations').whereIn('status', ['QUEUED', 'IN_PROGRESS']).delete();
-  });
-  after(async () => {
-    await executor?.close();
-    await t?.close();
-  });
-
-  const tenantOf = async (delayMs: number) => {
-    const tenant = await floodTenant(t, delayMs);
-    tenants.push(tenant);
-    return tenant;
-  };
+  const platform = floodPlatform({ executorConcurrency: 2 });
+  const tenantOf = (delayMs: number) => platform.tenant(delayMs);
   const setWorkspace = async (tenant: FloodTenant, quota: Record<string, number | null>) => {
-    const reply = await t.auth.patch(`/api/auth/workspace/${tenant.ws.id}/quota`, { token: staffToken, json: quota });
+    const reply = await platform.t.auth.patch(`/api/auth/workspace/${tenant.ws.id}/quota`, { token: platform.staffToken, json: quota });
     expect(reply.status, reply.text).to.equal(200);
   };
   const limitDeployments = async (tenant: FloodTenant, maxConcurrentCalls: number) => {
-    for (const { deployment_key: key } of (await t.private.get('/api/deployment', { token: tenant.token })).body as Array<{ deployment_key: string }>) {
-      const reply = await t.private.patch(`/api/deployment/${key}`, { token: tenant.token, json: { max_concurrent_calls: maxConcurrentCalls } });
+    for (const { deployment_key: key } of (await platform.t.private.get('/api/deployment', { token: tenant.token })).body as Array<{ deployment_key: string }>) {
+      const reply = await platform.t.private.patch(`/api/deployment/${key}`, { token: tenant.token, json: { max_concurrent_calls: maxConcurrentCalls } });
       expect(reply.status, reply.text).to.equal(200);
     }
   };
 
   it('serves a quiet workspace while another has a backlog, long before the backlog drains', async () => {
-    const { noisyQueued } = await quietDuringFlood(t, 150, 100);
+    const { noisyQueued } = await quietDuringFlood(platform.t, 150, 100);
     expect(noisyQueued, 'the flooding workspace’s predictions still queued when the quiet one’s completed').to.be.greaterThan(100);
   });
 
@@ -53,7 +28,7 @@ describe('fair share: no workspace can hold the executors from another', functio
     const low = await tenant.invoke(100, { priority: 2 });
     const [urgent] = await tenant.invoke(1, { priority: 9 });
     await until(async () => (await tenant.statuses()).COMPLETED === 101, 'all the predictions', 60_000);
-    const rows = await t.platform.db('invocations').whereIn('id', [...low, urgent!]).select('id', 'created_at', 'started_at');
+    const rows = await platform.t.platform.db('invocations').whereIn('id', [...low, urgent!]).select('id', 'created_at', 'started_at');
     const urgentRow = rows.find((row) => row.id === urgent)!;
     // Those claimed after the urgent one was queued went after it, but for the claims already under way when it
     // was committed: at most the executor's prefetch (twice its concurrency of 2).
@@ -92,7 +67,7 @@ describe('fair share: no workspace can hold the executors from another', functio
     await setWorkspace(tenant, { max_queued: 3, max_in_flight: 1 });
     await tenant.invoke(4, { parallel: 1 }); // one runs (slowly), three wait
     const path = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/invocation`;
-    const refused = await t.public.post(path, { token: tenant.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: '{"sepal_length":1,"sepal_width":1,"petal_length":1,"petal_width":1}' } } });
+    const refused = await platform.t.public.post(path, { token: tenant.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: '{"sepal_length":1,"sepal_width":1,"petal_length":1,"petal_width":1}' } } });
     expect(refused.status).to.equal(429);
     expect(refused.body).to.include({ message_code: 'quota_exceeded' });
     expect(refused.body.message).to.include('max_queued');

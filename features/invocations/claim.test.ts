@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { makeWorkspace, unique } from '../../test/support/platform.js';
-import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { invocationState } from './state.js';
 
 const LEASE_MS = 60_000;
@@ -8,14 +8,9 @@ const LEASE_MS = 60_000;
 describe('the fair claim with more workspaces queued than rows claimed', () => {
   let iris: IrisSession;
   before(async () => {
-    iris = await startIrisSession(unique('v'));
-    // Only the claims under test move rows: nothing is published, nothing expires.
-    await iris.t.platform.sweeper.stop();
-    await iris.t.platform.relay.stop();
+    iris = await startStillIrisSession(unique('v'));
   });
   after(async () => {
-    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
-    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
     await iris?.close();
   });
 

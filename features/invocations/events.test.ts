@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
-import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { needsPostgres } from '../../test/support/skips.js';
 import { FIRST_SNAPSHOT, invocationEventsStore as events } from './events.js';
 import { invocationState } from './state.js';
@@ -8,13 +8,9 @@ import { invocationState } from './state.js';
 describe('invocation events: every status change, read by snapshot', () => {
   let iris: IrisSession;
   before(async () => {
-    iris = await startIrisSession(unique('v'));
-    // Only the writes under test move rows.
-    await iris.t.platform.sweeper.stop();
-    await iris.t.platform.relay.stop();
+    iris = await startStillIrisSession(unique('v'));
   });
   after(async () => {
-    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
     await iris?.close();
   });
 

@@ -142,6 +142,24 @@ export async function startIrisSession(version: string): Promise<IrisSession> {
   return { ...iris, sessionId: created.body.id as string };
 }
 
+/**
+ * An iris session whose relay and sweeper are stopped, so only the writes
+ * under test move its rows; closing deletes them, as rows left QUEUED or
+ * IN_PROGRESS would be run by the executors of later tests.
+ */
+export async function startStillIrisSession(version: string): Promise<IrisSession> {
+  const iris = await startIrisSession(version);
+  await iris.t.platform.sweeper.stop();
+  await iris.t.platform.relay.stop();
+  return {
+    ...iris,
+    async close() {
+      await iris.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
+      await iris.close();
+    },
+  };
+}
+
 /** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */
 export function queuedPredict(to: { workspaceId: number; sessionId: string; userId: number; modelId: number }, body = IRIS): QueuedInvocation {
   return {

@@ -1,6 +1,8 @@
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import { IRIS, registeredIris, tenant, type Tenant } from './fixtures.js';
-import { unique, type TestPlatform } from './platform.js';
+import { makeStaff, startTestPlatform, unique, type TestPlatform } from './platform.js';
+import { startExecutor } from '../../executor/start.js';
+import type { ConfigValues } from '../../kernel/config/variables.js';
 import { until } from './until.js';
 
 /** A tenant with iris-classifier on a demo model server of its own whose every call takes `delayMs`, and an OPEN session. */
@@ -67,4 +69,41 @@ export async function quietDuringFlood(t: TestPlatform, flood: number, delayMs: 
   } finally {
     await Promise.all([noisy.demo.close(), quiet.demo.close()]);
   }
+}
+
+/**
+ * A platform with an in-process executor of `concurrency` model calls, a
+ * staff token, and tenants made with `tenant(delayMs)` whose demo servers
+ * close, and whose unfinished work is deleted, after each test.
+ */
+export function floodPlatform(overrides: Partial<ConfigValues>) {
+  const tenants: FloodTenant[] = [];
+  const state = {} as { t: TestPlatform; executor: Awaited<ReturnType<typeof startExecutor>>; staffToken: string };
+  before(async () => {
+    state.t = await startTestPlatform(overrides);
+    state.executor = await startExecutor(state.t.platform);
+    state.staffToken = (await makeStaff(state.t)).token;
+  });
+  afterEach(async () => {
+    for (const tenant of tenants.splice(0)) await tenant.demo.close();
+    // Test cleanup only: what a test left queued would hold the executor in the next one.
+    await state.t.platform.db('invocations').whereIn('status', ['QUEUED', 'IN_PROGRESS']).delete();
+  });
+  after(async () => {
+    await state.executor?.close();
+    await state.t?.close();
+  });
+  return {
+    get t() {
+      return state.t;
+    },
+    get staffToken() {
+      return state.staffToken;
+    },
+    async tenant(delayMs: number) {
+      const tenant = await floodTenant(state.t, delayMs);
+      tenants.push(tenant);
+      return tenant;
+    },
+  };
 }
