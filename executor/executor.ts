@@ -15,6 +15,7 @@ import { Slots } from './slots.js';
 import { Wakeup } from './wakeup.js';
 import { UpstreamError, withoutAddresses, type FailureKind } from '../infra/connectors/errors.js';
 import { backoffAfter, policyOfModel } from '../features/models/retry-policy.js';
+import { EXECUTOR_IDENTITY } from './identity.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -33,6 +34,8 @@ export interface ExecutorOptions {
   leaseMs: number;
   /** Base delay before a transient failure is retried, for models whose retry policy names none. */
   retryBackoffMs: number;
+  /** Who this executor is in the attempts it records (EXECUTOR_IDENTITY). */
+  identity?: string;
   /** What a `need_context` model receives of the session's history. */
   context: ContextWindow;
 }
@@ -84,7 +87,7 @@ export class Executor {
   private stopping = false;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writes = new RunWrites(deps.db, deps.options.leaseMs);
+    this.writes = new RunWrites(deps.db, deps.options.leaseMs, deps.options.identity ?? EXECUTOR_IDENTITY);
     this.modelCalls = new Slots(deps.options.concurrency);
   }
 
@@ -179,7 +182,7 @@ export class Executor {
       return true;
     }
     const final = retried ? `Failed after ${attempt} attempts: ${reason}` : reason;
-    if (!(await this.durably(() => invocationState.fail(db, row, final)))) return this.refused(row, log);
+    if (!(await this.durably(() => invocationState.fail(db, row, final, reason)))) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     return false;

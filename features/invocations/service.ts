@@ -66,7 +66,7 @@ export class InvocationsService {
     const found = await this.batches.read({ sessionId, modelId: model.id, userId: principal.user.id, id: invocationId });
     if (!found) throw new NotFoundError('Session not found.');
     if (!found.invocation) throw new NotFoundError('Invocation not found.');
-    return presentInvocation(found.invocation);
+    return presentInvocation(found.invocation, { attempts: found.attempts });
   }
 
   /**
