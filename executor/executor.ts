@@ -173,7 +173,8 @@ export class Executor {
     // Users read the reason: no internal URL or host in it (the logs below keep the full error).
     const reason = (error instanceof UpstreamError ? error.publicMessage : withoutAddresses((error as Error).message ?? '')) || 'The model server failed.';
     const policy = policyOfModel(model.retry_policy);
-    const attempt = row.attempts;
+    // A re-run's attempts count from its re-run (`requeue`), not from the first run.
+    const attempt = row.attempts - row.rerun_attempts;
     const retried = isTransient(error) && policy.retry_on.includes(failureKindOf(error));
     if (retried && attempt < policy.max_attempts) {
       log.warn({ err: error }, 'transient failure; retrying');

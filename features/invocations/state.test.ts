@@ -26,6 +26,7 @@ const WRITES = {
   expire: { transition: 'expire', lease: 'none live' },
   abandon: { transition: 'abandon', lease: 'any' },
   cancel: { transition: 'cancel', lease: 'any' },
+  requeue: { transition: 'requeue', lease: 'any' },
   publish: { transition: 'publish', lease: 'any' },
   unpublish: { transition: 'unpublish', lease: 'any' },
   'unpublish stale': { transition: 'unpublish', lease: 'any' },
@@ -94,6 +95,8 @@ describe('invocation state: every write is one transition of the table, allowed 
         return void (await invocationState.abandonQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN));
       case 'cancel':
         return (await invocationState.cancel(db, iris.sessionId, [lease.id])).some((row) => row.id === lease.id);
+      case 'requeue':
+        return (await invocationState.requeue(db, iris.sessionId, lease.id)) !== undefined;
       case 'publish':
         return void (await invocationState.markPublished(db, [lease.id]));
       case 'unpublish':
@@ -119,6 +122,7 @@ describe('invocation state: every write is one transition of the table, allowed 
           expect(after, 'the row moved').to.not.deep.equal(before);
           expect(after.status).to.equal(to);
           if (transition === 'claim') expect(after.attempts, 'a claim takes the next lease').to.equal(before.attempts + 1);
+          if (transition === 'requeue') expect(after, 'a re-run counts its attempts anew').to.include({ rerun_attempts: before.attempts, error: null, published_at: null });
           if (write === 'complete and explain') {
             const explanation = await iris.t.platform.db<InvocationRow>('invocations').where({ related_to: before.id }).first();
             expect(explanation, 'the explanation').to.include({ type: 'EXPLAIN', status: TRANSITIONS.explain.to });
@@ -171,6 +175,15 @@ describe('invocation state: every write is one transition of the table, allowed 
     await claim('executor-b');
     await invocationState.cancel(iris.t.platform.db, iris.sessionId, [id]);
     expect(await outcomes(id)).to.deep.equal([{ attempt: 1, executor: 'executor-b', outcome: 'CANCELLED', error: null }]);
+  });
+
+  it('re-runs a failed invocation as a new attempt, its attempts kept and its retry budget counted anew', async () => {
+    const db = iris.t.platform.db;
+    const { id, claim } = await queuedRow();
+    expect(await invocationState.fail(db, await claim(), 'broken')).to.equal(true);
+    expect(await invocationState.requeue(db, iris.sessionId, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null, published_at: null });
+    expect(await invocationState.complete(db, [{ lease: await claim(), response: '{"ok":1}' }])).to.deep.equal(new Set([id]));
+    expect((await outcomes(id)).map((attempt) => attempt.outcome)).to.deep.equal(['ERROR', 'COMPLETED']);
   });
 
   it('walks every transition of the table that moves a row', () => {

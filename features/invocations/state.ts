@@ -75,6 +75,8 @@ export const TRANSITIONS = {
   abandon: { from: ['QUEUED'], to: 'ERROR' },
   /** A client cancelled it: a queued one never runs, a running one has its lease taken (its result is refused, its call aborted). */
   cancel: { from: ['QUEUED', 'IN_PROGRESS'], to: 'CANCELLED' },
+  /** A client re-runs a failed or cancelled invocation: queued again as a new attempt, its earlier attempts kept, for the relay to publish. */
+  requeue: { from: ['ERROR', 'CANCELLED'], to: 'QUEUED' },
   /** Marked published once the broker has it. */
   publish: { from: ['QUEUED'], to: 'QUEUED' },
   /** Its publication forgotten (the broker, or an in-process queue that died, lost it), so the relay publishes it again. */
@@ -461,6 +463,31 @@ export const invocationState = {
       await endAttempts(trx, expired, 'LOST', LEASE_RAN_OUT);
       return expired.length;
     }),
+
+  /**
+   * `requeue` of a failed or cancelled invocation of an OPEN session: QUEUED
+   * again, unpublished for the relay, its error and result cleared, and its
+   * retry budget counted anew from the attempts made so far. The row, or
+   * undefined when it is not in a `from` status or the session is not OPEN.
+   */
+  requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> =>
+    (
+      (await movable(db, 'requeue')
+        .where({ id, session_id: sessionId })
+        .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
+        .update({
+          status: TRANSITIONS.requeue.to,
+          error: null,
+          response: '',
+          started_at: null,
+          completed_at: null,
+          lease_expires_at: null,
+          available_at: null,
+          published_at: null,
+          rerun_attempts: db.ref('attempts'),
+        })
+        .returning('*')) as InvocationRow[]
+    )[0],
 
   /** `publish`: marks dispatched rows published once the broker confirmed them. */
   markPublished: async (db: Db, ids: string[]) => {
