@@ -48,7 +48,7 @@ async function main() {
       let previous: string[] = [];
       for (let claim = 0; claim < CLAIMS; claim++) {
         const start = performance.now();
-        const { rows: claimed } = await invocationState.claimNext(db, LIMIT, LEASE_MS);
+        const { rows: claimed } = await invocationState.claimNext(db, LIMIT, LEASE_MS, 'bench:claim');
         ms.push(performance.now() - start);
         await invocationState.complete(db, previous.map((id, index) => ({ lease: { id, attempts: 1 }, response: String(index) })));
         previous = claimed.map((row) => row.id);

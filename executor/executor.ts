@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
 import type { Consumer, WorkQueue } from '../infra/queue/queue.js';
-import { DELIVERY_LIMIT } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
@@ -14,7 +13,9 @@ import type { UploadsService } from '../features/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
 import { Wakeup } from './wakeup.js';
-import { UpstreamError, withoutAddresses } from '../infra/connectors/errors.js';
+import { UpstreamError, withoutAddresses, type FailureKind } from '../infra/connectors/errors.js';
+import { backoffAfter, policyOfModel } from '../features/models/retry-policy.js';
+import { EXECUTOR_IDENTITY } from './identity.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -31,8 +32,10 @@ export interface InferenceProxy {
 export interface ExecutorOptions {
   concurrency: number;
   leaseMs: number;
-  /** Base delay before a transient failure is handed back to the broker. */
+  /** Base delay before a transient failure is retried, for models whose retry policy names none. */
   retryBackoffMs: number;
+  /** Who this executor is in the attempts it records (EXECUTOR_IDENTITY). */
+  identity?: string;
   /** What a `need_context` model receives of the session's history. */
   context: ContextWindow;
 }
@@ -57,15 +60,19 @@ export interface ExecutorDeps {
 /** Errors that may succeed on a later attempt (model server down, timeouts, 5xx). */
 export const isTransient = (error: unknown) => Boolean((error as { transient?: boolean } | null)?.transient);
 
+/** The kind of a transient failure, classified where it was made; one that names none counts as `unreachable`. */
+const failureKindOf = (error: unknown): FailureKind => (error as { kind?: FailureKind } | null)?.kind ?? 'unreachable';
+
 /**
  * Runs queued invocations. A message is a turn to run one: its delivery
  * claims the next invocation in fair order (features/invocations/state.ts,
  * `claim`), whichever message announced it, calls the model server while the
  * lease is renewed, commits COMPLETED or ERROR under that lease, then acks.
  * A delivery that finds queued work it cannot take yet (a quota, a backoff)
- * waits for it rather than dropping its turn. A transient failure puts the
- * invocation back with backoff, and the same delivery claims again, until
- * the attempt limit, after which it is ERROR. A write refused because the
+ * waits for it rather than dropping its turn. A transient failure its
+ * model's retry policy retries puts the invocation back with the policy's
+ * backoff, and the same delivery claims again, until the policy's attempts
+ * are spent, after which it is ERROR. A write refused because the
  * lease was lost is logged and the message returned to the queue.
  */
 export class Executor {
@@ -80,7 +87,7 @@ export class Executor {
   private stopping = false;
 
   constructor(private readonly deps: ExecutorDeps) {
-    this.writes = new RunWrites(deps.db, deps.options.leaseMs);
+    this.writes = new RunWrites(deps.db, deps.options.leaseMs, deps.options.identity ?? EXECUTOR_IDENTITY);
     this.modelCalls = new Slots(deps.options.concurrency);
   }
 
@@ -160,19 +167,23 @@ export class Executor {
     return explanation && { explanation };
   }
 
-  /** ERROR, or back to the queue with backoff when the failure is transient and attempts are left (then true). */
+  /** ERROR, or back to the queue with backoff when the model's policy retries the failure and attempts are left (then true). */
   private async failed(row: InvocationRow, model: ModelRow, error: unknown, started: number, log: Logger): Promise<boolean> {
     const { db, options } = this.deps;
     // Users read the reason: no internal URL or host in it (the logs below keep the full error).
     const reason = (error instanceof UpstreamError ? error.publicMessage : withoutAddresses((error as Error).message ?? '')) || 'The model server failed.';
-    if (isTransient(error) && row.attempts < DELIVERY_LIMIT) {
+    const policy = policyOfModel(model.retry_policy);
+    // A re-run's attempts count from its re-run (`requeue`), not from the first run.
+    const attempt = row.attempts - row.rerun_attempts;
+    const retried = isTransient(error) && policy.retry_on.includes(failureKindOf(error));
+    if (retried && attempt < policy.max_attempts) {
       log.warn({ err: error }, 'transient failure; retrying');
-      const backoffMs = options.retryBackoffMs * 2 ** (row.attempts - 1);
+      const backoffMs = backoffAfter(policy, attempt, options.retryBackoffMs);
       if (!(await this.durably(() => invocationState.release(db, row, reason, backoffMs)))) return this.refused(row, log);
       return true;
     }
-    const final = isTransient(error) ? `Failed after ${row.attempts} attempts: ${reason}` : reason;
-    if (!(await this.durably(() => invocationState.fail(db, row, final)))) return this.refused(row, log);
+    const final = retried ? `Failed after ${attempt} attempts: ${reason}` : reason;
+    if (!(await this.durably(() => invocationState.fail(db, row, final, reason)))) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     return false;

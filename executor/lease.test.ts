@@ -51,7 +51,7 @@ describe('executor leases: a run whose lease was lost never has its result taken
     // Another worker's claim after this lease ran out: the next lease.
     await iris.t.platform.db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1) });
     await invocationState.expireLeases(iris.t.platform.db);
-    const takeover = await invocationState.claimNext(iris.t.platform.db, 10, 60_000);
+    const takeover = await invocationState.claimNext(iris.t.platform.db, 10, 60_000, 'takeover');
     expect(takeover.rows.find((row) => row.id === id)?.attempts).to.equal(2);
     release();
     const outcome = await running.then(() => 'acknowledged', (error: unknown) => error);

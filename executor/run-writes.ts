@@ -2,6 +2,7 @@ import { isRolledBackConflict, type Db } from '../infra/db/database.js';
 import { MicroBatch } from '../infra/db/micro-batch.js';
 import { invocationState, type Lease } from '../features/invocations/state.js';
 import type { InvocationRow } from '../features/invocations/store.js';
+import { EXECUTOR_IDENTITY } from './identity.js';
 
 /** What one claim got: a row under a new lease, or none, and whether queued work is left it could not take yet. */
 export type Claim = { row: InvocationRow } | { row?: undefined; waiting: boolean };
@@ -18,6 +19,8 @@ export class RunWrites {
   constructor(
     private readonly db: Db,
     private readonly leaseMs: number,
+    /** Who claims, in the attempts recorded. */
+    private readonly executor: string = EXECUTOR_IDENTITY,
   ) {
     // One claim at a time: claims wait on one lock (CLAIM_LOCK) anyway, and those that gather meanwhile go as one.
     this.claims = new MicroBatch((wanted) => this.claimAll(wanted.length), { maxInFlight: 1 });
@@ -35,7 +38,7 @@ export class RunWrites {
   }
 
   private async claimAll(count: number): Promise<Claim[]> {
-    const { rows, waiting } = await retryConflicts(() => invocationState.claimNext(this.db, count, this.leaseMs));
+    const { rows, waiting } = await retryConflicts(() => invocationState.claimNext(this.db, count, this.leaseMs, this.executor));
     return Array.from({ length: count }, (_, index) => (rows[index] ? { row: rows[index] } : { waiting }));
   }
 

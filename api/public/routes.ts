@@ -82,6 +82,9 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   router.post(`${invocationsPath}/:invocationId/cancel`, member, async (req, res) => {
     res.json(await invocations.cancel(principalOf(res), ...session(req), String(req.params.invocationId)));
   });
+  router.post(`${invocationsPath}/:invocationId/retry`, member, async (req, res) => {
+    res.json(await invocations.retry(principalOf(res), ...session(req), String(req.params.invocationId)));
+  });
   router.post(`${base}/session/:sessionId/cancel`, member, async (req, res) => {
     res.json(await invocations.cancelSession(principalOf(res), ...session(req), queryText(req, 'status') as 'QUEUED' | 'IN_PROGRESS' | undefined));
   });

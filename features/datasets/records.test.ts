@@ -25,6 +25,7 @@ function row(order: number, fields: Partial<InvocationRow>): InvocationRow {
     priority: 5,
     attempts: 1,
     available_at: null,
+    rerun_attempts: 0,
     published_at: null,
     lease_expires_at: null,
     created_at: at(order),

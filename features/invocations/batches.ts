@@ -1,6 +1,6 @@
 import type { Db } from '../../infra/db/database.js';
 import { MicroBatch, isolatingFailures } from '../../infra/db/micro-batch.js';
-import type { InvocationKey, InvocationRow, InvocationsStore, QueuedInvocation } from './store.js';
+import type { FoundInvocation, InvocationKey, InvocationRow, InvocationsStore, QueuedInvocation } from './store.js';
 import { invocationState } from './state.js';
 
 // Batches in flight at once per kind. While they run, new calls gather into
@@ -8,7 +8,7 @@ import { invocationState } from './state.js';
 // instead of one per request, and wakes one database backend instead of many.
 const IN_FLIGHT = 2;
 
-type Found = { invocation: InvocationRow | undefined } | undefined;
+type Found = FoundInvocation | undefined;
 
 /**
  * The two statements of the public API's hot paths, batched across
@@ -36,7 +36,7 @@ export class InvocationBatches {
     return this.appends.add(row);
   }
 
-  /** The user's session of the model and the invocation in it; undefined when the session is not theirs. */
+  /** The user's session of the model and the invocation in it with its attempts; undefined when the session is not theirs. */
   read(key: InvocationKey): Promise<Found> {
     return this.reads.add(key);
   }

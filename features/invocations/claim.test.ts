@@ -33,7 +33,7 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     const behind = await workspaceWith(5, 0);
     // Shares of the next rows: behind 1, 2, 3, 4…; each busy one 3, 4…. Four turns: behind's 1 and 2, then at 3
     // behind (never served) before the busy ones (served), then the busy one served longest ago.
-    const { rows } = await invocationState.claimNext(iris.t.platform.db, 4, LEASE_MS);
+    const { rows } = await invocationState.claimNext(iris.t.platform.db, 4, LEASE_MS, 'test');
     const taken = rows.map((row) => row.workspace_id);
     expect(taken.filter((id) => id === behind)).to.have.length(3);
     expect(taken.filter((id) => busy.includes(id))).to.have.length(1);
@@ -42,7 +42,7 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
   it('takes one row from each of as many workspaces as it claims when they are even', async () => {
     const even: number[] = [];
     for (let i = 0; i < 10; i++) even.push(await workspaceWith(3, 0));
-    const { rows } = await invocationState.claimNext(iris.t.platform.db, 6, LEASE_MS);
+    const { rows } = await invocationState.claimNext(iris.t.platform.db, 6, LEASE_MS, 'test');
     const taken = rows.map((row) => row.workspace_id).filter((id) => even.includes(id));
     expect(taken).to.have.length(6);
     expect(new Set(taken).size).to.equal(6);

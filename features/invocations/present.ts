@@ -1,4 +1,4 @@
-import type { InvocationRow, SessionRow } from './store.js';
+import type { AttemptRow, InvocationRow, SessionRow } from './store.js';
 
 export function presentSession(row: SessionRow, model: { model_code: string; version: string }, workspace: string) {
   return {
@@ -11,8 +11,23 @@ export function presentSession(row: SessionRow, model: { model_code: string; ver
   };
 }
 
-/** The API's Invocation; `related_to` is left out of the create response of a plain invocation. */
-export function presentInvocation(row: InvocationRow, options: { omitRelatedTo?: boolean } = {}) {
+/** One attempt of an invocation, as the API's InvocationAttempt. */
+export function presentAttempt(row: AttemptRow) {
+  return {
+    attempt: row.attempt,
+    executor: row.executor,
+    started_at: row.started_at.toISOString(),
+    ended_at: row.ended_at?.toISOString() ?? null,
+    outcome: row.outcome,
+    error: row.error,
+  };
+}
+
+/**
+ * The API's Invocation; `related_to` is left out of the create response of a
+ * plain invocation, and `attempts` given only where they were read (the single GET).
+ */
+export function presentInvocation(row: InvocationRow, options: { omitRelatedTo?: boolean; attempts?: AttemptRow[] } = {}) {
   return {
     id: row.id,
     order: row.order,
@@ -26,5 +41,6 @@ export function presentInvocation(row: InvocationRow, options: { omitRelatedTo?:
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
+    ...(options.attempts && { attempts: options.attempts.map(presentAttempt) }),
   };
 }

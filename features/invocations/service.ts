@@ -67,7 +67,30 @@ export class InvocationsService {
     const found = await this.batches.read({ sessionId, modelId: model.id, userId: principal.user.id, id: invocationId });
     if (!found) throw new NotFoundError('Session not found.');
     if (!found.invocation) throw new NotFoundError('Invocation not found.');
-    return presentInvocation(found.invocation);
+    return presentInvocation(found.invocation, { attempts: found.attempts });
+  }
+
+  /**
+   * Re-runs an invocation of the caller's OPEN session that ended in ERROR or
+   * CANCELLED: QUEUED again as a new attempt, its attempts kept, then
+   * dispatched by the relay. A deleted model is a 404, as for invoke; an
+   * invocation not failed is a 409 (`invocation_not_failed`).
+   */
+  async retry(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
+    const { session } = await this.session(principal, code, version, sessionId);
+    if (session.state === 'CLOSED') throw new ConflictError('The session is CLOSED; reopen it to re-run an invocation.', 'session_closed');
+    const row = await invocationState.requeue(this.db, session.id, invocationId);
+    if (!row) return this.refuseRetry(session.id, invocationId);
+    this.relay.dispatch(row.id);
+    return presentInvocation(row, { attempts: await this.stores.invocations.attemptsOf(this.db, row.id) });
+  }
+
+  /** Why a re-run moved nothing: 404, the invocation not failed (409), or the session CLOSED meanwhile (409). */
+  private async refuseRetry(sessionId: string, invocationId: string): Promise<never> {
+    const row = await this.stores.invocations.inSession(this.db, sessionId, invocationId);
+    if (!row) throw new NotFoundError('Invocation not found.');
+    if (row.status === 'ERROR' || row.status === 'CANCELLED') throw new ConflictError('The session is CLOSED; reopen it to re-run an invocation.', 'session_closed');
+    throw new ConflictError(`The invocation is ${row.status}: only an ERROR or CANCELLED invocation can be re-run.`, 'invocation_not_failed');
   }
 
   /**

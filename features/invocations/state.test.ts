@@ -3,12 +3,12 @@ import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { modelsStore, type ModelRow } from '../models/store.js';
 import { invocationsStore, sessionsStore, type InvocationRow, type InvocationStatus } from './store.js';
-import { DELETED_BEFORE_RUN, TRANSITIONS, invocationState, type Lease, type Transition } from './state.js';
+import { DELETED_BEFORE_RUN, LEASE_RAN_OUT, TRANSITIONS, invocationState, type Lease, type Transition } from './state.js';
 
-type Start = 'QUEUED' | 'IN_PROGRESS' | 'IN_PROGRESS, lease run out' | 'COMPLETED' | 'ERROR';
+type Start = 'QUEUED' | 'IN_PROGRESS' | 'IN_PROGRESS, lease run out' | 'COMPLETED' | 'ERROR' | 'CANCELLED';
 
 const LEASE_MS = 60_000;
-const STARTS: Start[] = ['QUEUED', 'IN_PROGRESS', 'IN_PROGRESS, lease run out', 'COMPLETED', 'ERROR'];
+const STARTS: Start[] = ['QUEUED', 'IN_PROGRESS', 'IN_PROGRESS, lease run out', 'COMPLETED', 'ERROR', 'CANCELLED'];
 const statusOf = (start: Start): InvocationStatus => (start.startsWith('IN_PROGRESS') ? 'IN_PROGRESS' : (start as InvocationStatus));
 
 /**
@@ -26,6 +26,7 @@ const WRITES = {
   expire: { transition: 'expire', lease: 'none live' },
   abandon: { transition: 'abandon', lease: 'any' },
   cancel: { transition: 'cancel', lease: 'any' },
+  requeue: { transition: 'requeue', lease: 'any' },
   publish: { transition: 'publish', lease: 'any' },
   unpublish: { transition: 'unpublish', lease: 'any' },
   'unpublish stale': { transition: 'unpublish', lease: 'any' },
@@ -75,7 +76,7 @@ describe('invocation state: every write is one transition of the table, allowed 
     switch (write) {
       case 'claim':
         // The fair claim takes whatever is next: whether it took this row among all the session's queued ones.
-        return (await invocationState.claimNext(db, 10_000, LEASE_MS)).rows.some((row) => row.id === lease.id);
+        return (await invocationState.claimNext(db, 10_000, LEASE_MS, 'state-test')).rows.some((row) => row.id === lease.id);
       case 'heartbeat':
         return invocationState.heartbeat(db, lease, LEASE_MS);
       case 'complete':
@@ -94,6 +95,8 @@ describe('invocation state: every write is one transition of the table, allowed 
         return void (await invocationState.abandonQueuedOf(db, [iris.modelId], DELETED_BEFORE_RUN));
       case 'cancel':
         return (await invocationState.cancel(db, iris.sessionId, [lease.id])).some((row) => row.id === lease.id);
+      case 'requeue':
+        return (await invocationState.requeue(db, iris.sessionId, lease.id)) !== undefined;
       case 'publish':
         return void (await invocationState.markPublished(db, [lease.id]));
       case 'unpublish':
@@ -119,6 +122,7 @@ describe('invocation state: every write is one transition of the table, allowed 
           expect(after, 'the row moved').to.not.deep.equal(before);
           expect(after.status).to.equal(to);
           if (transition === 'claim') expect(after.attempts, 'a claim takes the next lease').to.equal(before.attempts + 1);
+          if (transition === 'requeue') expect(after, 'a re-run counts its attempts anew').to.include({ rerun_attempts: before.attempts, error: null, published_at: null });
           if (write === 'complete and explain') {
             const explanation = await iris.t.platform.db<InvocationRow>('invocations').where({ related_to: before.id }).first();
             expect(explanation, 'the explanation').to.include({ type: 'EXPLAIN', status: TRANSITIONS.explain.to });
@@ -127,6 +131,60 @@ describe('invocation state: every write is one transition of the table, allowed 
       }
     }
   }
+
+  /** A new QUEUED row of the session, and its claim as `executor` (the claim takes whatever is queued; this row's lease). */
+  async function queuedRow(): Promise<{ id: string; claim: (executor?: string) => Promise<Lease> }> {
+    const { t, owner, modelId, sessionId } = iris;
+    const db = t.platform.db;
+    const [row] = await invocationState.appendQueued(db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
+    const id = row!.id;
+    return { id, claim: async (executor = 'executor-a') => (await invocationState.claimNext(db, 10_000, LEASE_MS, executor)).rows.find((claimed) => claimed.id === id)! };
+  }
+  const outcomes = async (id: string) =>
+    (await invocationsStore.attemptsOf(iris.t.platform.db, id)).map(({ attempt, executor, outcome, error }) => ({ attempt, executor, outcome, error }));
+
+  it('records every attempt: made by its claim as its executor\'s, ended by the write that ends its run', async () => {
+    const db = iris.t.platform.db;
+    const { id, claim } = await queuedRow();
+    expect(await invocationState.release(db, await claim(), 'try again', 0)).to.equal(true);
+    expect((await claim('executor-b')).attempts).to.equal(2);
+    // Test setup only: the lease runs out as when its executor dies.
+    await db('invocations').where({ id }).update({ lease_expires_at: new Date(Date.now() - 1000) });
+    await invocationState.expireLeases(db);
+    expect(await invocationState.fail(db, await claim(), 'Failed after 3 attempts: broken', 'broken')).to.equal(true);
+    expect(await outcomes(id)).to.deep.equal([
+      { attempt: 1, executor: 'executor-a', outcome: 'RETRY', error: 'try again' },
+      { attempt: 2, executor: 'executor-b', outcome: 'LOST', error: LEASE_RAN_OUT },
+      { attempt: 3, executor: 'executor-a', outcome: 'ERROR', error: 'broken' },
+    ]);
+    const attempts = await invocationsStore.attemptsOf(db, id);
+    for (const attempt of attempts) expect(attempt.ended_at!.getTime()).to.be.at.least(attempt.started_at.getTime());
+    // The polling read gives the same attempts in its one batched statement.
+    const [read] = await invocationsStore.inSessionsOfUsers(db, [{ sessionId: iris.sessionId, modelId: iris.modelId, userId: iris.owner.user.id, id }]);
+    expect(read!.attempts).to.deep.equal(attempts);
+  });
+
+  it('ends COMPLETED the attempt of a completion, in the batched statement of every completion', async () => {
+    const { id, claim } = await queuedRow();
+    expect(await invocationState.complete(iris.t.platform.db, [{ lease: await claim(), response: '{"ok":1}' }])).to.deep.equal(new Set([id]));
+    expect(await outcomes(id)).to.deep.equal([{ attempt: 1, executor: 'executor-a', outcome: 'COMPLETED', error: null }]);
+  });
+
+  it('ends CANCELLED the attempt of a run cancelled while it runs', async () => {
+    const { id, claim } = await queuedRow();
+    await claim('executor-b');
+    await invocationState.cancel(iris.t.platform.db, iris.sessionId, [id]);
+    expect(await outcomes(id)).to.deep.equal([{ attempt: 1, executor: 'executor-b', outcome: 'CANCELLED', error: null }]);
+  });
+
+  it('re-runs a failed invocation as a new attempt, its attempts kept and its retry budget counted anew', async () => {
+    const db = iris.t.platform.db;
+    const { id, claim } = await queuedRow();
+    expect(await invocationState.fail(db, await claim(), 'broken')).to.equal(true);
+    expect(await invocationState.requeue(db, iris.sessionId, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null, published_at: null });
+    expect(await invocationState.complete(db, [{ lease: await claim(), response: '{"ok":1}' }])).to.deep.equal(new Set([id]));
+    expect((await outcomes(id)).map((attempt) => attempt.outcome)).to.deep.equal(['ERROR', 'COMPLETED']);
+  });
 
   it('walks every transition of the table that moves a row', () => {
     const moving = Object.entries(TRANSITIONS).filter(([, { from }]) => from.length).map(([name]) => name);

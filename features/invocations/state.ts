@@ -4,13 +4,20 @@ import type { Db, Runner } from '../../infra/db/database.js';
 import type { ModelRow } from '../models/store.js';
 import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
-import { invocationColumns, sessionsStore, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
+import { invocationColumns, sessionsStore, type AttemptOutcome, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
 // lease or publication goes through this module, each one transition of
 // TRANSITIONS in one statement: the API appends, the relay publishes, the
 // sweeper recovers, the executor claims and finishes, and none of them writes
 // the table any other way.
+//
+// Attempts (invocation_attempts) are written here too: an attempt's row is
+// made by the claim that starts it, in the claim's statement, and closed by
+// the transition that ends its run (complete, fail, release, cancel, expire)
+// in that transition's statement or transaction, so the executor that ran it
+// is known even when it dies or the run is cancelled, and a run costs no
+// extra round trip.
 
 /**
  * A claim of an invocation. `attempts` is the lease's number: each claim takes
@@ -31,6 +38,9 @@ export class QueueFullError extends QuotaExceededError {
     super(`The workspace has ${maxQueued} invocations queued, its limit (max_queued). Retry when some have run.`, QUEUE_FULL_RETRY_SECONDS);
   }
 }
+
+/** Why an attempt ended LOST: what its user reads. */
+export const LEASE_RAN_OUT = 'Its executor stopped renewing its lease; the invocation was queued again.';
 
 /** Why queued work of a deleted model ends in ERROR. */
 export const DELETED_BEFORE_RUN = 'The model was deleted before this invocation ran.';
@@ -65,6 +75,8 @@ export const TRANSITIONS = {
   abandon: { from: ['QUEUED'], to: 'ERROR' },
   /** A client cancelled it: a queued one never runs, a running one has its lease taken (its result is refused, its call aborted). */
   cancel: { from: ['QUEUED', 'IN_PROGRESS'], to: 'CANCELLED' },
+  /** A client re-runs a failed or cancelled invocation: queued again as a new attempt, its earlier attempts kept, for the relay to publish. */
+  requeue: { from: ['ERROR', 'CANCELLED'], to: 'QUEUED' },
   /** Marked published once the broker has it. */
   publish: { from: ['QUEUED'], to: 'QUEUED' },
   /** Its publication forgotten (the broker, or an in-process queue that died, lost it), so the relay publishes it again. */
@@ -156,13 +168,14 @@ const CLAIMABLE = (alias: string) =>
  * get nothing more. The caller holds CLAIM_LOCK, so
  * another claim cannot race the counts. The last row says whether queued
  * work is left that this claim did not take, claimable now or not (`waiting`).
+ * Each claimed row's attempt is recorded, started by the claiming executor.
  *
  * Only the rows that can be chosen are read: with at least `limit` workspaces
  * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
  * of their next invocations (`threshold`), so a workspace's k-th next counts
  * only while (its calls in flight + k) / its weight stays within it; one row
  * each when the calls in flight are even, not `limit`.
- * Bindings: the limit (three times), the claim's status, the lease in milliseconds.
+ * Bindings: the limit (three times), the claim's status, the lease in milliseconds, the executor.
  */
 export const CLAIM_SQL = `
 with recursive queued_workspaces(workspace_id) as (
@@ -225,7 +238,12 @@ claimed as (
    where i.id in (select id from chosen) and ${fromStatuses('claim', 'i')}
   returning ${invocationColumns('i')}
 ),
-turns as (update workspaces set last_claimed_at = now() where id in (select workspace_id from claimed))
+turns as (update workspaces set last_claimed_at = now() where id in (select workspace_id from claimed)),
+recorded as (
+  insert into invocation_attempts (invocation_id, attempt, executor, started_at)
+  select id, attempts, ?, started_at from claimed
+  on conflict do nothing
+)
 select claimed.*, null::boolean as waiting from claimed
 union all
 select ${invocationColumns('(null::invocations)')},
@@ -236,16 +254,47 @@ const CLAIM_LOCK = 0x64696479;
 
 /**
  * Completions of many runs in one statement, the one place `complete` is
- * written. Lists go in as JSON: `i.id = any(array(…))` keeps the generic plan
- * on the primary key. Bindings: completions, the completion's status.
+ * written, their attempts closed in it. Lists go in as JSON: `i.id = any(array(…))`
+ * keeps the generic plan on the primary key. Bindings: completions, the
+ * completion's status, the attempts' outcome.
  */
 export const COMPLETE_SQL = `
-with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text))
-update invocations as i
-   set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
-  from completions as v
- where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${fromStatuses('complete', 'i')}
-returning i.id`;
+with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
+done as (
+  update invocations as i
+     set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
+    from completions as v
+   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${fromStatuses('complete', 'i')}
+  returning i.id, i.attempts
+),
+ended as (
+  update invocation_attempts as a set ended_at = now(), outcome = ?
+    from done where a.invocation_id = done.id and a.attempt = done.attempts and a.ended_at is null
+)
+select id from done`;
+
+/** Outcome of the attempts a completion ends. */
+const COMPLETED: AttemptOutcome = 'COMPLETED';
+
+/** Closes the open attempts of runs a transition just ended, in the transition's transaction. */
+async function endAttempts(trx: Runner, runs: Lease[], outcome: AttemptOutcome, error: string | null = null): Promise<void> {
+  if (!runs.length) return;
+  await trx('invocation_attempts')
+    .whereIn(['invocation_id', 'attempt'], runs.map((run) => [run.id, run.attempts]))
+    .whereNull('ended_at')
+    .update({ ended_at: trx.fn.now(), outcome, error: error?.slice(0, MAX_ERROR) ?? null });
+}
+
+/** The longest error text kept, on an invocation or an attempt. */
+const MAX_ERROR = 2000;
+
+/** A transition of one held run, with its attempt closed in the same transaction; false when the lease was lost. */
+const endRun = (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<number>, outcome: AttemptOutcome, error: string) =>
+  db.transaction(async (trx) => {
+    const moved = (await move(trx)) > 0;
+    if (moved) await endAttempts(trx, [lease], outcome, error);
+    return moved;
+  });
 
 /** Marks published the rows still QUEUED, skipping those an executor holds locked: a mark must never stall the run path. */
 const MARK_PUBLISHED_SQL = `
@@ -264,13 +313,13 @@ export interface Claimed {
   waiting: boolean;
 }
 
-/** `claim` of up to `limit` invocations in fair order (CLAIM_SQL), under CLAIM_LOCK. */
-async function claimNext(db: Db, limit: number, leaseMs: number): Promise<Claimed> {
+/** `claim` of up to `limit` invocations in fair order (CLAIM_SQL), under CLAIM_LOCK, each attempt recorded as `executor`'s. */
+async function claimNext(db: Db, limit: number, leaseMs: number, executor: string): Promise<Claimed> {
   const rows = await db.transaction(async (trx) => {
     // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
     // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
     await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs]);
+    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, executor]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
   return { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) };
@@ -281,6 +330,7 @@ async function completeAll(db: Runner, completions: Array<{ lease: Lease; respon
   const rows = await prepared<{ id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
     JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
     TRANSITIONS.complete.to,
+    COMPLETED,
   ]);
   return new Set(rows.map((row) => row.id));
 }
@@ -330,8 +380,8 @@ export const invocationState = {
   appendCompleted: async (trx: Runner, row: Omit<NewInvocation, 'status' | 'response' | 'completed_at'> & { order: number }) =>
     (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
 
-  /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL). */
-  claimNext: (db: Db, limit: number, leaseMs: number) => claimNext(db, limit, leaseMs),
+  /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL), each a new attempt of `executor`. */
+  claimNext: (db: Db, limit: number, leaseMs: number, executor: string) => claimNext(db, limit, leaseMs, executor),
 
   /** `complete` of many runs in one statement: IN_PROGRESS under the named lease → COMPLETED. Gives the ids accepted. */
   complete: (db: Db, completions: Array<{ lease: Lease; response: string }>) => completeAll(db, completions),
@@ -351,23 +401,36 @@ export const invocationState = {
       return completed.has(run.id) ? appendExplanation(trx, run, explainer) : undefined;
     }),
 
-  /** `fail` under the named lease; false when the lease was lost. */
-  fail: async (db: Db, lease: Lease, reason: string) =>
-    (await held(db, 'fail', lease).update({ status: TRANSITIONS.fail.to, error: reason.slice(0, 2000), response: '', completed_at: db.fn.now(), lease_expires_at: null })) > 0,
+  /** `fail` under the named lease, its attempt ERROR with `attemptError`; false when the lease was lost. */
+  fail: (db: Db, lease: Lease, reason: string, attemptError = reason) =>
+    endRun(
+      db,
+      lease,
+      (trx) => held(trx, 'fail', lease).update({ status: TRANSITIONS.fail.to, error: reason.slice(0, MAX_ERROR), response: '', completed_at: trx.fn.now(), lease_expires_at: null }),
+      'ERROR',
+      attemptError,
+    ),
 
   /**
    * `release` under the named lease: claimable again after `backoffMs`. It
    * stays marked published: the message of the run that released it is
    * still held by that run's executor, which claims again.
    */
-  release: async (db: Db, lease: Lease, reason: string, backoffMs: number) =>
-    (await held(db, 'release', lease).update({
-      status: TRANSITIONS.release.to,
-      error: reason.slice(0, 2000),
-      published_at: db.fn.now(),
-      lease_expires_at: null,
-      available_at: db.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
-    })) > 0,
+  release: (db: Db, lease: Lease, reason: string, backoffMs: number) =>
+    endRun(
+      db,
+      lease,
+      (trx) =>
+        held(trx, 'release', lease).update({
+          status: TRANSITIONS.release.to,
+          error: reason.slice(0, MAX_ERROR),
+          published_at: trx.fn.now(),
+          lease_expires_at: null,
+          available_at: trx.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
+        }),
+      'RETRY',
+      reason,
+    ),
 
   /** `abandon`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
   abandonQueuedOf: (db: Runner, modelIds: number[], reason: string) =>
@@ -376,17 +439,55 @@ export const invocationState = {
   /**
    * `cancel` of a session's invocations not yet finished: the named ones and
    * what they queued (the explanation of a prediction), or, without `ids`,
-   * all of them (those in `status` only, when given). The rows cancelled.
+   * all of them (those in `status` only, when given). The rows cancelled;
+   * the attempts of those that ran end CANCELLED.
    */
-  cancel: (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> => {
-    const rows = movable(db, 'cancel').where({ session_id: sessionId });
-    if (ids) rows.where((scope) => scope.whereIn('id', ids).orWhereIn('related_to', ids));
-    if (status) rows.where({ status });
-    return rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: db.fn.now() }).returning('*') as Promise<InvocationRow[]>;
-  },
+  cancel: (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> =>
+    db.transaction(async (trx) => {
+      const rows = movable(trx, 'cancel').where({ session_id: sessionId });
+      if (ids) rows.where((scope) => scope.whereIn('id', ids).orWhereIn('related_to', ids));
+      if (status) rows.where({ status });
+      const cancelled = (await rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: trx.fn.now() }).returning('*')) as InvocationRow[];
+      await endAttempts(trx, cancelled, 'CANCELLED');
+      return cancelled;
+    }),
 
-  /** `expire`: IN_PROGRESS under leases that ran out (their workers died) → QUEUED and unpublished, for the relay to send again. */
-  expireLeases: (db: Runner) => scans.expiredLeases(db).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }),
+  /**
+   * `expire`: IN_PROGRESS under leases that ran out (their workers died) →
+   * QUEUED and unpublished, for the relay to send again; their attempts end
+   * LOST. How many.
+   */
+  expireLeases: (db: Runner): Promise<number> =>
+    db.transaction(async (trx) => {
+      const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }).returning(['id', 'attempts'])) as Lease[];
+      await endAttempts(trx, expired, 'LOST', LEASE_RAN_OUT);
+      return expired.length;
+    }),
+
+  /**
+   * `requeue` of a failed or cancelled invocation of an OPEN session: QUEUED
+   * again, unpublished for the relay, its error and result cleared, and its
+   * retry budget counted anew from the attempts made so far. The row, or
+   * undefined when it is not in a `from` status or the session is not OPEN.
+   */
+  requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> =>
+    (
+      (await movable(db, 'requeue')
+        .where({ id, session_id: sessionId })
+        .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
+        .update({
+          status: TRANSITIONS.requeue.to,
+          error: null,
+          response: '',
+          started_at: null,
+          completed_at: null,
+          lease_expires_at: null,
+          available_at: null,
+          published_at: null,
+          rerun_attempts: db.ref('attempts'),
+        })
+        .returning('*')) as InvocationRow[]
+    )[0],
 
   /** `publish`: marks dispatched rows published once the broker confirmed them. */
   markPublished: async (db: Db, ids: string[]) => {

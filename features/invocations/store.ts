@@ -33,13 +33,28 @@ export interface InvocationRow {
   completed_at: Date | null;
   /** A retry's backoff: not claimed before. */
   available_at: Date | null;
+  /** The attempts made before its last re-run (`requeue`): its retry budget counts from there. */
+  rerun_attempts: number;
+}
+
+/** How an attempt ended; null while it runs. */
+export type AttemptOutcome = 'COMPLETED' | 'ERROR' | 'RETRY' | 'CANCELLED' | 'LOST';
+
+/** One attempt of an invocation: its lease number, the executor that held it, and how it ended. */
+export interface AttemptRow {
+  attempt: number;
+  executor: string;
+  started_at: Date;
+  ended_at: Date | null;
+  outcome: AttemptOutcome | null;
+  error: string | null;
 }
 
 const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
   priority: true, attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
-  available_at: true,
+  available_at: true, rerun_attempts: true,
 };
 
 /**
@@ -184,12 +199,30 @@ function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, p
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
 export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status' | 'priority'> & Pick<InvocationRow, 'priority'>;
 
-/** The caller's session and the invocation in it, for many (session, model, user, invocation) keys at once. */
+/** An invocation's attempts in order as one JSON array, through the primary key of invocation_attempts. */
+const ATTEMPTS_OF = (alias: string) => `
+(select coalesce(jsonb_agg(jsonb_build_object('attempt', a.attempt, 'executor', a.executor, 'started_at', a.started_at, 'ended_at', a.ended_at, 'outcome', a.outcome, 'error', a.error) order by a.attempt), '[]'::jsonb)
+   from invocation_attempts a where a.invocation_id = ${alias}.id)`;
+
+/** The caller's session and the invocation in it with its attempts, for many (session, model, user, invocation) keys at once. */
 const READ_BATCH_SQL = `
-select k.ord as batch_ord, s.id as session_of_user, ${invocationColumns('i')}
+select k.ord as batch_ord, s.id as session_of_user, ${invocationColumns('i')}, case when i.id is null then null else ${ATTEMPTS_OF('i')} end as attempt_list
 from jsonb_to_recordset(?::jsonb) as k(ord integer, session_id uuid, model_id integer, user_id integer, id uuid)
 join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id
 left join invocations i on i.session_id = s.id and i.id = k.id`;
+
+/** An attempt as jsonb_build_object gives it: its times as text. */
+type JsonAttempt = Omit<AttemptRow, 'started_at' | 'ended_at'> & { started_at: string; ended_at: string | null };
+
+/** The caller's session held the key: the invocation in it (undefined: none by that id), with its attempts. */
+export interface FoundInvocation {
+  invocation: InvocationRow | undefined;
+  attempts?: AttemptRow[];
+}
+
+/** The attempts of a read as rows: their times as dates, like every other row's. */
+const attemptsOf = (list: JsonAttempt[] | null): AttemptRow[] =>
+  (list ?? []).map((a) => ({ ...a, started_at: new Date(a.started_at), ended_at: a.ended_at === null ? null : new Date(a.ended_at) }));
 
 export interface InvocationKey {
   sessionId: string;
@@ -207,12 +240,21 @@ export const invocationsStore = {
    * (the polling path, batched across requests): one output per key, in order, undefined when
    * the session is not the caller's.
    */
-  inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]) => {
+  inSessionsOfUsers: async (db: Runner, keys: InvocationKey[]): Promise<Array<FoundInvocation | undefined>> => {
     const input = keys.map((key, ord) => ({ ord, session_id: key.sessionId, model_id: key.modelId, user_id: key.userId, id: key.id }));
-    const found = await prepared<InvocationRow & { batch_ord: number; session_of_user: string }>(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)]);
-    const byOrd = new Map(found.map(({ batch_ord: ord, session_of_user: _session, ...invocation }) => [ord, invocation.id ? (invocation as InvocationRow) : undefined]));
-    return keys.map((_key, ord) => (byOrd.has(ord) ? { invocation: byOrd.get(ord) } : undefined));
+    type Found = InvocationRow & { batch_ord: number; session_of_user: string; attempt_list: JsonAttempt[] | null };
+    const found = await prepared<Found>(db, 'invocations.read', READ_BATCH_SQL, [JSON.stringify(input)]);
+    const byOrd = new Map(
+      found.map(({ batch_ord: ord, session_of_user: _session, attempt_list: list, ...invocation }) => [
+        ord,
+        invocation.id ? { invocation: invocation as InvocationRow, attempts: attemptsOf(list) } : { invocation: undefined },
+      ]),
+    );
+    return keys.map((_key, ord) => byOrd.get(ord));
   },
+  /** An invocation's attempts, oldest first. */
+  attemptsOf: async (db: Runner, id: string): Promise<AttemptRow[]> =>
+    (await db('invocation_attempts').where({ invocation_id: id }).orderBy('attempt').select('attempt', 'executor', 'started_at', 'ended_at', 'outcome', 'error')) as AttemptRow[],
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
   /** Every invocation of a session of the workspace, in order. */

@@ -1,5 +1,6 @@
 import { InputError } from '../../kernel/errors/errors.js';
 import { compileSchema } from './json-schema.js';
+import type { RetryPolicyPayload } from './retry-policy.js';
 
 export const MAX_EXPLAINERS = 10;
 
@@ -23,6 +24,8 @@ export interface ModelPayload {
   realtime_execution?: boolean;
   allow_download?: boolean;
   need_context?: boolean;
+  /** How its transient failures are retried; an explainer has its own. */
+  retry_policy?: RetryPolicyPayload;
   explainer?: ModelPayload;
   model_card_file_id: string;
   feedback_schema?: Record<string, unknown>;

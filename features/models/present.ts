@@ -1,4 +1,5 @@
 import type { ModelRow } from './store.js';
+import { policyOfModel, type RetryPolicy } from './retry-policy.js';
 
 export interface ModelMetadata {
   model_code: string;
@@ -9,6 +10,7 @@ export interface ModelMetadata {
   realtime_execution: boolean;
   allow_download: boolean;
   need_context: boolean;
+  retry_policy: RetryPolicy;
   input_schema: object;
   output_schema: object;
   feedback_schema: object | null;
@@ -26,6 +28,7 @@ export function presentModel(row: ModelRow, workspace: string): ModelMetadata {
     realtime_execution: row.realtime_execution,
     allow_download: row.allow_download,
     need_context: row.need_context,
+    retry_policy: policyOfModel(row.retry_policy),
     input_schema: row.input_schema,
     output_schema: row.output_schema,
     feedback_schema: row.feedback_schema,

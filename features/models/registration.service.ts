@@ -8,6 +8,7 @@ import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import type { ModelsStore, NewModelRow } from './store.js';
 import { presentChain } from './present.js';
+import { retryPolicyOf } from './retry-policy.js';
 
 interface Resolved {
   deployment: DeploymentRow;
@@ -122,6 +123,7 @@ export class ModelRegistrationService {
       realtime_execution: p.realtime_execution ?? false,
       allow_download: p.allow_download ?? false,
       need_context: p.need_context ?? link.position > 0,
+      retry_policy: retryPolicyOf(p.retry_policy),
       model_card_file_id: p.model_card_file_id,
       deployment_id: resolved.deployment.id,
       native_metadata: { deployment_key: resolved.deployment.deployment_key, registry: resolved.registry },

@@ -1,6 +1,7 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 import type { IoSchema } from './payload.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 export interface ModelRow {
   id: number;
@@ -15,6 +16,8 @@ export interface ModelRow {
   realtime_execution: boolean;
   allow_download: boolean;
   need_context: boolean;
+  /** Null for models registered before retry policies existed: they follow the default. */
+  retry_policy: RetryPolicy | null;
   model_card_file_id: string | null;
   deployment_id: number;
   native_metadata: Record<string, unknown>;
@@ -75,7 +78,7 @@ export const modelsStore: ModelsStore = {
     const inserted: ModelRow[] = [];
     for (const row of rows) {
       const [created] = await db<ModelRow>('models')
-        .insert({ ...row, explains_id: inserted.at(-1)?.id ?? null, input_schema: json(row.input_schema), output_schema: json(row.output_schema), feedback_schema: row.feedback_schema === null ? null : json(row.feedback_schema), native_metadata: json(row.native_metadata) } as never)
+        .insert({ ...row, explains_id: inserted.at(-1)?.id ?? null, input_schema: json(row.input_schema), output_schema: json(row.output_schema), feedback_schema: row.feedback_schema === null ? null : json(row.feedback_schema), native_metadata: json(row.native_metadata), retry_policy: row.retry_policy === null ? null : json(row.retry_policy) } as never)
         .returning('*');
       inserted.push(created as ModelRow);
     }

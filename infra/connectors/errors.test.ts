@@ -36,4 +36,14 @@ describe('upstream errors: what an invocation user reads names no internal addre
     expect(new Set(told.map((error) => error.message))).to.deep.equal(new Set(['Deployment "demo": the model registry could not be reached.']));
     expect(new Set(told.map((error) => error.publicMessage)).size).to.equal(1);
   });
+
+  it('names the kind of a transient failure where it is made, and none for a failure a retry will not fix', async () => {
+    const kindOf = async (failure: Error) => (await callUpstream('demo', 'model server', () => Promise.reject(failure)).catch((e: unknown) => e as UpstreamError)).kind;
+    expect(await kindOf(new HttpTransportError('POST http://10.0.0.9/infer failed: connection refused', 'connect', 'always'))).to.equal('unreachable');
+    expect(await kindOf(new HttpTransportError('POST http://10.0.0.9/infer failed: no connection within 5000 ms', 'connect_timeout', 'always'))).to.equal('unreachable');
+    expect(await kindOf(new HttpTransportError('POST http://10.0.0.9/infer failed: no complete answer within 10000 ms', 'timeout', 'idempotent'))).to.equal('timeout');
+    expect(await kindOf(new HttpStatusError('POST http://10.0.0.9/infer answered HTTP 503', 503, '', 'always'))).to.equal('server_error');
+    expect(await kindOf(new HttpStatusError('POST http://10.0.0.9/infer answered HTTP 400', 400, '', 'never'))).to.equal(undefined);
+    expect(await kindOf(new HttpTransportError('GET http://internal.example/v2 failed: host name not found', 'dns', 'never'))).to.equal(undefined);
+  });
 });

@@ -3,6 +3,11 @@ import { HttpStatusError, HttpTransportError } from '../net/errors.js';
 
 export type UpstreamRole = 'model registry' | 'tracking server' | 'model server';
 
+/** What kind of transient failure an upstream call met: what a model's retry policy chooses to retry (`retry_on`). */
+export type FailureKind = 'unreachable' | 'timeout' | 'server_error';
+
+export const FAILURE_KINDS: readonly FailureKind[] = ['unreachable', 'timeout', 'server_error'];
+
 /**
  * A deployment's registry or model server could not be reached or failed
  * (502). `message` names the URL, for logs and the supervisor who configured
@@ -21,11 +26,22 @@ export class UpstreamError extends BadGatewayError {
     publicMessage?: string,
     /** What exactly failed, for the logs only. */
     readonly diagnosis?: string,
+    /** The kind of a transient failure, classified where the call failed. */
+    readonly kind?: FailureKind,
   ) {
     super(message, [{ field: 'deployment_key', message: `deployment ${deploymentKey} failed` }]);
     this.publicMessage = publicMessage ?? withoutAddresses(message);
   }
 }
+
+/** A transport failure's kind: no connection at all is `unreachable`; an answer that took too long, `timeout`. */
+const TRANSPORT_KINDS: Partial<Record<HttpTransportError['failure'], FailureKind>> = {
+  connect: 'unreachable',
+  connect_timeout: 'unreachable',
+  dns: 'unreachable',
+  refused_by_policy: 'unreachable',
+  timeout: 'timeout',
+};
 
 // Refused by the outbound policy, refused by the host, no answer: one message, so that
 // nobody can map which private addresses answer by registering URLs. The logs tell them apart.
@@ -62,12 +78,14 @@ function asUpstreamError(error: unknown, deploymentKey: string, role: UpstreamRo
   const subject = `Deployment "${deploymentKey}": the ${role}`;
   if (error instanceof HttpStatusError) {
     const told = `${subject} answered HTTP ${error.upstreamStatus}${error.excerpt ? `: ${withoutAddresses(error.excerpt)}` : ''}`;
-    return new UpstreamError(deploymentKey, `${subject} failed: ${error.message}`, error.retryable !== 'never', error.upstreamStatus, told);
+    const transient = error.retryable !== 'never';
+    return new UpstreamError(deploymentKey, `${subject} failed: ${error.message}`, transient, error.upstreamStatus, told, undefined, transient ? 'server_error' : undefined);
   }
   if (error instanceof HttpTransportError) {
     const failure = FAILURES[error.failure];
     const told = failure ? `${subject} failed: ${failure}` : `${subject} ${UNREACHABLE}`;
-    return new UpstreamError(deploymentKey, `${told}.`, error.retryable !== 'never', undefined, `${told}.`, error.message);
+    const transient = error.retryable !== 'never';
+    return new UpstreamError(deploymentKey, `${told}.`, transient, undefined, `${told}.`, error.message, transient ? (TRANSPORT_KINDS[error.failure] ?? 'unreachable') : undefined);
   }
   return error;
 }

@@ -20,6 +20,7 @@ type ConfigMap = KubeObject & { data?: Record<string, string> };
 /** Worth retrying later: the operator has not (re)configured the deployment yet. */
 class NotConfiguredYet extends Error {
   readonly transient = true;
+  readonly kind = 'unreachable';
 }
 
 export interface ClusterProxyResolverDeps {

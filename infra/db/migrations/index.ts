@@ -13,6 +13,7 @@ import * as fairShare from './0011_fair_share.js';
 import * as workspaceTurns from './0012_workspace_turns.js';
 import * as idempotencyKeys from './0013_idempotency_keys.js';
 import * as cancelledInvocations from './0014_cancelled_invocations.js';
+import * as retryPolicy from './0015_retry_policy.js';
 import * as invocationEvents from './0016_invocation_events.js';
 
 interface Migration {
@@ -40,6 +41,7 @@ const migrations: Migration[] = [
   { name: '0012_workspace_turns', ...workspaceTurns },
   { name: '0013_idempotency_keys', ...idempotencyKeys },
   { name: '0014_cancelled_invocations', ...cancelledInvocations },
+  { name: '0015_retry_policy', ...retryPolicy },
   { name: '0016_invocation_events', ...invocationEvents },
 ];
 

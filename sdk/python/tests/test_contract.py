@@ -67,6 +67,7 @@ OPERATIONS: dict[str, str] = {
     "checkProgress": "invocations.progress",
     "createFeedback": "invocations.feedback",
     "cancelInvocation": "invocations.cancel",
+    "retryInvocation": "invocations.retry",
     "cancelSessionInvocations": "sessions.cancel",
     "streamSessionEvents": "sessions.events",
     "exportSessionDataset": "datasets.export_session",

@@ -167,6 +167,8 @@ def add_sessions(r: Registrar) -> None:
     r.command(r.groups, "invocation", get, "one invocation", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
     cancel = lambda a, c: c.invocations.cancel(a.model_code, a.version, a.session_id, a.invocation_id)
     r.command(r.groups, "cancel", cancel, "cancel an invocation not yet finished", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    retry = lambda a, c: c.invocations.retry(a.model_code, a.version, a.session_id, a.invocation_id)
+    r.command(r.groups, "retry", retry, "run again an invocation that ended in ERROR or CANCELLED", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
     feedback = lambda a, c: c.feedback(a.model_code, a.version, a.session_id, a.invocation_id, read_body(a.body))
     r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"])
 

@@ -99,6 +99,25 @@ class Invitation(ApiModel):
 
 
 @dataclass
+class RetryPolicy(ApiModel):
+    """How the executor retries a model's transient failures; `backoff_ms` None: the platform's default."""
+
+    OPENAPI = ("public", schema_pointer("RetryPolicy"))
+    max_attempts: int = 5
+    backoff_ms: int | None = None
+    backoff_multiplier: float = 2
+    retry_on: list[str] = field(default_factory=lambda: ["unreachable", "timeout", "server_error"])
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The policy as registration takes it (`backoff_ms` left out when None)."""
+        body: dict[str, Any] = {"max_attempts": self.max_attempts, "backoff_multiplier": self.backoff_multiplier, "retry_on": list(self.retry_on)}
+        if self.backoff_ms is not None:
+            body["backoff_ms"] = self.backoff_ms
+        return body
+
+
+@dataclass
 class ModelMetadata(ApiModel):
     OPENAPI = ("public", schema_pointer("ModelMetadata"))
     model_code: str
@@ -113,12 +132,15 @@ class ModelMetadata(ApiModel):
     output_schema: dict[str, Any]
     native_metadata: dict[str, Any]
     feedback_schema: dict[str, Any] | None = None
+    retry_policy: RetryPolicy | None = None
     explainer_metadata: ModelMetadata | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelMetadata:
         model = super().from_json(data, **extra)
+        if isinstance(data.get("retry_policy"), dict):
+            model.retry_policy = RetryPolicy.from_json(data["retry_policy"])
         if isinstance(data.get("explainer_metadata"), dict):
             model.explainer_metadata = ModelMetadata.from_json(data["explainer_metadata"])
         return model
@@ -158,6 +180,20 @@ class Session(ApiModel):
 
 
 @dataclass
+class InvocationAttempt(ApiModel):
+    """One attempt to run an invocation: `outcome` COMPLETED, ERROR, RETRY, CANCELLED or LOST (None while it runs)."""
+
+    OPENAPI = ("public", schema_pointer("InvocationAttempt"))
+    attempt: int
+    executor: str
+    started_at: str
+    ended_at: str | None = None
+    outcome: str | None = None
+    error: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class Invocation(ApiModel):
     OPENAPI = ("public", schema_pointer("Invocation"))
     id: str
@@ -172,7 +208,16 @@ class Invocation(ApiModel):
     created_at: str | None = None
     started_at: str | None = None
     completed_at: str | None = None
+    # Every attempt, oldest first: given by `invocations.get` and `retry` only (None from lists and other calls).
+    attempts: list[InvocationAttempt] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> Invocation:
+        invocation = super().from_json(data, **extra)
+        if isinstance(data.get("attempts"), list):
+            invocation.attempts = [InvocationAttempt.from_json(attempt) for attempt in data["attempts"]]
+        return invocation
 
     @property
     def finished(self) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._transport import Transport
-from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, StorageConfig, StoredFile, UploadTicket
+from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, RetryPolicy, StorageConfig, StoredFile, UploadTicket
 from .paging import Page
 
 
@@ -23,8 +23,13 @@ class ModelsApi:
     def get(self, model_code: str, version: str) -> ModelMetadata:
         return ModelMetadata.from_json(self._t.get_json("public", f"/api/model/{model_code}/version/{version}"))
 
-    def register(self, payload: dict[str, Any]) -> ModelMetadata:
-        """Registers a ModelPayload (with its `explainer` chain); the answer is the registered model."""
+    def register(self, payload: dict[str, Any], *, retry_policy: RetryPolicy | dict[str, Any] | None = None) -> ModelMetadata:
+        """Registers a ModelPayload (with its `explainer` chain); the answer is the registered model.
+
+        `retry_policy` (or the payload's own `retry_policy`) sets how the model's transient failures are
+        retried; an explainer takes its own in its `explainer` payload."""
+        if retry_policy is not None:
+            payload = {**payload, "retry_policy": retry_policy.to_json() if isinstance(retry_policy, RetryPolicy) else retry_policy}
         return ModelMetadata.from_json(self._t.post_json("private", "/api/platform_model", payload)[0])
 
     def delete(self, model_code: str, version: str) -> None:

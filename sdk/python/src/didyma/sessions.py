@@ -52,7 +52,8 @@ def _server_sent(lines: Iterable[str]) -> Iterator[tuple[str | None, dict[str, A
 
 
 class PendingInvocation:
-    """A queued invocation: `wait()` polls it until it is COMPLETED, ERROR or CANCELLED; `cancel()` stops it."""
+    """A queued invocation: `wait()` polls it until it is COMPLETED, ERROR or CANCELLED; `cancel()` stops it,
+    `retry()` runs it again once it failed."""
 
     def __init__(self, api: InvocationsApi, model_code: str, version: str, created: Invocation) -> None:
         self._api = api
@@ -101,6 +102,10 @@ class PendingInvocation:
     def cancel(self) -> Invocation:
         """Cancels it if it has not finished (Conflict, code "invocation_finished", when it has)."""
         return self._api.cancel(self.model_code, self.version, self.session_id, self.id)
+
+    def retry(self) -> Invocation:
+        """Runs it again after ERROR or CANCELLED (Conflict, code "invocation_not_failed", otherwise); `wait()` again after."""
+        return self._api.retry(self.model_code, self.version, self.session_id, self.id)
 
 
 class InvocationsApi:
@@ -161,6 +166,12 @@ class InvocationsApi:
         refused, and what it queued (its explanation) is cancelled too. Conflict ("invocation_finished") once
         it has finished."""
         path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/cancel"
+        return Invocation.from_json(self._t.post_json("public", path))
+
+    def retry(self, model_code: str, version: str, session_id: str, invocation_id: str) -> Invocation:
+        """QUEUED again, as a new attempt with its earlier attempts kept, an invocation that ended in ERROR or
+        CANCELLED. Conflict ("invocation_not_failed") for one that did not, ("session_closed") in a closed session."""
+        path = f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}/retry"
         return Invocation.from_json(self._t.post_json("public", path))
 
 
