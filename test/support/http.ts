@@ -36,6 +36,11 @@ export class Client {
       body = options.rawBody as RequestInit['body'];
     }
     const response = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
+    // An event stream never ends: its status and headers are the answer; the body is for a streaming client.
+    if (response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      await response.body?.cancel();
+      return replyOf<T>(response.status, '', response.headers);
+    }
     return replyOf<T>(response.status, await response.text(), response.headers);
   }
 
@@ -56,11 +61,15 @@ export function getAsIs(baseUrl: string, path: string, token?: string): Promise<
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   return new Promise((resolve, reject) => {
     const request = http.get({ host: target.hostname, port: target.port, path, headers }, (response) => {
+      const replyHeaders = new Headers(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
+      if (replyHeaders.get('content-type')?.startsWith('text/event-stream')) {
+        response.destroy();
+        return resolve(replyOf(response.statusCode ?? 0, '', replyHeaders));
+      }
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);
       response.on('end', () => {
-        const replyHeaders = new Headers(Object.entries(response.headers).map(([k, v]) => [k, String(v)]));
         resolve(replyOf(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), replyHeaders));
       });
     });
