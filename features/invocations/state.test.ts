@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
-import { queuedPredict, startIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { modelsStore, type ModelRow } from '../models/store.js';
 import { invocationsStore, sessionsStore, type InvocationRow, type InvocationStatus } from './store.js';
 import { DELETED_BEFORE_RUN, LEASE_RAN_OUT, TRANSITIONS, invocationState, type Lease, type Transition } from './state.js';
@@ -47,15 +47,11 @@ describe('invocation state: every write is one transition of the table, allowed 
   let iris: IrisSession;
   let model: ModelRow;
   before(async () => {
-    iris = await startIrisSession(unique('v'));
     // The sweeper expires leases and the relay publishes on their own: stopped, so only the writes under test move rows.
-    await iris.t.platform.sweeper.stop();
-    await iris.t.platform.relay.stop();
+    iris = await startStillIrisSession(unique('v'));
     model = (await modelsStore.byId(iris.t.platform.db, iris.modelId))!;
   });
   after(async () => {
-    // Test cleanup only: rows left QUEUED or IN_PROGRESS here would be run by the executors of later tests.
-    await iris?.t.platform.db('invocations').where({ session_id: iris.sessionId }).delete();
     await iris?.close();
   });
 

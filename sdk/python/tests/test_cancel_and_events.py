@@ -52,3 +52,15 @@ def test_a_session_s_events_follow_an_invocation_and_resume_from_the_last_id(mem
             break
     assert [e.invocation_id for e in after if e.invocation_id == done.id] == []
     assert [e.status for e in after if e.invocation_id == second.id] == ["QUEUED", "IN_PROGRESS", "COMPLETED"]
+
+
+def test_the_command_line_prints_a_session_s_events(cli: Any, member: Didyma, setting: Setting, iris: Iris) -> None:  # noqa: F811
+    cli("login", "--email", setting.admin_email, "--password", setting.admin_password, "--workspace", setting.workspace)
+    session = as_json(cli("--json", "sessions", "open", iris.code, iris.version))
+    done = as_json(cli("--json", "invoke", iris.code, iris.version, session["id"], json.dumps(IRIS), "--wait"))
+    lines = cli("--json", "sessions", "events", iris.code, iris.version, session["id"], "--max", "3").stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert [(e["invocation_id"], e["status"]) for e in events] == [(done["id"], s) for s in ("QUEUED", "IN_PROGRESS", "COMPLETED")]
+    assert events[-1]["resume_from"]
+    table = cli("sessions", "events", iris.code, iris.version, session["id"], "--max", "1").stdout
+    assert done["id"] in table and "QUEUED" in table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,9 @@ def add_sessions(r: Registrar) -> None:
     r.command(sessions, "reopen", lambda a, c: c.sessions.reopen(a.model_code, a.version, a.session_id), "reopen a session", SESSION_COLUMNS, args=SESSION_ARGS)
     list_invocations = lambda a, c: c.invocations.list(a.model_code, a.version, a.session_id).list()
     r.command(sessions, "invocations", list_invocations, "the invocations of a session, in order", INVOCATION_COLUMNS, args=SESSION_ARGS)
+    p = r.command(sessions, "events", follow_events, "print the status changes of the session's invocations as they happen", args=SESSION_ARGS)
+    p.add_argument("--last-event-id", help="go on after this id (--json prints each event's resume_from)")
+    p.add_argument("--max", type=int, default=0, metavar="N", help="stop after N events (default: follow until interrupted)")
     cancel_session = lambda a, c: {"cancelled": c.sessions.cancel(a.model_code, a.version, a.session_id, a.status)}
     p = r.command(sessions, "cancel", cancel_session, "cancel the session's invocations not yet finished", args=SESSION_ARGS)
     p.add_argument("--status", choices=["QUEUED", "IN_PROGRESS"], help="only those with this status")
@@ -171,6 +175,16 @@ def add_sessions(r: Registrar) -> None:
     r.command(r.groups, "retry", retry, "run again an invocation that ended in ERROR or CANCELLED", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
     feedback = lambda a, c: c.feedback(a.model_code, a.version, a.session_id, a.invocation_id, read_body(a.body))
     r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"])
+
+
+def follow_events(args: argparse.Namespace, c: Didyma) -> None:
+    """One line per event as it comes (JSON Lines with --json), until --max events or an interrupt."""
+    events = c.sessions.events(args.model_code, args.version, args.session_id, args.last_event_id)
+    for count, event in enumerate(events, start=1):
+        line = json.dumps(plain(event)) if args.json else f"{event.created_at}  {event.invocation_id}  {event.status}"
+        print(line, flush=True)
+        if args.max and count >= args.max:
+            return
 
 
 def export_filter(args: argparse.Namespace, c: Didyma) -> Any:
