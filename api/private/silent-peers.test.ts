@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { startExecutor } from '../../executor/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
-import { filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY } from '../../test/support/fixtures.js';
+import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY } from '../../test/support/fixtures.js';
 import { startSilentServer, type SilentServer } from '../../test/support/silent-server.js';
 import { until } from '../../test/support/until.js';
 
@@ -78,17 +78,7 @@ describe('private and public servers: peers that accept connections and never an
     try {
       const a = await tenant(t);
       // The registry answers (the demo server); the model server is the silent peer.
-      const deployment = await t.private.post('/api/deployment', {
-        token: a.token,
-        json: {
-          deployment_key: unique('mute'),
-          registry_connector_class: OPEN_INFERENCE_REGISTRY,
-          registry_connector_init: { model_registry_url: demo.url },
-          server_proxy_class: OPEN_INFERENCE_PROXY,
-          server_proxy_init: { server_proxy_url: silent.url },
-        },
-      });
-      expect(deployment.status, deployment.text).to.equal(201);
+      await demoDeployment(t.private, a.token, demo.url, unique('mute'), {}, silent.url);
       const card = await upload(t.private, a.token, await filesystemStorage(t.private, a.token), '# card');
       const registered = await t.private.post('/api/platform_model', { token: a.token, json: modelPayload('iris-classifier', version, card.file_id) });
       expect(registered.status, registered.text).to.equal(201);

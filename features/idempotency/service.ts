@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
+import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../kernel/errors/errors.js';
 import type { IdempotencyStore, KeyScope } from './store.js';
 
@@ -54,7 +55,6 @@ export class IdempotencyService {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Keys this process holds: their duplicates here wait for the wake-up instead of polling the row. */
   private readonly held = new Map<string, string>();
-  private lastPurge = -Infinity;
 
   constructor(
     private readonly db: Db,
@@ -62,7 +62,12 @@ export class IdempotencyService {
     private readonly options: IdempotencyOptions,
     private readonly now: () => number = Date.now,
     private readonly logger?: Logger,
-  ) {}
+  ) {
+    this.upkeep = atMostEvery(options.purgeEveryMs, async () => {
+      const removed = await this.purgeExpired();
+      if (removed) this.logger?.debug({ removed }, 'purged expired idempotency keys');
+    });
+  }
 
   /** Claims the key for this request, or answers the stored answer of the request that claimed it. */
   async begin(scope: KeyScope, requestHash: string): Promise<Begun> {
@@ -101,22 +106,11 @@ export class IdempotencyService {
   /** Deletes the keys past their retention, a batch at a time; answers how many went. */
   async purgeExpired(): Promise<number> {
     const now = new Date(this.now());
-    let removed = 0;
-    for (let batch = 0; batch < 10; batch++) {
-      const gone = await this.store.removeExpired(this.db, now, this.options.purgeBatch);
-      removed += gone;
-      if (gone < this.options.purgeBatch) break;
-    }
-    return removed;
+    return deleteInBatches((limit) => this.store.removeExpired(this.db, now, limit), this.options.purgeBatch);
   }
 
   /** The sweeper's chore: a purge, at most every `purgeEveryMs` (of any process, each purging its own turn). */
-  async upkeep(): Promise<void> {
-    if (Date.now() - this.lastPurge < this.options.purgeEveryMs) return;
-    this.lastPurge = Date.now();
-    const removed = await this.purgeExpired();
-    if (removed) this.logger?.debug({ removed }, 'purged expired idempotency keys');
-  }
+  readonly upkeep: () => Promise<void>;
 
   /** @internal Stores or frees a claim, then wakes this process's duplicates waiting on it. */
   async settle(scope: KeyScope, holder: string, answer: StoredAnswer | undefined): Promise<void> {

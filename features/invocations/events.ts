@@ -1,4 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
+import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
 import { InputError } from '../../kernel/errors/errors.js';
 import type { InvocationStatus } from './store.js';
 
@@ -63,11 +64,5 @@ const PURGE_BATCH = 5000;
 
 /** The sweeper's chore: events older than the retention go, at most once a minute and a few batches at a time. */
 export function eventsPurge(db: Runner, retentionMs: number, now: () => number = Date.now): () => Promise<void> {
-  let last = -Infinity;
-  return async () => {
-    if (Date.now() - last < PURGE_EVERY_MS) return;
-    last = Date.now();
-    const cutoff = new Date(now() - retentionMs);
-    for (let batch = 0; batch < 10 && (await invocationEventsStore.removeBefore(db, cutoff, PURGE_BATCH)) === PURGE_BATCH; batch++);
-  };
+  return atMostEvery(PURGE_EVERY_MS, () => deleteInBatches((limit) => invocationEventsStore.removeBefore(db, new Date(now() - retentionMs), limit), PURGE_BATCH));
 }

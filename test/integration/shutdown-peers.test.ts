@@ -2,7 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { expect } from 'chai';
 import { unique } from '../support/platform.js';
-import { IRIS, modelPayload, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, startDemoModelServer, filesystemStorage, upload } from '../support/fixtures.js';
+import { demoDeployment, IRIS, modelPayload, startDemoModelServer, filesystemStorage, upload } from '../support/fixtures.js';
 import { until } from '../support/until.js';
 import { freePorts } from '../support/model-servers.js';
 import { exitOf } from '../support/didyma-process.js';
@@ -86,17 +86,7 @@ describe('SIGTERM while peers never answer (real PostgreSQL and RabbitMQ)', func
     const version = unique('mute');
     const registry = await startDemoModelServer(version);
     try {
-      const deployment = await run.t.private.post('/api/deployment', {
-        token: run.owner.token,
-        json: {
-          deployment_key: unique('mute'),
-          registry_connector_class: OPEN_INFERENCE_REGISTRY,
-          registry_connector_init: { model_registry_url: registry.url },
-          server_proxy_class: OPEN_INFERENCE_PROXY,
-          server_proxy_init: { server_proxy_url: silent.url },
-        },
-      });
-      expect(deployment.status, deployment.text).to.equal(201);
+      await demoDeployment(run.t.private, run.owner.token, registry.url, unique('mute'), {}, silent.url);
       const card = await upload(run.t.private, run.owner.token, await filesystemStorage(run.t.private, run.owner.token), '# card');
       const registered = await run.t.private.post('/api/platform_model', { token: run.owner.token, json: modelPayload('iris-classifier', version, card.file_id) });
       expect(registered.status, registered.text).to.equal(201);

@@ -52,7 +52,7 @@ export async function upload(client: Client, token: string, storageKey: string, 
   return stored.body as { file_id: string; sha256: string; size: number };
 }
 
-export async function demoDeployment(client: Client, token: string, demoUrl: string, key = unique('demo'), extra: Record<string, unknown> = {}) {
+export async function demoDeployment(client: Client, token: string, demoUrl: string, key = unique('demo'), extra: Record<string, unknown> = {}, modelServerUrl = demoUrl) {
   const reply = await client.post('/api/deployment', {
     token,
     json: {
@@ -61,7 +61,7 @@ export async function demoDeployment(client: Client, token: string, demoUrl: str
       registry_connector_class: OPEN_INFERENCE_REGISTRY,
       registry_connector_init: { model_registry_url: demoUrl, tracking_server_url: demoUrl },
       server_proxy_class: OPEN_INFERENCE_PROXY,
-      server_proxy_init: { server_proxy_url: demoUrl },
+      server_proxy_init: { server_proxy_url: modelServerUrl },
     },
   });
   if (reply.status !== 201) throw new Error(`deployment: ${reply.status} ${reply.text}`);
