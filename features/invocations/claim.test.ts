@@ -32,11 +32,11 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     for (let i = 0; i < 12; i++) busy.push(await workspaceWith(5, 2));
     const behind = await workspaceWith(5, 0);
     // Shares of the next rows: behind 1, 2, 3, 4…; each busy one 3, 4…. Four turns: behind's 1 and 2, then at 3
-    // behind (never served) before the busy ones (served), then the busy one served longest ago.
+    // the busy ones served longest ago: their turns came before behind's work arrived.
     const { rows } = await invocationState.claimNext(iris.t.platform.db, 4, LEASE_MS, 'test');
     const taken = rows.map((row) => row.workspace_id);
-    expect(taken.filter((id) => id === behind)).to.have.length(3);
-    expect(taken.filter((id) => busy.includes(id))).to.have.length(1);
+    expect(taken.filter((id) => id === behind)).to.have.length(2);
+    expect(taken.filter((id) => id !== behind)).to.have.members(busy.slice(0, 2));
   });
 
   it('takes one row from each of as many workspaces as it claims when they are even', async () => {
@@ -46,5 +46,18 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     const taken = rows.map((row) => row.workspace_id).filter((id) => even.includes(id));
     expect(taken).to.have.length(6);
     expect(new Set(taken).size).to.equal(6);
+  });
+
+  it('serves a workspace served before ahead of a backlog that arrived all at once after its last turn', async () => {
+    const { db } = iris.t.platform;
+    await db('invocations').where({ session_id: iris.sessionId, status: 'QUEUED' }).delete();
+    const quiet = await workspaceWith(0, 0);
+    await db('workspaces').where({ id: quiet }).update({ last_claimed_at: db.raw(`now() - interval '1 second'`) });
+    const flood: number[] = [];
+    for (let i = 0; i < 12; i++) flood.push(await workspaceWith(3, 0));
+    await invocationState.appendQueued(db, [queuedPredict({ workspaceId: quiet, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId })]);
+    // All at share 1: the flood's workspaces were never served, and count from when their work arrived.
+    const { rows } = await invocationState.claimNext(db, 4, LEASE_MS, 'test');
+    expect(rows.map((row) => row.workspace_id)).to.have.members([quiet, ...flood.slice(0, 3)]);
   });
 });

@@ -162,8 +162,10 @@ const CLAIMABLE = (alias: string) =>
  * calls in flight between the workspaces with queued work in proportion to
  * their weights. A workspace's k-th next invocation has the share
  * (its calls in flight + k) / its weight; the lowest shares go first, and
- * among equals the workspace served least recently (`last_claimed_at`), then
- * the oldest. Within a workspace: higher priority first, then the oldest.
+ * among equals the workspace whose last turn is oldest (`last_claimed_at`;
+ * for one never served, when its oldest queued work arrived, so a backlog
+ * that arrives at once does not go ahead of a workspace served before it),
+ * then the oldest invocation. Within a workspace: higher priority first, then the oldest.
  * A workspace at `max_in_flight`, and a deployment at `max_concurrent_calls`,
  * get nothing more. The caller holds CLAIM_LOCK, so
  * another claim cannot race the counts. The last row says whether queued
@@ -206,7 +208,8 @@ threshold as (
   select (running + 1)::float8 / share_weight as share from open_workspaces order by 1 offset ?::integer - 1 limit 1
 ),
 candidates as (
-  select c.*, m.deployment_id, o.share_weight, o.max_in_flight, o.last_claimed_at, o.running,
+  select c.*, m.deployment_id, o.share_weight, o.max_in_flight, o.running,
+         coalesce(o.last_claimed_at, min(c.created_at) over (partition by c.workspace_id)) as last_turn,
          row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
     from open_workspaces o
     cross join lateral (
@@ -220,7 +223,7 @@ candidates as (
 ),
 shares as (
   select c.*, (c.running + c.rank)::float8 / c.share_weight as share,
-         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.last_claimed_at nulls first, c.created_at) as deployment_rank
+         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.last_turn, c.created_at) as deployment_rank
     from candidates c
    where c.max_in_flight is null or c.running + c.rank <= c.max_in_flight
 ),
@@ -229,7 +232,7 @@ chosen as (
     join deployments d on d.id = s.deployment_id
     left join deployment_running r on r.deployment_id = s.deployment_id
    where d.max_concurrent_calls is null or coalesce(r.n, 0) + s.deployment_rank <= d.max_concurrent_calls
-   order by s.share, s.last_claimed_at nulls first, s.created_at
+   order by s.share, s.last_turn, s.created_at
    limit ?
 ),
 claimed as (
