@@ -3,53 +3,7 @@ import { startExecutor } from '../../executor/start.js';
 import { startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { colleague } from '../../test/support/fixtures.js';
 import { floodTenant, type FloodTenant } from '../../test/support/flood.js';
-
-interface Sent {
-  id?: string;
-  event: string;
-  data: { id: string; invocation_id: string; status: string; created_at: string };
-}
-
-/** An SSE client: the events as they come, the last id seen, and the end of the stream. */
-async function openStream(url: string, token: string, lastEventId?: string) {
-  const controller = new AbortController();
-  const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, signal: controller.signal });
-  const received: Sent[] = [];
-  let lastId = lastEventId;
-  let ended = false;
-  const reading = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const fields = Object.fromEntries(block.split('\n').filter((line) => line && !line.startsWith(':')).map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
-          if (fields.event !== 'invocation') continue;
-          if (fields.id) lastId = fields.id;
-          received.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data!) });
-        }
-      }
-    } catch {
-      // aborted by close()
-    }
-    ended = true;
-  })();
-  return {
-    response,
-    received,
-    lastId: () => lastId,
-    ended: () => ended,
-    async close() {
-      controller.abort();
-      await reading;
-    },
-  };
-}
-
-const statusesOf = (received: Sent[], id: string) => received.filter((sent) => sent.data.invocation_id === id).map((sent) => sent.data.status);
+import { openEventStream as openStream, statusesOf } from '../../test/support/event-stream-client.js';
 
 async function eventually(check: () => boolean, what: string, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;

@@ -6,12 +6,15 @@ import { countingModelServer, inferenceKey, type CountingModelServer, type Manag
 import { exitOf } from '../support/didyma-process.js';
 import { InvocationAudit } from '../support/invocation-audit.js';
 import { AuditedRun } from '../support/audited-run.js';
+import { openEventStream, statusesOf, type EventStream } from '../support/event-stream-client.js';
 
 // An executor killed with SIGKILL in the middle of a load, while it holds runs
 // and has model calls in flight: each of its runs must be taken over by the
 // other executor once its lease runs out, nothing may be lost, no result may
 // be accepted twice, and the model is called at least once per invocation and
-// at most once per lease (docs/decisions.md, "Delivery guarantee").
+// at most once per lease (docs/decisions.md, "Delivery guarantee"). Each
+// session's event stream, followed throughout, must tell every invocation's
+// statuses, the take-overs included, and its completion exactly once.
 
 const TOTAL = 1200;
 const CONCURRENCY = 8;
@@ -54,11 +57,12 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
 
   const count = async (where: string) => Number(((await t.platform.db.raw(`select count(*)::int as n from invocations where model_id = ? and ${where}`, [modelId])).rows[0] as { n: number }).n);
 
-  it(`loses none of ${TOTAL} invocations, accepts no result twice, takes over every run of the dead executor and calls the model at most once per lease`, async () => {
+  it(`loses none of ${TOTAL} invocations nor their events, accepts no result twice, takes over every run of the dead executor and calls the model at most once per lease`, async () => {
     const doomed = executor('doomed');
     const survivor = executor('survivor');
     const sessions: string[] = [];
     for (let i = 0; i < 16; i++) sessions.push((await t.public.post(`${base()}/session`, { token: owner.token })).body.id as string);
+    const streams: EventStream[] = await Promise.all(sessions.map((session) => openEventStream(`${t.public.baseUrl}${base()}/session/${session}/events`, owner.token)));
 
     /** Accepted invocation id → the key of its model call. */
     const accepted = new Map<string, string>();
@@ -106,6 +110,16 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
       expect({ writer: final!.writer, lease: final!.old_attempts }, `the final write of ${id}`).to.deep.equal({ writer: 'survivor', lease: Math.max(...later.map((claim) => claim.lease)) });
     }
     expect(await audit.heldBy('survivor'), 'runs the survivor left unfinished').to.have.property('size', 0);
+
+    // The event streams lost nothing: every invocation's statuses, its completion once, and the take-overs.
+    const received = () => streams.flatMap((stream) => stream.received);
+    await until(async () => [...accepted.keys()].every((id) => statusesOf(received(), id).includes('COMPLETED')), 'every completion on the event streams', WAIT_MS);
+    await Promise.all(streams.map((stream) => stream.close()));
+    const told = [...accepted.keys()].map((id) => ({ id, statuses: statusesOf(received(), id) }));
+    const untold = told.filter(({ statuses }) => statuses[0] !== 'QUEUED' || statuses.at(-1) !== 'COMPLETED' || statuses.filter((status) => status === 'COMPLETED').length !== 1);
+    expect(untold, 'invocations whose stream did not go from QUEUED to one COMPLETED').to.deep.equal([]);
+    const takenOver = told.filter(({ id }) => held.has(id));
+    expect(takenOver.filter(({ statuses }) => statuses.filter((status) => status === 'IN_PROGRESS').length < 2), 'take-overs the streams did not tell').to.deep.equal([]);
 
     // Towards the model: at least once, at most once per lease; exactly once for every run no executor died holding.
     const calls = [...accepted].map(([id, key]) => ({ id, calls: model.calls(key), leases: claims.get(id)?.length ?? 0, held: held.has(id) }));
