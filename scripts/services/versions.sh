@@ -4,7 +4,7 @@
 # proxy, and the helpers that build it: each binary lands in $BIN_DIR with a
 # version stamp beside it ($BIN_DIR/NAME.version) and is rebuilt only when
 # the stamp differs from its pin. Each pin can be overridden by the DIDYMA_*
-# variable it reads. Sourced after lib.sh by kube.sh, cluster.sh and minio.sh.
+# variable it reads. Sourced after lib.sh by kube.sh, cluster.sh, minio.sh and jaeger.sh.
 
 ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
 KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
@@ -16,6 +16,9 @@ METRICS_ADAPTER_VERSION="${DIDYMA_METRICS_ADAPTER_VERSION:-v0.12.0}"
 # that builds with Go >= 1.24.
 MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION="${DIDYMA_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+# Jaeger v2 (one binary on the OpenTelemetry Collector): `go install` refuses its go.mod, so it is built as a tool of a wrapper module.
+JAEGER_MODULE=github.com/jaegertracing/jaeger
+JAEGER_VERSION="${DIDYMA_JAEGER_VERSION:-v1.76.0}"
 # Helm's build also stamps the Kubernetes version `helm template` assumes (build_helm in kube.sh).
 HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
 
