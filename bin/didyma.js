@@ -3,7 +3,7 @@
 // Tracing, when the OTEL_* variables ask for it, starts before the CLI is imported.
 import { startTelemetry } from '../dist/infra/telemetry/preload.js';
 
-const telemetry = await startTelemetry(process.argv);
+const telemetry = await startTelemetry(process.argv, process.env);
 const { main } = await import('../dist/cli/main.js');
 main(process.argv)
   .catch((error) => {

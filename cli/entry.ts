@@ -2,7 +2,7 @@
 // as tests do for child processes; the installed command uses bin/didyma.js.
 import { startTelemetry } from '../infra/telemetry/preload.js';
 
-const telemetry = await startTelemetry(process.argv);
+const telemetry = await startTelemetry(process.argv, process.env);
 const { main } = await import('./main.js');
 main(process.argv)
   .catch((error: unknown) => {

@@ -28,9 +28,10 @@ export function serviceNameOf(argv: readonly string[]): string {
 /**
  * Starts tracing before the rest of the process is imported, as the ESM
  * loader hook must see express, pg, amqplib and pino load to instrument them.
- * A configuration the SDK refuses costs a warning, never the process.
+ * A configuration the SDK refuses costs a warning, never the process. `env`
+ * is the process environment: the SDK reads the rest of its settings there.
  */
-export async function startTelemetry(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Telemetry | undefined> {
+export async function startTelemetry(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<Telemetry | undefined> {
   if (!tracingRequested(env)) return undefined;
   env.OTEL_SERVICE_NAME ||= serviceNameOf(argv);
   try {
