@@ -6,6 +6,7 @@ import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
+import { notificationRows, type NotificationsReport } from './notifications.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -91,6 +92,8 @@ export interface BenchReport {
   publicMemoryAfterPost?: Record<string, number>;
   /** (7) workspaces flooding while a quiet one sends (bench/lib/fairness.ts); absent in runs from before it. */
   fairness?: FairnessReport;
+  /** (8) completion → each notification probe (bench/lib/notifications.ts); absent in runs from before it. */
+  notifications?: NotificationsReport;
 }
 
 const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
@@ -211,8 +214,8 @@ export function renderTable(r: BenchReport): string {
     push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
   }
   if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
-  const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
-  const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+  if (r.notifications) for (const cells of notificationRows(r.notifications)) push(cells);
+  const lines = tableLines(rows);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
     '',
@@ -221,6 +224,12 @@ export function renderTable(r: BenchReport): string {
   );
   return lines.join('\n');
 }
+
+const HEADER = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
+const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+
+/** (8)'s rows alone under the table's header (BENCH_ONLY=notifications). */
+export const notificationsTable = (n: NotificationsReport) => tableLines(notificationRows(n).map((cells) => [...cells.slice(0, 4), '', ...cells.slice(4)])).join('\n');
 
 /** An overhead in the same run's floors: PostgreSQL round trips and broker hops (publish → delivery), p50 over p50 and p99 over p99. */
 export function inFloorUnits(over: Percentiles, floors: BenchReport['floors']): { postgres: Percentiles; broker: Percentiles } {
