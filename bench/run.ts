@@ -187,12 +187,12 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
-    const notificationsAt = (rate: number) => measureNotifications(notificationsControl, { rate, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
+    const notificationsAt = (rate: number, rateFrom: string) => measureNotifications(notificationsControl, { rate, rateFrom, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
 
     if (ONLY === 'notifications') {
       console.log(`bench: only (8) notifications, at ${NOTIFY_RATE}/s`);
       pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
-      console.log(`\n${notificationsTable(await notificationsAt(NOTIFY_RATE))}\n`);
+      console.log(`\n${notificationsTable(await notificationsAt(NOTIFY_RATE, 'BENCH_NOTIFY_RATE'))}\n`);
       return;
     }
 
@@ -289,7 +289,7 @@ async function main() {
 
     // (8) how soon a client is told of a completion, at (4)'s rate; after (6), so that its streams do not count in the peaks.
     console.log('bench: (8) notifications of completion');
-    const notifications = await notificationsAt(e2eRate);
+    const notifications = await notificationsAt(e2eRate, '50% of the sustained capacity');
 
     // (7) fairness, after (6) so that its workspaces do not count in the peaks.
     let fairness: FairnessReport | undefined;

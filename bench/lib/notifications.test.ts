@@ -50,13 +50,13 @@ describe('bench (8): completion → notification', () => {
         waitFinal: async () => void steps.push('final'),
         completedAt: async () => new Map([['a', 1000]]),
       },
-      { rate: 100, sessions: 2, durationSec: 10, graceMs: 1000 },
+      { rate: 100, rateFrom: '50% of the sustained capacity', sessions: 2, durationSec: 10, graceMs: 1000 },
     );
     expect(steps).to.deep.equal(['open', 'post', 'final', 'close']);
     expect(report.lags.sse).to.deep.include({ count: 1, missing: 0, p50: 5, p99: 5 });
     const [row] = notificationRows(report);
     expect(row![0]).to.equal('8');
-    expect(row![1]).to.contain('session event stream').and.contain('100/s');
+    expect(row![1]).to.contain('session event stream').and.contain('100/s (50% of the sustained capacity)').and.contain('2 sessions');
     expect(row![3]).to.equal('5.0 / 5.0');
   });
 });

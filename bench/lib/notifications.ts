@@ -27,6 +27,8 @@ export interface NotificationLag {
 
 export interface NotificationsReport {
   rate: number;
+  /** Where the rate came from: half (4)'s sustained capacity, or BENCH_NOTIFY_RATE when (8) runs alone. */
+  rateFrom: string;
   sessions: number;
   durationSec: number;
   clock: ClockOffset;
@@ -74,7 +76,7 @@ export function lagOf(completedAt: Map<string, number>, heard: Map<string, numbe
 }
 
 /** Probes listening, POSTs at `rate`, the drain, then a grace for the last notifications before the lags are read. */
-export async function measureNotifications(control: NotificationsControl, options: { rate: number; sessions: number; durationSec: number; graceMs: number }): Promise<NotificationsReport> {
+export async function measureNotifications(control: NotificationsControl, options: { rate: number; rateFrom: string; sessions: number; durationSec: number; graceMs: number }): Promise<NotificationsReport> {
   const sessionIds = await control.sessions(options.sessions);
   const clock = await control.clockOffset();
   const probes = await control.openProbes(sessionIds);
@@ -84,7 +86,7 @@ export async function measureNotifications(control: NotificationsControl, option
     const completedAt = await control.completedAt(sessionIds);
     await allHeard(Object.values(probes), [...completedAt.keys()], options.graceMs);
     const lags = Object.fromEntries(Object.entries(probes).map(([name, probe]) => [name, lagOf(completedAt, probe.heard, clock.offsetMs)]));
-    return { rate: options.rate, sessions: options.sessions, durationSec: options.durationSec, clock, load, lags };
+    return { rate: options.rate, rateFrom: options.rateFrom, sessions: options.sessions, durationSec: options.durationSec, clock, load, lags };
   } finally {
     await Promise.all(Object.values(probes).map((probe) => probe.close()));
   }
@@ -157,7 +159,7 @@ const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
 export function notificationRows(r: NotificationsReport): string[][] {
   return Object.entries(r.lags).map(([name, lag]) => [
     '8',
-    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (50% of the sustained capacity) for ${n0(r.durationSec)} s over ${n0(r.sessions)} sessions, clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
+    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${n0(r.sessions)} session${r.sessions === 1 ? '' : 's'}, each followed by a stream; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
     `${n0(lag.count)} heard${lag.missing ? ` (never heard: ${n0(lag.missing)})` : ''}`,
     `${n1(lag.p50)} / ${n1(lag.p99)}`,
     '',
