@@ -4,6 +4,7 @@ and ERROR as an exception."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -83,6 +84,20 @@ def test_an_answer_that_is_not_an_event_stream_makes_it_poll() -> None:
     page = httpx.Response(200, headers={"content-type": "text/html"}, content="<html>")
     done = client_answering(["QUEUED", "COMPLETED"], [page]).invoke("m", "1", "s1", {}).wait(sleep=lambda _: None)
     assert done.status == "COMPLETED"
+
+
+class Silent(httpx.SyncByteStream):
+    """A stream that never sends a line: its first read times out, as behind a proxy that holds it back."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        raise httpx.ReadTimeout("nothing came")
+
+
+def test_a_stream_that_sends_nothing_makes_it_poll() -> None:
+    held_back = httpx.Response(200, headers={"content-type": "text/event-stream"}, stream=Silent())
+    delays: list[float] = []
+    done = client_answering(["QUEUED", "COMPLETED"], [held_back]).invoke("m", "1", "s1", {}).wait(initial_delay=0.1, sleep=delays.append)
+    assert done.status == "COMPLETED" and delays == [0.1]
 
 
 def test_a_finished_invocation_is_returned_without_the_stream() -> None:
