@@ -201,7 +201,6 @@ async function main() {
     const pgFloor = await postgresRoundTrips(dbUrl.toString(), { clients: CONNECTIONS, pool: 10, durationMs: Math.min(DURATION, 5) * 1000 });
     const brokerFloor = await brokerHop(amqpUrl, `${queueName}.floor`, 100);
 
-
     // (2) POST …/invocation, executor stopped (its CPU would be the API's on this machine): saturation, then 50% of it.
     console.log('bench: (2) POST invocation');
     const loadSessions = await tenant.sessions(SESSIONS);
