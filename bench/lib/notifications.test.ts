@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Brief } from './load.js';
-import { clockOffsetOf, completedIn, lagOf, measureNotifications, notificationRows, type CompletionProbe } from './notifications.js';
+import { clockOffsetOf, completedIn, lagOf, measureNotifications, type CompletionProbe } from './notifications.js';
+import { notificationRows } from './report.js';
 
 const brief: Brief = { rps: 100, p50: 1, p99: 2, requests: 1000, statuses: { 201: 1000 }, errors: 0, timeouts: 0 };
 const frame = (status: string, invocation: string, id?: string) =>
@@ -57,6 +58,7 @@ describe('bench (8): completion → notification', () => {
     const [row] = notificationRows(report);
     expect(row![0]).to.equal('8');
     expect(row![1]).to.contain('session event stream').and.contain('100/s (50% of the sustained capacity)').and.contain('2 sessions');
+    expect(row![2]).to.equal('1 heard; POST 100/s');
     expect(row![3]).to.equal('5.0 / 5.0');
   });
 });

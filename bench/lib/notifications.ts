@@ -1,7 +1,7 @@
 // (8) How soon a client is told that an invocation completed: from the row's `completed_at` (the
 // database's clock) to the moment a probe hears of it (this process's clock, set on the database's by
 // a measured offset). The probe here is a client of the session event stream; another, such as a
-// webhook receiver, goes next to it under its own name.
+// webhook receiver, goes next to it under its own name (and its words in report.ts's PROBE_WORDS).
 import { performance } from 'node:perf_hooks';
 import { percentile, type Brief } from './load.js';
 
@@ -149,20 +149,4 @@ export function completedIn(frames: string[]): string[] {
     if (event?.status === 'COMPLETED') ids.push(event.invocation_id);
   }
   return ids;
-}
-
-const PROBE_WORDS: Record<string, string> = { sse: 'the COMPLETED event of the session event stream at a client' };
-const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
-const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
-
-/** (8)'s rows: one per probe; the table's cells but the server CPU (#, measure, value, latency, target, result). */
-export function notificationRows(r: NotificationsReport): string[][] {
-  return Object.entries(r.lags).map(([name, lag]) => [
-    '8',
-    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${n0(r.sessions)} session${r.sessions === 1 ? '' : 's'}, each followed by a stream; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
-    `${n0(lag.count)} heard${lag.missing ? ` (never heard: ${n0(lag.missing)})` : ''}`,
-    `${n1(lag.p50)} / ${n1(lag.p99)}`,
-    '',
-    '',
-  ]);
 }

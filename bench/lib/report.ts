@@ -6,7 +6,7 @@ import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
-import { notificationRows, type NotificationsReport } from './notifications.js';
+import type { NotificationsReport } from './notifications.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -262,6 +262,22 @@ export function fairnessRows(r: FairnessReport): string[][] {
     ]);
   }
   return rows;
+}
+
+const PROBE_WORDS: Record<string, string> = { sse: 'the COMPLETED event of the session event stream at a client' };
+
+/** (8)'s rows, one per probe: how many completions it heard of, and how long after the row's `completed_at`. */
+export function notificationRows(r: NotificationsReport): string[][] {
+  const sessions = `${n0(r.sessions)} session${r.sessions === 1 ? '' : 's'}`;
+  const load = `POST ${n0(r.load.rps)}/s${failures(r.load)}`;
+  return Object.entries(r.lags).map(([name, lag]) => [
+    '8',
+    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${sessions}, each followed by a stream; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
+    `${n0(lag.count)} heard${lag.missing ? ` (never heard: ${n0(lag.missing)})` : ''}; ${load}`,
+    lat(lag),
+    '',
+    '',
+  ]);
 }
 
 /** (4)'s targets: the rounds' median differences from the direct calls, p50 within 10 ms and p99 within 50. */
