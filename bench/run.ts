@@ -16,6 +16,7 @@
 // BENCH_FAIR_SIZES (1,10,100: flooding workspaces of each fairness row, empty to skip it),
 // BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second at most; lower
 // when half its fair share of the drain at the largest flood is lower, bench/lib/fairness.ts lowRate).
+// BENCH_ONLY=notifications: only (8), at BENCH_NOTIFY_RATE (100) per second, printed and not written.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,12 +25,13 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuSince, withCpu } from './lib/cpu.js';
-import { renderTable, type BenchReport, type GaugesMs } from './lib/report.js';
+import { notificationsTable, renderTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, type Tenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement, prioritize } from './lib/placement.js';
-import { completedBetween, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
+import { completedAt, completedBetween, databaseClockMs, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
+import { clockOffsetOf, measureNotifications, sseProbe, type NotificationsControl } from './lib/notifications.js';
 import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
 import { pairedLatency, type LatencyControl } from './lib/paired-latency.js';
 import { cpuGaugeMs } from './lib/gauge.js';
@@ -67,11 +69,21 @@ const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean
 const FAIR_INVOCATIONS = Number(env('BENCH_FAIR_INVOCATIONS', '10000'));
 const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
 const FAIR_QUIET_SESSIONS = 4;
+// (8): the last notifications may arrive this long after the database says every invocation finished.
+const NOTIFY_GRACE_MS = 10_000;
+// BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate.
+const ONLY = onlySection(env('BENCH_ONLY', ''));
+const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 
 function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: run \`make bench\` (it starts PostgreSQL, RabbitMQ and the Python tools with scripts/services and exports their URLs).`);
   return value;
+}
+
+function onlySection(value: string): '' | 'notifications' {
+  if (value === '' || value === 'notifications') return value;
+  throw new Error(`BENCH_ONLY must be notifications or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -158,11 +170,6 @@ async function main() {
       return withCpu(pidOf('hello'), () => load({ url: `${url(ports.hello)}/hello`, connections: CONNECTIONS, durationSec: DURATION }));
     };
 
-    // (0) the floors: one database round trip, one durable broker hop.
-    console.log('bench: (0) PostgreSQL and RabbitMQ floors');
-    const pgFloor = await postgresRoundTrips(dbUrl.toString(), { clients: CONNECTIONS, pool: 10, durationMs: Math.min(DURATION, 5) * 1000 });
-    const brokerFloor = await brokerHop(amqpUrl, `${queueName}.floor`, 100);
-
     // The tenant: storage, model card, deployment on the model server, the model.
     const tenant = await setUpTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD }, modelServer);
     const { base, headers } = tenant;
@@ -172,6 +179,27 @@ async function main() {
       load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(sessionIds), connections: CONNECTIONS, durationSec, overallRate });
     const direct = (options: { connections: number; overallRate?: number; durationSec?: number }) =>
       load({ url: modelServer.inferUrl, method: 'POST', headers: { 'content-type': 'application/json' }, body: modelServer.inferBody, durationSec: DURATION, ...options });
+    const notificationsControl: NotificationsControl = {
+      sessions: (n) => tenant.sessions(n),
+      clockOffset: () => clockOffsetOf(() => databaseClockMs(db)),
+      openProbes: async (sessionIds) => ({ sse: await sseProbe(url(ports.public), sessionIds.map((id) => `${base}/session/${id}/events`), headers) }),
+      post: (sessionIds, rate) => postLoad(sessionIds, rate),
+      waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
+      completedAt: (sessionIds) => completedAt(db, sessionIds),
+    };
+    const notificationsAt = (rate: number, rateFrom: string) => measureNotifications(notificationsControl, { rate, rateFrom, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
+
+    if (ONLY === 'notifications') {
+      console.log(`bench: only (8) notifications, at ${NOTIFY_RATE}/s`);
+      pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
+      console.log(`\n${notificationsTable(await notificationsAt(NOTIFY_RATE, 'BENCH_NOTIFY_RATE'))}\n`);
+      return;
+    }
+
+    // (0) the floors: one database round trip, one durable broker hop.
+    console.log('bench: (0) PostgreSQL and RabbitMQ floors');
+    const pgFloor = await postgresRoundTrips(dbUrl.toString(), { clients: CONNECTIONS, pool: 10, durationMs: Math.min(DURATION, 5) * 1000 });
+    const brokerFloor = await brokerHop(amqpUrl, `${queueName}.floor`, 100);
 
     // (2) POST …/invocation, executor stopped (its CPU would be the API's on this machine): saturation, then 50% of it.
     console.log('bench: (2) POST invocation');
@@ -257,6 +285,10 @@ async function main() {
 
     // (6) peak RSS of every process, read before they stop.
     const rss = { ...modelServer.peakRss(), ...Object.fromEntries(children.map((child) => [child.name, child.peakRss()])) };
+
+    // (8) how soon a client is told of a completion, at (4)'s rate; after (6), so that its streams do not count in the peaks.
+    console.log('bench: (8) notifications of completion');
+    const notifications = await notificationsAt(e2eRate, '50% of the sustained capacity');
 
     // (7) fairness, after (6) so that its workspaces do not count in the peaks.
     let fairness: FairnessReport | undefined;
@@ -360,6 +392,7 @@ async function main() {
       modelMaxRuns: paired.maxima.map((run) => run.rps),
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
+      notifications,
       ...(fairness ? { fairness } : {}),
     };
     const table = renderTable(report);

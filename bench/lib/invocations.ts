@@ -132,3 +132,18 @@ export async function latencies(db: Knex, sessionIds: string[]) {
   const legs = Object.fromEntries(LEGS.map((leg) => [leg, { p50: percentile(column(leg), 50), p99: percentile(column(leg), 99) }]));
   return { count: total.length, p50: percentile(total, 50), p99: percentile(total, 99), legs };
 }
+
+/** `completed_at` (epoch ms, the database's clock) of every COMPLETED invocation of `sessionIds`, by id. */
+export async function completedAt(db: Knex, sessionIds: string[]): Promise<Map<string, number>> {
+  const rows = (await db('invocations')
+    .whereIn('session_id', sessionIds)
+    .where({ status: 'COMPLETED' })
+    .select('id', db.raw('extract(epoch from completed_at) * 1000 as ms'))) as Array<{ id: string; ms: string }>;
+  return new Map(rows.map((row) => [row.id, Number(row.ms)]));
+}
+
+/** The database's clock now (epoch ms). */
+export async function databaseClockMs(db: Knex): Promise<number> {
+  const result = (await db.raw('select extract(epoch from clock_timestamp()) * 1000 as ms')) as { rows: Array<{ ms: string }> };
+  return Number(result.rows[0]!.ms);
+}

@@ -6,6 +6,7 @@ import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
+import type { NotificationsReport } from './notifications.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -91,6 +92,8 @@ export interface BenchReport {
   publicMemoryAfterPost?: Record<string, number>;
   /** (7) workspaces flooding while a quiet one sends (bench/lib/fairness.ts); absent in runs from before it. */
   fairness?: FairnessReport;
+  /** (8) completion → each notification probe (bench/lib/notifications.ts); absent in runs from before it. */
+  notifications?: NotificationsReport;
 }
 
 const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
@@ -211,8 +214,8 @@ export function renderTable(r: BenchReport): string {
     push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
   }
   if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
-  const header = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
-  const lines = [header, header.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+  if (r.notifications) for (const cells of notificationRows(r.notifications)) push(cells);
+  const lines = tableLines(rows);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
     '',
@@ -221,6 +224,12 @@ export function renderTable(r: BenchReport): string {
   );
   return lines.join('\n');
 }
+
+const HEADER = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
+const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+
+/** (8)'s rows alone under the table's header (BENCH_ONLY=notifications). */
+export const notificationsTable = (n: NotificationsReport) => tableLines(notificationRows(n).map((cells) => [...cells.slice(0, 4), '', ...cells.slice(4)])).join('\n');
 
 /** An overhead in the same run's floors: PostgreSQL round trips and broker hops (publish → delivery), p50 over p50 and p99 over p99. */
 export function inFloorUnits(over: Percentiles, floors: BenchReport['floors']): { postgres: Percentiles; broker: Percentiles } {
@@ -253,6 +262,22 @@ export function fairnessRows(r: FairnessReport): string[][] {
     ]);
   }
   return rows;
+}
+
+const PROBE_WORDS: Record<string, string> = { sse: 'the COMPLETED event of the session event stream at a client' };
+
+/** (8)'s rows, one per probe: how many completions it heard of, and how long after the row's `completed_at`. */
+export function notificationRows(r: NotificationsReport): string[][] {
+  const sessions = `${n0(r.sessions)} session${r.sessions === 1 ? '' : 's'}`;
+  const load = `POST ${n0(r.load.rps)}/s${failures(r.load)}`;
+  return Object.entries(r.lags).map(([name, lag]) => [
+    '8',
+    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${sessions}, each followed by a stream; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
+    `${n0(lag.count)} heard${lag.missing ? ` (never heard: ${n0(lag.missing)})` : ''}; ${load}`,
+    lat(lag),
+    '',
+    '',
+  ]);
 }
 
 /** (4)'s targets: the rounds' median differences from the direct calls, p50 within 10 ms and p99 within 50. */

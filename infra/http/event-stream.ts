@@ -61,6 +61,8 @@ export async function sendEventStream<T>(req: Request, res: Response, source: St
         quietSince = Date.now();
       }
       await new Promise<void>((resolve) => {
+        // A change announced while the last read ran is read at once, not a tick later.
+        if (woken) return resolve();
         const timer = setTimeout(resolve, TICK_MS);
         wake = () => {
           clearTimeout(timer);

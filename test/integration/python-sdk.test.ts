@@ -4,9 +4,10 @@ import { expect } from 'chai';
 import { login, makeUser, makeWorkspace, PASSWORD, startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { startDemoModelServer } from '../support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
-import type { DemoModelServer } from '../../demo/model-server/server.js';
+import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 
 const SDK = path.resolve('sdk/python');
+const SLOW_INFERENCE_MS = 2000;
 
 /** pytest's output and exit code. */
 function pytest(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -35,7 +36,11 @@ describe('Python SDK and CLI (pytest) against a running platform', function () {
   let t: TestPlatform;
   let executor: Awaited<ReturnType<typeof startExecutor>>;
   let demo: DemoModelServer & { url: string };
+  // Invocations that stay unfinished long enough to wait on, cancel and cut connections under.
+  let slowDemo: DemoModelServer;
+  let slowDemoUrl: string;
   const version = unique('v');
+  const slowVersion = `${version}-slow`;
 
   before(async function () {
     if (!process.env.TEST_PYTHON_VENV) {
@@ -44,10 +49,13 @@ describe('Python SDK and CLI (pytest) against a running platform', function () {
     t = await startTestPlatform({ exposeTokenApi: true });
     executor = await startExecutor(t.platform);
     demo = await startDemoModelServer(version);
+    slowDemo = createDemoModelServer({ version: slowVersion, inferenceDelayMs: SLOW_INFERENCE_MS });
+    slowDemoUrl = (await slowDemo.listen(0, '127.0.0.1')).url;
   });
   after(async () => {
     await executor?.close();
     await demo?.close();
+    await slowDemo?.close();
     await t?.close();
   });
 
@@ -65,6 +73,8 @@ describe('Python SDK and CLI (pytest) against a running platform', function () {
       DIDYMA_TEST_PUBLIC_URL: t.public.baseUrl,
       DIDYMA_TEST_DEMO_URL: demo.url,
       DIDYMA_TEST_MODEL_VERSION: version,
+      DIDYMA_TEST_SLOW_DEMO_URL: slowDemoUrl,
+      DIDYMA_TEST_SLOW_MODEL_VERSION: slowVersion,
       DIDYMA_TEST_ADMIN_EMAIL: admin.email,
       DIDYMA_TEST_ADMIN_PASSWORD: PASSWORD,
       DIDYMA_TEST_WORKSPACE: ws.name,

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from didyma import Didyma, ServerUrls
+from didyma import Didyma, RetryPolicy, ServerUrls
 
 IRIS = {"sepal_length": 5.1, "sepal_width": 3.5, "petal_length": 1.4, "petal_width": 0.2}
 FEEDBACK_SCHEMA = {"type": "object", "properties": {"correct": {"type": "boolean"}}, "required": ["correct"], "additionalProperties": False}
@@ -30,6 +30,8 @@ class Setting:
     urls: ServerUrls
     demo_url: str
     model_version: str
+    slow_demo_url: str
+    slow_model_version: str
     admin_email: str
     admin_password: str
     workspace: str
@@ -48,6 +50,8 @@ def setting() -> Setting:
         ServerUrls(_required("DIDYMA_TEST_AUTH_URL"), _required("DIDYMA_TEST_PRIVATE_URL"), _required("DIDYMA_TEST_PUBLIC_URL")),
         _required("DIDYMA_TEST_DEMO_URL"),
         _required("DIDYMA_TEST_MODEL_VERSION"),
+        _required("DIDYMA_TEST_SLOW_DEMO_URL"),
+        _required("DIDYMA_TEST_SLOW_MODEL_VERSION"),
         _required("DIDYMA_TEST_ADMIN_EMAIL"),
         _required("DIDYMA_TEST_ADMIN_PASSWORD"),
         _required("DIDYMA_TEST_WORKSPACE"),
@@ -83,14 +87,7 @@ def iris(admin: Didyma, setting: Setting) -> Iris:
     """The demo Iris classifier and its explainer, registered through the SDK."""
     storage = admin.storage.create(f"sdk-{secrets.token_hex(4)}", "didyma.storage.FilesystemStorage", {"path": "sdk-files"})
     card = admin.files.upload(storage.storage_key, b"# Iris\nA demo classifier.", file_name="iris.md", content_type="text/markdown", server="private")
-    demo = setting.demo_url
-    admin.deployments.create(
-        f"demo-{secrets.token_hex(4)}",
-        "didyma.registry.OpenInferenceRegistryConnector",
-        {"model_registry_url": demo, "tracking_server_url": demo},
-        "didyma.proxy.OpenInferenceServerProxy",
-        {"server_proxy_url": demo},
-    )
+    deploy_demo(admin, setting.demo_url)
     features = {"type": "json", "schema": {"type": "object", "properties": {"sepal_length": {"type": "number"}}}}
     version = setting.model_version
     admin.models.register(
@@ -116,6 +113,37 @@ def iris(admin: Didyma, setting: Setting) -> Iris:
         }
     )
     return Iris(storage.storage_key, "iris-classifier", version, "iris-explainer")
+
+
+def deploy_demo(admin: Didyma, url: str) -> None:
+    """A deployment of a demo model server, which serves the models it knows to this workspace."""
+    admin.deployments.create(
+        f"demo-{secrets.token_hex(4)}",
+        "didyma.registry.OpenInferenceRegistryConnector",
+        {"model_registry_url": url, "tracking_server_url": url},
+        "didyma.proxy.OpenInferenceServerProxy",
+        {"server_proxy_url": url},
+    )
+
+
+@dataclass
+class SlowModels:
+    """The Iris classifier and the model that always fails, each call taking the slow demo server's seconds."""
+
+    version: str
+    iris: str = "iris-classifier"
+    failing: str = "always-fails"
+
+
+@pytest.fixture(scope="session")
+def slow(admin: Didyma, setting: Setting, iris: Iris) -> SlowModels:
+    deploy_demo(admin, setting.slow_demo_url)
+    card = admin.files.upload(iris.storage_key, b"# Slow", file_name="slow.md", content_type="text/markdown", server="private")
+    models = SlowModels(setting.slow_model_version)
+    for code in (models.iris, models.failing):
+        payload = {"model_code": code, "version": models.version, "name": code, "description": "Slow on purpose", "input_schema": {"type": "json"}, "output_schema": {"type": "json"}, "model_card_file_id": card.file_id}
+        admin.models.register(payload, retry_policy=RetryPolicy(max_attempts=1))
+    return models
 
 
 def invite_member(admin: Didyma, role: str = "user", workspace_id: int | None = None) -> tuple[str, str]:

@@ -1,5 +1,6 @@
 """didyma: the Python client of the didyma model-serving platform."""
 
+from ._events import SessionEvent
 from ._transport import ServerUrls
 from .auth import ApiToken, ClientCredentials, TokenPair
 from .client import DEV_URLS, Didyma
@@ -44,7 +45,7 @@ from .models import (
     WorkspaceQuota,
 )
 from .paging import Page
-from .sessions import PendingInvocation, SessionEvent
+from .sessions import PendingInvocation
 
 __version__ = "0.1.0"
 

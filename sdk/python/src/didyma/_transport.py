@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import httpx
 
-from .errors import error_from_response
+from .errors import NotAnEventStream, error_from_response
 
 Server = Literal["auth", "private", "public"]
 
@@ -74,11 +74,12 @@ class Transport:
             return response
         raise AssertionError("unreachable")
 
-    def stream_lines(self, server: Server, path: str, *, headers: dict[str, str] | None = None) -> Iterator[str]:
-        """The lines of an answer that stays open (Server-Sent Events), as they come, with no read timeout;
-        the typed error of an answer of 400 or more. A 401 renews the credentials once."""
+    def stream_lines(self, server: Server, path: str, *, headers: dict[str, str] | None = None, read_timeout: float | None = None) -> Iterator[str]:
+        """The lines of an answer that stays open (Server-Sent Events), as they come, each read waiting at most
+        `read_timeout` seconds (None: for ever); the typed error of an answer of 400 or more, NotAnEventStream
+        for an answer of another type. A 401 renews the credentials once."""
         target = self.urls.of(server) + path
-        timeout = httpx.Timeout(self.http.timeout.connect, read=None)
+        timeout = httpx.Timeout(self.http.timeout.connect, read=read_timeout)
         for attempt in (1, 2):
             if self.credentials is None:
                 from .errors import NotAuthenticated
@@ -92,6 +93,8 @@ class Transport:
                 if response.status_code >= 400:
                     response.read()
                     raise error_from_response(response)
+                if not response.headers.get("content-type", "").startswith("text/event-stream"):
+                    raise NotAnEventStream(f"{path} answered {response.headers.get('content-type') or 'no content type'}, not an event stream.", "not_event_stream", response.status_code)
                 yield from response.iter_lines()
                 return
 

@@ -77,6 +77,10 @@ class ServiceUnavailable(DidymaError):
     """503: a dependency of the platform is down."""
 
 
+class NotAnEventStream(DidymaError):
+    """An answer to a request for an event stream that is not one (a proxy's page, an older server)."""
+
+
 class InvocationFailed(DidymaError):
     """An invocation ended in ERROR; `invocation` is its final state."""
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 
+from ._events import SessionEvent, events_path, session_events
 from ._transport import Transport, idempotency_key_or_new
+from ._waiting import Deadline, Follower, StreamUnavailable, poll_until_finished
 from .errors import InvocationFailed, WaitTimeout
 from .models import Invocation, Session
 from .paging import Page
@@ -25,35 +26,9 @@ def _as_body(body: Any) -> str:
     return body if isinstance(body, str) else json.dumps(body)
 
 
-@dataclass(frozen=True)
-class SessionEvent:
-    """One status an invocation of the session took. `resume_from` is what to give as `last_event_id`
-    to go on after it on another connection (it may repeat an event, never miss one)."""
-
-    id: str
-    invocation_id: str
-    status: str
-    created_at: str
-    resume_from: str | None
-
-
-def _server_sent(lines: Iterable[str]) -> Iterator[tuple[str | None, dict[str, Any]]]:
-    """The `invocation` events of a Server-Sent Events stream: their `id:` (on the last of a batch only) and data."""
-    event: dict[str, str] = {}
-    for line in lines:
-        if line:
-            if not line.startswith(":") and ":" in line:
-                name, _, value = line.partition(":")
-                event[name] = value[1:] if value.startswith(" ") else value
-            continue
-        if event.get("event") == "invocation" and "data" in event:
-            yield event.get("id"), json.loads(event["data"])
-        event = {}
-
-
 class PendingInvocation:
-    """A queued invocation: `wait()` polls it until it is COMPLETED, ERROR or CANCELLED; `cancel()` stops it,
-    `retry()` runs it again once it failed."""
+    """A queued invocation: `wait()` follows its session's events until it is COMPLETED, ERROR or CANCELLED;
+    `cancel()` stops it, `retry()` runs it again once it failed."""
 
     def __init__(self, api: InvocationsApi, model_code: str, version: str, created: Invocation) -> None:
         self._api = api
@@ -77,23 +52,30 @@ class PendingInvocation:
         max_delay: float = 2.0,
         raise_on_error: bool = True,
         sleep: Callable[[float], None] = time.sleep,
+        stream: bool = True,
     ) -> Invocation:
-        """The finished invocation. Polls with exponential backoff (from `initial_delay`, doubling up to
-        `max_delay`); raises WaitTimeout after `timeout` seconds, and InvocationFailed on ERROR unless
-        `raise_on_error` is false. A CANCELLED invocation is returned as it is."""
-        deadline = time.monotonic() + timeout
-        delay = initial_delay
-        while True:
-            current = self.refresh()
-            if current.finished:
-                if current.status == "ERROR" and raise_on_error:
-                    raise InvocationFailed(current)
-                return current
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise WaitTimeout(f"Invocation {self.id} is still {current.status} after {timeout:g} s.", current)
-            sleep(min(delay, left))
-            delay = min(delay * 2, max_delay)
+        """The finished invocation: read once, then its session's events followed until its final status, and
+        read once more. Where the server has no event stream (or `stream` is false) it polls instead, with
+        exponential backoff from `initial_delay`, doubling up to `max_delay`. Raises WaitTimeout after
+        `timeout` seconds, and InvocationFailed on ERROR unless `raise_on_error` is false. A CANCELLED
+        invocation is returned as it is."""
+        deadline = Deadline(timeout)
+        # Any status taken after the read below commits after it, so it is not visible in a position received
+        # before that read (the last this client saw in the session, or none: the start of what the server
+        # keeps) and comes among the events after it.
+        position = self._api.last_position(self.session_id)
+        current = self.refresh()
+        if not current.finished and stream:
+            try:
+                current = self._api.follow_until_finished(self, position, deadline, sleep) or self.refresh()
+            except StreamUnavailable:
+                pass
+        current = poll_until_finished(current, self.refresh, deadline, initial_delay, max_delay, sleep)
+        if not current.finished:
+            raise WaitTimeout(f"Invocation {self.id} is still {current.status} after {timeout:g} s.", current)
+        if current.status == "ERROR" and raise_on_error:
+            raise InvocationFailed(current)
+        return current
 
     def feedback(self, body: Any, *, idempotency_key: str | None = None) -> Invocation:
         """Feedback on this invocation (validated against the model's feedback schema)."""
@@ -111,6 +93,22 @@ class PendingInvocation:
 class InvocationsApi:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
+        # The last event stream position seen per session, so that a later wait() reads only what came after it.
+        self._positions: dict[str, str] = {}
+
+    def last_position(self, session_id: str) -> str | None:
+        """The last event stream position this client saw in the session."""
+        return self._positions.get(session_id)
+
+    def follow_until_finished(self, pending: PendingInvocation, position: str | None, deadline: Deadline, pause: Callable[[float], None]) -> Invocation | None:
+        """The invocation once its session's events after `position` say it finished (None at the deadline);
+        StreamUnavailable when the server has no event stream for it."""
+        follower = Follower(self._t, events_path(pending.model_code, pending.version, pending.session_id), pending.id, pending.refresh, position)
+        try:
+            return follower.until_finished(deadline, pause)
+        finally:
+            if follower.position:
+                self._positions[pending.session_id] = follower.position
 
     def create(
         self,
@@ -212,13 +210,14 @@ class SessionsApi:
         from the start of what the server keeps or after `last_event_id`. When the connection drops or the
         server ends the stream (it shuts down), it connects again from the last id seen, unless `reconnect`
         is false. Stop by leaving the loop."""
-        path = f"{_base(model_code, version)}/session/{session_id}/events"
+        path = events_path(model_code, version, session_id)
         last = last_event_id
         while True:
             try:
-                for event_id, data in _server_sent(self._t.stream_lines("public", path, headers={"last-event-id": last} if last else None)):
-                    last = event_id or last
-                    yield SessionEvent(data["id"], data["invocation_id"], data["status"], data["created_at"], last)
+                for event in session_events(self._t, path, last):
+                    if event is not None:
+                        last = event.resume_from
+                        yield event
             except httpx.TransportError:
                 if not reconnect:
                     raise
