@@ -2,7 +2,7 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres rabbitmq minio prometheus python kube chromium cluster
+SERVICES ?= postgres rabbitmq minio prometheus jaeger python kube chromium cluster
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
 .PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale lint typecheck services services-stop clean
