@@ -72,8 +72,8 @@ test-cluster: install
 
 # The platform runs as built (bin/didyma.js): memory figures need the build, not tsx.
 bench: build
-	bash scripts/services/all.sh start postgres rabbitmq python >/dev/null
-	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
+	bash scripts/services/all.sh start postgres rabbitmq jaeger python >/dev/null
+	eval "$$(bash scripts/services/all.sh env postgres rabbitmq jaeger python)" && npx tsx bench/run.ts
 
 # How lists and need_context calls grow with the data (bench/scale.ts); no part of `make test`.
 bench-scale: build
