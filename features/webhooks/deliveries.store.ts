@@ -85,16 +85,17 @@ update webhook_deliveries d
  where d.id = due.id and ep.id = d.endpoint_id
 returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
 
+const ENQUEUE_SQL = `
+insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
+select workspace_id, id, ?::text, ?::text from webhook_endpoints
+ where workspace_id = ? and enabled and events @> jsonb_build_array(?::text)`;
+
 const notifyQueued = (db: Runner) => db.raw(`select pg_notify(?, 'webhook_deliveries')`, [CHANGES_CHANNEL]);
 
 export const webhookDeliveriesStore: WebhookDeliveriesStore = {
   async enqueueForWorkspace(db, workspaceId, event, payload) {
-    const endpoints = db('webhook_endpoints')
-      .where({ workspace_id: workspaceId, enabled: true })
-      .whereRaw('events @> jsonb_build_array(?::text)', [event])
-      .select('workspace_id', 'id as endpoint_id', db.raw('?::text as event_type', [event]), db.raw('?::text as payload', [payload]));
-    const inserted = await db('webhook_deliveries').insert(endpoints as never, ['id']);
-    return inserted.length;
+    const result = (await db.raw(ENQUEUE_SQL, [event, payload, workspaceId, event])) as { rowCount: number | null; affectedRows?: number };
+    return result.rowCount ?? result.affectedRows ?? 0;
   },
   pageOfEndpoint: (db, endpointId, page, status) => {
     const query = db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId });
