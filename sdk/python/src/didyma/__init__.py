@@ -40,11 +40,16 @@ from .models import (
     StoredFile,
     TokenData,
     UploadTicket,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
     Workspace,
     WorkspaceQuota,
 )
 from .paging import Page
 from .sessions import PendingInvocation, SessionEvent
+from .webhooks import InvalidSignature, verify_signature
 
 __version__ = "0.1.0"
 
@@ -63,6 +68,7 @@ __all__ = [
     "DidymaError",
     "Gone",
     "IntegrityError",
+    "InvalidSignature",
     "Invitation",
     "Invocation",
     "InvocationAttempt",
@@ -91,7 +97,12 @@ __all__ = [
     "UnsupportedMediaType",
     "UploadTicket",
     "ValidationError",
+    "verify_signature",
     "WaitTimeout",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
     "Workspace",
     "WorkspaceQuota",
 ]
