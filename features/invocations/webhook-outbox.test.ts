@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { queuedPredict, startStillIrisSession, tenant, type IrisSession } from '../../test/support/fixtures.js';
 import { until } from '../../test/support/until.js';
-import { invocationState } from '../invocations/state.js';
+import { invocationState } from './state.js';
 
 describe('webhook outbox: written with the state change, sent by the deliverer only', () => {
   describe('deliveries of an invocation’s outcome', () => {
