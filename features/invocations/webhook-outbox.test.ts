@@ -5,6 +5,7 @@ import { startTestPlatform, unique, type TestPlatform } from '../../test/support
 import { queuedPredict, startStillIrisSession, tenant, type IrisSession } from '../../test/support/fixtures.js';
 import { until } from '../../test/support/until.js';
 import { invocationState } from './state.js';
+import { REFUSED_BY_POLICY } from '../../infra/net/delivery-client.js';
 
 describe('webhook outbox: written with the state change, sent by the deliverer only', () => {
   describe('deliveries of an invocation’s outcome', () => {
@@ -84,7 +85,7 @@ describe('webhook outbox: written with the state change, sent by the deliverer o
       expect(delivery.attempts).to.have.length(2);
       for (const attempt of delivery.attempts) {
         expect(attempt).to.include({ status_code: null, response: null });
-        expect(attempt.error).to.equal("The receiver was refused by the outbound URL policy: Refused to connect to localhost: it resolves to 127.0.0.1, which is one of the platform's own services");
+        expect(attempt.error).to.equal(REFUSED_BY_POLICY);
       }
       expect(delivery.last_error).to.equal(delivery.attempts[1].error);
       expect(ownRequests).to.equal(0);

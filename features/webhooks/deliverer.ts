@@ -116,6 +116,7 @@ export class WebhookDeliverer {
     const startedAt = new Date(this.now());
     const started = performance.now();
     const result = claim.endpoint_enabled ? await this.send(claim) : { error: DISABLED };
+    if ('diagnosis' in result) this.logger.info({ deliveryId: claim.id, diagnosis: result.diagnosis }, 'a webhook attempt was refused by the outbound URL policy');
     const outcome = this.outcomeOf(claim, result, startedAt, Math.round(performance.now() - started));
     try {
       await this.store.finish(this.db, claim, outcome);

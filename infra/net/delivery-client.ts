@@ -3,11 +3,14 @@ import { exchange } from './http-exchange.js';
 import { Outbound, type Deadlines } from './outbound.js';
 import type { UrlPolicy } from './url-policy.js';
 
-/** What one POST came to: an answer (any status) or the reason there was none. */
-export type DeliveryResult = { status: number; body: string } | { error: string };
+/** What one POST came to: an answer (any status) or the reason there was none; `diagnosis`, for logs only, says more. */
+export type DeliveryResult = { status: number; body: string } | { error: string; diagnosis?: string };
 
 /** Messages name no URL: the caller knows where it sent the request. */
 const LABEL = 'The receiver';
+
+/** One wording for every refused address, so recorded errors cannot map which addresses are the platform's own. */
+export const REFUSED_BY_POLICY = "The receiver's address is not one the platform may call (the outbound URL policy refuses private, loopback, link-local and the platform's own addresses); nothing was sent.";
 
 /**
  * POSTs a body once, through the URL policy (checked before the request and,
@@ -27,7 +30,7 @@ export class DeliveryClient {
   async post(target: string, headers: Record<string, string>, body: string): Promise<DeliveryResult> {
     const url = new URL(target);
     const denial = await this.options.policy.refusalOf(url);
-    if (denial) return { error: `${LABEL} was refused by the outbound URL policy: ${denial}` };
+    if (denial) return { error: REFUSED_BY_POLICY, diagnosis: denial };
     const payload = Buffer.from(body);
     try {
       const raw = await exchange({
@@ -41,7 +44,7 @@ export class DeliveryClient {
       });
       return { status: raw.status, body: raw.body.toString('utf8') };
     } catch (error) {
-      if (error instanceof HttpTransportError) return { error: error.message };
+      if (error instanceof HttpTransportError) return error.failure === 'refused_by_policy' ? { error: REFUSED_BY_POLICY, diagnosis: error.message } : { error: error.message };
       throw error;
     }
   }
