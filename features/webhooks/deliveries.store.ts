@@ -113,15 +113,18 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
       await trx('webhook_attempts').insert({ delivery_id: claim.id, attempt: claim.attempts, ...outcome.attempt }).onConflict(['delivery_id', 'attempt']).ignore();
       const moved = await trx('webhook_deliveries')
         .where({ id: claim.id, attempts: claim.attempts, status: 'pending' })
-        .update({
+        .update(
+          {
           status: outcome.status,
           next_attempt_at: outcome.nextAttemptAt ?? trx.fn.now(),
           lease_expires_at: null,
           last_status_code: outcome.attempt.status_code,
           last_error: outcome.attempt.error,
           ...(outcome.status === 'delivered' && { delivered_at: trx.fn.now() }),
-        });
-      return moved > 0;
+          },
+          ['id'],
+        );
+      return moved.length > 0;
     }),
   async redeliver(db, endpointId, id) {
     const [row] = await db<DeliveryRow>('webhook_deliveries')
@@ -132,8 +135,9 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
     if (row) await notifyQueued(db);
     return row as DeliveryRow | undefined;
   },
-  removeFinishedBefore(db, cutoff, limit) {
+  async removeFinishedBefore(db, cutoff, limit) {
     const old = db('webhook_deliveries').whereIn('status', ['delivered', 'failed']).where('created_at', '<', cutoff).orderBy('created_at').limit(limit).select('id');
-    return db('webhook_deliveries').whereIn('id', old).delete();
+    // The ids, not knex's count: on PGlite a delete answers its result object.
+    return (await db('webhook_deliveries').whereIn('id', old).delete(['id'])).length;
   },
 };

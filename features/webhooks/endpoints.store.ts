@@ -48,5 +48,6 @@ export const webhookEndpointsStore: WebhookEndpointsStore = {
   enabledInWorkspace: (db, workspaceId) => ofWorkspace(db, workspaceId).where({ enabled: true }).orderBy('id').select('id', 'url'),
   update: async (db, workspaceId, id, changes) =>
     (await ofWorkspace(db, workspaceId).where({ id }).update({ ...writable(changes), updated_at: db.fn.now() } as never).returning('*'))[0] as EndpointRow | undefined,
-  remove: (db, workspaceId, id) => ofWorkspace(db, workspaceId).where({ id }).delete(),
+  // The ids, not knex's count: on PGlite a delete answers its result object.
+  remove: async (db, workspaceId, id) => (await ofWorkspace(db, workspaceId).where({ id }).delete(['id'])).length,
 };
