@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { colleague, IRIS, tenant as newTenant, type Tenant } from '../../test/support/fixtures.js';
+import { colleague, filesystemStorage, IRIS, tenant as newTenant, type Tenant } from '../../test/support/fixtures.js';
 import { floodPlatform, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
@@ -50,6 +50,21 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(delivery).to.include({ id: request!.headers['webhook-id'], status: 'delivered', event_type: 'invocation.completed', url: `${receiver.url}/hooks`, attempt_count: 1, last_status_code: 200 });
     expect(delivery.attempts).to.have.length(1);
     expect(delivery.attempts[0]).to.include({ attempt: 1, status_code: 200, error: null, response: '{"ok":true}' });
+  });
+
+  it('POSTs dataset.exported, with the dataset as the API shows it, when a closed session is exported', async () => {
+    const tenant = await platform.tenant(0);
+    const hook = await endpoint(tenant, `${receiver.url}/hooks`, { events: ['dataset.exported'] });
+    const storage = await filesystemStorage(platform.t.private, tenant.token);
+    await tenant.invoke(1);
+    await until(async () => (await tenant.statuses()).COMPLETED === 1, 'the invocation');
+    const session = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}`;
+    expect((await platform.t.public.patch(`${session}?state=CLOSED`, { token: tenant.token })).status).to.equal(200);
+    const exported = await platform.t.public.post(`${session}/dataset`, { token: tenant.token, json: { storage_key: storage } });
+    expect(exported.status, exported.text).to.equal(201);
+    await until(async () => receiver.received.length === 1, 'the delivery');
+    const verified = new Webhook(hook.secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers) as { type: string; data: unknown };
+    expect(verified).to.deep.include({ type: 'dataset.exported', data: exported.body });
   });
 
   it('rides out a receiver that refuses connections, then answers 503, then recovers: every event accepted exactly once', async () => {
