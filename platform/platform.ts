@@ -149,6 +149,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     },
     () => relay.kick(),
   );
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Its own loop and deadlines: a slow receiver never holds a transaction, a request or an executor.
   const deliverer = new WebhookDeliverer(
     db,
@@ -156,13 +157,18 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     (url, headers, body) => webhookClient.post(url, headers, body),
     box,
     logger.child({ component: 'webhooks' }),
-    { schedule: config.webhookRetrySchedule, pollMs: config.webhookPollMs, concurrency: config.webhookConcurrency, leaseMs: config.webhookTimeoutMs + 30_000 },
+    {
+      schedule: config.webhookRetrySchedule,
+      pollMs: config.webhookPollMs,
+      concurrency: config.webhookConcurrency,
+      leaseMs: config.webhookTimeoutMs + 30_000,
+      onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
+    },
     now,
   );
   const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy);
   let started = false;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })

@@ -50,6 +50,9 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(delivery).to.include({ id: request!.headers['webhook-id'], status: 'delivered', event_type: 'invocation.completed', url: `${receiver.url}/hooks`, attempt_count: 1, last_status_code: 200 });
     expect(delivery.attempts).to.have.length(1);
     expect(delivery.attempts[0]).to.include({ attempt: 1, status_code: 200, error: null, response: '{"ok":true}' });
+    const metrics = await platform.t.public.get('/metrics');
+    expect(metrics.text).to.match(/^didyma_webhook_attempts_total\{outcome="delivered"\} [1-9]/m);
+    expect(metrics.text).to.match(/^didyma_webhook_delivery_seconds_count [1-9]/m);
   });
 
   it('POSTs dataset.exported, with the dataset as the API shows it, when a closed session is exported', async () => {

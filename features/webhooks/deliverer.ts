@@ -16,6 +16,8 @@ export interface DelivererOptions {
   /** A claim outlives the attempt's own deadlines by this much: only a deliverer that died loses one. */
   leaseMs: number;
   random?: () => number;
+  /** Told how each attempt ended (metrics): `firstRound` is false for a redelivery's attempts. */
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed', queuedAt: Date, firstRound: boolean) => void;
 }
 
 /** Sends one signed body; any answer resolves (DeliveryClient). */
@@ -118,6 +120,7 @@ export class WebhookDeliverer {
     const result = claim.endpoint_enabled ? await this.send(claim) : { error: DISABLED };
     if ('diagnosis' in result) this.logger.info({ deliveryId: claim.id, diagnosis: result.diagnosis }, 'a webhook attempt was refused by the outbound URL policy');
     const outcome = this.outcomeOf(claim, result, startedAt, Math.round(performance.now() - started));
+    this.options.onAttempt?.(outcome.status === 'pending' ? 'retry' : outcome.status, claim.created_at, claim.round_attempt === claim.attempts);
     try {
       await this.store.finish(this.db, claim, outcome);
     } catch (error) {

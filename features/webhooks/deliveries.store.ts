@@ -46,6 +46,8 @@ export interface ClaimedDelivery {
   target_url: string;
   secret_sealed: string;
   endpoint_enabled: boolean;
+  /** When it was queued: with the state change that made it. */
+  created_at: Date;
 }
 
 /** How an attempt ended, as recorded; `next_attempt_at` is set while the delivery stays pending. */
@@ -83,7 +85,7 @@ update webhook_deliveries d
    set attempts = d.attempts + 1, next_attempt_at = now() + ? * interval '1 millisecond', lease_expires_at = now() + ? * interval '1 millisecond'
   from due, webhook_endpoints ep
  where d.id = due.id and ep.id = d.endpoint_id
-returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
+returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.created_at, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
 
 const ENQUEUE_SQL = `
 insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
