@@ -150,6 +150,14 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     await until(() => allDelivered(tenant, hook.id, 1), 'the callback to be listed under its endpoint');
   });
 
+  it('refuses to register a URL the outbound policy refuses without DNS, naming the field', async () => {
+    const owner = await newTenant(platform.t);
+    const reply = await platform.t.private.post('/api/webhook', { token: owner.token, json: { url: 'http://169.254.169.254/latest', events } });
+    expect(reply.status).to.equal(400);
+    expect(reply.body.message).to.equal('url is not allowed: 169.254.169.254 is a cloud metadata address');
+    expect((await platform.t.private.get('/api/webhook', { token: owner.token })).body).to.deep.equal([]);
+  });
+
   it('keeps endpoints and deliveries to their workspace (404 elsewhere, 403 for a user) and never shows a secret again', async () => {
     const owner = await platform.tenant(0);
     const hook = await endpoint(owner);
