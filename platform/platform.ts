@@ -161,6 +161,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       schedule: config.webhookRetrySchedule,
       pollMs: config.webhookPollMs,
       concurrency: config.webhookConcurrency,
+      // No receiver takes more than half of a process's slots, so a slow one leaves the others theirs.
+      perEndpoint: Math.max(1, Math.floor(config.webhookConcurrency / 2)),
       leaseMs: config.webhookTimeoutMs + 30_000,
       onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
     },

@@ -94,6 +94,26 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(list.flatMap((delivery) => delivery.attempts).some((attempt) => attempt.status_code === 503 && attempt.error === 'The receiver answered HTTP 503.')).to.equal(true);
   });
 
+  it('keeps a slow receiver with a backlog to half of the deliverer’s slots: another endpoint’s delivery goes out meanwhile', async () => {
+    const slow = await newTenant(platform.t);
+    const slowHook = await endpoint(slow, `${receiver.url}/slow`, { events: ['dataset.exported'] });
+    receiver.delay(3000);
+    const other = await startWebhookReceiver();
+    try {
+      const fast = await newTenant(platform.t);
+      await endpoint(fast, `${other.url}/fast`, { events: ['dataset.exported'] });
+      for (let i = 0; i < 12; i++) await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, slow.ws.id, { id: `slow-${i}` });
+      await until(async () => receiver.pending() === 4, 'the slow receiver to hold half of the eight slots');
+      await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, fast.ws.id, { id: 'fast' });
+      await until(async () => other.received.length === 1, 'the other endpoint’s delivery', 2000);
+      expect(receiver.pending(), 'still held by the slow receiver').to.equal(4);
+      expect(receiver.received.length).to.equal(0);
+    } finally {
+      await other.close();
+      await platform.t.private.delete(`/api/webhook/${slowHook.id}`, { token: slow.token });
+    }
+  });
+
   it('redelivers with the same webhook-id, keeping the earlier attempts; lists page by cursor', async () => {
     const tenant = await platform.tenant(0);
     const hook = await endpoint(tenant);

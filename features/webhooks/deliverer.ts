@@ -13,6 +13,8 @@ export interface DelivererOptions {
   pollMs: number;
   /** Deliveries in flight at once in this process. */
   concurrency: number;
+  /** Deliveries of one endpoint in flight at once, across processes (about: passes that run at once may each take this many). */
+  perEndpoint: number;
   /** A claim outlives the attempt's own deadlines by this much: only a deliverer that died loses one. */
   leaseMs: number;
   random?: () => number;
@@ -79,7 +81,7 @@ export class WebhookDeliverer {
   async runOnce(): Promise<number> {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return 0;
-    const claimed = await this.store.claimDue(this.db, room, this.options.leaseMs);
+    const claimed = await this.store.claimDue(this.db, room, this.options.leaseMs, this.options.perEndpoint);
     for (const claim of claimed) {
       const attempt = this.attempt(claim).finally(() => {
         this.inFlight.delete(attempt);

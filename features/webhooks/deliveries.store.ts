@@ -65,8 +65,8 @@ export interface WebhookDeliveriesStore {
   ofEndpoint(db: Runner, endpointId: number, id: string): Promise<DeliveryRow | undefined>;
   /** The attempts of these deliveries, in order. */
   attemptsOf(db: Runner, ids: readonly string[]): Promise<AttemptRow[]>;
-  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds). */
-  claimDue(db: Runner, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds), at most `perEndpoint` of an endpoint in flight. */
+  claimDue(db: Runner, limit: number, leaseMs: number, perEndpoint: number): Promise<ClaimedDelivery[]>;
   /** Records an attempt and, when the claim still holds, its outcome; whether it did. */
   finish(db: Runner, claim: Pick<ClaimedDelivery, 'id' | 'attempts'>, outcome: AttemptOutcome): Promise<boolean>;
   /** Queues it again at once, same id; undefined when not found or an attempt is in flight. */
@@ -75,17 +75,43 @@ export interface WebhookDeliveriesStore {
   removeFinishedBefore(db: Runner, cutoff: Date, limit: number): Promise<number>;
 }
 
+/**
+ * Takes due deliveries, oldest due first, at most `perEndpoint` of an
+ * endpoint in flight (counting those other passes hold), so one slow or
+ * dead receiver with a backlog cannot take every slot from the others. A
+ * claim moves the next attempt a lease ahead and takes the next attempt
+ * number, under which its result is written.
+ */
 const CLAIM_SQL = `
-with due as (
-  select id from webhook_deliveries
-   where status = 'pending' and next_attempt_at <= now()
-   order by next_attempt_at limit ? for update skip locked
+with busy as (
+  select endpoint_id, count(*)::integer as n from webhook_deliveries
+   where lease_expires_at is not null and lease_expires_at > now() and status = 'pending' group by endpoint_id
+),
+candidates as (
+  select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
+   where d.status = 'pending' and d.next_attempt_at <= now()
+     and not exists (select 1 from busy b where b.endpoint_id = d.endpoint_id and b.n >= ?)
+   order by d.next_attempt_at limit ?
+),
+picked as (
+  select r.id from (select c.*, row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as nth from candidates c) r
+    left join busy b on b.endpoint_id = r.endpoint_id
+   where r.nth + coalesce(b.n, 0) <= ?
+   order by r.next_attempt_at limit ?
+),
+due as (
+  select d.id from webhook_deliveries d
+   where d.id in (select id from picked) and d.status = 'pending' and d.next_attempt_at <= now()
+   for update skip locked
 )
 update webhook_deliveries d
    set attempts = d.attempts + 1, next_attempt_at = now() + ? * interval '1 millisecond', lease_expires_at = now() + ? * interval '1 millisecond'
   from due, webhook_endpoints ep
  where d.id = due.id and ep.id = d.endpoint_id
 returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.created_at, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
+
+/** Due rows a pass looks at, per delivery it may take: enough to find other endpoints' behind a capped one's. */
+const CANDIDATES_PER_SLOT = 4;
 
 const ENQUEUE_SQL = `
 insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
@@ -106,8 +132,8 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
   },
   ofEndpoint: (db, endpointId, id) => db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId, id }).first(),
   attemptsOf: async (db, ids) => (ids.length ? db<AttemptRow>('webhook_attempts').whereIn('delivery_id', ids).orderBy(['delivery_id', 'attempt']) : []),
-  async claimDue(db, limit, leaseMs) {
-    const result = (await db.raw(CLAIM_SQL, [limit, leaseMs, leaseMs])) as { rows: ClaimedDelivery[] };
+  async claimDue(db, limit, leaseMs, perEndpoint) {
+    const result = (await db.raw(CLAIM_SQL, [perEndpoint, limit * CANDIDATES_PER_SLOT, perEndpoint, limit, leaseMs, leaseMs])) as { rows: ClaimedDelivery[] };
     return result.rows;
   },
   finish: (db, claim, outcome) =>

@@ -22,18 +22,33 @@ export interface WebhookReceiver {
   refuse(): Promise<void>;
   fail(status?: number): Promise<void>;
   accept(): Promise<void>;
+  /** Answers each request only after `ms`: a slow receiver. */
+  delay(ms: number): void;
+  /** Requests it holds unanswered now. */
+  pending(): number;
   close(): Promise<void>;
 }
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   let answer = 200;
+  let delayMs = 0;
+  let held = 0;
   const received: ReceivedWebhook[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), status: answer });
-      res.writeHead(answer, { 'content-type': 'application/json' }).end(answer < 300 ? '{"ok":true}' : '{"message":"try again later"}');
+      const status = answer;
+      const reply = () => {
+        received.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8'), status });
+        res.writeHead(status, { 'content-type': 'application/json' }).end(status < 300 ? '{"ok":true}' : '{"message":"try again later"}');
+      };
+      if (!delayMs) return reply();
+      held += 1;
+      setTimeout(() => {
+        held -= 1;
+        reply();
+      }, delayMs);
     });
   });
   const listen = (port: number) => new Promise<void>((ready) => server.listen(port, '127.0.0.1', ready));
@@ -69,6 +84,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       answer = 200;
       await up();
     },
+    delay(ms) {
+      delayMs = ms;
+    },
+    pending: () => held,
     async close() {
       if (listening) await stop();
       listening = false;

@@ -55,6 +55,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`create index webhook_deliveries_due on webhook_deliveries (next_attempt_at) where status = 'pending'`);
   await knex.raw('create index webhook_deliveries_page on webhook_deliveries (endpoint_id, created_at desc, id desc)');
   await knex.raw('create index webhook_deliveries_created on webhook_deliveries (created_at)');
+  // The attempts in flight per endpoint, which a claim counts: only rows being sent.
+  await knex.raw('create index webhook_deliveries_leased on webhook_deliveries (endpoint_id) where lease_expires_at is not null');
 
   await knex.schema.createTable('webhook_attempts', (t) => {
     t.uuid('delivery_id').notNullable().references('webhook_deliveries.id').onDelete('CASCADE');
