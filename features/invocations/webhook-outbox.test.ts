@@ -1,9 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { queuedPredict, startStillIrisSession, tenant, type IrisSession } from '../../test/support/fixtures.js';
 import { until } from '../../test/support/until.js';
+import { startOwnService, type OwnService } from '../../test/support/own-service.js';
 import { invocationState } from './state.js';
 import { REFUSED_BY_POLICY } from '../../infra/net/delivery-client.js';
 
@@ -56,27 +55,19 @@ describe('webhook outbox: written with the state change, sent by the deliverer o
 
   describe('the outbound URL policy', () => {
     let t: TestPlatform;
-    let own: http.Server;
-    let ownPort: number;
-    let ownRequests = 0;
+    let own: OwnService;
     before(async () => {
-      // Stands for one of the platform's own services (its Prometheus): never to be reached by a tenant's URL.
-      own = http.createServer((_req, res) => {
-        ownRequests += 1;
-        res.writeHead(200).end('{}');
-      });
-      await new Promise<void>((ready) => own.listen(0, '127.0.0.1', ready));
-      ownPort = (own.address() as AddressInfo).port;
-      t = await startTestPlatform({ prometheusUrl: `http://localhost:${ownPort}`, webhookRetrySchedule: [100], webhookPollMs: 50 });
+      own = await startOwnService();
+      t = await startTestPlatform({ prometheusUrl: own.url, webhookRetrySchedule: [100], webhookPollMs: 50 });
     });
     after(async () => {
       await t?.close();
-      await new Promise((done) => own.close(done));
+      await own.close();
     });
 
     it('fails a delivery to an address it refuses, after DNS, with the reason recorded, and never sends it', async () => {
       const owner = await tenant(t);
-      const reply = await t.private.post('/api/webhook', { token: owner.token, json: { url: `http://localhost:${ownPort}/hook`, events: ['dataset.exported'] } });
+      const reply = await t.private.post('/api/webhook', { token: owner.token, json: { url: `${own.url}/hook`, events: ['dataset.exported'] } });
       expect(reply.status, reply.text).to.equal(201);
       await t.platform.services.webhooks.queueDatasetExported(t.platform.db, owner.ws.id, { id: 'dataset-1' });
       const list = async () => (await t.private.get(`/api/webhook/${reply.body.id}/delivery`, { token: owner.token })).body;
@@ -88,7 +79,7 @@ describe('webhook outbox: written with the state change, sent by the deliverer o
         expect(attempt.error).to.equal(REFUSED_BY_POLICY);
       }
       expect(delivery.last_error).to.equal(delivery.attempts[1].error);
-      expect(ownRequests).to.equal(0);
+      expect(own.requests).to.equal(0);
     });
   });
 });
