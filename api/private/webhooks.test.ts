@@ -170,6 +170,22 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     await until(() => allDelivered(tenant, hook.id, 1), 'the callback to be listed under its endpoint');
   });
 
+  it('fails the pending deliveries of a disabled endpoint without sending them, and queues none for it', async () => {
+    const owner = await newTenant(platform.t);
+    const hook = await endpoint(owner, `${receiver.url}/hooks`, { events: ['dataset.exported'] });
+    await receiver.refuse();
+    await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, owner.ws.id, { id: 'd1' });
+    const list = async () => (await deliveries(owner, hook.id)).body as Array<{ status: string; last_error: string | null; attempts: unknown[] }>;
+    await until(async () => (await list())[0]?.attempts.length === 1, 'a refused attempt');
+    expect((await platform.t.private.patch(`/api/webhook/${hook.id}`, { token: owner.token, json: { enabled: false } })).body.enabled).to.equal(false);
+    await receiver.accept();
+    await until(async () => (await list())[0]?.status === 'failed', 'the delivery to fail');
+    expect((await list())[0]!.last_error).to.equal('The endpoint is disabled; nothing was sent.');
+    await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, owner.ws.id, { id: 'd2' });
+    expect(await list()).to.have.length(1);
+    expect(receiver.received).to.deep.equal([]);
+  });
+
   it('refuses to register a URL the outbound policy refuses without DNS, naming the field', async () => {
     const owner = await newTenant(platform.t);
     const reply = await platform.t.private.post('/api/webhook', { token: owner.token, json: { url: 'http://169.254.169.254/latest', events } });
