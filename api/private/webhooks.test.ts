@@ -4,6 +4,7 @@ import { colleague, filesystemStorage, IRIS, tenant as newTenant, type Tenant } 
 import { floodPlatform, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
+import { startTestPlatform } from '../../test/support/platform.js';
 
 // Completion webhooks end to end: a supervisor's endpoint, an invocation that
 // finishes, the deliverer's signed POSTs, retries while the receiver is away,
@@ -111,6 +112,24 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     } finally {
       await other.close();
       await platform.t.private.delete(`/api/webhook/${slowHook.id}`, { token: slow.token });
+    }
+  });
+
+  it('sends each delivery once when two processes deliver from the same outbox', async () => {
+    const second = await startTestPlatform({ webhookPollMs: 50 });
+    try {
+      const owner = await newTenant(platform.t);
+      const hook = await endpoint(owner, `${receiver.url}/hooks`, { events: ['dataset.exported'] });
+      receiver.delay(20);
+      for (let i = 0; i < 40; i++) await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, owner.ws.id, { id: `d${i}` });
+      await until(async () => (await deliveries(owner, hook.id, '?status=delivered')).headers.get('x-total-count') === '40', 'every delivery', 30_000);
+      expect([...receiver.accepted().values()]).to.have.length(40).and.to.satisfy((counts: number[]) => counts.every((n) => n === 1));
+      const list = (await deliveries(owner, hook.id)).body as Array<{ attempt_count: number }>;
+      expect(list.every((delivery) => delivery.attempt_count === 1)).to.equal(true);
+      const sentBySecond = await second.platform.metrics.webhooks.registry.getSingleMetricAsString('didyma_webhook_attempts_total');
+      expect(sentBySecond, 'the second process took its share').to.match(/outcome="delivered"\} [1-9]/);
+    } finally {
+      await second.close();
     }
   });
 
