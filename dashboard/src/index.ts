@@ -15,12 +15,13 @@ import { mountSettingsRoutes } from './routes/settings.routes.js';
 import { mountOverviewRoutes } from './routes/overview.routes.js';
 import { mountMetricRoutes } from './routes/metrics.routes.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.routes.js';
+import { mountWebhookRoutes } from './routes/webhooks.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
-const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics'];
+const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks'];
 const STAFF_SECTIONS = ['/workspaces'];
 
 /**
@@ -51,6 +52,7 @@ export function createDashboard(platform: Platform): Router {
   mountOverviewRoutes(app, dash);
   mountMetricRoutes(app, dash);
   mountWorkspaceRoutes(app, dash);
+  mountWebhookRoutes(app, dash);
   app.use(pageNotFound(dash));
   app.use(errorPages(dash));
   return Router().use(BASE, app);

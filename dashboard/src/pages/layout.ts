@@ -19,6 +19,7 @@ export const SECTIONS: Section[] = [
   { path: '/deployments', label: 'Deployments', visible: supervises },
   { path: '/storage', label: 'Storage', visible: supervises },
   { path: '/metrics', label: 'Metrics', visible: supervises },
+  { path: '/webhooks', label: 'Webhooks', visible: supervises },
   { path: '/settings', label: 'Workspace settings', visible: supervises },
   { path: '/workspaces', label: 'All workspaces', visible: isStaffUser },
 ];

@@ -76,6 +76,15 @@ OPERATIONS: dict[str, str] = {
     "getDataset": "datasets.get",
     "downloadDatasetRecords": "datasets.records_bytes",
     "downloadDatasetManifest": "datasets.manifest",
+    "createWebhookEndpoint": "webhooks.create",
+    "listWebhookEndpoints": "webhooks.list",
+    "getWebhookEndpoint": "webhooks.get",
+    "updateWebhookEndpoint": "webhooks.update",
+    "deleteWebhookEndpoint": "webhooks.delete",
+    "rotateWebhookSecret": "webhooks.rotate_secret",
+    "listWebhookDeliveries": "webhooks.deliveries",
+    "getWebhookDelivery": "webhooks.delivery",
+    "redeliverWebhook": "webhooks.redeliver",
 }
 
 

@@ -41,11 +41,16 @@ from .models import (
     StoredFile,
     TokenData,
     UploadTicket,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
     Workspace,
     WorkspaceQuota,
 )
 from .paging import Page
 from .sessions import PendingInvocation
+from .webhooks import InvalidSignature, verify_signature
 
 __version__ = "0.1.0"
 
@@ -64,6 +69,7 @@ __all__ = [
     "DidymaError",
     "Gone",
     "IntegrityError",
+    "InvalidSignature",
     "Invitation",
     "Invocation",
     "InvocationAttempt",
@@ -92,7 +98,12 @@ __all__ = [
     "UnsupportedMediaType",
     "UploadTicket",
     "ValidationError",
+    "verify_signature",
     "WaitTimeout",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
     "Workspace",
     "WorkspaceQuota",
 ]

@@ -12,6 +12,7 @@ from . import __version__
 from ._cli_input import fields_of, read_body, read_json
 from ._cli_login import cmd_login, cmd_logout
 from ._cli_output import plain
+from ._cli_webhooks import add_webhooks
 from .client import Didyma
 from .errors import ValidationError
 
@@ -141,7 +142,17 @@ def add_registry(r: Registrar) -> None:
 
 def invoke(args: argparse.Namespace, c: Didyma) -> Any:
     body = read_body(args.body)
-    pending = c.invoke(args.model_code, args.version, args.session_id, body, with_explanation=args.explain, request_type=args.request_type, priority=args.priority, idempotency_key=args.idempotency_key)
+    pending = c.invoke(
+        args.model_code,
+        args.version,
+        args.session_id,
+        body,
+        with_explanation=args.explain,
+        request_type=args.request_type,
+        priority=args.priority,
+        idempotency_key=args.idempotency_key,
+        callback_url=args.callback_url,
+    )
     return pending.wait(timeout=args.timeout) if args.wait else pending.created
 
 
@@ -165,6 +176,7 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
     p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
     p.add_argument("--idempotency-key", help="send again with the same key to get the same invocation, not a second one (default: a new key)")
+    p.add_argument("--callback-url", help="POST its outcome there (a webhook endpoint of the workspace must allow the URL)")
     p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
@@ -231,6 +243,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")
     registrar = Registrar(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (add_login, add_registry, add_sessions, add_datasets):
+    for add in (add_login, add_registry, add_sessions, add_datasets, add_webhooks):
         add(registrar)
     return parser
