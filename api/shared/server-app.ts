@@ -8,7 +8,7 @@ import { pingDatabase } from '../../infra/db/database.js';
 export type ServerName = 'auth' | 'private' | 'public';
 
 /** One of the three HTTP servers: the common app with the platform's limits, readiness and metrics. */
-export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: OperationRoutes; extra?: Router }): Express {
+export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: OperationRoutes; extra?: Router; secretQuery?: readonly string[] }): Express {
   const { config } = platform;
   return createHttpApp({
     name,

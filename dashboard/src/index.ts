@@ -20,6 +20,9 @@ import { errorPages, pageNotFound } from './routes/errors.js';
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
+/** Query parameters that hold an invitation token: `token` on /register, and `next`, which may link back there. */
+export const DASHBOARD_SECRET_QUERY = ['token', 'next'];
+
 const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics'];
 const STAFF_SECTIONS = ['/workspaces'];
 
