@@ -51,6 +51,8 @@ import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
 import { idempotencyStore } from '../features/idempotency/store.js';
+import { AuditTrail } from '../features/audit/trail.js';
+import { auditStore } from '../features/audit/store.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -129,11 +131,12 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
   const sweeper = new Sweeper(
     db,
     logger.child({ component: 'sweeper' }),
-    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep(), eventsPurge(db, config.eventRetentionHours * 3_600_000, now)] },
+    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep(), eventsPurge(db, config.eventRetentionHours * 3_600_000, now), audit.purge()] },
     () => relay.kick(),
   );
   let started = false;
@@ -169,6 +172,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     tokens,
     authenticator: new Authenticator(db, { apiTokens: apiTokensStore, users: usersStore }, tokens, now, readCache),
     identity,
+    /** Who changed what, and who was refused: one record per audited request. */
+    audit,
     policy,
     http,
     connectorCatalog,
@@ -200,6 +205,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await relay.stop();
       prometheus?.close();
       await validation.close();
+      await audit.drain();
       if (!options.queue) await queue.close();
       if (changes) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.

@@ -4,6 +4,7 @@ import type { Platform } from '../../platform/platform.js';
 import { createHttpApp } from '../../infra/http/app.js';
 import type { OpenApiDocument } from '../../infra/http/openapi.js';
 import { pingDatabase } from '../../infra/db/database.js';
+import { auditRequests } from './audit.js';
 
 export type ServerName = 'auth' | 'private' | 'public';
 
@@ -22,5 +23,6 @@ export function createServerApp(platform: Platform, name: ServerName, parts: { o
     ready: () => pingDatabase(platform.db),
     draining: () => platform.shutdown.draining,
     metrics: platform.metrics.handler(name),
+    audit: auditRequests(platform.audit),
   });
 }

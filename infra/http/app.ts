@@ -31,6 +31,8 @@ export interface HttpAppOptions {
   maxInFlight?: number;
   /** JSON bodies nested deeper than this are refused with 400 before they are parsed. */
   maxJsonDepth?: number;
+  /** Runs before the routes; watches each answer (the audit trail). */
+  audit?: RequestHandler;
   /** Query parameters of `extra`'s routes that hold credentials (the document marks its own `x-secret`). */
   secretQuery?: readonly string[];
 }
@@ -83,6 +85,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       commonHeaders(draining),
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
+      ...(options.audit ? [options.audit] : []),
       ...(options.extra ? [options.extra] : []),
       serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses, parseBody: whenBody(inTurn(json, form)) }),
       notFoundHandler,

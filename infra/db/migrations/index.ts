@@ -15,6 +15,7 @@ import * as idempotencyKeys from './0013_idempotency_keys.js';
 import * as cancelledInvocations from './0014_cancelled_invocations.js';
 import * as retryPolicy from './0015_retry_policy.js';
 import * as invocationEvents from './0016_invocation_events.js';
+import * as auditRecords from './0018_audit_records.js';
 
 interface Migration {
   name: string;
@@ -43,6 +44,7 @@ const migrations: Migration[] = [
   { name: '0014_cancelled_invocations', ...cancelledInvocations },
   { name: '0015_retry_policy', ...retryPolicy },
   { name: '0016_invocation_events', ...invocationEvents },
+  { name: '0018_audit_records', ...auditRecords },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
