@@ -11,7 +11,8 @@ export type { Logger };
 const LOG_CHUNK_BYTES = 4096;
 const LOG_FLUSH_MS = 200;
 
-export function createLogger(level: string, name = 'didyma'): Logger {
+/** The platform's logger; `destination` (tests) replaces the buffered standard output. */
+export function createLogger(level: string, name = 'didyma', destination?: pino.DestinationStream): Logger {
   return pino(
     {
       name,
@@ -23,7 +24,7 @@ export function createLogger(level: string, name = 'didyma'): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination({ dest: 1, sync: false, minLength: LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS }),
+    destination ?? pino.destination({ dest: 1, sync: false, minLength: LOG_CHUNK_BYTES, periodicFlush: LOG_FLUSH_MS }),
   );
 }
 
