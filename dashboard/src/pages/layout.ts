@@ -20,6 +20,7 @@ export const SECTIONS: Section[] = [
   { path: '/storage', label: 'Storage', visible: supervises },
   { path: '/metrics', label: 'Metrics', visible: supervises },
   { path: '/settings', label: 'Workspace settings', visible: supervises },
+  { path: '/audit', label: 'Audit trail', visible: (p) => supervises(p) || isStaffUser(p) },
   { path: '/workspaces', label: 'All workspaces', visible: isStaffUser },
 ];
 
