@@ -141,7 +141,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   );
   let started = false;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })

@@ -175,5 +175,6 @@ describe('audit trail under a flood of refused requests', () => {
     expect(rows.every((r) => r.action === 'obtainToken' && r.outcome === 401 && r.actor_type === 'anonymous')).to.equal(true);
     expect(rows[3]!.suppressed).to.equal(7);
     expect(t.platform.audit.dropped).to.equal(7);
+    expect((await t.auth.get('/metrics')).text).to.match(/^didyma_audit_records_dropped_total 7$/m);
   });
 });
