@@ -35,11 +35,30 @@ describe('log lines hold no live secret', () => {
     const { refresh } = await login(t.auth, a.user, a.ws.name);
     const principal = await t.platform.authenticator.authenticate(a.token);
     const { key } = await t.platform.identity.apiTokens.create(principal, a.ws.id, { name: 'log-test', expiration_date: '2999-01-01' });
-    const secrets = { invitation, access: a.token, refresh, key, password: PASSWORD };
+    const application = await t.platform.identity.oauth.create(principal, a.ws.id, { name: 'log-test' });
+    const connector = `pat-${unique('connector')}`;
+    const secrets = { invitation, access: a.token, refresh, key, password: PASSWORD, clientSecret: application.client_secret, connector };
 
     for (const operation of await servedOperations({ auth: t.auth, private: t.private, public: t.public })) {
       for (const token of [a.token, key]) await sendPlain(operation, { token, known: { token: invitation } });
     }
+    await t.auth.post('/o/token', { form: { grant_type: 'client_credentials', client_id: application.client_id, client_secret: application.client_secret } });
+    await t.auth.post('/o/token', { form: { grant_type: 'client_credentials', client_id: application.client_id, client_secret: connector } });
+    // Connectors that cannot be reached with their secrets: the errors must not carry them (nor a URL's user-info).
+    await t.private.post('/api/storage', {
+      token: a.token,
+      json: { storage_key: unique('s3'), storage_class: 'didyma.storage.S3Storage', connector_init: { access_key: 'ak', secret_key: connector, endpoint: `http://ak:${connector}@127.0.0.1:9`, bucket_name: 'b' } },
+    });
+    await t.private.post('/api/deployment', {
+      token: a.token,
+      json: {
+        deployment_key: unique('dep'),
+        registry_connector_class: 'didyma.registry.MlflowRegistryConnector',
+        registry_connector_init: { model_registry_url: `http://u:${connector}@127.0.0.1:9`, tracking_server_url: 'http://127.0.0.1:9', tracking_server_pat: connector },
+        server_proxy_class: 'didyma.proxy.MlflowServerProxy',
+        server_proxy_init: { server_proxy_url: 'http://127.0.0.1:9', server_proxy_pat: connector },
+      },
+    });
     await t.auth.post('/api/auth/token/refresh', { json: { refresh } });
     await t.auth.post('/api/auth/token/obtain', { json: { email: a.user.email, password: PASSWORD } });
     await t.auth.post('/api/auth/register', { json: { token: invitation, name: 'N', surname: 'S', password: PASSWORD, preferred_language: 'en', accept_terms: true, accept_privacy: true } });
