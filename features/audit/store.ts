@@ -27,7 +27,8 @@ export interface AuditRow {
   suppressed: number;
 }
 
-export type NewAuditRecord = Omit<AuditRow, 'created_at'>;
+/** `created_at`: when the answer was known, to the microsecond (records of one batch keep their order). */
+export type NewAuditRecord = Omit<AuditRow, 'created_at'> & { created_at: string };
 
 /** What a list of records is narrowed to; `workspaceId` is the tenancy scope (absent: staff, every workspace). */
 export interface AuditFilter {
@@ -56,7 +57,7 @@ export const auditStore: AuditStore = {
         ? { ...row, actor_id: db.raw('(select client_id from oauth_applications where service_user_id = ?)', [row.actor_user_id]) }
         : row,
     );
-    await records(db).insert(withClients as NewAuditRecord[]);
+    await db('audit_records').insert(withClients);
   },
 
   page(db, filter, page) {

@@ -11,7 +11,7 @@ import { FloodLimit } from './flood-limit.js';
 import { presentAuditRecord, type AuditRecordView } from './present.js';
 import type { AuditFilter, AuditStore, NewAuditRecord } from './store.js';
 
-export type AuditEntry = Omit<NewAuditRecord, 'id' | 'suppressed'>;
+export type AuditEntry = Omit<NewAuditRecord, 'id' | 'suppressed' | 'created_at'>;
 
 export interface AuditOptions {
   /** Records of refused requests kept per source address and action per minute. */
@@ -67,7 +67,7 @@ export class AuditTrail {
   record(entry: AuditEntry): void {
     const suppressed = isRefusal(entry) ? this.flood.admit(`${entry.source_address}\u0000${entry.action}`) : 0;
     if (suppressed === undefined) return;
-    const row: NewAuditRecord = { id: crypto.randomUUID(), ...entry, suppressed };
+    const row: NewAuditRecord = { id: crypto.randomUUID(), created_at: microsecondsNow(), ...entry, suppressed };
     this.writes.add(row).catch((error: unknown) => this.logger.error({ err: error, audit: row }, 'could not write an audit record'));
   }
 
@@ -87,6 +87,12 @@ export class AuditTrail {
   purge(): () => Promise<void> {
     return atMostEvery(PURGE_EVERY_MS, () => deleteInBatches((limit) => this.store.removeBefore(this.db, new Date(this.now() - this.options.retentionMs), limit), PURGE_BATCH));
   }
+}
+
+/** Now, as an ISO instant to the microsecond: a batch's records would otherwise share the insert's now(). */
+function microsecondsNow(): string {
+  const micros = Math.round((performance.timeOrigin + performance.now()) * 1000);
+  return new Date(Math.floor(micros / 1000)).toISOString().replace('Z', `${String(micros % 1000).padStart(3, '0')}Z`);
 }
 
 /** The workspaces a caller may read: all for staff (or the one asked for), its own for a supervisor. */
