@@ -56,6 +56,8 @@ import { WebhookDeliverer } from '../features/webhooks/deliverer.js';
 import { webhookEndpointsStore } from '../features/webhooks/endpoints.store.js';
 import { webhookDeliveriesStore } from '../features/webhooks/deliveries.store.js';
 import { deliveriesPurge } from '../features/webhooks/purge.js';
+import { AuditTrail } from '../features/audit/trail.js';
+import { auditStore } from '../features/audit/store.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -134,6 +136,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
   const sweeper = new Sweeper(
     db,
@@ -145,11 +148,12 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
         () => idempotency.upkeep(),
         eventsPurge(db, config.eventRetentionHours * 3_600_000, now),
         deliveriesPurge(db, webhookDeliveriesStore, config.webhookRetentionHours * 3_600_000, now),
+        audit.purge(),
       ],
     },
     () => relay.kick(),
   );
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
   // Its own loop and deadlines: a slow receiver never holds a transaction, a request or an executor.
   const deliverer = new WebhookDeliverer(
     db,
@@ -202,6 +206,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     tokens,
     authenticator: new Authenticator(db, { apiTokens: apiTokensStore, users: usersStore }, tokens, now, readCache),
     identity,
+    /** Who changed what, and who was refused: one record per audited request. */
+    audit,
     policy,
     http,
     connectorCatalog,
@@ -238,6 +244,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await relay.stop();
       prometheus?.close();
       await validation.close();
+      await audit.drain();
       if (!options.queue) await queue.close();
       if (changes) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.

@@ -6,6 +6,8 @@ import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../inf
 import { InvocationMetrics } from './invocation-metrics.js';
 import { processRegistry } from './process-registry.js';
 import { WebhookMetrics } from './webhook-metrics.js';
+import { auditRegistry } from './audit-metrics.js';
+import type { AuditTrail } from '../audit/trail.js';
 
 /** The processes that serve a `/metrics`. */
 export type MetricsComponent = 'auth' | 'private' | 'public' | 'executor' | 'operator';
@@ -28,15 +30,17 @@ export interface PlatformMetrics {
 /** The stores the figures read: workspace names for the executor's, the counts for the private server's. */
 export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'> };
 
-export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
+export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string; audit?: Pick<AuditTrail, 'dropped'> } = {}): PlatformMetrics {
   const invocations = new InvocationMetrics(db, stores.workspaces, logger);
   const database = new DatabaseGauges(db, stores, logger);
   const webhooks = new WebhookMetrics();
   const base: MetricsPart = { registry: processRegistry() };
+  // The trail is the process's, like the process figures: each server of the process shows it.
+  const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
-    auth: [base],
-    public: [base, webhooks],
-    private: [base, { registry: database.registry, refresh: () => database.refresh() }],
+    auth: [base, ...audit],
+    public: [base, ...audit, webhooks],
+    private: [base, ...audit, { registry: database.registry, refresh: () => database.refresh() }],
     executor: [base, invocations, webhooks],
     operator: [base],
   };

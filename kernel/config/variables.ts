@@ -131,6 +131,18 @@ export const variables = {
     'How long finished webhook deliveries (delivered or failed) and their attempts are kept for listing and redelivery.',
     parsers.integer(1, 8760),
   ),
+  auditRetentionDays: variable(
+    'DIDYMA_AUDIT_RETENTION_DAYS',
+    '365',
+    'How long audit records are kept ([audit.md](audit.md)); older ones are deleted by the sweeper, the only deletion of the append-only trail.',
+    parsers.integer(1, 36500),
+  ),
+  auditRefusedPerMinute: variable(
+    'DIDYMA_AUDIT_REFUSED_PER_MINUTE',
+    '60',
+    'Audit records of refused requests (401, 403, and anonymous failures such as failed logins) kept per source address and action per minute, per process; the rest are counted in the next record kept.',
+    parsers.integer(1, 100000),
+  ),
   maxLogoBytes: variable('DIDYMA_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),
   adminPassword: variable('DIDYMA_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),

@@ -21,6 +21,7 @@ export const SECTIONS: Section[] = [
   { path: '/metrics', label: 'Metrics', visible: supervises },
   { path: '/webhooks', label: 'Webhooks', visible: supervises },
   { path: '/settings', label: 'Workspace settings', visible: supervises },
+  { path: '/audit', label: 'Audit trail', visible: (p) => supervises(p) || isStaffUser(p) },
   { path: '/workspaces', label: 'All workspaces', visible: isStaffUser },
 ];
 

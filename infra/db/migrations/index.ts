@@ -16,6 +16,7 @@ import * as cancelledInvocations from './0014_cancelled_invocations.js';
 import * as retryPolicy from './0015_retry_policy.js';
 import * as invocationEvents from './0016_invocation_events.js';
 import * as webhooks from './0017_webhooks.js';
+import * as auditRecords from './0018_audit_records.js';
 
 interface Migration {
   name: string;
@@ -45,6 +46,7 @@ const migrations: Migration[] = [
   { name: '0015_retry_policy', ...retryPolicy },
   { name: '0016_invocation_events', ...invocationEvents },
   { name: '0017_webhooks', ...webhooks },
+  { name: '0018_audit_records', ...auditRecords },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -39,6 +39,7 @@ OPERATIONS: dict[str, str] = {
     "describeInvitation": "invitations.describe",
     "acceptInvitation": "invitations.accept",
     "register": "invitations.register",
+    "listAuditRecords": "audit.list",
     "registerModel": "models.register",
     "deleteModel": "models.delete",
     "createDeployment": "deployments.create",

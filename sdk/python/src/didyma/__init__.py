@@ -26,6 +26,7 @@ from .errors import (
 from .models import (
     RECORD_FIELDS,
     ApiToken as ApiTokenRecord,
+    AuditRecord,
     DatasetManifest,
     Deployment,
     Invitation,
@@ -59,6 +60,7 @@ __all__ = [
     "RECORD_FIELDS",
     "ApiToken",
     "ApiTokenRecord",
+    "AuditRecord",
     "BackendError",
     "ClientCredentials",
     "Conflict",

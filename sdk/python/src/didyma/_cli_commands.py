@@ -15,6 +15,7 @@ from ._cli_output import plain
 from ._cli_webhooks import add_webhooks
 from .client import Didyma
 from .errors import ValidationError
+from .models import AuditRecord
 
 Run = Callable[[argparse.Namespace, Any], Any]
 
@@ -27,6 +28,7 @@ DEPLOYMENT_OPTIONAL = ("max_concurrent_calls",)
 QUOTA_COLUMNS = ["workspace_id", "share_weight", "max_in_flight", "max_queued"]
 STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
 SESSION_ARGS = ("model_code", "version", "session_id")
+AUDIT_COLUMNS = ["created_at", "actor", "workspace_id", "action", "resource", "outcome", "request_id"]
 
 
 class Registrar:
@@ -235,6 +237,43 @@ def add_datasets(r: Registrar) -> None:
     p.add_argument("-o", "--output", help="file to write (default: NAME-vVERSION.jsonl)")
 
 
+def list_audit(args: argparse.Namespace, c: Didyma) -> Any:
+    page = c.audit.list(
+        actor=args.actor,
+        action=args.action,
+        resource_type=args.resource_type,
+        resource_id=args.resource_id,
+        workspace_id=args.workspace_id,
+        created_after=args.since,
+        created_before=args.until,
+        page_size=min(args.limit, 1000),
+    )
+    return [audit_row(record) for record, _ in zip(page, range(args.limit))]
+
+
+def audit_row(record: AuditRecord) -> dict[str, Any]:
+    """A record as a table row: actor and resource as short text."""
+    row: dict[str, Any] = dict(plain(record))
+    actor = record.actor
+    row["actor"] = "anonymous" if actor["type"] == "anonymous" else f"{actor['type']} {actor['id'] or ''} (user {actor['user_id']})".replace("  ", " ")
+    resource = record.resource
+    row["resource"] = f"{resource['type']} {resource['id']}" if resource["type"] else record.path
+    return row
+
+
+def add_audit(r: Registrar) -> None:
+    audit = r.group("audit", "the audit trail (supervisors: their workspace; staff: all)")
+    p = r.command(audit, "list", list_audit, "records newest first, filtered", AUDIT_COLUMNS)
+    p.add_argument("--actor", type=int, help="a user id")
+    p.add_argument("--action", help="an operationId, such as createDeployment")
+    p.add_argument("--resource-type")
+    p.add_argument("--resource-id")
+    p.add_argument("--workspace-id", type=int, help="staff: one workspace")
+    p.add_argument("--since", help="RFC 3339 instant")
+    p.add_argument("--until", help="RFC 3339 instant")
+    p.add_argument("--limit", type=int, default=100, help="records to print at most (default 100)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
     parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
@@ -243,6 +282,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")
     registrar = Registrar(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (add_login, add_registry, add_sessions, add_datasets, add_webhooks):
+    for add in (add_login, add_registry, add_sessions, add_datasets, add_webhooks, add_audit):
         add(registrar)
     return parser

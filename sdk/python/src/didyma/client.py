@@ -9,6 +9,7 @@ import httpx
 
 from ._transport import ServerUrls, Transport
 from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
+from .audit import AuditApi
 from .datasets import Dataset, DatasetsApi
 from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
 from .models import Invocation, Session
@@ -34,6 +35,7 @@ class Didyma:
         self.workspaces = WorkspacesApi(self.transport)
         self.invitations = InvitationsApi(self.transport)
         self.api_tokens = ApiTokensApi(self.transport)
+        self.audit = AuditApi(self.transport)
         self.models = ModelsApi(self.transport)
         self.deployments = DeploymentsApi(self.transport)
         self.storage = StorageApi(self.transport)

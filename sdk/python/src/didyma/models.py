@@ -86,6 +86,27 @@ class ApiToken(ApiModel):
 
 
 @dataclass
+class AuditRecord(ApiModel):
+    """One entry of the audit trail: who (`actor`) did what (`action`) to which `resource`, and the outcome."""
+
+    OPENAPI = ("auth", schema_pointer("AuditRecord"))
+    id: str
+    created_at: str
+    actor: dict[str, Any]
+    workspace_id: int | None
+    action: str
+    method: str
+    path: str
+    resource: dict[str, Any]
+    outcome: int
+    request_id: str
+    trace_id: str | None
+    source_address: str | None
+    suppressed: int
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class Invitation(ApiModel):
     OPENAPI = ("auth", schema_pointer("Invitation"))
     id: int
