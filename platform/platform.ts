@@ -51,6 +51,13 @@ import { modelsStore } from '../features/models/store.js';
 import { createKubeSide } from './kube/wiring.js';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
 import { idempotencyStore } from '../features/idempotency/store.js';
+import { WebhooksService } from '../features/webhooks/service.js';
+import { WebhookDeliverer } from '../features/webhooks/deliverer.js';
+import { webhookEndpointsStore } from '../features/webhooks/endpoints.store.js';
+import { webhookDeliveriesStore } from '../features/webhooks/deliveries.store.js';
+import { deliveriesPurge } from '../features/webhooks/purge.js';
+import { AuditTrail } from '../features/audit/trail.js';
+import { auditStore } from '../features/audit/store.js';
 
 export interface PlatformOptions {
   logger?: Logger;
@@ -113,7 +120,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
-  const { policy, http, storageClasses } = outboundClients(config, logger);
+  const { policy, http, storageClasses, webhooks: webhookClient } = outboundClients(config, logger);
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
@@ -129,16 +136,45 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
   });
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
   const sweeper = new Sweeper(
     db,
     logger.child({ component: 'sweeper' }),
-    { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000, chores: [() => idempotency.upkeep(), eventsPurge(db, config.eventRetentionHours * 3_600_000, now)] },
+    {
+      intervalMs: config.relayPollMs,
+      republishAfterMs: 10 * 60_000,
+      chores: [
+        () => idempotency.upkeep(),
+        eventsPurge(db, config.eventRetentionHours * 3_600_000, now),
+        deliveriesPurge(db, webhookDeliveriesStore, config.webhookRetentionHours * 3_600_000, now),
+        audit.purge(),
+      ],
+    },
     () => relay.kick(),
   );
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
+  // Its own loop and deadlines: a slow receiver never holds a transaction, a request or an executor.
+  const deliverer = new WebhookDeliverer(
+    db,
+    webhookDeliveriesStore,
+    (url, headers, body) => webhookClient.post(url, headers, body),
+    box,
+    logger.child({ component: 'webhooks' }),
+    {
+      schedule: config.webhookRetrySchedule,
+      pollMs: config.webhookPollMs,
+      concurrency: config.webhookConcurrency,
+      // No receiver takes more than half of a process's slots, so a slow one leaves the others theirs.
+      perEndpoint: Math.max(1, Math.floor(config.webhookConcurrency / 2)),
+      leaseMs: config.webhookTimeoutMs + 30_000,
+      onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
+    },
+    now,
+  );
+  const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy);
   let started = false;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken });
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
@@ -150,10 +186,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore, events: invocationEventsStore }, catalog, relay, validation),
-    datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore, events: invocationEventsStore }, catalog, relay, validation, webhooks),
+    datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
     idempotency,
+    webhooks,
   };
 
   return {
@@ -169,6 +206,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     tokens,
     authenticator: new Authenticator(db, { apiTokens: apiTokensStore, users: usersStore }, tokens, now, readCache),
     identity,
+    /** Who changed what, and who was refused: one record per audited request. */
+    audit,
     policy,
     http,
     connectorCatalog,
@@ -177,29 +216,35 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     queue,
     relay,
     sweeper,
+    deliverer,
     metrics,
     services,
     kube,
     now,
     /**
-     * Starts the background loops of invocations, the outbox relay and the
-     * sweeper, once however often it is asked; `close` stops them.
+     * Starts the background loops: the outbox relay and the sweeper of
+     * invocations, and the webhook deliverer, once however often it is
+     * asked; `close` stops them.
      */
     start() {
       if (started) return;
       started = true;
       relay.start();
       sweeper.start();
+      deliverer.start((listener) => changeFeed().subscribe('webhooks', listener));
     },
     async close() {
-      // Whatever still waits on a model server, registry or storage endpoint is cut: no peer holds the process.
+      // Whatever still waits on a model server, registry, storage endpoint or webhook receiver is cut: no peer holds the process.
       http.close();
       storageClasses.close();
+      webhookClient.close();
+      await deliverer.stop();
       await kube?.resync.stop();
       await sweeper.stop();
       await relay.stop();
       prometheus?.close();
       await validation.close();
+      await audit.drain();
       if (!options.queue) await queue.close();
       if (changes) await releaseChangeFeed(db);
       // A database handed in (tests share one) belongs to whoever made it.

@@ -9,7 +9,7 @@ import ts from 'typescript';
 export const LAYERS: ReadonlyArray<readonly string[]> = [['kernel'], ['infra'], ['features'], ['platform'], ['api', 'executor', 'operator', 'cli', 'dashboard']];
 
 /** Feature folders, lowest first: a feature may import itself and the features before it, never one after it. */
-export const FEATURES = ['auth', 'idempotency', 'identity', 'deployments', 'files', 'models', 'invocations', 'datasets', 'metrics'] as const;
+export const FEATURES = ['auth', 'audit', 'idempotency', 'identity', 'deployments', 'files', 'models', 'webhooks', 'invocations', 'datasets', 'metrics'] as const;
 
 export interface Violation {
   /** Relative to the root, with forward slashes. */

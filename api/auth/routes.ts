@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
 import type { Platform } from '../../platform/platform.js';
 import { authenticate, bearerOf, principalOf } from '../shared/authenticate.js';
-import { pageOf, sendPage } from '../../infra/http/pagination.js';
+import { pageOf, queryText, sendPage } from '../../infra/http/pagination.js';
 import { collect, receiveFile } from '../../infra/http/multipart.js';
 import { jwks } from '../../features/auth/keys.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
@@ -10,6 +10,16 @@ import { isStaff } from '../../features/auth/principal.js';
 
 const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 const intParam = (value: unknown) => Number(value);
+const optionalInt = (value: unknown) => (value === undefined ? undefined : Number(value));
+
+/** The audit list's filters, as the document names them (it has coerced the integers). */
+const auditFilterOf = (req: Request) => ({
+  actorUserId: optionalInt(req.query.actor),
+  action: queryText(req, 'action'),
+  resourceType: queryText(req, 'resource_type'),
+  resourceId: queryText(req, 'resource_id'),
+  workspaceId: optionalInt(req.query.workspace_id),
+});
 
 /** Routes of the auth server; handlers only translate HTTP to service calls. */
 export function authRoutes(platform: Platform): OperationRoutes {
@@ -72,6 +82,10 @@ export function authRoutes(platform: Platform): OperationRoutes {
     res.setHeader('X-Logo-Content-Type', logo.content_type);
     res.setHeader('Content-Disposition', 'attachment; filename="logo"');
     res.send(logo.data);
+  });
+
+  router.get('/api/auth/audit', auth('workspace'), async (req, res) => {
+    sendPage(req, res, await platform.audit.list(principalOf(res), auditFilterOf(req), pageOf(req)));
   });
 
   if (config.exposeTokenApi) mountTokenApi(router, platform, auth);

@@ -1,31 +1,23 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { filesystemStorage, modelPayload, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
+import { startOwnService, type OwnService } from '../../test/support/own-service.js';
 
 // What a supervisor learns by pointing a deployment or a storage configuration at
 // an address the outbound policy refuses: that it is refused, never whether it answered.
 
 describe('private server: outbound calls to private and platform addresses', () => {
   let t: TestPlatform;
-  let own: http.Server;
-  let ownPort: number;
-  let ownRequests = 0;
+  let own: OwnService;
 
   before(async () => {
     // Stands for one of the platform's own services (here its Prometheus), on loopback as in `didyma dev`.
-    own = http.createServer((_req, res) => {
-      ownRequests += 1;
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-    await new Promise<void>((ready) => own.listen(0, '127.0.0.1', ready));
-    ownPort = (own.address() as AddressInfo).port;
-    t = await startTestPlatform({ prometheusUrl: `http://localhost:${ownPort}` });
+    own = await startOwnService();
+    t = await startTestPlatform({ prometheusUrl: own.url });
   });
   after(async () => {
     await t.close();
-    await new Promise((done) => own.close(done));
+    await own.close();
   });
 
   const deployment = (url: string) => ({
@@ -54,32 +46,32 @@ describe('private server: outbound calls to private and platform addresses', () 
   });
 
   it("answers a model registration through one of the platform's own services exactly as through a closed port (502)", async () => {
-    ownRequests = 0;
-    const refused = await registerThrough(`http://localhost:${ownPort}`);
+    own.requests = 0;
+    const refused = await registerThrough(own.url);
     const closed = await registerThrough('http://127.0.0.1:1');
     expect(refused.reply.status).to.equal(502);
     expect(closed.reply.status).to.equal(502);
     expect(refused.reply.body.message).to.equal(`Deployment "${refused.key}": the model registry could not be reached.`);
     expect(refused.reply.body.message.replace(refused.key, 'K')).to.equal(closed.reply.body.message.replace(closed.key, 'K'));
     expect(refused.reply.body.message_code).to.equal(closed.reply.body.message_code);
-    expect(ownRequests, 'nothing reached the platform service').to.equal(0);
+    expect(own.requests, 'nothing reached the platform service').to.equal(0);
   });
 
   it("answers an S3 endpoint on one of the platform's own services exactly as a closed port (400)", async () => {
-    ownRequests = 0;
+    own.requests = 0;
     const a = await tenant(t);
     const storage = (endpoint: string) => ({
       storage_key: unique('s3'),
       storage_class: 'didyma.storage.S3Storage',
       connector_init: { access_key: 'ak', secret_key: 'sk-secret', endpoint, bucket_name: 'bucket' },
     });
-    const refused = await t.private.post('/api/storage', { token: a.token, json: storage(`http://localhost:${ownPort}`) });
+    const refused = await t.private.post('/api/storage', { token: a.token, json: storage(own.url) });
     const closed = await t.private.post('/api/storage', { token: a.token, json: storage('http://localhost:1') });
     expect(refused.status).to.equal(400);
     expect(closed.status).to.equal(400);
-    expect(refused.body.message).to.equal(`bucket bucket not reachable at endpoint http://localhost:${ownPort}: the endpoint could not be reached.`);
-    expect(refused.body.message.replace(String(ownPort), 'P')).to.equal(closed.body.message.replace('1:', 'P:'));
-    expect(ownRequests, 'nothing reached the platform service').to.equal(0);
+    expect(refused.body.message).to.equal(`bucket bucket not reachable at endpoint http://localhost:${own.port}: the endpoint could not be reached.`);
+    expect(refused.body.message.replace(String(own.port), 'P')).to.equal(closed.body.message.replace('1:', 'P:'));
+    expect(own.requests, 'nothing reached the platform service').to.equal(0);
   });
 
   it('refuses a private S3 endpoint outside the allowed networks when it is registered (400 naming the field)', async () => {

@@ -5,10 +5,11 @@ import { authenticate, principalOf } from '../shared/authenticate.js';
 import { pageOf, sendPage } from '../../infra/http/pagination.js';
 import { mountFileRoutes } from '../shared/file-routes.js';
 import { mountMetricRoutes } from './metrics.routes.js';
+import { mountWebhookRoutes } from './webhooks.routes.js';
 
 const param = (req: Request, name: string) => String(req.params[name]);
 
-/** Routes of the private server: models, deployments, storage and supervisors' uploads. */
+/** Routes of the private server: models, deployments, storage, webhook endpoints and supervisors' uploads. */
 export function privateRoutes(platform: Platform): OperationRoutes {
   const { models, deployments, storage, uploads } = platform.services;
   const auth = authenticate(platform.authenticator);
@@ -57,5 +58,6 @@ export function privateRoutes(platform: Platform): OperationRoutes {
 
   mountFileRoutes(router, uploads, supervisor);
   mountMetricRoutes(router, platform);
+  mountWebhookRoutes(router, platform.services.webhooks, supervisor);
   return router;
 }

@@ -47,8 +47,9 @@ export function authenticate(authenticator: Authenticator) {
         const credential = bearerOf(req);
         if (!credential) throw new NotAuthenticatedError();
         const principal = await authenticator.authenticate(credential);
-        guards[need](principal);
+        // Known before the guard decides, so a refusal is recorded with its actor.
         res.locals.principal = principal;
+        guards[need](principal);
         next();
       } catch (error) {
         next(error);

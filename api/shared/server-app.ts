@@ -4,11 +4,12 @@ import type { Platform } from '../../platform/platform.js';
 import { createHttpApp } from '../../infra/http/app.js';
 import type { OpenApiDocument } from '../../infra/http/openapi.js';
 import { pingDatabase } from '../../infra/db/database.js';
+import { auditRequests } from './audit.js';
 
 export type ServerName = 'auth' | 'private' | 'public';
 
 /** One of the three HTTP servers: the common app with the platform's limits, readiness and metrics. */
-export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: OperationRoutes; extra?: Router }): Express {
+export function createServerApp(platform: Platform, name: ServerName, parts: { openApi: OpenApiDocument; routes: OperationRoutes; extra?: Router; secretQuery?: readonly string[] }): Express {
   const { config } = platform;
   return createHttpApp({
     name,
@@ -22,5 +23,6 @@ export function createServerApp(platform: Platform, name: ServerName, parts: { o
     ready: () => pingDatabase(platform.db),
     draining: () => platform.shutdown.draining,
     metrics: platform.metrics.handler(name),
+    audit: auditRequests(platform.audit),
   });
 }

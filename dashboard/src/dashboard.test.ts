@@ -3,6 +3,7 @@ import { sha256 } from '../../infra/crypto/random.js';
 import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { DashboardClient, csrfOf } from '../../test/support/dashboard-client.js';
 import { startPrometheusStub } from '../../test/support/prometheus-stub.js';
+import { until } from '../../test/support/until.js';
 
 describe('dashboard over HTTP', () => {
   let t: TestPlatform;
@@ -81,7 +82,7 @@ describe('dashboard over HTTP', () => {
     const { client } = await member('user');
     const home = await client.get('/dashboard');
     expect(home.status).to.equal(200);
-    for (const path of ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/workspaces']) {
+    for (const path of ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks', '/workspaces']) {
       expect(home.text).not.to.contain(`href="/dashboard${path}"`);
       expect((await client.get(`/dashboard${path}`)).status, path).to.equal(403);
     }
@@ -134,6 +135,33 @@ describe('dashboard over HTTP', () => {
     const key = /id="new-token-key" type="text" readonly value="(dy_[^"]+)"/.exec(created.text)![1]!;
     expect(created.text).to.contain('it is shown only once');
     expect((await client.get('/dashboard/tokens')).text).not.to.contain(key);
+  });
+
+  it('registers a webhook endpoint showing its secret once, lists its deliveries and redelivers one', async () => {
+    const { client, ws } = await member('supervisor');
+    const page = await client.get('/dashboard/webhooks');
+    expect(page.status).to.equal(200);
+    const form = { url: 'http://127.0.0.1:1/hooks', description: 'ops', 'event:dataset.exported': 'on' };
+    const created = await client.post('/dashboard/webhooks', form, page);
+    const secret = /id="new-webhook-secret" type="text" readonly value="(whsec_[^"]+)"/.exec(created.text)![1]!;
+    expect(created.text).to.contain('it is shown only once');
+    const listed = await client.get('/dashboard/webhooks');
+    expect(listed.text).to.contain('http://127.0.0.1:1/hooks').and.not.contain(secret);
+
+    const endpoint = (await t.platform.db('webhook_endpoints').where({ workspace_id: ws.id }).first()) as { id: number };
+    await t.platform.services.webhooks.queueDatasetExported(t.platform.db, ws.id, { id: 'dataset-1' });
+    const delivery = (await t.platform.db('webhook_deliveries').where({ endpoint_id: endpoint.id }).first()) as { id: string };
+    const deliveries = await client.get(`/dashboard/webhooks/${endpoint.id}`);
+    expect(deliveries.status).to.equal(200);
+    expect(deliveries.text).to.contain(delivery.id).and.contain('dataset.exported');
+    await until(async () => ((await t.platform.db('webhook_deliveries').where({ id: delivery.id }).first()) as { attempts: number }).attempts > 0, 'an attempt');
+    await until(async () => (await t.platform.db('webhook_deliveries').where({ id: delivery.id }).whereNull('lease_expires_at').first()) !== undefined, 'the attempt to end');
+    const redelivered = await client.post(`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`, {}, deliveries);
+    expect(redelivered.location).to.equal(`/dashboard/webhooks/${endpoint.id}?notice=webhook-redelivered`);
+    expect((await client.get(redelivered.location!)).text).to.contain('The delivery is queued again, with the same webhook-id.');
+
+    const stranger = await member('supervisor');
+    expect((await stranger.client.get(`/dashboard/webhooks/${endpoint.id}`)).status).to.equal(404);
   });
 
   it('uses __Host- cookies with Secure when the dashboard URL is https', async () => {

@@ -15,13 +15,20 @@ import { mountSettingsRoutes } from './routes/settings.routes.js';
 import { mountOverviewRoutes } from './routes/overview.routes.js';
 import { mountMetricRoutes } from './routes/metrics.routes.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.routes.js';
+import { mountWebhookRoutes } from './routes/webhooks.routes.js';
+import { mountAuditRoutes } from './routes/audit.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
 const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 
-const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics'];
+/** Query parameters that hold an invitation token: `token` on /register, and `next`, which may link back there. */
+export const DASHBOARD_SECRET_QUERY = ['token', 'next'];
+
+const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks'];
 const STAFF_SECTIONS = ['/workspaces'];
+/** Supervisors read their workspace's trail, staff every one: the trail itself decides, as on the API. */
+const AUDIT_SECTIONS = ['/audit'];
 
 /**
  * The web dashboard, mounted by the auth server under /dashboard. Pages are
@@ -40,6 +47,7 @@ export function createDashboard(platform: Platform): Router {
   // Guards first, by section: a page is reached only by those the API would let do the same.
   app.use(SUPERVISOR_SECTIONS, signedIn, supervisorOnly);
   app.use(STAFF_SECTIONS, signedIn, staffOnly);
+  app.use(AUDIT_SECTIONS, signedIn);
 
   mountSessionRoutes(app, dash);
   mountRegisterRoutes(app, dash);
@@ -51,6 +59,8 @@ export function createDashboard(platform: Platform): Router {
   mountOverviewRoutes(app, dash);
   mountMetricRoutes(app, dash);
   mountWorkspaceRoutes(app, dash);
+  mountWebhookRoutes(app, dash);
+  mountAuditRoutes(app, dash);
   app.use(pageNotFound(dash));
   app.use(errorPages(dash));
   return Router().use(BASE, app);

@@ -26,6 +26,8 @@ function row(order: number, fields: Partial<InvocationRow>): InvocationRow {
     attempts: 1,
     available_at: null,
     rerun_attempts: 0,
+    callback_endpoint_id: null,
+    callback_url: null,
     traceparent: null,
     published_at: null,
     lease_expires_at: null,

@@ -13,6 +13,7 @@ import type { InvocationsStore, SelectedSession, SessionsStore } from '../invoca
 import { sessionRecords, type DatasetRecord } from './records.js';
 import { MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
 import type { DatasetRow, DatasetsStore, StoredDataset, Selection } from './store.js';
+import type { WebhooksService } from '../webhooks/service.js';
 
 export interface ExportTarget {
   storage_key: string;
@@ -50,6 +51,7 @@ export class DatasetsService {
     private readonly models: ModelCatalogService,
     private readonly storage: StorageConfigsService,
     private readonly settings: { maxBytes: number },
+    private readonly webhooks: Pick<WebhooksService, 'queueDatasetExported'>,
   ) {}
 
   /** One closed session of the caller; 409 while it is OPEN. */
@@ -129,8 +131,13 @@ export class DatasetsService {
       };
       const manifest = manifestOf(row, workspace.name);
       await backend.put(manifestKey, Readable.from([manifest]), { contentType: 'application/json', maxBytes: manifest.length });
-      await this.stores.datasets.insert(this.db, row);
-      return presentDataset({ ...row, storage_key: config.storage_key }, workspace.name);
+      const dataset = presentDataset({ ...row, storage_key: config.storage_key }, workspace.name);
+      // The dataset and its webhook deliveries commit together, or neither does.
+      await this.db.transaction(async (trx) => {
+        await this.stores.datasets.insert(trx, row);
+        await this.webhooks.queueDatasetExported(trx, workspace.id, dataset);
+      });
+      return dataset;
     } catch (error) {
       await Promise.all([backend.remove(objectKey), backend.remove(manifestKey)]).catch(() => undefined);
       if ((error as { code?: string }).code === '23505') throw new ConflictError(`Another export of "${name}" took version ${version}; export again for the next one.`);

@@ -41,6 +41,7 @@ export function presentInvocation(row: InvocationRow, options: { omitRelatedTo?:
     created_at: row.created_at.toISOString(),
     started_at: row.started_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
+    ...(row.callback_url !== null && row.callback_url !== undefined && { callback_url: row.callback_url }),
     ...(options.attempts && { attempts: options.attempts.map(presentAttempt) }),
   };
 }

@@ -15,6 +15,7 @@ import { InvocationBatches } from './batches.js';
 import type { ValidationPool } from './validation-pool.js';
 import { DEFAULT_PRIORITY, invocationState } from './state.js';
 import { FIRST_SNAPSHOT, type invocationEventsStore } from './events.js';
+import type { WebhooksService } from '../webhooks/service.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -23,6 +24,8 @@ export interface InvokeInput {
   with_explanation?: boolean;
   /** 0 to 9, higher first within the workspace (DEFAULT_PRIORITY). */
   priority?: number;
+  /** Told of the outcome, when a webhook endpoint of the workspace allows it. */
+  callback_url?: string;
 }
 
 /** Sessions and invocations of the caller (public server). Everything is scoped to the caller's own sessions. */
@@ -35,6 +38,7 @@ export class InvocationsService {
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
     private readonly validation: ValidationPool,
+    private readonly callbacks: Pick<WebhooksService, 'allowCallback'>,
   ) {
     this.batches = new InvocationBatches(db, stores.invocations);
   }
@@ -137,6 +141,7 @@ export class InvocationsService {
     if (input.with_explanation && !(await this.models.explainerOf(model))) {
       throw new InputError(`with_explanation: ${model.model_code} ${model.version} has no explainer.`);
     }
+    const callback = input.callback_url === undefined ? undefined : await this.callbacks.allowCallback(model.workspace_id, input.callback_url);
     const outputStorageKey = await validateInput(this.db, this.validation, model, input.request.body);
     const row = await this.batches.append({
       id: crypto.randomUUID(),
@@ -152,6 +157,7 @@ export class InvocationsService {
       with_explanation: input.with_explanation ?? false,
       output_storage_key: outputStorageKey,
       priority: input.priority ?? DEFAULT_PRIORITY,
+      ...callback,
       traceparent: currentTraceparent(),
     });
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');

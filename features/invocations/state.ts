@@ -115,6 +115,8 @@ const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
   with_explanation: 'boolean',
   output_storage_key: 'text',
   priority: 'smallint',
+  callback_endpoint_id: 'integer',
+  callback_url: 'text',
   traceparent: 'text',
 };
 const APPEND_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;

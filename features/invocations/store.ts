@@ -35,6 +35,9 @@ export interface InvocationRow {
   available_at: Date | null;
   /** The attempts made before its last re-run (`requeue`): its retry budget counts from there. */
   rerun_attempts: number;
+  /** The webhook endpoint that allowed its `callback_url`, whose secret signs the callback. */
+  callback_endpoint_id: number | null;
+  callback_url: string | null;
   /** The W3C traceparent its run continues (null when tracing was off). */
   traceparent: string | null;
 }
@@ -56,7 +59,7 @@ const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
   priority: true, attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
-  available_at: true, rerun_attempts: true, traceparent: true,
+  available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true, traceparent: true,
 };
 
 /**
@@ -199,7 +202,9 @@ function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, p
 }
 
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
-export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status' | 'priority'> & Pick<InvocationRow, 'priority'>;
+export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status' | 'priority'> &
+  Pick<InvocationRow, 'priority'> &
+  Partial<Pick<InvocationRow, 'callback_endpoint_id' | 'callback_url'>>;
 
 /** An invocation's attempts in order as one JSON array, through the primary key of invocation_attempts. */
 const ATTEMPTS_OF = (alias: string) => `

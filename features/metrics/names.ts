@@ -22,6 +22,10 @@ export const metricNames = {
   inFlightInvocations: `${METRIC_PREFIX}invocations_in_flight`,
   /** Histogram, from the executors: seconds from queueing to the first claim, by workspace. */
   queueWait: `${METRIC_PREFIX}invocation_queue_wait_seconds`,
+  /** Counter, where deliverers run: webhook attempts by outcome (delivered, retry, failed). */
+  webhookAttempts: `${METRIC_PREFIX}webhook_attempts_total`,
+  /** Histogram, where deliverers run: seconds from queueing a webhook delivery to its receiver's 2xx. */
+  webhookDelivery: `${METRIC_PREFIX}webhook_delivery_seconds`,
   /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
   databaseUp: `${METRIC_PREFIX}database_metrics_up`,
 } as const;

@@ -5,6 +5,9 @@ import { DatabaseGauges, type GaugeStores } from './database-gauges.js';
 import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../infra/http/metrics-exposition.js';
 import { InvocationMetrics } from './invocation-metrics.js';
 import { processRegistry } from './process-registry.js';
+import { WebhookMetrics } from './webhook-metrics.js';
+import { auditRegistry } from './audit-metrics.js';
+import type { AuditTrail } from '../audit/trail.js';
 
 /** The processes that serve a `/metrics`. */
 export type MetricsComponent = 'auth' | 'private' | 'public' | 'executor' | 'operator';
@@ -12,6 +15,8 @@ export type MetricsComponent = 'auth' | 'private' | 'public' | 'executor' | 'ope
 export interface PlatformMetrics {
   /** Fed by the executor's `onFinished` hook. */
   invocations: InvocationMetrics;
+  /** Fed by the webhook deliverer's `onAttempt` hook. */
+  webhooks: WebhookMetrics;
   /** The `/metrics` handler of one component. */
   handler(component: MetricsComponent): MetricsHandler;
 }
@@ -19,24 +24,29 @@ export interface PlatformMetrics {
 /**
  * Who serves what, so that nothing is counted twice when every process is
  * scraped: process figures everywhere; the database figures only on the
- * private server; per-run figures only on the executors, which observe them.
+ * private server; per-run figures only on the executors, which observe them;
+ * webhook attempts where the deliverer runs (public server, executors).
  */
 /** The stores the figures read: workspace names for the executor's, the counts for the private server's. */
 export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'> };
 
-export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string } = {}): PlatformMetrics {
+export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string; audit?: Pick<AuditTrail, 'dropped'> } = {}): PlatformMetrics {
   const invocations = new InvocationMetrics(db, stores.workspaces, logger);
   const database = new DatabaseGauges(db, stores, logger);
+  const webhooks = new WebhookMetrics();
   const base: MetricsPart = { registry: processRegistry() };
+  // The trail is the process's, like the process figures: each server of the process shows it.
+  const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
-    auth: [base],
-    public: [base],
-    private: [base, { registry: database.registry, refresh: () => database.refresh() }],
-    executor: [base, invocations],
+    auth: [base, ...audit],
+    public: [base, ...audit, webhooks],
+    private: [base, ...audit, { registry: database.registry, refresh: () => database.refresh() }],
+    executor: [base, invocations, webhooks],
     operator: [base],
   };
   return {
     invocations,
+    webhooks,
     handler: (component) => metricsHandler(parts[component], { token: options.token, logger }),
   };
 }

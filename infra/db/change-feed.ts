@@ -4,17 +4,19 @@ import { serverUrlOf, type Db } from './database.js';
 import { ANNOUNCED_TABLES, CHANGES_CHANNEL } from './migrations/0005_change_notifications.js';
 
 /** What a cache on the request path may copy, or a stream follows; each topic is a set of announced tables. */
-export type ChangeTopic = 'identity' | 'models' | 'invocations';
+export type ChangeTopic = 'identity' | 'models' | 'invocations' | 'webhooks';
 
-const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number] | 'invocations', ChangeTopic> = {
+const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number] | 'invocations' | 'webhook_deliveries', ChangeTopic> = {
   users: 'identity',
   workspaces: 'identity',
   memberships: 'identity',
   models: 'models',
   // Announced by the triggers of 0016 with its events.
   invocations: 'invocations',
+  // Announced by the triggers of 0017 when deliveries are queued.
+  webhook_deliveries: 'webhooks',
 };
-const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations'];
+const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations', 'webhooks'];
 /** A write statement knex is about to send, and its table. */
 const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"?(\w+)"?/i;
 

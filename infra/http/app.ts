@@ -5,6 +5,7 @@ import type { MetricsHandler } from './metrics-exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { checkJsonText, inFlightLimit } from './limits.js';
 import { requestLog } from './request-log.js';
+import { redactUrl, secretParameters } from './secret-parameters.js';
 import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
 import { serveOperations } from './operations/serve.js';
 import type { OperationRoutes } from './operations/routes.js';
@@ -30,6 +31,10 @@ export interface HttpAppOptions {
   maxInFlight?: number;
   /** JSON bodies nested deeper than this are refused with 400 before they are parsed. */
   maxJsonDepth?: number;
+  /** Runs before the routes; watches each answer (the audit trail). */
+  audit?: RequestHandler;
+  /** Query parameters of `extra`'s routes that hold credentials (the document marks its own `x-secret`). */
+  secretQuery?: readonly string[];
 }
 
 /** Probes and scrapes: answered, not logged. */
@@ -50,9 +55,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
 
   app.response.json = leanJson;
 
-  // Request lines are made of fixed fields (id, method, path, status, time, address), never a
+  // Request lines are made of fixed fields (id, method, redacted URL, status, time, address), never a
   // credential: their logger skips the redaction pass, which cost more than the line itself.
-  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS);
+  const secrets = secretParameters([options.openApi], options.secretQuery);
+  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS, (url) => redactUrl(url, secrets));
   const published = structuredClone(options.openApi);
   const draining = options.draining ?? (() => false);
   const probes = fixedEndpoints({
@@ -79,6 +85,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       commonHeaders(draining),
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
+      ...(options.audit ? [options.audit] : []),
       ...(options.extra ? [options.extra] : []),
       serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses, parseBody: whenBody(inTurn(json, form)) }),
       notFoundHandler,

@@ -24,7 +24,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     if (res.headersSent) return next(error);
     const { status, body, headers } = describe(error);
-    if (status >= 500) logger.error({ err: error, reqId: req.id, path: req.path }, 'request failed');
+    if (status >= 500) logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'request failed');
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(status).json(body);
   };

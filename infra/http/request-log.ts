@@ -6,26 +6,29 @@ declare module 'http' {
   interface IncomingMessage {
     /** The request id: the caller's X-Request-Id when well formed, else a fresh UUID. */
     id: string;
+    /** The URL as log lines and audit records show it: secret parameters redacted. */
+    logUrl: string;
   }
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * Request ids and one log line per request: method, path, status and time,
- * never headers or bodies (nothing to redact on the hot path). 5xx lines
+ * Request ids and one log line per request: method, URL (its secret
+ * parameters redacted), status and time, never headers or bodies. 5xx lines
  * are errors; requests the client abandoned are logged as such.
  */
-export function requestLog(logger: Logger, quiet: ReadonlySet<string>): RequestHandler {
+export function requestLog(logger: Logger, quiet: ReadonlySet<string>, redact: (url: string) => string = (url) => url): RequestHandler {
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    req.logUrl = redact(req.originalUrl);
     res.setHeader('X-Request-Id', req.id);
     if (quiet.has(req.url)) return next();
     const started = performance.now();
     const done = () => {
       res.off('close', done);
-      const line = { reqId: req.id, method: req.method, url: req.originalUrl, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, remoteAddress: req.ip };
+      const line = { reqId: req.id, method: req.method, url: req.logUrl, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, remoteAddress: req.ip };
       if (!res.writableFinished) logger.info(line, 'request abandoned by the client');
       else if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger.info(line, 'request completed');

@@ -46,6 +46,17 @@ export const parsers = {
     return raw as T;
   },
   optional: <T>(parse: Parser<T>) => (raw: string) => (raw === '' ? undefined : parse(raw)),
+  /** Comma-separated durations (`500ms`, `5s`, `30m`, `2h`) as milliseconds. */
+  durations: (raw: string) => {
+    const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+    const values = raw.split(',').map((part) => {
+      const match = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part);
+      if (!match) throw new Error(`expected durations such as 5s,5m,2h; "${part.trim()}" is not one`);
+      return Number(match[1]) * unitMs[match[2]!]!;
+    });
+    if (values.length > 50) throw new Error('expected at most 50 durations');
+    return values;
+  },
 };
 
 const port = parsers.integer(0, 65535);
@@ -99,6 +110,38 @@ export const variables = {
     '24',
     'How long the status changes of invocations are kept for the session event streams: a client reconnecting with a `Last-Event-ID` older than this misses what was purged.',
     parsers.integer(1, 8760),
+  ),
+  webhookRetrySchedule: variable(
+    'DIDYMA_WEBHOOK_RETRY_SCHEDULE',
+    '5s,5m,30m,2h,5h,10h,10h',
+    'The waits between the attempts of a webhook delivery, after its first (each with up to 20% jitter); after the last one fails the delivery is `failed`. The default spans a little over 27 hours.',
+    parsers.durations,
+  ),
+  webhookTimeoutMs: variable('DIDYMA_WEBHOOK_TIMEOUT_MS', '15000', 'How long a webhook receiver has to answer one attempt, connection included.', parsers.integer(100, 120000)),
+  webhookPollMs: variable(
+    'DIDYMA_WEBHOOK_POLL_MS',
+    '1000',
+    'How often the webhook deliverer looks for due deliveries when nothing wakes it (new deliveries wake it at once through the change notifications).',
+    parsers.integer(10, 60000),
+  ),
+  webhookConcurrency: variable('DIDYMA_WEBHOOK_CONCURRENCY', '8', 'Webhook deliveries one process sends at once; at most half of them to one endpoint.', parsers.integer(1, 256)),
+  webhookRetentionHours: variable(
+    'DIDYMA_WEBHOOK_RETENTION_HOURS',
+    '168',
+    'How long finished webhook deliveries (delivered or failed) and their attempts are kept for listing and redelivery.',
+    parsers.integer(1, 8760),
+  ),
+  auditRetentionDays: variable(
+    'DIDYMA_AUDIT_RETENTION_DAYS',
+    '365',
+    'How long audit records are kept ([audit.md](audit.md)); older ones are deleted by the sweeper, the only deletion of the append-only trail.',
+    parsers.integer(1, 36500),
+  ),
+  auditRefusedPerMinute: variable(
+    'DIDYMA_AUDIT_REFUSED_PER_MINUTE',
+    '60',
+    'Audit records of refused requests (401, 403, and anonymous failures such as failed logins) kept per source address and action per minute, per process; the rest are counted in the next record kept.',
+    parsers.integer(1, 100000),
   ),
   maxLogoBytes: variable('DIDYMA_MAX_LOGO_BYTES', '1048576', 'Largest workspace logo accepted.', parsers.integer(1024, 10485760)),
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),

@@ -238,6 +238,14 @@ describe('dashboard in a browser', function () {
       expect(prometheus.queries.every((q) => q.includes(`workspace="${ws.name}"`))).to.equal(true);
       await screenshot(page, 'metrics');
 
+      // The invitations just sent and revoked are on the workspace's audit trail.
+      await page.getByRole('link', { name: 'Audit trail' }).first().click();
+      await t.platform.audit.drain();
+      await page.getByLabel('Action').fill('createInvitation');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      expect(await page.getByRole('table', { name: 'Audit records' }).getByRole('row').count()).to.be.greaterThan(1);
+      await screenshot(page, 'audit');
+
       await page.goto(`${dashboard}/settings`);
       await page.getByLabel('Image file').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: gradientPng() });
       await page.getByRole('button', { name: 'Upload logo' }).click();
@@ -255,7 +263,7 @@ describe('dashboard in a browser', function () {
     await signIn(page, user, ws.name);
     const navigation = page.getByRole('navigation', { name: 'Dashboard sections' });
     expect(await navigation.getByRole('link').allTextContents()).to.deep.equal(['Overview']);
-    for (const section of ['tokens', 'applications', 'members', 'settings', 'models', 'deployments', 'storage', 'metrics', 'workspaces']) {
+    for (const section of ['tokens', 'applications', 'members', 'settings', 'models', 'deployments', 'storage', 'metrics', 'audit', 'workspaces']) {
       const response = await page.goto(`${dashboard}/${section}`);
       expect(response!.status(), section).to.equal(403);
     }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { loadConfig } from '../../kernel/config/config.js';
 import type { ConfigValues } from '../../kernel/config/variables.js';
-import { createLogger } from '../../infra/logging/logger.js';
+import { createLogger, type Logger } from '../../infra/logging/logger.js';
 import { generateSigningKeys } from '../../features/auth/keys.js';
 import { createPlatform, type Platform } from '../../platform/platform.js';
 import { addMember, createUser, createWorkspace } from '../../features/identity/admin.js';
@@ -48,7 +48,7 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
 }
 
 /** A platform over the shared test database, its servers listening on free ports. */
-export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number, options: { resumeQueuedAtStart?: boolean } = {}): Promise<TestPlatform> {
+export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number, options: { resumeQueuedAtStart?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-test-'));
   const config = loadConfig(
     {
@@ -67,7 +67,7 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
     overrides,
   );
   // Every platform of a test process shares one database: a start must not republish other tests' queued work.
-  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
+  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
   platform.start();
   return {

@@ -19,7 +19,9 @@ export const SECTIONS: Section[] = [
   { path: '/deployments', label: 'Deployments', visible: supervises },
   { path: '/storage', label: 'Storage', visible: supervises },
   { path: '/metrics', label: 'Metrics', visible: supervises },
+  { path: '/webhooks', label: 'Webhooks', visible: supervises },
   { path: '/settings', label: 'Workspace settings', visible: supervises },
+  { path: '/audit', label: 'Audit trail', visible: (p) => supervises(p) || isStaffUser(p) },
   { path: '/workspaces', label: 'All workspaces', visible: isStaffUser },
 ];
 

@@ -16,6 +16,11 @@ const NOTICES: Record<string, string> = {
   'workspace-disabled': 'The workspace was disabled: its tokens stop working until it is enabled again.',
   'workspace-enabled': 'The workspace was enabled.',
   'workspace-deleted': 'The workspace was deleted.',
+  'webhook-enabled': 'The webhook endpoint was enabled: new events are delivered to it again.',
+  'webhook-disabled': 'The webhook endpoint was disabled: it gets no new deliveries, and its pending ones fail unsent.',
+  'webhook-deleted': 'The webhook endpoint was deleted with its deliveries.',
+  'webhook-redelivered': 'The delivery is queued again, with the same webhook-id.',
+  'webhook-in-flight': 'An attempt of that delivery is under way; redeliver it once it has ended.',
   'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };
 

@@ -27,7 +27,7 @@ export function errorPages(dash: Dashboard): ErrorRequestHandler {
   return async (error, req, res, next) => {
     if (res.headersSent) return next(error);
     const { status, message } = describe(error);
-    if (status >= 500 && !(error instanceof AppError)) dash.platform.logger.error({ err: error, reqId: req.id, path: req.path }, 'dashboard request failed');
+    if (status >= 500 && !(error instanceof AppError)) dash.platform.logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'dashboard request failed');
     for (const [name, value] of Object.entries(error instanceof AppError ? error.headers : {})) {
       if (name !== 'WWW-Authenticate') res.setHeader(name, value);
     }

@@ -24,6 +24,8 @@ export function loadVisit(dash: Dashboard): RequestHandler {
     }
     const visit: Visit = { principal, sessionId, sessionEnded: Boolean(cookieId && !principal), binding, csrfToken: dash.csrf.tokenFor(binding) };
     res.locals.visit = visit;
+    // Where the audit trail looks for the actor, as on the API's routes.
+    res.locals.principal = principal;
     next();
   };
 }

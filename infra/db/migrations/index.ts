@@ -15,6 +15,8 @@ import * as idempotencyKeys from './0013_idempotency_keys.js';
 import * as cancelledInvocations from './0014_cancelled_invocations.js';
 import * as retryPolicy from './0015_retry_policy.js';
 import * as invocationEvents from './0016_invocation_events.js';
+import * as webhooks from './0017_webhooks.js';
+import * as auditRecords from './0018_audit_records.js';
 import * as invocationTraces from './0019_invocation_traces.js';
 
 interface Migration {
@@ -44,6 +46,8 @@ const migrations: Migration[] = [
   { name: '0014_cancelled_invocations', ...cancelledInvocations },
   { name: '0015_retry_policy', ...retryPolicy },
   { name: '0016_invocation_events', ...invocationEvents },
+  { name: '0017_webhooks', ...webhooks },
+  { name: '0018_audit_records', ...auditRecords },
   { name: '0019_invocation_traces', ...invocationTraces },
 ];
 

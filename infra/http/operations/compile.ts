@@ -20,6 +20,9 @@ export interface RequestBodyRules {
 export interface CompiledOperation {
   method: string;
   path: string;
+  operationId: string;
+  /** Names of the parameters marked `x-secret`: never a log's or an audit record's to show. */
+  secrets: ReadonlySet<string>;
   pathParameters?: ValidateFunction;
   query: { validate?: ValidateFunction; known: ReadonlySet<string> };
   /** The declared headers, by their declared names (`Idempotency-Key`); other headers are not checked. */
@@ -52,6 +55,8 @@ export function compileOperations(doc: OpenApiDocument, engines: Engines): Compi
     return {
       method: operation.method,
       path: operation.path,
+      operationId: operation.operationId,
+      secrets: new Set(operation.parameters.filter((p) => p.secret).map((p) => p.name)),
       pathParameters: objectOf(operation.parameters.filter((p) => p.in === 'path')),
       query: { validate: objectOf(query), known: new Set(query.map((p) => p.name)) },
       headers: validateHeaders && { validate: validateHeaders, names: headers.map((p) => p.name) },

@@ -13,10 +13,14 @@ export interface Parameter {
   in: 'path' | 'query' | 'header' | 'cookie';
   required: boolean;
   schema: Json;
+  /** `x-secret: true`: a credential (an invitation token), never written to a log line or an audit record. */
+  secret: boolean;
 }
 
 export interface DocumentedOperation {
   method: string;
+  /** The operation's `operationId`, the name logs and audit records give it. */
+  operationId: string;
   /** The path as the document writes it: `/api/model/{modelCode}`. */
   path: string;
   parameters: Parameter[];
@@ -57,6 +61,7 @@ export function operationsOf(doc: OpenApiDocument): DocumentedOperation[] {
       operations.push({
         method,
         path,
+        operationId: typeof operation.operationId === 'string' ? operation.operationId : `${method} ${path}`,
         parameters: [...merged.values()],
         requestBody: operation.requestBody ? resolve(doc, operation.requestBody) : undefined,
         responses: Object.fromEntries(Object.entries((operation.responses ?? {}) as Json).map(([status, response]) => [status, resolve(doc, response)])),
@@ -70,6 +75,6 @@ function parametersOf(doc: OpenApiDocument, list: unknown): Parameter[] {
   if (!Array.isArray(list)) return [];
   return list.map((entry) => {
     const parameter = resolve<Json>(doc, entry);
-    return { name: String(parameter.name), in: parameter.in as Parameter['in'], required: parameter.in === 'path' || parameter.required === true, schema: (parameter.schema ?? {}) as Json };
+    return { name: String(parameter.name), in: parameter.in as Parameter['in'], required: parameter.in === 'path' || parameter.required === true, schema: (parameter.schema ?? {}) as Json, secret: parameter['x-secret'] === true };
   });
 }

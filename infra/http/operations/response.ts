@@ -15,7 +15,7 @@ export function checkResponses(operation: CompiledOperation, req: Request, res: 
     if (res.statusCode >= 500) return send(body);
     const problem = responseProblem(operation, res.statusCode, body);
     if (!problem) return send(body);
-    logger.error({ reqId: req.id, method: req.method, path: req.path, status: res.statusCode, problem }, 'response does not match the OpenAPI document');
+    logger.error({ reqId: req.id, method: req.method, url: req.logUrl, status: res.statusCode, problem }, 'response does not match the OpenAPI document');
     res.status(500);
     return send({ message: 'Internal server error.', message_code: 'internal_error' });
   };

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { OpenApiDocument } from '../openapi.js';
 import { InputError, MethodNotAllowedError } from '../../../kernel/errors/errors.js';
@@ -40,9 +40,19 @@ export function serveOperations(doc: OpenApiDocument, routes: OperationRoutes, o
     if (!bound) return next(new MethodNotAllowedError([...matched.methods.keys()].map((method) => method.toUpperCase())));
     if (!matched.params) return next(new InputError('The path is not valid percent-encoding.'));
     req.params = matched.params;
+    res.locals.matched = { operation: bound.operation, params: matched.params } satisfies MatchedOperation;
     bound.run(req, res, next);
   };
 }
+
+/** The documented operation a request reached and its path parameters (express resets `req.params` on its way to the error middleware). */
+export interface MatchedOperation {
+  operation: CompiledOperation;
+  params: Record<string, string>;
+}
+
+/** What `serveOperations` matched for this request, if anything. */
+export const matchedOperationOf = (res: Response): MatchedOperation | undefined => res.locals.matched as MatchedOperation | undefined;
 
 /** The request against its operation, once the body is read; in tests, its responses too. */
 function check(operation: CompiledOperation, options: ServeOptions): RequestHandler {

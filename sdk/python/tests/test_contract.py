@@ -39,6 +39,7 @@ OPERATIONS: dict[str, str] = {
     "describeInvitation": "invitations.describe",
     "acceptInvitation": "invitations.accept",
     "register": "invitations.register",
+    "listAuditRecords": "audit.list",
     "registerModel": "models.register",
     "deleteModel": "models.delete",
     "createDeployment": "deployments.create",
@@ -76,6 +77,15 @@ OPERATIONS: dict[str, str] = {
     "getDataset": "datasets.get",
     "downloadDatasetRecords": "datasets.records_bytes",
     "downloadDatasetManifest": "datasets.manifest",
+    "createWebhookEndpoint": "webhooks.create",
+    "listWebhookEndpoints": "webhooks.list",
+    "getWebhookEndpoint": "webhooks.get",
+    "updateWebhookEndpoint": "webhooks.update",
+    "deleteWebhookEndpoint": "webhooks.delete",
+    "rotateWebhookSecret": "webhooks.rotate_secret",
+    "listWebhookDeliveries": "webhooks.deliveries",
+    "getWebhookDelivery": "webhooks.delivery",
+    "redeliverWebhook": "webhooks.redeliver",
 }
 
 

@@ -26,6 +26,7 @@ from .errors import (
 from .models import (
     RECORD_FIELDS,
     ApiToken as ApiTokenRecord,
+    AuditRecord,
     DatasetManifest,
     Deployment,
     Invitation,
@@ -41,11 +42,16 @@ from .models import (
     StoredFile,
     TokenData,
     UploadTicket,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEndpointWithSecret,
     Workspace,
     WorkspaceQuota,
 )
 from .paging import Page
 from .sessions import PendingInvocation
+from .webhooks import InvalidSignature, verify_signature
 
 __version__ = "0.1.0"
 
@@ -54,6 +60,7 @@ __all__ = [
     "RECORD_FIELDS",
     "ApiToken",
     "ApiTokenRecord",
+    "AuditRecord",
     "BackendError",
     "ClientCredentials",
     "Conflict",
@@ -64,6 +71,7 @@ __all__ = [
     "DidymaError",
     "Gone",
     "IntegrityError",
+    "InvalidSignature",
     "Invitation",
     "Invocation",
     "InvocationAttempt",
@@ -92,7 +100,12 @@ __all__ = [
     "UnsupportedMediaType",
     "UploadTicket",
     "ValidationError",
+    "verify_signature",
     "WaitTimeout",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEndpointWithSecret",
     "Workspace",
     "WorkspaceQuota",
 ]

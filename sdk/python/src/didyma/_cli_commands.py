@@ -12,8 +12,10 @@ from . import __version__
 from ._cli_input import fields_of, read_body, read_json
 from ._cli_login import cmd_login, cmd_logout
 from ._cli_output import plain
+from ._cli_webhooks import add_webhooks
 from .client import Didyma
 from .errors import ValidationError
+from .models import AuditRecord
 
 Run = Callable[[argparse.Namespace, Any], Any]
 
@@ -26,6 +28,7 @@ DEPLOYMENT_OPTIONAL = ("max_concurrent_calls",)
 QUOTA_COLUMNS = ["workspace_id", "share_weight", "max_in_flight", "max_queued"]
 STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
 SESSION_ARGS = ("model_code", "version", "session_id")
+AUDIT_COLUMNS = ["created_at", "actor", "workspace_id", "action", "resource", "outcome", "request_id"]
 
 
 class Registrar:
@@ -141,7 +144,17 @@ def add_registry(r: Registrar) -> None:
 
 def invoke(args: argparse.Namespace, c: Didyma) -> Any:
     body = read_body(args.body)
-    pending = c.invoke(args.model_code, args.version, args.session_id, body, with_explanation=args.explain, request_type=args.request_type, priority=args.priority, idempotency_key=args.idempotency_key)
+    pending = c.invoke(
+        args.model_code,
+        args.version,
+        args.session_id,
+        body,
+        with_explanation=args.explain,
+        request_type=args.request_type,
+        priority=args.priority,
+        idempotency_key=args.idempotency_key,
+        callback_url=args.callback_url,
+    )
     return pending.wait(timeout=args.timeout) if args.wait else pending.created
 
 
@@ -165,6 +178,7 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
     p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
     p.add_argument("--idempotency-key", help="send again with the same key to get the same invocation, not a second one (default: a new key)")
+    p.add_argument("--callback-url", help="POST its outcome there (a webhook endpoint of the workspace must allow the URL)")
     p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
@@ -223,6 +237,43 @@ def add_datasets(r: Registrar) -> None:
     p.add_argument("-o", "--output", help="file to write (default: NAME-vVERSION.jsonl)")
 
 
+def list_audit(args: argparse.Namespace, c: Didyma) -> Any:
+    page = c.audit.list(
+        actor=args.actor,
+        action=args.action,
+        resource_type=args.resource_type,
+        resource_id=args.resource_id,
+        workspace_id=args.workspace_id,
+        created_after=args.since,
+        created_before=args.until,
+        page_size=min(args.limit, 1000),
+    )
+    return [audit_row(record) for record, _ in zip(page, range(args.limit))]
+
+
+def audit_row(record: AuditRecord) -> dict[str, Any]:
+    """A record as a table row: actor and resource as short text."""
+    row: dict[str, Any] = dict(plain(record))
+    actor = record.actor
+    row["actor"] = "anonymous" if actor["type"] == "anonymous" else f"{actor['type']} {actor['id'] or ''} (user {actor['user_id']})".replace("  ", " ")
+    resource = record.resource
+    row["resource"] = f"{resource['type']} {resource['id']}" if resource["type"] else record.path
+    return row
+
+
+def add_audit(r: Registrar) -> None:
+    audit = r.group("audit", "the audit trail (supervisors: their workspace; staff: all)")
+    p = r.command(audit, "list", list_audit, "records newest first, filtered", AUDIT_COLUMNS)
+    p.add_argument("--actor", type=int, help="a user id")
+    p.add_argument("--action", help="an operationId, such as createDeployment")
+    p.add_argument("--resource-type")
+    p.add_argument("--resource-id")
+    p.add_argument("--workspace-id", type=int, help="staff: one workspace")
+    p.add_argument("--since", help="RFC 3339 instant")
+    p.add_argument("--until", help="RFC 3339 instant")
+    p.add_argument("--limit", type=int, default=100, help="records to print at most (default 100)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
     parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
@@ -231,6 +282,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")
     registrar = Registrar(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (add_login, add_registry, add_sessions, add_datasets):
+    for add in (add_login, add_registry, add_sessions, add_datasets, add_webhooks, add_audit):
         add(registrar)
     return parser

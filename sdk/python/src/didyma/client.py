@@ -9,11 +9,13 @@ import httpx
 
 from ._transport import ServerUrls, Transport
 from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
+from .audit import AuditApi
 from .datasets import Dataset, DatasetsApi
 from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
 from .models import Invocation, Session
 from .registry import DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
 from .sessions import InvocationsApi, PendingInvocation, SessionsApi
+from .webhooks import WebhooksApi
 
 DEV_URLS = ServerUrls("http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://127.0.0.1:8082")
 
@@ -22,7 +24,7 @@ class Didyma:
     """A client of one platform. Build it with `login`, `with_api_token` or `with_client_credentials`.
 
     Resources: `auth`, `workspaces`, `invitations`, `api_tokens` (auth server); `deployments`, `storage`,
-    `metrics` and model registration (private server); `models`, `sessions`, `invocations`, `files`,
+    `metrics`, `webhooks` and model registration (private server); `models`, `sessions`, `invocations`, `files`,
     `datasets` (public server).
     """
 
@@ -33,6 +35,7 @@ class Didyma:
         self.workspaces = WorkspacesApi(self.transport)
         self.invitations = InvitationsApi(self.transport)
         self.api_tokens = ApiTokensApi(self.transport)
+        self.audit = AuditApi(self.transport)
         self.models = ModelsApi(self.transport)
         self.deployments = DeploymentsApi(self.transport)
         self.storage = StorageApi(self.transport)
@@ -41,6 +44,7 @@ class Didyma:
         self.sessions = SessionsApi(self.transport)
         self.invocations = InvocationsApi(self.transport)
         self.datasets = DatasetsApi(self.transport)
+        self.webhooks = WebhooksApi(self.transport)
 
     @staticmethod
     def urls_from(auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None) -> ServerUrls:
@@ -93,11 +97,21 @@ class Didyma:
         request_type: str = "FEATURES",
         priority: int | None = None,
         idempotency_key: str | None = None,
+        callback_url: str | None = None,
     ) -> PendingInvocation:
         """Queues a prediction (`priority` 0 to 9, higher first within the workspace); `.wait()` on the answer gives the finished invocation.
-        Calling again with the same `idempotency_key` and body queues nothing new (a fresh key per call when not given)."""
+        Calling again with the same `idempotency_key` and body queues nothing new (a fresh key per call when not given).
+        `callback_url` is POSTed the outcome when a webhook endpoint of the workspace allows it."""
         return self.invocations.create(
-            model_code, version, session_id, body, request_type=request_type, with_explanation=with_explanation, priority=priority, idempotency_key=idempotency_key
+            model_code,
+            version,
+            session_id,
+            body,
+            request_type=request_type,
+            with_explanation=with_explanation,
+            priority=priority,
+            idempotency_key=idempotency_key,
+            callback_url=callback_url,
         )
 
     def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any, *, idempotency_key: str | None = None) -> Invocation:

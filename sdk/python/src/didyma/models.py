@@ -86,6 +86,27 @@ class ApiToken(ApiModel):
 
 
 @dataclass
+class AuditRecord(ApiModel):
+    """One entry of the audit trail: who (`actor`) did what (`action`) to which `resource`, and the outcome."""
+
+    OPENAPI = ("auth", schema_pointer("AuditRecord"))
+    id: str
+    created_at: str
+    actor: dict[str, Any]
+    workspace_id: int | None
+    action: str
+    method: str
+    path: str
+    resource: dict[str, Any]
+    outcome: int
+    request_id: str
+    trace_id: str | None
+    source_address: str | None
+    suppressed: int
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class Invitation(ApiModel):
     OPENAPI = ("auth", schema_pointer("Invitation"))
     id: int
@@ -208,6 +229,8 @@ class Invocation(ApiModel):
     created_at: str | None = None
     started_at: str | None = None
     completed_at: str | None = None
+    # Where its outcome is POSTed, when a callback was given.
+    callback_url: str | None = None
     # Every attempt, oldest first: given by `invocations.get` and `retry` only (None from lists and other calls).
     attempts: list[InvocationAttempt] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -234,6 +257,71 @@ class Invocation(ApiModel):
             return json.loads(self.response)
         except ValueError:
             return self.response
+
+
+@dataclass
+class WebhookEndpoint(ApiModel):
+    """A webhook endpoint of the workspace: where the outcomes of its invocations (and its exported datasets) are POSTed."""
+
+    OPENAPI = ("private", schema_pointer("WebhookEndpoint"))
+    id: int
+    url: str
+    description: str
+    events: list[str]
+    enabled: bool
+    workspace: str
+    created_at: str
+    updated_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class WebhookEndpointWithSecret(WebhookEndpoint):
+    """An endpoint as created or rotated: the only answers that carry its `whsec_` secret."""
+
+    OPENAPI = ("private", schema_pointer("WebhookEndpointWithSecret"))
+    secret: str = field(default="", repr=False)
+
+
+@dataclass
+class WebhookAttempt(ApiModel):
+    """One attempt of a delivery: the receiver's status (None when it did not answer), why it failed, the start of its answer."""
+
+    OPENAPI = ("private", schema_pointer("WebhookAttempt"))
+    attempt: int
+    started_at: str
+    duration_ms: int
+    status_code: int | None = None
+    error: str | None = None
+    response: str | None = None
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class WebhookDelivery(ApiModel):
+    """One message to an endpoint: `id` is its `webhook-id`, the same on every attempt and redelivery."""
+
+    OPENAPI = ("private", schema_pointer("WebhookDelivery"))
+    id: str
+    endpoint_id: int
+    event_type: str
+    url: str
+    status: str
+    attempt_count: int
+    created_at: str
+    payload: dict[str, Any]
+    next_attempt_at: str | None = None
+    last_status_code: int | None = None
+    last_error: str | None = None
+    delivered_at: str | None = None
+    attempts: list[WebhookAttempt] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> WebhookDelivery:
+        delivery = super().from_json(data, **extra)
+        delivery.attempts = [WebhookAttempt.from_json(attempt) for attempt in data.get("attempts", [])]
+        return delivery
 
 
 @dataclass

@@ -122,6 +122,7 @@ class InvocationsApi:
         with_explanation: bool = False,
         priority: int | None = None,
         idempotency_key: str | None = None,
+        callback_url: str | None = None,
     ) -> PendingInvocation:
         """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able.
 
@@ -133,8 +134,14 @@ class InvocationsApi:
         call safe to repeat: the same key with the same body within the server's retention queues
         nothing new and answers the first invocation again. The same key with another body raises
         UnprocessableEntity ("idempotency_key_reused").
+
+        `callback_url` gets the outcome POSTed, signed as Standard Webhooks with the secret of the
+        workspace's webhook endpoint that allows it (same origin, a parent path); one that no enabled
+        endpoint allows raises BadRequest and nothing is queued.
         """
         payload: dict[str, Any] = {"type": type, "request": {"type": request_type, "body": _as_body(body)}}
+        if callback_url is not None:
+            payload["callback_url"] = callback_url
         if with_explanation:
             payload["with_explanation"] = True
         if priority is not None:
