@@ -9,6 +9,12 @@ export function currentTraceparent(): string | null {
   return carrier.traceparent ?? null;
 }
 
+/** The trace id of the span now active, for records that lead to it (the audit trail); null when nothing is traced. */
+export function currentTraceId(): string | null {
+  const active = trace.getActiveSpan()?.spanContext();
+  return active && trace.isSpanContextValid(active) ? active.traceId : null;
+}
+
 /** Adds attributes to the span now active, if any (the request's server span, say). */
 export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);

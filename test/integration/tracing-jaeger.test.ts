@@ -175,6 +175,10 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     expect(completed, 'the log line of the completed run').to.not.equal(undefined);
     expect(JSON.parse(completed!.slice(completed!.indexOf('{')))).to.include({ trace_id: traceId, span_id: prediction!.spanID });
 
+    // The audit records of both POSTs lead to the trace too.
+    const audited = (await t.platform.db('audit_records').where({ trace_id: traceId }).select('action', 'outcome')) as Array<{ action: string; outcome: number }>;
+    expect(audited.map((record) => record.outcome), 'the audit records of the trace').to.deep.equal([201, 201]);
+
     // No bodies in any span.
     expect(JSON.stringify(trace)).to.not.include('sepal_length');
   });
