@@ -64,8 +64,8 @@ const DRAIN_SEGMENTS = 5;
 const MAX_RUN_SEC = 4;
 // (4): rounds of end-to-end latency, each between two direct runs (bench/lib/paired-latency.ts).
 const LATENCY_ROUNDS = 3;
-// Pairs of (9): three, so that the median of each side drops one disturbed round.
-const TRACING_ROUNDS = 3;
+// Pairs of (9): five, so that the median of each side drops two disturbed rounds.
+const TRACING_ROUNDS = 5;
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
@@ -198,6 +198,8 @@ async function main() {
         await waitReady(traced, `${url(tracedPort)}/readyz`);
         const sessions = await tenant.sessions(SESSIONS);
         const post = (at: string, durationSec = DURATION) => load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec });
+        // Both warm: the rounds compare the servers, not the first one's JIT and caches with the second's.
+        await post(url(ports.public), WARMUP_SEC);
         await post(url(tracedPort), WARMUP_SEC);
         const report = await measureTracingCost({ untraced: () => post(url(ports.public)), traced: () => post(url(tracedPort)) }, TRACING_ROUNDS);
         // Out of (5)'s way: the executor drains (2)'s backlog alone.

@@ -15,6 +15,18 @@ export function currentTraceId(): string | null {
   return active && trace.isSpanContextValid(active) ? active.traceId : null;
 }
 
+/**
+ * Names the server span of a request by its documented route (`POST
+ * /api/model/{code}/…`), as the HTTP conventions ask: the route, not the path
+ * with its ids, so that spans of one operation group together.
+ */
+export function nameServerSpan(method: string, route: string): void {
+  const span = trace.getActiveSpan();
+  if (!span) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
 /** Adds attributes to the span now active, if any (the request's server span, say). */
 export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
