@@ -2,7 +2,7 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres rabbitmq minio prometheus python kube chromium cluster
+SERVICES ?= postgres rabbitmq minio prometheus jaeger python kube chromium cluster
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 
 .PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale lint typecheck services services-stop clean
@@ -72,8 +72,8 @@ test-cluster: install
 
 # The platform runs as built (bin/didyma.js): memory figures need the build, not tsx.
 bench: build
-	bash scripts/services/all.sh start postgres rabbitmq python >/dev/null
-	eval "$$(bash scripts/services/all.sh env postgres rabbitmq python)" && npx tsx bench/run.ts
+	bash scripts/services/all.sh start postgres rabbitmq jaeger python >/dev/null
+	eval "$$(bash scripts/services/all.sh env postgres rabbitmq jaeger python)" && npx tsx bench/run.ts
 
 # How lists and need_context calls grow with the data (bench/scale.ts); no part of `make test`.
 bench-scale: build

@@ -25,7 +25,7 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuSince, withCpu } from './lib/cpu.js';
-import { notificationsTable, renderTable, type BenchReport, type GaugesMs } from './lib/report.js';
+import { notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, type Tenant } from './lib/tenant.js';
@@ -38,6 +38,7 @@ import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
+import { measureTracingCost, type TracingCostReport } from './lib/tracing-cost.js';
 import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
 import { ANY_VERSION } from '../demo/model-server/service.js';
 
@@ -63,6 +64,8 @@ const DRAIN_SEGMENTS = 5;
 const MAX_RUN_SEC = 4;
 // (4): rounds of end-to-end latency, each between two direct runs (bench/lib/paired-latency.ts).
 const LATENCY_ROUNDS = 3;
+// Pairs of (9): five, so that the median of each side drops two disturbed rounds.
+const TRACING_ROUNDS = 5;
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
@@ -71,19 +74,19 @@ const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
 const FAIR_QUIET_SESSIONS = 4;
 // (8): the last notifications may arrive this long after the database says every invocation finished.
 const NOTIFY_GRACE_MS = 10_000;
-// BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate.
+// BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 
 function required(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run \`make bench\` (it starts PostgreSQL, RabbitMQ and the Python tools with scripts/services and exports their URLs).`);
+  if (!value) throw new Error(`${name} is not set: run \`make bench\` (it starts PostgreSQL, RabbitMQ, Jaeger and the Python tools with scripts/services and exports their URLs).`);
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' {
-  if (value === '' || value === 'notifications') return value;
-  throw new Error(`BENCH_ONLY must be notifications or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | 'notifications' | 'tracing' {
+  if (value === '' || value === 'notifications' || value === 'tracing') return value;
+  throw new Error(`BENCH_ONLY must be notifications, tracing or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -96,6 +99,7 @@ async function main() {
   const loadBefore = os.loadavg();
   const adminUrl = required(DATABASE_TRANSPORT === 'socket' ? 'TEST_DATABASE_SOCKET_URL' : 'TEST_DATABASE_URL');
   const amqpUrl = required('TEST_AMQP_URL');
+  const otlpUrl = required('TEST_OTLP_ENDPOINT');
   const pythonVenv = MODEL_SERVER === 'mlserver' ? required('TEST_PYTHON_VENV') : undefined;
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(2).toString('hex')}`;
   const dbName = `dy_bench_${runId}`;
@@ -187,8 +191,31 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
+    const tracingCostOfPost = async (): Promise<TracingCostReport> => {
+      const tracedPort = await freePort();
+      const traced = startNode('public-traced', cli(['serve', 'public']), { ...common, DIDYMA_PUBLIC_PORT: String(tracedPort), OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: 'didyma-bench-public' }, logFile('public-traced'));
+      try {
+        await waitReady(traced, `${url(tracedPort)}/readyz`);
+        const sessions = await tenant.sessions(SESSIONS);
+        const post = (at: string, durationSec = DURATION) => load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec });
+        // Both warm: the rounds compare the servers, not the first one's JIT and caches with the second's.
+        await post(url(ports.public), WARMUP_SEC);
+        await post(url(tracedPort), WARMUP_SEC);
+        const report = await measureTracingCost({ untraced: () => post(url(ports.public)), traced: () => post(url(tracedPort)) }, TRACING_ROUNDS);
+        // Out of (5)'s way: the executor drains (2)'s backlog alone.
+        await db('invocations').whereIn('session_id', sessions).delete();
+        return report;
+      } finally {
+        await traced.stop();
+      }
+    };
     const notificationsAt = (rate: number, rateFrom: string) => measureNotifications(notificationsControl, { rate, rateFrom, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
 
+    if (ONLY === 'tracing') {
+      await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
+      console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
+      return;
+    }
     if (ONLY === 'notifications') {
       console.log(`bench: only (8) notifications, at ${NOTIFY_RATE}/s`);
       pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
@@ -221,6 +248,10 @@ async function main() {
     gauges.get = cpuGaugeMs();
     const baselineForGet = await hello('(3)');
     const [getSaturated, stolenGet] = await withSteal(() => withCpu(pidOf('public'), () => getLoad(DURATION)));
+
+    // (9) what tracing costs, before the executor runs: a second public server, traced and exporting to Jaeger.
+    console.log('bench: (9) POST invocation, traced against untraced');
+    const tracing = await tracingCostOfPost();
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
@@ -393,6 +424,7 @@ async function main() {
       rssBytes: rss,
       publicMemoryAfterPost: publicMemory,
       notifications,
+      tracing,
       ...(fairness ? { fairness } : {}),
     };
     const table = renderTable(report);

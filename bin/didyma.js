@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm run build`).
-import { main } from '../dist/cli/main.js';
+// Tracing, when the OTEL_* variables ask for it, starts before the CLI is imported.
+import { startTelemetry } from '../dist/infra/telemetry/preload.js';
 
-main(process.argv).catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exitCode = 1;
-});
+const telemetry = await startTelemetry(process.argv, process.env);
+const { main } = await import('../dist/cli/main.js');
+main(process.argv)
+  .catch((error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  })
+  // The spans of the last requests leave before the process does.
+  .finally(() => telemetry?.shutdown());

@@ -16,6 +16,8 @@ import { Wakeup } from './wakeup.js';
 import { UpstreamError, withoutAddresses, type FailureKind } from '../infra/connectors/errors.js';
 import { backoffAfter, policyOfModel } from '../features/models/retry-policy.js';
 import { EXECUTOR_IDENTITY } from './identity.js';
+import { annotateSpan, inConsumerSpan } from '../infra/telemetry/spans.js';
+import { invocationAttributes, STATUS_ATTRIBUTE } from '../features/invocations/trace-attributes.js';
 
 export interface InferenceInput {
   modelCode: string;
@@ -129,14 +131,17 @@ export class Executor {
     const call = new AbortController();
     const lease = new LeaseKeeper(this.deps.db, row, this.deps.options.leaseMs, log, () => call.abort());
     try {
-      return await this.run(row, log, call.signal);
+      const model = await this.durably(() => this.modelOf(row.model_id));
+      // The run continues the trace of the request that queued it, whichever delivery gave it its turn.
+      return await inConsumerSpan('process invocation', row.traceparent, { ...invocationAttributes(row, model), 'messaging.operation.type': 'process' }, () =>
+        this.run(row, model, log, call.signal),
+      );
     } finally {
       lease.stop();
     }
   }
 
-  private async run(row: InvocationRow, log: Logger, signal: AbortSignal): Promise<boolean> {
-    const model = await this.durably(() => this.modelOf(row.model_id));
+  private async run(row: InvocationRow, model: ModelRow, log: Logger, signal: AbortSignal): Promise<boolean> {
     const started = Date.now();
     // Appended while its model was being deleted: it does not run either.
     if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), started, log);
@@ -154,6 +159,7 @@ export class Executor {
     const committed = await this.commit(row, model, stored);
     if (!committed) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
+    annotateSpan({ [STATUS_ATTRIBUTE]: 'COMPLETED' });
     if (committed.explanation) this.deps.relay.dispatch(committed.explanation.id);
     log.info({ status: 'COMPLETED', explanation: committed.explanation?.id }, 'invocation completed');
     return false;
@@ -180,11 +186,13 @@ export class Executor {
       log.warn({ err: error }, 'transient failure; retrying');
       const backoffMs = backoffAfter(policy, attempt, options.retryBackoffMs);
       if (!(await this.durably(() => invocationState.release(db, row, reason, backoffMs)))) return this.refused(row, log);
+      annotateSpan({ [STATUS_ATTRIBUTE]: 'QUEUED', 'didyma.invocation.retry_in_ms': backoffMs });
       return true;
     }
     const final = retried ? `Failed after ${attempt} attempts: ${reason}` : reason;
     if (!(await this.durably(() => invocationState.fail(db, row, final, reason)))) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'ERROR', (Date.now() - started) / 1000);
+    annotateSpan({ [STATUS_ATTRIBUTE]: 'ERROR' });
     log.warn({ err: error, status: 'ERROR' }, 'invocation failed');
     return false;
   }

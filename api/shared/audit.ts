@@ -3,6 +3,7 @@ import type { Principal } from '../../features/auth/principal.js';
 import type { AuditEntry, AuditTrail } from '../../features/audit/trail.js';
 import type { ActorType } from '../../features/audit/store.js';
 import { matchedOperationOf } from '../../infra/http/operations/serve.js';
+import { currentTraceId } from '../../infra/telemetry/spans.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The outcome of a request whose client left before its answer was written (nginx's convention). */
@@ -17,6 +18,8 @@ export const CLIENT_CLOSED = 499;
  */
 export function auditRequests(trail: AuditTrail): RequestHandler {
   return (req, res, next) => {
+    // Read while the request's span is active: by `close`, it may not be.
+    const traceId = currentTraceId();
     let created: string | null = null;
     if (!SAFE_METHODS.has(req.method)) {
       const send = res.json.bind(res);
@@ -28,7 +31,7 @@ export function auditRequests(trail: AuditTrail): RequestHandler {
     res.once('close', () => {
       const outcome = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
       if (SAFE_METHODS.has(req.method) && outcome !== 401 && outcome !== 403) return;
-      const entry = entryOf(req, res, outcome, created);
+      const entry = entryOf(req, res, outcome, created, traceId);
       if (entry) trail.record(entry);
     });
     next();
@@ -36,7 +39,7 @@ export function auditRequests(trail: AuditTrail): RequestHandler {
 }
 
 /** The record of a request that reached an operation or a dashboard route; undefined for anything else (a 404 path). */
-function entryOf(req: Request, res: Response, outcome: number, created: string | null): AuditEntry | undefined {
+function entryOf(req: Request, res: Response, outcome: number, created: string | null, traceId: string | null): AuditEntry | undefined {
   const target = targetOf(req, res);
   if (!target) return undefined;
   const principal = res.locals.principal as Principal | undefined;
@@ -49,7 +52,7 @@ function entryOf(req: Request, res: Response, outcome: number, created: string |
     ...resourceOf(target.template, target.params, target.secrets, created),
     outcome,
     request_id: req.id,
-    trace_id: null,
+    trace_id: traceId,
     source_address: req.ip ?? req.socket.remoteAddress ?? null,
   };
 }

@@ -7,6 +7,7 @@ import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
+import { TRACING_COST_BOUND, type TracingCostReport } from './tracing-cost.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -94,6 +95,8 @@ export interface BenchReport {
   fairness?: FairnessReport;
   /** (8) completion → each notification probe (bench/lib/notifications.ts); absent in runs from before it. */
   notifications?: NotificationsReport;
+  /** (9) POST on a traced public server against an untraced one (bench/lib/tracing-cost.ts); absent in runs from before it. */
+  tracing?: TracingCostReport;
 }
 
 const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
@@ -215,6 +218,7 @@ export function renderTable(r: BenchReport): string {
   }
   if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
   if (r.notifications) for (const cells of notificationRows(r.notifications)) push(cells);
+  if (r.tracing) for (const cells of tracingRows(r.tracing)) push(cells);
   const lines = tableLines(rows);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
@@ -227,6 +231,26 @@ export function renderTable(r: BenchReport): string {
 
 const HEADER = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
 const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
+
+/** (9)'s rows alone under the table's header (BENCH_ONLY=tracing). */
+export const tracingTable = (t: TracingCostReport) => tableLines(tracingRows(t)).join('\n');
+
+/** (9): each side's median over the rounds, and the share of throughput tracing took. */
+export function tracingRows(t: TracingCostReport): string[][] {
+  const inOrder = (side: 'untraced' | 'traced') => t.rounds.map((round) => n0(round[side].rps)).join(', ');
+  const failed = failures(totals(t.rounds.flatMap((round) => [round.untraced, round.traced])));
+  return [
+    ['9', `POST …/invocation, saturation, on an untraced public server: median of ${t.rounds.length} rounds, in order ${inOrder('untraced')}`, n0(t.untracedRps) + failed, '', '', ''],
+    [
+      '9',
+      `… on a public server tracing every request and exporting to Jaeger (OTLP/HTTP), rounds alternating with the untraced ones: in order ${inOrder('traced')}`,
+      n0(t.tracedRps),
+      '',
+      `cost ≤ ${pct(TRACING_COST_BOUND)}: ${pct(t.cost)}`,
+      verdict(t.cost <= TRACING_COST_BOUND),
+    ],
+  ];
+}
 
 /** (8)'s rows alone under the table's header (BENCH_ONLY=notifications). */
 export const notificationsTable = (n: NotificationsReport) => tableLines(notificationRows(n).map((cells) => [...cells.slice(0, 4), '', ...cells.slice(4)])).join('\n');

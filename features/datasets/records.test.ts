@@ -28,6 +28,7 @@ function row(order: number, fields: Partial<InvocationRow>): InvocationRow {
     rerun_attempts: 0,
     callback_endpoint_id: null,
     callback_url: null,
+    traceparent: null,
     published_at: null,
     lease_expires_at: null,
     created_at: at(order),

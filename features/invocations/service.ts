@@ -6,6 +6,8 @@ import type { Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
 import type { OutboxRelay } from './relay.js';
+import { annotateSpan, currentTraceparent } from '../../infra/telemetry/spans.js';
+import { invocationAttributes } from './trace-attributes.js';
 import type { InvocationFilter, InvocationsStore, NewInvocation, RequestType, SessionRow, SessionsStore } from './store.js';
 import { presentInvocation, presentSession } from './present.js';
 import { validateFeedback, validateInput } from './validate.js';
@@ -156,8 +158,10 @@ export class InvocationsService {
       output_storage_key: outputStorageKey,
       priority: input.priority ?? DEFAULT_PRIORITY,
       ...callback,
+      traceparent: currentTraceparent(),
     });
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
+    annotateSpan(invocationAttributes(row, model));
     this.relay.dispatch(row.id);
     return presentInvocation(row, { omitRelatedTo: true });
   }

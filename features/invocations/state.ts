@@ -4,6 +4,7 @@ import type { Db, Runner } from '../../infra/db/database.js';
 import type { ModelRow } from '../models/store.js';
 import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
+import { currentTraceparent } from '../../infra/telemetry/spans.js';
 import { invocationColumns, sessionsStore, type AttemptOutcome, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
@@ -116,6 +117,7 @@ const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
   priority: 'smallint',
   callback_endpoint_id: 'integer',
   callback_url: 'text',
+  traceparent: 'text',
 };
 const APPEND_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
 const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
@@ -310,7 +312,7 @@ update invocations set published_at = now()
 const held = (db: Runner, transition: Transition, lease: Lease) => movable(db, transition).where({ id: lease.id, attempts: lease.attempts });
 
 /** A claimed run: its lease and what an explanation of it copies. */
-export type Run = Lease & Pick<InvocationRow, 'workspace_id' | 'session_id' | 'user_id' | 'request_type' | 'body' | 'priority'>;
+export type Run = Lease & Pick<InvocationRow, 'workspace_id' | 'session_id' | 'user_id' | 'request_type' | 'body' | 'priority' | 'traceparent'>;
 
 /** What a claim found: the rows it took, and whether queued work is left that it could not take (quotas, backoff, or other claims). */
 export interface Claimed {
@@ -358,6 +360,8 @@ async function appendExplanation(trx: Runner, run: Run, explainer: ModelRow): Pr
     with_explanation: true, // the chain goes on, explainer by explainer
     output_storage_key: null,
     priority: run.priority,
+    // The run's own span when it is traced: the explanation's run is its child, in the same trace.
+    traceparent: currentTraceparent() ?? run.traceparent,
   };
   return (await trx<InvocationRow>('invocations').insert(explanation as never).returning('*'))[0] as InvocationRow;
 }

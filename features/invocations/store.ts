@@ -38,6 +38,8 @@ export interface InvocationRow {
   /** The webhook endpoint that allowed its `callback_url`, whose secret signs the callback. */
   callback_endpoint_id: number | null;
   callback_url: string | null;
+  /** The W3C traceparent its run continues (null when tracing was off). */
+  traceparent: string | null;
 }
 
 /** How an attempt ended; null while it runs. */
@@ -57,7 +59,7 @@ const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
   priority: true, attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
-  available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true,
+  available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true, traceparent: true,
 };
 
 /**
@@ -72,7 +74,7 @@ export function invocationColumns(alias: string): string {
 export type NewInvocation = Pick<
   InvocationRow,
   'id' | 'workspace_id' | 'session_id' | 'user_id' | 'model_id' | 'type' | 'request_type' | 'body' | 'status' | 'model_key' | 'related_to' | 'with_explanation' | 'output_storage_key'
-> & { response?: string; completed_at?: Date | null; priority?: number };
+> & { response?: string; completed_at?: Date | null; priority?: number; traceparent?: string | null };
 
 /** How much of a session's history a `need_context` model receives (DIDYMA_CONTEXT_MAX_INVOCATIONS, DIDYMA_CONTEXT_MAX_BYTES). */
 export interface ContextWindow {

@@ -17,6 +17,7 @@ import * as retryPolicy from './0015_retry_policy.js';
 import * as invocationEvents from './0016_invocation_events.js';
 import * as webhooks from './0017_webhooks.js';
 import * as auditRecords from './0018_audit_records.js';
+import * as invocationTraces from './0019_invocation_traces.js';
 
 interface Migration {
   name: string;
@@ -47,6 +48,7 @@ const migrations: Migration[] = [
   { name: '0016_invocation_events', ...invocationEvents },
   { name: '0017_webhooks', ...webhooks },
   { name: '0018_audit_records', ...auditRecords },
+  { name: '0019_invocation_traces', ...invocationTraces },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -1,3 +1,4 @@
+import { nameServerSpan } from '../../telemetry/spans.js';
 import type { RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { OpenApiDocument } from '../openapi.js';
@@ -41,6 +42,7 @@ export function serveOperations(doc: OpenApiDocument, routes: OperationRoutes, o
     if (!matched.params) return next(new InputError('The path is not valid percent-encoding.'));
     req.params = matched.params;
     res.locals.matched = { operation: bound.operation, params: matched.params } satisfies MatchedOperation;
+    nameServerSpan(req.method, bound.operation.path);
     bound.run(req, res, next);
   };
 }
