@@ -31,7 +31,7 @@ import { modelServerKind, startModelServer, type BenchModelServer } from './lib/
 import { setUpTenant, type Tenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement, prioritize } from './lib/placement.js';
 import { completedAt, completedBetween, databaseClockMs, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
-import { clockOffsetOf, measureNotifications, sseProbe, type NotificationsControl } from './lib/notifications.js';
+import { clockOffsetOf, measureNotifications, sseProbe, webhookProbe, type NotificationsControl } from './lib/notifications.js';
 import { pairedDrain, type DrainControl } from './lib/paired-drain.js';
 import { pairedLatency, type LatencyControl } from './lib/paired-latency.js';
 import { cpuGaugeMs } from './lib/gauge.js';
@@ -186,7 +186,10 @@ async function main() {
     const notificationsControl: NotificationsControl = {
       sessions: (n) => tenant.sessions(n),
       clockOffset: () => clockOffsetOf(() => databaseClockMs(db)),
-      openProbes: async (sessionIds) => ({ sse: await sseProbe(url(ports.public), sessionIds.map((id) => `${base}/session/${id}/events`), headers) }),
+      openProbes: async (sessionIds) => ({
+        sse: await sseProbe(url(ports.public), sessionIds.map((id) => `${base}/session/${id}/events`), headers),
+        webhook: await webhookProbe((receiverUrl) => registerWebhook(url(ports.private), headers, receiverUrl)),
+      }),
       post: (sessionIds, rate) => postLoad(sessionIds, rate),
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
@@ -442,6 +445,16 @@ async function main() {
     await deleteWorkQueue(amqpUrl, queueName);
     if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** A webhook endpoint of the bench's workspace for `invocation.completed`, and how to delete it. */
+async function registerWebhook(privateUrl: string, headers: Record<string, string>, receiverUrl: string): Promise<() => Promise<void>> {
+  const created = await fetch(`${privateUrl}/api/webhook`, { method: 'POST', headers, body: JSON.stringify({ url: receiverUrl, events: ['invocation.completed'] }) });
+  if (created.status !== 201) throw new Error(`registering the webhook receiver: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: number };
+  return async () => {
+    await fetch(`${privateUrl}/api/webhook/${id}`, { method: 'DELETE', headers });
+  };
 }
 
 /** Heap figures of a server from its /metrics (where its RSS goes). */

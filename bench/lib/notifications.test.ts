@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Brief } from './load.js';
-import { clockOffsetOf, completedIn, lagOf, measureNotifications, type CompletionProbe } from './notifications.js';
+import { clockOffsetOf, completedIn, completedInvocationOf, lagOf, measureNotifications, type CompletionProbe } from './notifications.js';
 import { notificationRows } from './report.js';
 
 const brief: Brief = { rps: 100, p50: 1, p99: 2, requests: 1000, statuses: { 201: 1000 }, errors: 0, timeouts: 0 };
@@ -10,6 +10,13 @@ const frame = (status: string, invocation: string, id?: string) =>
 describe('bench (8): completion → notification', () => {
   it('takes the COMPLETED events of whole frames, not comments or other statuses', () => {
     expect(completedIn(['retry: 1000', ': keep-alive', frame('QUEUED', 'a'), frame('COMPLETED', 'a', '5:5:'), frame('ERROR', 'b')])).to.deep.equal(['a']);
+  });
+
+  it('takes the invocation of an invocation.completed webhook, and of no other event or body', () => {
+    const body = (type: string) => JSON.stringify({ type, timestamp: '2026-01-01T00:00:00Z', data: { invocation_id: 'a', status: 'COMPLETED' } });
+    expect(completedInvocationOf(body('invocation.completed'))).to.equal('a');
+    expect(completedInvocationOf(body('invocation.failed'))).to.equal(undefined);
+    expect(completedInvocationOf('not json')).to.equal(undefined);
   });
 
   it('reads the clock offset from the shortest round trip', async () => {

@@ -2,6 +2,8 @@
 // database's clock) to the moment a probe hears of it (this process's clock, set on the database's by
 // a measured offset). The probe here is a client of the session event stream; another, such as a
 // webhook receiver, goes next to it under its own name (and its words in report.ts's PROBE_WORDS).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { percentile, type Brief } from './load.js';
 
@@ -149,4 +151,44 @@ export function completedIn(frames: string[]): string[] {
     if (event?.status === 'COMPLETED') ids.push(event.invocation_id);
   }
   return ids;
+}
+
+/**
+ * A webhook receiver on loopback, registered for `invocation.completed` by
+ * `register` (which answers how to unregister it): it notes when each
+ * invocation's delivery arrived and answers 2xx at once, so the time noted is
+ * the time of the receiver's 2xx.
+ */
+export async function webhookProbe(register: (receiverUrl: string) => Promise<() => Promise<void>>): Promise<CompletionProbe> {
+  const heard = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const at = wallMs();
+      const id = completedInvocationOf(Buffer.concat(chunks).toString('utf8'));
+      if (id && !heard.has(id)) heard.set(id, at);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const unregister = await register(`http://127.0.0.1:${(server.address() as AddressInfo).port}/didyma`);
+  return {
+    heard,
+    close: async () => {
+      await unregister();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
+
+/** The invocation a Standard Webhooks body of `invocation.completed` names; undefined for any other. */
+export function completedInvocationOf(body: string): string | undefined {
+  try {
+    const event = JSON.parse(body) as { type?: string; data?: { invocation_id?: string } };
+    return event.type === 'invocation.completed' ? event.data?.invocation_id : undefined;
+  } catch {
+    return undefined;
+  }
 }

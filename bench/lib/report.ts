@@ -288,7 +288,10 @@ export function fairnessRows(r: FairnessReport): string[][] {
   return rows;
 }
 
-const PROBE_WORDS: Record<string, string> = { sse: 'the COMPLETED event of the session event stream at a client' };
+const PROBE_WORDS: Record<string, string> = {
+  sse: 'the COMPLETED event of the session event stream at a client',
+  webhook: "a webhook receiver's 2xx to the `invocation.completed` delivery",
+};
 
 /** (8)'s rows, one per probe: how many completions it heard of, and how long after the row's `completed_at`. */
 export function notificationRows(r: NotificationsReport): string[][] {
@@ -296,7 +299,7 @@ export function notificationRows(r: NotificationsReport): string[][] {
   const load = `POST ${n0(r.load.rps)}/s${failures(r.load)}`;
   return Object.entries(r.lags).map(([name, lag]) => [
     '8',
-    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${sessions}, each followed by a stream; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
+    `COMPLETED (the row's \`completed_at\`) → ${PROBE_WORDS[name] ?? name}, ${n0(r.rate)}/s (${r.rateFrom}) for ${n0(r.durationSec)} s over ${sessions}${name === 'sse' ? ', each followed by a stream' : ''}; clocks within ±${n1(r.clock.uncertaintyMs)} ms`,
     `${n0(lag.count)} heard${lag.missing ? ` (never heard: ${n0(lag.missing)})` : ''}; ${load}`,
     lat(lag),
     '',

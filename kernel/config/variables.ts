@@ -124,7 +124,7 @@ export const variables = {
     'How often the webhook deliverer looks for due deliveries when nothing wakes it (new deliveries wake it at once through the change notifications).',
     parsers.integer(10, 60000),
   ),
-  webhookConcurrency: variable('DIDYMA_WEBHOOK_CONCURRENCY', '8', 'Webhook deliveries one process sends at once; at most half of them to one endpoint.', parsers.integer(1, 256)),
+  webhookConcurrency: variable('DIDYMA_WEBHOOK_CONCURRENCY', '32', 'Webhook deliveries one process sends at once; one endpoint gets at most half that many in flight, counted across processes, so a slow receiver cannot hold every slot.', parsers.integer(1, 256)),
   webhookRetentionHours: variable(
     'DIDYMA_WEBHOOK_RETENTION_HOURS',
     '168',
