@@ -7,6 +7,7 @@ import { exitOf } from '../support/didyma-process.js';
 import { InvocationAudit } from '../support/invocation-audit.js';
 import { AuditedRun } from '../support/audited-run.js';
 import { openEventStream, statusesOf, type EventStream } from '../support/event-stream-client.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 // An executor killed with SIGKILL in the middle of a load, while it holds runs
 // and has model calls in flight: each of its runs must be taken over by the
@@ -14,7 +15,9 @@ import { openEventStream, statusesOf, type EventStream } from '../support/event-
 // be accepted twice, and the model is called at least once per invocation and
 // at most once per lease (docs/decisions.md, "Delivery guarantee"). Each
 // session's event stream, followed throughout, must tell every invocation's
-// statuses, the take-overs included, and its completion exactly once.
+// statuses, the take-overs included, and its completion exactly once; a
+// webhook receiver must be told of every completion under one webhook-id each
+// (a delivery the dead executor held goes again with the same id).
 
 const TOTAL = 1200;
 const CONCURRENCY = 8;
@@ -62,6 +65,9 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
     const survivor = executor('survivor');
     const sessions: string[] = [];
     for (let i = 0; i < 16; i++) sessions.push((await t.public.post(`${base()}/session`, { token: owner.token })).body.id as string);
+    const receiver = await startWebhookReceiver();
+    const hook = await t.private.post('/api/webhook', { token: owner.token, json: { url: `${receiver.url}/hooks`, events: ['invocation.completed'] } });
+    expect(hook.status, hook.text).to.equal(201);
     const streams: EventStream[] = await Promise.all(sessions.map((session) => openEventStream(`${t.public.baseUrl}${base()}/session/${session}/events`, owner.token)));
 
     /** Accepted invocation id → the key of its model call. */
@@ -120,6 +126,20 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
     expect(untold, 'invocations whose stream did not go from QUEUED to one COMPLETED').to.deep.equal([]);
     const takenOver = told.filter(({ id }) => held.has(id));
     expect(takenOver.filter(({ statuses }) => statuses.filter((status) => status === 'IN_PROGRESS').length < 2), 'take-overs the streams did not tell').to.deep.equal([]);
+
+    // The webhooks lost nothing either: one webhook-id per completion, each answered 2xx.
+    const webhookIdsOf = () => {
+      const ids = new Map<string, Set<string>>();
+      for (const request of receiver.received.filter((r) => r.status < 300)) {
+        const invocation = (JSON.parse(request.body) as { data: { invocation_id: string } }).data.invocation_id;
+        ids.set(invocation, (ids.get(invocation) ?? new Set()).add(request.headers['webhook-id']!));
+      }
+      return ids;
+    };
+    await until(async () => [...accepted.keys()].every((id) => webhookIdsOf().has(id)), 'a webhook for every completion', WAIT_MS);
+    await receiver.close();
+    const hooked = webhookIdsOf();
+    expect([...accepted.keys()].filter((id) => hooked.get(id)?.size !== 1), 'completions told under more than one webhook-id').to.deep.equal([]);
 
     // Towards the model: at least once, at most once per lease; exactly once for every run no executor died holding.
     const calls = [...accepted].map(([id, key]) => ({ id, calls: model.calls(key), leases: claims.get(id)?.length ?? 0, held: held.has(id) }));
