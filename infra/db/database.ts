@@ -52,7 +52,26 @@ function pglite(dir: string | undefined): Db {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
     connection: dir ? { filename: dir } : {},
+    postProcessResponse: countOfDelete,
   } as Knex.Config);
+}
+
+/** PGlite's raw result of a statement: what knex-pglite hands back for a DELETE without `returning`. */
+interface PgliteResult {
+  command?: string;
+  affectedRows?: number;
+  rows?: unknown[];
+}
+
+/**
+ * A DELETE without `returning` answers the number of rows it removed, as knex
+ * answers on PostgreSQL: knex-pglite leaves PGlite's raw result instead, and a
+ * store checking `> 0` would then take every delete for a hit.
+ */
+export function countOfDelete(result: unknown): unknown {
+  const raw = result as PgliteResult | null;
+  if (raw && typeof raw === 'object' && !Array.isArray(raw) && raw.command === 'DEL' && typeof raw.affectedRows === 'number') return raw.affectedRows;
+  return result;
 }
 
 /** Whether `db` is the embedded PGlite: one connection, nothing else writing while a migration runs. */
