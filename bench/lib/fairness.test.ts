@@ -51,6 +51,14 @@ describe('bench fairness: percentiles and targets', () => {
     expect(v.post).to.equal(false);
   });
 
+  it('sets a flood with a single queue of its own against that one, not the first', () => {
+    const paired = { ...flood(100, 2400, 660, 20), single: { rps: 650, seconds: 15.4, completed: 10_000, failed: 0 } };
+    const v = floodVerdicts(report([]), paired);
+    expect(v.drainRatio).to.be.closeTo(660 / 650, 1e-9);
+    expect(v.drain).to.equal(true);
+    expect(fairnessRows(report([paired]))[3]!.slice(4)).to.deep.equal(['≥ 95% of the single queue drained just before it (650/s): 102%', 'met']);
+  });
+
   it('gives each flood three rows after the single queue and the quiet workspace alone', () => {
     const rows = fairnessRows(report([flood(1, 3000, 700, 20), flood(100, 3000, 600, 900)]));
     expect(rows).to.have.length(2 + 2 * 3);

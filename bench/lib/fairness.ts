@@ -27,6 +27,8 @@ export interface FloodRow {
   /** The flood's POSTs at saturation, the executor paused (as (2)). */
   post: Brief;
   drain: Drain;
+  /** The single queue drained again just before this flood: its drain's denominator (absent in runs from before it). */
+  single?: Drain;
   quiet: Waits & { load: Brief };
 }
 
@@ -59,7 +61,7 @@ export const quietBoundMs = (r: Pick<FairnessReport, 'idle' | 'modelMs'>) => r.i
 /** The three targets of one flood row. */
 export function floodVerdicts(r: FairnessReport, row: FloodRow) {
   const postRatio = row.post.rps / r.baseline.rps;
-  const drainRatio = row.drain.rps / r.single.drain.rps;
+  const drainRatio = row.drain.rps / (row.single ?? r.single.drain).rps;
   return {
     postRatio,
     post: postRatio >= POST_SHARE,
@@ -153,11 +155,14 @@ export async function measureFairness(
       control.resume();
     }
   };
+  const singleQueue = async () => {
+    const soloTargets = await control.floodTargets(1);
+    const post = await queue(soloTargets);
+    await control.waitFinal(sessionsOf(soloTargets), 'the single queue to drain');
+    return { post, drain: await control.drain(sessionsOf(soloTargets), []) };
+  };
   control.log(`single queue: one workspace, ${options.invocations} invocations`);
-  const soloTargets = await control.floodTargets(1);
-  const soloPost = await queue(soloTargets);
-  await control.waitFinal(sessionsOf(soloTargets), 'the single queue to drain');
-  const single = { post: soloPost, drain: await control.drain(sessionsOf(soloTargets), []) };
+  const single = await singleQueue();
   // Within the drain of every flood but the slowest: the quiet workspace's calls are measured while a backlog is there.
   const quietSec = Math.max(2, Math.floor(single.drain.seconds * 0.8));
   const quietRate = lowRate(options.quietRate, single.drain.rps, Math.max(...options.sizes));
@@ -170,6 +175,9 @@ export async function measureFairness(
 
   const floods: FloodRow[] = [];
   for (const workspaces of options.sizes) {
+    // The host's speed drifts over minutes: each flood's drain is set against a single queue drained just before it.
+    control.log(`single queue again, before ${workspaces} workspaces flood`);
+    const pairedSingle = await singleQueue();
     control.log(`${workspaces} workspaces flooding, the quiet one at ${quietRate}/s`);
     const floodTargets = await control.floodTargets(workspaces);
     const quietTargets = await control.quietTargets();
@@ -180,6 +188,7 @@ export async function measureFairness(
       workspaces,
       post,
       drain: await control.drain(sessionsOf(floodTargets), sessionsOf(quietTargets)),
+      single: pairedSingle.drain,
       quiet: { ...(await control.waits(sessionsOf(quietTargets))), load: quietLoad },
     });
   }

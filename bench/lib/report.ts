@@ -275,7 +275,8 @@ export function fairnessRows(r: FairnessReport): string[][] {
     const v = floodVerdicts(r, flood);
     const who = `${n0(flood.workspaces)} workspace${flood.workspaces === 1 ? '' : 's'} flooding`;
     rows.push(['7', `${who}: POST of ${n0(r.invocations)} at saturation, the executor paused`, n0(flood.post.rps) + failures(flood.post), lat(flood.post), `≥ ${pct(POST_SHARE)} of (1) just before (7): ${pct(v.postRatio)}`, verdict(v.post)]);
-    rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of the single queue: ${pct(v.drainRatio)}`, verdict(v.drain)]);
+    const against = flood.single ? `the single queue drained just before it (${n0(flood.single.rps)}/s)` : 'the single queue';
+    rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of ${against}: ${pct(v.drainRatio)}`, verdict(v.drain)]);
     rows.push([
       '7',
       `${who}: the quiet workspace's queue wait, ${quietText} (${n0(flood.quiet.count)} invocations)`,
