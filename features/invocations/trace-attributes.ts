@@ -1,6 +1,9 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { InvocationRow } from './store.js';
 
+/** The attribute that follows an invocation's status as its run moves it. */
+export const STATUS_ATTRIBUTE = 'didyma.invocation.status';
+
 /** What a span of an invocation says about it: whose, which model, which invocation, which status; never its body. */
 export function invocationAttributes(row: Pick<InvocationRow, 'id' | 'workspace_id' | 'type' | 'status' | 'priority'>, model: { model_code: string; version: string }): Attributes {
   return {
@@ -9,10 +12,7 @@ export function invocationAttributes(row: Pick<InvocationRow, 'id' | 'workspace_
     'didyma.model.version': model.version,
     'didyma.invocation.id': row.id,
     'didyma.invocation.type': row.type,
-    'didyma.invocation.status': row.status,
+    [STATUS_ATTRIBUTE]: row.status,
     'didyma.invocation.priority': row.priority,
   };
 }
-
-/** The attribute that follows an invocation's status as its run moves it. */
-export const STATUS_ATTRIBUTE = 'didyma.invocation.status';

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import net from 'node:net';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { didymaProcess } from '../support/didyma-process.js';
-import type { ManagedProcess } from '../support/model-servers.js';
+import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { until } from '../support/until.js';
 
 // One prediction with an explanation, sent with the client's own traceparent
@@ -28,14 +27,6 @@ interface JaegerTrace {
 }
 
 const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', function () {
   this.timeout(240_000);
@@ -62,7 +53,7 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     const registered = await t.private.post('/api/platform_model', { token: owner.token, json: payload });
     expect(registered.status, registered.text).to.equal(201);
 
-    const port = await freePort();
+    const [port] = await freePorts(1);
     const env = {
       DATABASE_URL: await sharedDatabaseUrl(),
       DIDYMA_AMQP_URL: amqpUrl,
