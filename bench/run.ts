@@ -25,7 +25,7 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuSince, withCpu } from './lib/cpu.js';
-import { notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
+import { fairnessTable, notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, type Tenant } from './lib/tenant.js';
@@ -74,7 +74,8 @@ const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
 const FAIR_QUIET_SESSIONS = 4;
 // (8): the last notifications may arrive this long after the database says every invocation finished.
 const NOTIFY_GRACE_MS = 10_000;
-// BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone.
+// BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
+// BENCH_ONLY=fairness runs (7) alone.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 
@@ -84,9 +85,9 @@ function required(name: string): string {
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' | 'tracing' {
-  if (value === '' || value === 'notifications' || value === 'tracing') return value;
-  throw new Error(`BENCH_ONLY must be notifications, tracing or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' {
+  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness') return value;
+  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -214,9 +215,66 @@ async function main() {
     };
     const notificationsAt = (rate: number, rateFrom: string) => measureNotifications(notificationsControl, { rate, rateFrom, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
 
+    // (7) fairness: workspaces flood the executor (its process `executorPid`) while a quiet one sends.
+    const fairnessSection = async (executorPid: number): Promise<FairnessReport> => {
+      const fairModel = await startModelServer('demo', { port: await freePort(), delayMs: MODEL_DELAY_MS, version: ANY_VERSION, env: common, logFile: logFile('fair-model-server') });
+      fairModelServer = fairModel;
+      pin(fairModel.pid, PLACEMENT.modelCpus);
+      console.log('bench: (7) fairness: setting up workspaces');
+      const urls = { auth: url(ports.auth), private: url(ports.private), public: url(ports.public) };
+      const admin = { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD };
+      const adminId = ((await db('users').where({ email: admin.email }).first('id')) as { id: number }).id;
+      const workspaceTenant = async (name: string) => {
+        const created = await fetch(`${urls.auth}/api/auth/workspace`, { method: 'POST', headers, body: JSON.stringify({ name }) });
+        if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${await created.text()}`);
+        const { id } = (await created.json()) as { id: number };
+        // Bench setup: the staff user joins the workspace to sign in to it.
+        await db('memberships').insert({ user_id: adminId, workspace_id: id, role: 'supervisor' });
+        return setUpTenant(urls, admin, fairModel, {}, { workspace: name, version: name, deploymentKey: name });
+    };
+      const quietTenant = await workspaceTenant('fair-quiet');
+      const floodTenants: Tenant[] = [];
+      for (let i = 0; i < Math.max(...FAIR_SIZES); i += 10) {
+        const names = Array.from({ length: Math.min(10, Math.max(...FAIR_SIZES) - i) }, (_, j) => `fair-${i + j + 1}`);
+        floodTenants.push(...(await Promise.all(names.map(workspaceTenant))));
+      }
+      const targetsOf = async (of: typeof quietTenant, n: number): Promise<Target[]> =>
+        (await of.sessions(n)).map((sessionId) => ({ sessionId, path: `${of.base}/session/${sessionId}/invocation`, headers: of.headers }));
+      // Its own input: the fixed-latency server's schema, not the main model server's.
+      const fairBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: fairModel.body } });
+      const baseline = await hello('(7)');
+      return measureFairness(
+        {
+          pause: () => process.kill(executorPid, 'SIGSTOP'),
+          resume: () => process.kill(executorPid, 'SIGCONT'),
+          floodTargets: async (n) => {
+            const perWorkspace = Math.max(1, Math.ceil(SESSIONS / n));
+            return (await Promise.all(floodTenants.slice(0, n).map((of) => targetsOf(of, perWorkspace)))).flat();
+          },
+          quietTargets: () => targetsOf(quietTenant, FAIR_QUIET_SESSIONS),
+          flood: (targets, amount) =>
+            load({ url: url(ports.public), method: 'POST', body: fairBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
+          quiet: (targets, seconds, rate) =>
+            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: rate }),
+          waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
+          waits: (sessionIds) => queueWaits(db, sessionIds),
+          drain: (flood, others) => drainOf(db, flood, others),
+          log: (message) => console.log(`bench: (7) ${message}`),
+        },
+        { sizes: FAIR_SIZES, invocations: FAIR_INVOCATIONS, quietRate: FAIR_QUIET_RATE, modelMs: MODEL_DELAY_MS, modelLabel: fairModel.label, baseline },
+      );
+    };
+
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
       console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
+      return;
+    }
+    if (ONLY === 'fairness') {
+      console.log('bench: only (7) fairness');
+      const executorPid = (await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!;
+      pin(executorPid, PLACEMENT.executorCpus);
+      console.log(`\n${fairnessTable(await fairnessSection(executorPid))}\n`);
       return;
     }
     if (ONLY === 'notifications') {
@@ -325,55 +383,7 @@ async function main() {
     const notifications = await notificationsAt(e2eRate, '50% of the sustained capacity');
 
     // (7) fairness, after (6) so that its workspaces do not count in the peaks.
-    let fairness: FairnessReport | undefined;
-    if (FAIR_SIZES.length) {
-      const fairModel = await startModelServer('demo', { port: await freePort(), delayMs: MODEL_DELAY_MS, version: ANY_VERSION, env: common, logFile: logFile('fair-model-server') });
-      fairModelServer = fairModel;
-      pin(fairModel.pid, PLACEMENT.modelCpus);
-      console.log('bench: (7) fairness: setting up workspaces');
-      const urls = { auth: url(ports.auth), private: url(ports.private), public: url(ports.public) };
-      const admin = { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD };
-      const adminId = ((await db('users').where({ email: admin.email }).first('id')) as { id: number }).id;
-      const workspaceTenant = async (name: string) => {
-        const created = await fetch(`${urls.auth}/api/auth/workspace`, { method: 'POST', headers, body: JSON.stringify({ name }) });
-        if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${await created.text()}`);
-        const { id } = (await created.json()) as { id: number };
-        // Bench setup: the staff user joins the workspace to sign in to it.
-        await db('memberships').insert({ user_id: adminId, workspace_id: id, role: 'supervisor' });
-        return setUpTenant(urls, admin, fairModel, {}, { workspace: name, version: name, deploymentKey: name });
-      };
-      const quietTenant = await workspaceTenant('fair-quiet');
-      const floodTenants: Tenant[] = [];
-      for (let i = 0; i < Math.max(...FAIR_SIZES); i += 10) {
-        const names = Array.from({ length: Math.min(10, Math.max(...FAIR_SIZES) - i) }, (_, j) => `fair-${i + j + 1}`);
-        floodTenants.push(...(await Promise.all(names.map(workspaceTenant))));
-      }
-      const targetsOf = async (of: typeof quietTenant, n: number): Promise<Target[]> =>
-        (await of.sessions(n)).map((sessionId) => ({ sessionId, path: `${of.base}/session/${sessionId}/invocation`, headers: of.headers }));
-      // Its own input: the fixed-latency server's schema, not the main model server's.
-      const fairBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: fairModel.body } });
-      const baseline = await hello('(7)');
-      fairness = await measureFairness(
-        {
-          pause: () => process.kill(executorPid, 'SIGSTOP'),
-          resume: () => process.kill(executorPid, 'SIGCONT'),
-          floodTargets: async (n) => {
-            const perWorkspace = Math.max(1, Math.ceil(SESSIONS / n));
-            return (await Promise.all(floodTenants.slice(0, n).map((of) => targetsOf(of, perWorkspace)))).flat();
-          },
-          quietTargets: () => targetsOf(quietTenant, FAIR_QUIET_SESSIONS),
-          flood: (targets, amount) =>
-            load({ url: url(ports.public), method: 'POST', body: fairBody, requests: targets, connections: CONNECTIONS, durationSec: DRAIN_TIMEOUT_MS / 1000, amount }),
-          quiet: (targets, seconds, rate) =>
-            load({ url: url(ports.public), method: 'POST', headers: quietTenant.headers, body: fairBody, paths: targets.map((target) => target.path), connections: FAIR_QUIET_SESSIONS, durationSec: seconds, overallRate: rate }),
-          waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
-          waits: (sessionIds) => queueWaits(db, sessionIds),
-          drain: (flood, others) => drainOf(db, flood, others),
-          log: (message) => console.log(`bench: (7) ${message}`),
-        },
-        { sizes: FAIR_SIZES, invocations: FAIR_INVOCATIONS, quietRate: FAIR_QUIET_RATE, modelMs: MODEL_DELAY_MS, modelLabel: fairModel.label, baseline },
-      );
-    }
+    const fairness = FAIR_SIZES.length ? await fairnessSection(executorPid) : undefined;
     const loadAfter = os.loadavg();
 
     const report: BenchReport = {

@@ -265,6 +265,8 @@ export const floorUnitsText = (u: ReturnType<typeof inFloorUnits>) =>
   ` (${n1(u.postgres.p50)} / ${n1(u.postgres.p99)} PostgreSQL round trips, ${n1(u.broker.p50)} / ${n1(u.broker.p99)} broker hops: (0)'s p50 / p99)`;
 
 /** (7)'s rows: the single queue and the quiet workspace alone, then per flood its POSTs, its drain and the quiet workspace's waits. */
+export const fairnessTable = (f: FairnessReport) => tableLines(fairnessRows(f)).join('\n');
+
 export function fairnessRows(r: FairnessReport): string[][] {
   const rows: string[][] = [];
   const single = r.single.drain;

@@ -89,6 +89,24 @@ describe('invocations: statements that run often, or once per row, never read th
     expect(scans).to.have.length.greaterThan(3);
   });
 
+  it('the fair claim keeps to its indexes when much of the table is queued', async () => {
+    const { t, owner, modelId } = iris;
+    const db = t.platform.db;
+    const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    // A backlog as large as the finished rows: a first QUEUED row then looks one page away, and a scan of the
+    // heap in its order would walk every finished row before the backlog's first.
+    const backlog = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
+    const backlogIds = (await invocationState.appendQueued(db, backlog)).map((row) => row!.id);
+    try {
+      await db.raw('analyze invocations');
+      const scans = await genericPlanScans(CLAIM_SQL, [16, 16, 16, TRANSITIONS.claim.to, 60000, 'plans']);
+      expect(scans).to.not.include('Seq Scan');
+    } finally {
+      await db('invocations').whereIn('id', backlogIds).delete();
+      await db.raw('analyze invocations');
+    }
+  });
+
   it("the scrape's count of queued and running invocations per workspace reads only their partial indexes", async () => {
     const scans = await genericPlanScans(WORKLOAD_SQL, []);
     expect(scans).to.not.include('Seq Scan');

@@ -173,7 +173,9 @@ const CLAIMABLE = (alias: string) =>
  * A workspace at `max_in_flight`, and a deployment at `max_concurrent_calls`,
  * get nothing more. The caller holds CLAIM_LOCK, so
  * another claim cannot race the counts. The last row says whether queued
- * work is left that this claim did not take, claimable now or not (`waiting`).
+ * work is left that this claim did not take, claimable now or not (`waiting`),
+ * looked for workspace by workspace in the order of the fair index: a scan of
+ * the table in its heap order would walk every finished invocation first.
  * Each claimed row's attempt is recorded, started by the claiming executor.
  *
  * Only the rows that can be chosen are read: with at least `limit` workspaces
@@ -254,7 +256,12 @@ recorded as (
 select claimed.*, null::boolean as waiting from claimed
 union all
 select ${invocationColumns('(null::invocations)')},
-       exists (select 1 from invocations q where ${fromStatuses('claim', 'q')} and q.id <> all(array(select id from claimed)))`;
+       exists (
+         select 1 from queued_workspaces w cross join lateral (
+           select 1 from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = w.workspace_id and q.id <> all(array(select id from claimed))
+            order by q.priority desc, q.created_at, q."order" limit 1
+         ) left_over
+       )`;
 
 /** Serializes claims across executors: a claim counts the calls in flight, and a quota must not be raced past. */
 const CLAIM_LOCK = 0x64696479;
