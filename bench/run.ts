@@ -24,7 +24,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
-import { cpuSince, withCpu } from './lib/cpu.js';
+import { cpuOfNamedSince, cpuSince, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -259,6 +259,11 @@ async function main() {
           waitFinal: (sessionIds, what) => waitFinal(db, sessionIds, what, DRAIN_TIMEOUT_MS),
           waits: (sessionIds) => queueWaits(db, sessionIds),
           drain: (flood, others) => drainOf(db, flood, others),
+          cpuMeter: () => {
+            const executor = cpuSince([executorPid]);
+            const database = cpuOfNamedSince('postgres');
+            return () => ({ executor: executor()[0]!, database: database() });
+          },
           log: (message) => console.log(`bench: (7) ${message}`),
         },
         { sizes: FAIR_SIZES, invocations: FAIR_INVOCATIONS, quietRate: FAIR_QUIET_RATE, modelMs: MODEL_DELAY_MS, modelLabel: fairModel.label, baseline },

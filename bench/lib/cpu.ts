@@ -29,3 +29,28 @@ export async function withCpu<R extends { requests: number }>(pid: number | unde
   const [spent] = spentSince() as [number];
   return { ...result, cpuUsPerRequest: (spent * 1e6) / result.requests };
 }
+
+/** The pids of every process whose command name is `name` (PostgreSQL's backends come and go). */
+function pidsNamed(name: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** Starts counting the CPU of every process named `name`; the function returned gives the seconds they spent since, those started since included. */
+export function cpuOfNamedSince(name: string): () => number {
+  const before = new Map(pidsNamed(name).map((pid) => [pid, cpuSeconds(pid)]));
+  return () =>
+    pidsNamed(name)
+      .map((pid) => cpuSeconds(pid) - (before.get(pid) ?? 0))
+      .filter(Number.isFinite)
+      .reduce((sum, seconds) => sum + seconds, 0);
+}

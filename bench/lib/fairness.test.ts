@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Brief } from './load.js';
-import { floodVerdicts, lowRate, quietBoundMs, waitsOf, type FairnessReport, type FloodRow } from './fairness.js';
+import { cpuPerCompletion, floodVerdicts, lowRate, quietBoundMs, waitsOf, type FairnessReport, type FloodRow } from './fairness.js';
 import { fairnessRows } from './report.js';
 
 const brief = (rps: number): Brief => ({ rps, p50: 1, p99: 2, requests: 100, statuses: { 201: 100 }, errors: 0, timeouts: 0 });
@@ -57,6 +57,14 @@ describe('bench fairness: percentiles and targets', () => {
     expect(v.drainRatio).to.be.closeTo(660 / 650, 1e-9);
     expect(v.drain).to.equal(true);
     expect(fairnessRows(report([paired]))[3]!.slice(4)).to.deep.equal(['≥ 95% of the single queue drained just before it (650/s): 102%', 'met']);
+  });
+
+  it("states each drain's CPU per invocation beside its single queue's", () => {
+    const cpu = cpuPerCompletion({ executor: 12, database: 30 }, 10_000);
+    expect(cpu).to.deep.equal({ executorMs: 1.2, databaseMs: 3 });
+    const single = { rps: 650, seconds: 15.4, completed: 10_000, failed: 0, cpu: { executorMs: 1.1, databaseMs: 2.5 } };
+    const row = fairnessRows(report([{ ...flood(100, 2400, 660, 20), drain: { rps: 660, seconds: 15, completed: 10_000, failed: 0, cpu }, single }]))[3]![1];
+    expect(row).to.match(/; CPU ms per invocation, executor \/ PostgreSQL: 1\.20 \/ 3\.00 \(single queue 1\.10 \/ 2\.50\)$/);
   });
 
   it('gives each flood three rows after the single queue and the quiet workspace alone', () => {

@@ -20,6 +20,14 @@ export interface Drain {
   seconds: number;
   completed: number;
   failed: number;
+  /** Absent in runs from before it was measured. */
+  cpu?: DrainCpu;
+}
+
+/** CPU milliseconds per COMPLETED invocation during a drain: the executor's, and every PostgreSQL process's. */
+export interface DrainCpu {
+  executorMs: number;
+  databaseMs: number;
 }
 
 export interface FloodRow {
@@ -126,6 +134,8 @@ export interface FairnessControl {
   waitFinal(sessionIds: string[], what: string): Promise<void>;
   waits(sessionIds: string[]): Promise<Waits>;
   drain(floodSessions: string[], otherSessions: string[]): Promise<Drain>;
+  /** Starts counting CPU seconds of the executor and of PostgreSQL; the function returned gives them since. */
+  cpuMeter(): () => { executor: number; database: number };
   log(message: string): void;
 }
 
@@ -155,11 +165,18 @@ export async function measureFairness(
       control.resume();
     }
   };
+  /** The drain of `flood` (with `others` completing meanwhile), its CPU per completion counted from `since`. */
+  const drained = async (flood: string[], others: string[], since: () => { executor: number; database: number }): Promise<Drain> => {
+    const spent = since();
+    const drain = await control.drain(flood, others);
+    return { ...drain, cpu: cpuPerCompletion(spent, drain.completed) };
+  };
   const singleQueue = async () => {
     const soloTargets = await control.floodTargets(1);
     const post = await queue(soloTargets);
+    const since = control.cpuMeter();
     await control.waitFinal(sessionsOf(soloTargets), 'the single queue to drain');
-    return { post, drain: await control.drain(sessionsOf(soloTargets), []) };
+    return { post, drain: await drained(sessionsOf(soloTargets), [], since) };
   };
   control.log(`single queue: one workspace, ${options.invocations} invocations`);
   const single = await singleQueue();
@@ -182,17 +199,23 @@ export async function measureFairness(
     const floodTargets = await control.floodTargets(workspaces);
     const quietTargets = await control.quietTargets();
     const post = await queue(floodTargets);
+    const since = control.cpuMeter();
     const [quietLoad] = await Promise.all([control.quiet(quietTargets, quietSec, quietRate), control.waitFinal(sessionsOf(floodTargets), `the flood of ${workspaces} workspaces`)]);
     await control.waitFinal(sessionsOf(quietTargets), 'the quiet workspace');
     floods.push({
       workspaces,
       post,
-      drain: await control.drain(sessionsOf(floodTargets), sessionsOf(quietTargets)),
+      drain: await drained(sessionsOf(floodTargets), sessionsOf(quietTargets), since),
       single: pairedSingle.drain,
       quiet: { ...(await control.waits(sessionsOf(quietTargets))), load: quietLoad },
     });
   }
   return { invocations: options.invocations, quietRate, quietSec, modelMs: options.modelMs, modelLabel: options.modelLabel, baseline: options.baseline, single, idle, floods };
+}
+
+/** CPU seconds spent over `completed` invocations, in milliseconds each. */
+export function cpuPerCompletion(spent: { executor: number; database: number }, completed: number): DrainCpu {
+  return { executorMs: (spent.executor * 1000) / completed, databaseMs: (spent.database * 1000) / completed };
 }
 
 /**

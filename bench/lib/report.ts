@@ -5,7 +5,7 @@ import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
-import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type FairnessReport } from './fairness.js';
+import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
 import { TRACING_COST_BOUND, type TracingCostReport } from './tracing-cost.js';
 
@@ -103,6 +103,7 @@ const API_PROCESSES = ['auth', 'private', 'public', 'executor'];
 const MiB = 1024 * 1024;
 const n0 = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : 'n/a');
 const n1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : 'n/a');
+const n2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : 'n/a');
 const signed = (v: number) => (v < 0 ? n1(v) : `+${n1(v)}`);
 const pct = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)}%` : 'n/a');
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
@@ -278,7 +279,7 @@ export function fairnessRows(r: FairnessReport): string[][] {
     const who = `${n0(flood.workspaces)} workspace${flood.workspaces === 1 ? '' : 's'} flooding`;
     rows.push(['7', `${who}: POST of ${n0(r.invocations)} at saturation, the executor paused`, n0(flood.post.rps) + failures(flood.post), lat(flood.post), `≥ ${pct(POST_SHARE)} of (1) just before (7): ${pct(v.postRatio)}`, verdict(v.post)]);
     const against = flood.single ? `the single queue drained just before it (${n0(flood.single.rps)}/s)` : 'the single queue';
-    rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of ${against}: ${pct(v.drainRatio)}`, verdict(v.drain)]);
+    rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included${cpuText(flood.drain, flood.single)}`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of ${against}: ${pct(v.drainRatio)}`, verdict(v.drain)]);
     rows.push([
       '7',
       `${who}: the quiet workspace's queue wait, ${quietText} (${n0(flood.quiet.count)} invocations)`,
@@ -289,6 +290,13 @@ export function fairnessRows(r: FairnessReport): string[][] {
     ]);
   }
   return rows;
+}
+
+/** A drain's CPU per invocation, against its single queue's, when both were measured. */
+function cpuText(drain: Drain, single: Drain | undefined): string {
+  if (!drain.cpu || !single?.cpu) return '';
+  const ms = (cpu: DrainCpu) => `${n2(cpu.executorMs)} / ${n2(cpu.databaseMs)}`;
+  return `; CPU ms per invocation, executor / PostgreSQL: ${ms(drain.cpu)} (single queue ${ms(single.cpu)})`;
 }
 
 const PROBE_WORDS: Record<string, string> = {
