@@ -20,7 +20,8 @@ describe('cancel: queued and running invocations, one or a whole session', funct
   const cancel = (tenant: FloodTenant, id: string, token = tenant.token) => platform.t.public.post(`${path(tenant)}/invocation/${id}/cancel`, { token });
 
   it('a QUEUED invocation is CANCELLED and never runs; the rest of the queue runs', async () => {
-    const tenant = await oneAtATime(300);
+    // The first call lasts long enough that the cancel lands while the second still waits, even on a loaded host.
+    const tenant = await oneAtATime(3_000);
     const [first, second, third] = await tenant.invoke(3, { parallel: 1 });
     const reply = await cancel(tenant, second!);
     expect(reply.status, reply.text).to.equal(200);

@@ -1,6 +1,6 @@
 import http, { type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import https from 'node:https';
-import type { LookupFunction, Socket } from 'node:net';
+import net, { type LookupFunction, type Socket } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 
 /** The bounds of one outbound HTTP request, in milliseconds. */
@@ -88,12 +88,14 @@ export class Outbound {
     const secure = options.protocol === 'https:';
     const port = Number(options.port) || (secure ? 443 : 80);
     const lookup = this.options.lookupFor?.(port);
+    if (this.closed) {
+      // No agent: on Node.js 24 a request destroyed as soon as it is made still connects and parks its socket in the agent's pool, which nobody empties after close.
+      const refused = (secure ? https : http).request({ ...options, agent: undefined, createConnection: unconnected }, callback);
+      refused.destroy(new OutboundClosedError());
+      return refused;
+    }
     const settings: RequestOptions = { ...options, agent: secure ? this.agents.https : this.agents.http, ...(lookup ? { lookup } : {}) };
     const request = secure ? https.request(settings, callback) : http.request(settings, callback);
-    if (this.closed) {
-      request.destroy(new OutboundClosedError());
-      return request;
-    }
     const exchange: Exchange = { request };
     this.open.set(request, exchange);
     request.once('response', (response: IncomingMessage) => (exchange.response = response));
@@ -153,6 +155,11 @@ function armDeadlines(exchange: Exchange, deadlines: Deadlines): void {
     });
   }
   request.once('close', () => timers.forEach(clearTimeout));
+}
+
+/** The socket of a request made after `close`: one that never connects anywhere. */
+function unconnected(): Socket {
+  return new net.Socket();
 }
 
 function cut({ request, response }: Exchange, error: Error): void {
