@@ -4,7 +4,7 @@
 # Deployment). Build: docker build -t didyma .
 
 # ---- build: compile TypeScript, then keep only production dependencies
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --loglevel=error
@@ -24,7 +24,7 @@ COPY dashboard dashboard
 RUN npm run build && rm -f dist/.tsbuildinfo && npm prune --omit=dev --no-audit --no-fund --loglevel=error
 
 # ---- runtime: no compiler, no dev dependencies, not root
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     DIDYMA_BIND_HOST=0.0.0.0 \
     DIDYMA_DATA_DIR=/tmp/didyma

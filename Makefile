@@ -4,6 +4,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 SERVICES ?= postgres rabbitmq minio prometheus jaeger python kube chromium cluster
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
+# Every target runs on the project's pinned Node.js LTS (scripts/node.sh), installed once, not on the machine's.
+NODE_BIN := $(shell bash scripts/node.sh bin)
+$(if $(NODE_BIN),,$(error scripts/node.sh could not install the project's Node.js))
+export PATH := $(NODE_BIN):$(PATH)
 
 .PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale lint typecheck services services-stop clean
 

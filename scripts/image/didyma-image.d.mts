@@ -14,7 +14,10 @@ export interface ImageCopy {
   intoDirectory: boolean;
 }
 export const IMAGE_REPOSITORY: string;
-export function runtimeStage(dockerfileText: string): { config: ImageConfig; copies: ImageCopy[] };
+/** The final stage, and the Node.js major release of its `FROM node:<major>…` base. */
+export function runtimeStage(dockerfileText: string): { config: ImageConfig; copies: ImageCopy[]; nodeMajor: number };
+/** Throws unless `version` (`node --version`) is of release line `nodeMajor`. */
+export function checkNodeRelease(nodeMajor: number, version: string): void;
 export function sourceOf(copy: ImageCopy, root: string, prodModules: string): string;
 export function buildImage(root: string, options?: { containerdSocket?: string }): string;
 export function staleImages(listing: string, keep: string[], repository?: string): string[];

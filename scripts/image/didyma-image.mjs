@@ -42,6 +42,8 @@ export function runtimeStage(dockerfileText) {
   if (lastFrom < 0) throw new Error('Dockerfile has no FROM');
   const config = { Env: [PATH_ENV], WorkingDir: '/', ExposedPorts: {} };
   const copies = [];
+  const nodeMajor = Number(all[lastFrom].args.match(/^node:(\d+)/)?.[1]);
+  if (!nodeMajor) throw new Error(`Dockerfile runtime stage: FROM ${all[lastFrom].args} is not an official Node image (node:<major>…)`);
   for (const { keyword, args } of all.slice(lastFrom + 1)) {
     if (keyword === 'ENV') {
       for (const [, name, value] of args.matchAll(/(\w+)=("[^"]*"|\S+)/g)) config.Env.push(`${name}=${value.replace(/^"|"$/g, '')}`);
@@ -58,7 +60,13 @@ export function runtimeStage(dockerfileText) {
       copies.push({ from, source, target: path.posix.resolve(config.WorkingDir, target), intoDirectory: target.endsWith('/') || target === '.' });
     } else throw new Error(`Dockerfile runtime stage: ${keyword} is not supported by ${path.basename(import.meta.url)}`);
   }
-  return { config, copies };
+  return { config, copies, nodeMajor };
+}
+
+/** The image is filled with this machine's `node`: it must be the release line the Dockerfile names. */
+export function checkNodeRelease(nodeMajor, version) {
+  const major = Number(version.replace(/^v/, '').split('.')[0]);
+  if (major !== nodeMajor) throw new Error(`the Dockerfile's base is node:${nodeMajor}, but the node on PATH is ${version}: build through make, which puts the project's Node.js first (scripts/node.sh)`);
 }
 
 /**
@@ -82,8 +90,9 @@ function copyInto(rootfs, from, copy) {
 }
 
 /** The machine's `node` and every shared library it loads, at their paths. */
-function addNodeRuntime(rootfs) {
+function addNodeRuntime(rootfs, nodeMajor) {
   const node = fs.realpathSync(execFileSync('sh', ['-c', 'command -v node']).toString().trim());
+  checkNodeRelease(nodeMajor, execFileSync(node, ['--version']).toString().trim());
   const libraries = execFileSync('ldd', [node])
     .toString()
     .split('\n')
@@ -156,12 +165,12 @@ export function importArchive(containerdSocket, archive, temporaryName, referenc
 export function buildImage(root, { containerdSocket } = {}) {
   const cacheDir = path.join(root, '.cache', 'image');
   const rootfs = path.join(cacheDir, 'rootfs');
-  const { config, copies } = runtimeStage(fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
+  const { config, copies, nodeMajor } = runtimeStage(fs.readFileSync(path.join(root, 'Dockerfile'), 'utf8'));
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const prodModules = productionModules(root, cacheDir);
   fs.rmSync(rootfs, { recursive: true, force: true });
   fs.mkdirSync(rootfs, { recursive: true });
-  addNodeRuntime(rootfs);
+  addNodeRuntime(rootfs, nodeMajor);
   for (const copy of copies) copyInto(rootfs, sourceOf(copy, root, prodModules), copy);
   fs.rmSync(path.join(rootfs, config.WorkingDir, 'node_modules', '.complete'), { force: true });
 

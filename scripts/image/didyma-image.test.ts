@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { runtimeStage, sourceOf, staleImages } from './didyma-image.mjs';
+import { checkNodeRelease, runtimeStage, sourceOf, staleImages } from './didyma-image.mjs';
 
 const ROOT = path.resolve('.');
 const dockerfile = () => fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
@@ -22,6 +22,14 @@ describe('the local image recipe (scripts/image) read from the Dockerfile', () =
     const sources = copies.map((copy) => path.relative(ROOT, sourceOf(copy, ROOT, '/prod/node_modules')));
     expect(sources).to.deep.equal(['package.json', path.relative(ROOT, '/prod/node_modules'), 'dist', 'bin', 'crds']);
     for (const copy of copies.filter((c) => c.from === undefined)) expect(fs.existsSync(path.join(ROOT, copy.source)), copy.source).to.equal(true);
+  });
+
+  it("fills the image with a node of the base's release line, the one the project runs on", () => {
+    const { nodeMajor } = runtimeStage(dockerfile());
+    expect(nodeMajor).to.equal(Number(process.versions.node.split('.')[0]));
+    expect(() => checkNodeRelease(nodeMajor, `v${nodeMajor}.1.0`)).to.not.throw();
+    expect(() => checkNodeRelease(nodeMajor, 'v20.20.2')).to.throw(/base is node:24, but the node on PATH is v20.20.2/);
+    expect(() => runtimeStage('FROM debian:bookworm-slim\n')).to.throw(/not an official Node image/);
   });
 
   it('refuses a runtime stage it cannot reproduce, instead of building a different image', () => {
