@@ -157,9 +157,21 @@ select appended.*, null::integer as max_queued from appended
 union all
 select ${invocationColumns('(null::invocations)')}, f.max_queued from full_workspaces f`;
 
-/** A row of `alias` the claim may take now: QUEUED, past its backoff, its deployment not full (CLAIM_SQL's `blocked_models`). */
-const CLAIMABLE = (alias: string) =>
-  `${fromStatuses('claim', alias)} and (${alias}.available_at is null or ${alias}.available_at <= now()) and ${alias}.model_id not in (select id from blocked_models)`;
+/** A QUEUED row of `alias` the claim may take now: past its backoff, its deployment not full (CLAIM_SQL's `blocked_models`). */
+const HEAD_CLAIMABLE = (alias: string) => `((${alias}.available_at is null or ${alias}.available_at <= now()) and ${alias}.model_id not in (select id from blocked_models))`;
+
+/** A row of `alias` the claim may take now. */
+const CLAIMABLE = (alias: string) => `${fromStatuses('claim', alias)} and ${HEAD_CLAIMABLE(alias)}`;
+
+/** A workspace's queued invocations in the order it runs them: higher priority first, then the oldest. */
+const WORKSPACE_ORDER = (alias: string) => `${alias}.priority desc, ${alias}.created_at, ${alias}."order"`;
+
+/** The order of the fair index (invocations_fair): by workspace, then each workspace's own order. */
+const FAIR_ORDER = (alias: string) => `${alias}.workspace_id, ${WORKSPACE_ORDER(alias)}`;
+
+/** What the claim reads of each workspace's next QUEUED invocation. */
+const HEAD_COLUMNS = (alias: string) =>
+  ['id', 'workspace_id', 'priority', 'created_at', '"order"', 'model_id', 'available_at'].map((column) => `${alias}.${column}`).join(', ');
 
 /**
  * The fair claim: up to `?` QUEUED invocations, in the order that shares the
@@ -186,11 +198,12 @@ const CLAIMABLE = (alias: string) =>
  * Bindings: the limit (three times), the claim's status, the lease in milliseconds, the executor.
  */
 export const CLAIM_SQL = `
-with recursive queued_workspaces(workspace_id) as (
-  (select workspace_id from invocations where ${fromStatuses('claim')} order by workspace_id limit 1)
+with recursive heads as (
+  (select ${HEAD_COLUMNS('i')} from invocations i where ${fromStatuses('claim', 'i')} order by ${FAIR_ORDER('i')} limit 1)
   union all
-  select (select i.workspace_id from invocations i where ${fromStatuses('claim', 'i')} and i.workspace_id > q.workspace_id order by i.workspace_id limit 1)
-    from queued_workspaces q where q.workspace_id is not null
+  select n.* from heads h cross join lateral (
+    select ${HEAD_COLUMNS('i')} from invocations i where ${fromStatuses('claim', 'i')} and i.workspace_id > h.workspace_id order by ${FAIR_ORDER('i')} limit 1
+  ) n
 ),
 running as (
   select i.workspace_id, m.deployment_id from invocations i join models m on m.id = i.model_id
@@ -203,28 +216,40 @@ full_deployments as (
 ),
 blocked_models as (select m.id from models m where m.deployment_id in (select id from full_deployments)),
 open_workspaces as (
-  select q.workspace_id, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running
-    from queued_workspaces q
-    join workspaces w on w.id = q.workspace_id
-    left join workspace_running r on r.workspace_id = q.workspace_id
+  select h.*, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running, ${HEAD_CLAIMABLE('h')} as head_claimable
+    from heads h
+    join workspaces w on w.id = h.workspace_id
+    left join workspace_running r on r.workspace_id = h.workspace_id
    where (w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight)
-     and exists (select 1 from invocations i where ${CLAIMABLE('i')} and i.workspace_id = q.workspace_id)
+     and (${HEAD_CLAIMABLE('h')} or (select i.id from invocations i where ${CLAIMABLE('i')} and i.workspace_id = h.workspace_id order by ${WORKSPACE_ORDER('i')} limit 1) is not null)
 ),
 threshold as (
   select (running + 1)::float8 / share_weight as share from open_workspaces order by 1 offset ?::integer - 1 limit 1
 ),
-candidates as (
-  select c.*, m.deployment_id, o.share_weight, o.max_in_flight, o.running,
-         coalesce(o.last_claimed_at, min(c.created_at) over (partition by c.workspace_id)) as last_turn,
-         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
+allowances as (
+  select o.*, least(?::integer, greatest(1, coalesce(floor((select share from threshold) * o.share_weight - o.running + 1e-9)::integer, 2147483647))) as allowance
     from open_workspaces o
+),
+next_rows as (
+  select a.id, a.workspace_id, a.priority, a.created_at, a."order", a.model_id, a.share_weight, a.max_in_flight, a.running, a.last_claimed_at
+    from allowances a where a.allowance = 1 and a.head_claimable
+  union all
+  select c.*, a.share_weight, a.max_in_flight, a.running, a.last_claimed_at
+    from allowances a
     cross join lateral (
       select i.id, i.workspace_id, i.priority, i.created_at, i."order", i.model_id
         from invocations i
-       where ${CLAIMABLE('i')} and i.workspace_id = o.workspace_id
-       order by i.priority desc, i.created_at, i."order"
-       limit least(?::integer, greatest(1, coalesce(floor((select share from threshold) * o.share_weight - o.running + 1e-9)::integer, 2147483647)))
+       where ${CLAIMABLE('i')} and i.workspace_id = a.workspace_id
+       order by ${WORKSPACE_ORDER('i')}
+       limit a.allowance
     ) c
+   where not (a.allowance = 1 and a.head_claimable)
+),
+candidates as (
+  select c.id, c.workspace_id, c.priority, c.created_at, c."order", c.model_id, m.deployment_id, c.share_weight, c.max_in_flight, c.running,
+         coalesce(c.last_claimed_at, min(c.created_at) over (partition by c.workspace_id)) as last_turn,
+         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
+    from next_rows c
     join models m on m.id = c.model_id
 ),
 shares as (
@@ -244,7 +269,7 @@ chosen as (
 claimed as (
   update invocations as i
      set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
-   where i.id in (select id from chosen) and ${fromStatuses('claim', 'i')}
+   where i.id = any(array(select id from chosen)) and ${fromStatuses('claim', 'i')}
   returning ${invocationColumns('i')}
 ),
 turns as (update workspaces set last_claimed_at = now() where id in (select workspace_id from claimed)),
@@ -257,9 +282,9 @@ select claimed.*, null::boolean as waiting from claimed
 union all
 select ${invocationColumns('(null::invocations)')},
        exists (
-         select 1 from queued_workspaces w cross join lateral (
+         select 1 from heads w cross join lateral (
            select 1 from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = w.workspace_id and q.id <> all(array(select id from claimed))
-            order by q.priority desc, q.created_at, q."order" limit 1
+            order by ${WORKSPACE_ORDER('q')} limit 1
          ) left_over
        )`;
 
