@@ -1,4 +1,6 @@
 import crypto from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
@@ -271,5 +273,46 @@ describe('public server: closed sessions exported as datasets', () => {
       const listed = await t.public.get('/api/dataset', { token: who.token });
       expect(listed.body.map((d: { id: string }) => d.id)).to.not.include(exported.id);
     }
+  });
+});
+
+describe('public server: a dataset export past DIDYMA_DATASET_MAX_BYTES', () => {
+  const LIMIT = 4096;
+  const version = unique('v');
+  let t: TestPlatform;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let demo: DemoModelServer & { url: string };
+  before(async () => {
+    t = await startTestPlatform({ datasetMaxBytes: LIMIT });
+    executor = await startExecutor(t.platform);
+    demo = await startDemoModelServer(version);
+  });
+  after(async () => {
+    await executor.close();
+    await demo.close();
+    await t.close();
+  });
+
+  it('answers 413 when the table is over the limit, and leaves no file of the version behind', async () => {
+    const owner = await tenant(t);
+    await demoDeployment(t.private, owner.token, demo.url);
+    const storage = await filesystemStorage(t.private, owner.token);
+    const card = await upload(t.private, owner.token, storage, '# Iris');
+    expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) })).status).to.equal(201);
+    const path = `/api/model/iris-classifier/version/${version}/session/${(await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id}`;
+    const created = await t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    await until(async () => (await t.public.get(`${path}/invocation/${created.body.id}`, { token: owner.token })).body.status === 'COMPLETED', 'the prediction');
+    await t.public.patch(`${path}?state=CLOSED`, { token: owner.token });
+
+    const small = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage } });
+    expect(small.status, small.text).to.equal(201);
+    expect(small.body.size).to.be.below(LIMIT);
+    const large = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage, format: 'parquet' } });
+    expect(large.status, large.text).to.equal(413);
+    expect(large.body.message_code).to.equal('payload_too_large');
+    const folder = join(t.dataDir, 'files', storage, 'workspace', String(owner.ws.id), 'datasets');
+    const files = readdirSync(folder, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    expect(files.map((entry) => join(entry.parentPath, entry.name)).sort()).to.deep.equal(['manifest.json', 'records.jsonl', 'table.jsonl'].map((name) => join(folder, small.body.id, name)));
+    expect((await t.public.get('/api/dataset', { token: owner.token })).body.map((d: { id: string }) => d.id)).to.deep.equal([small.body.id]);
   });
 });
