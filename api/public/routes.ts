@@ -96,8 +96,8 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     res.status(201).json(await datasets.exportSession(principalOf(res), ...session(req), req.body));
   });
   router.post('/api/dataset', member, idempotent('exportDataset'), async (req, res) => {
-    const { name, storage_key: storageKey, ...filter } = req.body;
-    res.status(201).json(await datasets.exportFiltered(principalOf(res), name, storageKey, filter));
+    const { name, storage_key, format, ...filter } = req.body;
+    res.status(201).json(await datasets.exportFiltered(principalOf(res), { name, storage_key, format }, filter));
   });
   router.get('/api/dataset', member, async (req, res) => {
     sendPage(req, res, await datasets.list(principalOf(res), pageOf(req), queryText(req, 'name')));
@@ -107,6 +107,9 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
   router.get('/api/dataset/:datasetId/records', member, async (req, res) => {
     await sendFile(res, await datasets.open(principalOf(res), String(req.params.datasetId), 'records'));
+  });
+  router.get('/api/dataset/:datasetId/table', member, async (req, res) => {
+    await sendFile(res, await datasets.open(principalOf(res), String(req.params.datasetId), 'table'));
   });
   router.get('/api/dataset/:datasetId/manifest', member, async (req, res) => {
     await sendFile(res, await datasets.open(principalOf(res), String(req.params.datasetId), 'manifest'));

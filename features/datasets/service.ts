@@ -1,23 +1,29 @@
 import crypto from 'node:crypto';
+import readline from 'node:readline';
 import { Readable } from 'node:stream';
 import type { Db } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { Page } from '../../infra/http/pagination.js';
 import { datasetObjectKey } from '../../infra/storage/object-key.js';
-import type { StorageBackend } from '../../infra/storage/backend.js';
+import type { ObjectDownload, StorageBackend } from '../../infra/storage/backend.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { StorageConfigsService } from '../files/storage.service.js';
 import type { StorageConfigsStore } from '../files/store.js';
 import type { InvocationsStore, SelectedSession, SessionsStore } from '../invocations/store.js';
 import { sessionRecords, type DatasetRecord } from './records.js';
-import { MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
+import { datasetIdentity, MANIFEST_FILE, manifestOf, presentDataset, RECORDS_FILE, RECORDS_MEDIA_TYPE } from './present.js';
 import type { DatasetRow, DatasetsStore, StoredDataset, Selection } from './store.js';
+import { recordCells, type ModelShape } from './table/cells.js';
+import { TABLE_FILES, tableFile, type TableFormat } from './table/files.js';
+import { TableLayout, type TableRow } from './table/layout.js';
 import type { WebhooksService } from '../webhooks/service.js';
 
 export interface ExportTarget {
   storage_key: string;
   name?: string;
+  /** The table's file format; JSON Lines unless given. */
+  format?: TableFormat;
 }
 
 export interface ExportFilter {
@@ -34,10 +40,15 @@ interface Written {
   rowCount: number;
 }
 
+/** The model shapes of a selection, by `model_code:version`. */
+type Shapes = Map<string, ModelShape>;
+const pairKey = (code: string, version: string) => `${code}:${version}`;
+
 /**
  * Exports the caller's closed sessions as dataset versions: JSON Lines of
- * records plus a manifest, written once into a storage configuration of the
- * workspace. Only the caller sees, lists and downloads their datasets.
+ * records, the same records as a typed table (JSON Lines or Parquet), and a
+ * manifest, written once into a storage configuration of the workspace. Only
+ * the caller sees, lists and downloads their datasets.
  */
 export class DatasetsService {
   constructor(
@@ -61,11 +72,12 @@ export class DatasetsService {
     if (!session) throw new NotFoundError('Session not found.');
     if (session.state !== 'CLOSED') throw new ConflictError('Only a CLOSED session can be exported; close it first.', 'session_open');
     const selection: Selection = { kind: 'session', session_id: session.id, model_code: model.model_code, model_version: model.version };
-    return this.write(principal, target.name ?? `session-${session.id}`, target.storage_key, selection, [{ id: session.id, model_code: model.model_code, version: model.version }]);
+    const sessions = [{ id: session.id, model_code: model.model_code, version: model.version }];
+    return this.write(principal, { name: target.name ?? `session-${session.id}`, storageKey: target.storage_key, format: target.format ?? 'jsonl' }, selection, sessions);
   }
 
   /** Every closed session of the caller matching the filter; records restricted by date and feedback. */
-  async exportFiltered(principal: Principal, name: string, storageKey: string, filter: ExportFilter) {
+  async exportFiltered(principal: Principal, target: ExportTarget & { name: string }, filter: ExportFilter) {
     if (filter.model_version && !filter.model_code) throw new InputError('model_version: give model_code with it.');
     const after = filter.created_after ? Date.parse(filter.created_after) : undefined;
     const before = filter.created_before ? Date.parse(filter.created_before) : undefined;
@@ -75,7 +87,7 @@ export class DatasetsService {
       const at = Date.parse(record.created_at);
       return (after === undefined || at >= after) && (before === undefined || at < before) && (!filter.with_feedback || record.feedback.length > 0);
     };
-    return this.write(principal, name, storageKey, { kind: 'filter', ...filter }, sessions, keep);
+    return this.write(principal, { name: target.name, storageKey: target.storage_key, format: target.format ?? 'jsonl' }, { kind: 'filter', ...filter }, sessions, keep);
   }
 
   async list(principal: Principal, page: Page, name?: string) {
@@ -88,13 +100,13 @@ export class DatasetsService {
     return presentDataset(await this.ofCaller(principal, id), principal.workspace!.name);
   }
 
-  /** The stored JSON Lines file or manifest of one of the caller's datasets. */
-  async open(principal: Principal, id: string, part: 'records' | 'manifest') {
+  /** A stored file of one of the caller's datasets: its records, its table (404 for a version without one) or its manifest. */
+  async open(principal: Principal, id: string, part: 'records' | 'table' | 'manifest') {
     const row = await this.ofCaller(principal, id);
+    const file = fileOf(row, part);
     const config = (await this.stores.storageConfigs.byId(this.db, row.storage_config_id))!;
-    const download = await this.storage.backendOf(config).get(part === 'records' ? row.object_key : row.manifest_object_key);
-    const fileName = part === 'records' ? `${row.name}-v${row.version}.jsonl` : `${row.name}-v${row.version}.manifest.json`;
-    return { fileName, contentType: part === 'records' ? RECORDS_MEDIA_TYPE : 'application/json', stream: download.stream, size: download.size };
+    const download = await this.storage.backendOf(config).get(file.objectKey);
+    return { fileName: `${row.name}-v${row.version}.${file.suffix}`, contentType: file.contentType, stream: download.stream, size: download.size };
   }
 
   private async ofCaller(principal: Principal, id: string): Promise<StoredDataset> {
@@ -103,18 +115,29 @@ export class DatasetsService {
     return row;
   }
 
-  /** Writes the records, then the manifest, then the row; a version whose row cannot be written leaves no file behind. */
-  private async write(principal: Principal, name: string, storageKey: string, selection: Selection, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean = () => true) {
+  /**
+   * Writes the records, then the table, then the manifest, then the row; a
+   * version whose row cannot be written leaves no file behind.
+   */
+  private async write(principal: Principal, target: { name: string; storageKey: string; format: TableFormat }, selection: Selection, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean = () => true) {
     const workspace = principal.workspace!;
-    const config = await this.storage.live(principal, storageKey);
+    const { name, format } = target;
+    const config = await this.storage.live(principal, target.storageKey);
     const backend = this.storage.backendOf(config);
+    const shapes = await this.shapesOf(principal, sessions);
     const version = await this.stores.datasets.nextVersion(this.db, workspace.id, principal.user.id, name);
     const id = crypto.randomUUID();
-    const objectKey = datasetObjectKey(workspace.id, id, RECORDS_FILE);
-    const manifestKey = datasetObjectKey(workspace.id, id, MANIFEST_FILE);
+    const keys = { records: datasetObjectKey(workspace.id, id, RECORDS_FILE), table: datasetObjectKey(workspace.id, id, TABLE_FILES[format].file), manifest: datasetObjectKey(workspace.id, id, MANIFEST_FILE) };
+    const createdAt = new Date();
     try {
-      const written = await this.writeRecords(backend, objectKey, workspace.id, sessions, keep);
-      const row: DatasetRow = {
+      const layout = new TableLayout([...shapes.values()]);
+      const written = await this.writeRecords(backend, keys.records, workspace.id, sessions, keep, (record) => layout.observe(cellsOf(record, shapes)));
+      const identity = datasetIdentity({ id, name, version, created_at: createdAt }, workspace.name);
+      const columns = layout.columns();
+      const rows = tableRows(await backend.get(keys.records), layout, shapes);
+      const content = tableFile(format, columns, rows, { dataset: identity, selection, columns });
+      const table = await backend.put(keys.table, Readable.from(content), { contentType: TABLE_FILES[format].mediaType, maxBytes: this.settings.maxBytes });
+      const row: DatasetRow & { table_format: TableFormat } = {
         id,
         workspace_id: workspace.id,
         created_by_id: principal.user.id,
@@ -122,15 +145,19 @@ export class DatasetsService {
         name,
         version,
         selection,
-        object_key: objectKey,
-        manifest_object_key: manifestKey,
+        object_key: keys.records,
+        manifest_object_key: keys.manifest,
         row_count: written.rowCount,
         size: written.size,
         sha256: written.sha256,
-        created_at: new Date(),
+        table_format: format,
+        table_object_key: keys.table,
+        table_size: table.size,
+        table_sha256: table.sha256,
+        created_at: createdAt,
       };
-      const manifest = manifestOf(row, workspace.name);
-      await backend.put(manifestKey, Readable.from([manifest]), { contentType: 'application/json', maxBytes: manifest.length });
+      const manifest = manifestOf(row, workspace.name, columns);
+      await backend.put(keys.manifest, Readable.from([manifest]), { contentType: 'application/json', maxBytes: manifest.length });
       const dataset = presentDataset({ ...row, storage_key: config.storage_key }, workspace.name);
       // The dataset and its webhook deliveries commit together, or neither does.
       await this.db.transaction(async (trx) => {
@@ -139,13 +166,31 @@ export class DatasetsService {
       });
       return dataset;
     } catch (error) {
-      await Promise.all([backend.remove(objectKey), backend.remove(manifestKey)]).catch(() => undefined);
+      await Promise.all(Object.values(keys).map((key) => backend.remove(key))).catch(() => undefined);
       if ((error as { code?: string }).code === '23505') throw new ConflictError(`Another export of "${name}" took version ${version}; export again for the next one.`);
       throw error;
     }
   }
 
-  private async writeRecords(backend: StorageBackend, objectKey: string, workspaceId: number, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean): Promise<Written> {
+  /** The schemas of each model version of the selection, with its explainer chain. */
+  private async shapesOf(principal: Principal, sessions: SelectedSession[]): Promise<Shapes> {
+    const shapes: Shapes = new Map();
+    for (const { model_code: code, version } of sessions) {
+      if (shapes.has(pairKey(code, version))) continue;
+      const [model, ...explainers] = await this.models.chainForReading(principal, code, version);
+      shapes.set(pairKey(code, version), {
+        model_code: code,
+        version,
+        input_schema: model!.input_schema,
+        output_schema: model!.output_schema,
+        feedback_schema: model!.feedback_schema,
+        explainers: explainers.map((explainer) => ({ model_key: pairKey(explainer.model_code, explainer.version), output_schema: explainer.output_schema })),
+      });
+    }
+    return shapes;
+  }
+
+  private async writeRecords(backend: StorageBackend, objectKey: string, workspaceId: number, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean, seen: (record: DatasetRecord) => void): Promise<Written> {
     let rowCount = 0;
     const { db, stores } = this;
     // One session's invocations at a time: the file streams to storage without holding the whole selection.
@@ -154,6 +199,7 @@ export class DatasetsService {
         const rows = await stores.invocations.allInSession(db, workspaceId, session.id);
         for (const record of sessionRecords(session, rows)) {
           if (!keep(record)) continue;
+          seen(record);
           rowCount += 1;
           yield Buffer.from(`${JSON.stringify(record)}\n`);
         }
@@ -162,4 +208,22 @@ export class DatasetsService {
     const stored = await backend.put(objectKey, Readable.from(lines()), { contentType: RECORDS_MEDIA_TYPE, maxBytes: this.settings.maxBytes });
     return { ...stored, rowCount };
   }
+}
+
+const cellsOf = (record: DatasetRecord, shapes: Shapes) => recordCells(record, shapes.get(pairKey(record.model_code, record.model_version)));
+
+/** The table's rows, read back from the records file as stored: the table says what the records say. */
+async function* tableRows(records: ObjectDownload, layout: TableLayout, shapes: Shapes): AsyncGenerator<TableRow> {
+  for await (const line of readline.createInterface({ input: records.stream, crlfDelay: Infinity })) {
+    if (line !== '') yield layout.row(cellsOf(JSON.parse(line) as DatasetRecord, shapes));
+  }
+}
+
+/** Where a part of a version is stored, and how it is served. */
+function fileOf(row: DatasetRow, part: 'records' | 'table' | 'manifest') {
+  if (part === 'records') return { objectKey: row.object_key, suffix: 'jsonl', contentType: RECORDS_MEDIA_TYPE };
+  if (part === 'manifest') return { objectKey: row.manifest_object_key, suffix: 'manifest.json', contentType: 'application/json' };
+  if (!row.table_format || !row.table_object_key) throw new NotFoundError('This dataset version has no table: it was exported before tables existed; export it again.');
+  const table = TABLE_FILES[row.table_format];
+  return { objectKey: row.table_object_key, suffix: `table.${table.extension}`, contentType: table.mediaType };
 }

@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
+import type { TableFormat } from './table/files.js';
 
 /** What an export took: one closed session, or the caller's closed sessions matching a filter. */
 export type Selection =
@@ -19,6 +20,11 @@ export interface DatasetRow {
   row_count: number;
   size: number;
   sha256: string;
+  /** The table written beside the records; null for versions exported before tables existed. */
+  table_format: TableFormat | null;
+  table_object_key: string | null;
+  table_size: number | null;
+  table_sha256: string | null;
   created_at: Date;
 }
 

@@ -62,6 +62,12 @@ export class ModelCatalogService {
     }
   }
 
+  /** A model the caller reads (as `forReading`) followed by every explainer registered below it. */
+  async chainForReading(principal: Principal, code: string, version: string): Promise<ModelRow[]> {
+    const model = await this.forReading(principal, code, version);
+    return [model, ...(await this.stores.models.registeredExplainersOf(this.db, model))];
+  }
+
   /** The live explainer of a model, if it has one. */
   explainerOf(model: ModelRow): Promise<ModelRow | undefined> {
     return this.stores.models.liveExplainerOf(this.db, model.id);

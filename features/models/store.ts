@@ -52,12 +52,14 @@ export interface ModelsStore {
   explainedAmong(db: Runner, workspaceId: number, ids: number[]): Promise<Set<number>>;
   /** A model of the workspace, deleted or not: a (code, version) pair names one model, ever. */
   byPair(db: Runner, workspaceId: number, code: string, version: string): Promise<ModelRow | undefined>;
-  /** The live explainer chain below a model, in order. */
   /** A model by id, deleted or not. */
   byId(db: Runner, id: number): Promise<ModelRow | undefined>;
   /** The live explainer of a model, if it has one: the one lookup of an explainer. */
   liveExplainerOf(db: Runner, modelId: number): Promise<ModelRow | undefined>;
+  /** The live explainer chain below a model, in order. */
   explainersOf(db: Runner, model: ModelRow): Promise<ModelRow[]>;
+  /** Every explainer registered below a model, in chain order, deleted ones included: what its sessions hold. */
+  registeredExplainersOf(db: Runner, model: ModelRow): Promise<ModelRow[]>;
   markDeleted(db: Runner, ids: number[]): Promise<number>;
   liveUsingDeployment(db: Runner, deploymentId: number): Promise<Array<Pick<ModelRow, 'model_code' | 'version'>>>;
   /** Every live model version of every live workspace. */
@@ -101,6 +103,15 @@ export const modelsStore: ModelsStore = {
     let current: ModelRow | undefined = model;
     while (current) {
       current = await modelsStore.liveExplainerOf(db, current.id);
+      if (current) chain.push(current);
+    }
+    return chain;
+  },
+  registeredExplainersOf: async (db, model) => {
+    const chain: ModelRow[] = [];
+    let current: ModelRow | undefined = model;
+    while (current) {
+      current = await db<ModelRow>('models').where({ explains_id: current.id }).first();
       if (current) chain.push(current);
     }
     return chain;

@@ -187,7 +187,7 @@ export const variables = {
   upstreamMaxResponseBytes: variable('DIDYMA_UPSTREAM_MAX_RESPONSE_BYTES', '10485760', 'Largest response read from a registry or model server.', parsers.integer(1024, 1073741824)),
   maxUploadBytes: variable('DIDYMA_MAX_UPLOAD_BYTES', '104857600', 'Largest file accepted by proxy_upload.', parsers.integer(1, 10737418240)),
   uploadMediaTypes: variable('DIDYMA_UPLOAD_MEDIA_TYPES', 'application/json,application/pdf,application/zip,application/octet-stream,text/plain,text/csv,text/markdown,image/png,image/jpeg,image/gif,image/webp', 'Media types proxy_upload accepts (`type/*` allowed).', parsers.string),
-  datasetMaxBytes: variable('DIDYMA_DATASET_MAX_BYTES', '1073741824', 'Largest JSON Lines file one dataset export may write (413 past it).', parsers.integer(1024, 107374182400)),
+  datasetMaxBytes: variable('DIDYMA_DATASET_MAX_BYTES', '1073741824', 'Largest file (its records, its table) one dataset export may write (413 past it).', parsers.integer(1024, 107374182400)),
   uploadTtl: variable('DIDYMA_UPLOAD_TTL_SECONDS', '900', 'Lifetime of an upload id from request_upload.', parsers.integer(10, 86400)),
   filesystemStorage: variable('DIDYMA_FILESYSTEM_STORAGE', 'false', 'Allow the dev-only FilesystemStorage class (always on in `didyma dev`). Files go under the data folder.', parsers.boolean),
   amqpUrl: variable('DIDYMA_AMQP_URL', '', 'RabbitMQ URL (amqp://…). Empty: the in-process queue (one process only).', parsers.optional(parsers.url(['amqp:', 'amqps:']))),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Python tools for the tests: one virtualenv in $STATE_DIR/python/venv with
 # MLServer (+ the scikit-learn runtime), scikit-learn and MLflow from PyPI,
-# and what the Python SDK's tests need (httpx, pandas, pytest, mypy).
+# and what the Python SDK's tests need (httpx, pandas, pyarrow, duckdb,
+# pytest, mypy).
 # They resolve and run together on Python 3.11, so TEST_PYTHON_VENV and
 # TEST_MLFLOW_VENV name the same bin dir (two variables so that they can be
 # split later without touching the tests). Transitive versions are pinned by
@@ -22,10 +23,13 @@ PY_REQUIREMENTS=(
   # with uvloop >= 0.22 ("There is no current event loop"): every model fails
   # to load.
   "uvloop==0.21.0"
-  # The Python SDK's own tests (sdk/python): its one dependency, pandas for
-  # Dataset.to_pandas(), the runner and the type checker.
+  # The Python SDK's own tests (sdk/python): its one dependency, pandas and
+  # pyarrow for Dataset.to_pandas(), DuckDB to read a Parquet export as a
+  # second reader, the runner and the type checker.
   "httpx==0.28.1"
   "pandas==3.1.1"
+  "pyarrow==25.0.1"
+  "duckdb==2.0.1"
   "pytest==9.2.0"
   "mypy==2.4.1"
 )

@@ -62,7 +62,7 @@ describe('datasets on S3Storage (real MinIO)', function () {
       const prefix = `workspace/${a.ws.id}/datasets/${exported.body.id}/`;
       const objects: string[] = [];
       for await (const item of client.listObjectsV2(bucket, prefix, true)) objects.push((item as { name: string }).name);
-      expect(objects.sort()).to.deep.equal([`${prefix}manifest.json`, `${prefix}records.jsonl`]);
+      expect(objects.sort()).to.deep.equal([`${prefix}manifest.json`, `${prefix}records.jsonl`, `${prefix}table.jsonl`]);
 
       const stored = await objectText(`${prefix}records.jsonl`);
       expect(createHash('sha256').update(stored).digest('hex')).to.equal(exported.body.sha256);

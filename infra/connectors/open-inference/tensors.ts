@@ -51,7 +51,8 @@ export function withContext(request: InferenceRequest, context: ContextEntry[] |
   return { ...request, parameters: { ...request.parameters, context: JSON.stringify(context) } };
 }
 
-function isInferenceRequest(value: unknown): value is InferenceRequest {
+/** An Open Inference request already: `inputs` of named, typed, shaped tensors. */
+export function isInferenceRequest(value: unknown): value is InferenceRequest {
   if (!isRecord(value) || !Array.isArray(value.inputs)) return false;
   return value.inputs.every((input) => isRecord(input) && typeof input.name === 'string' && typeof input.datatype === 'string' && Array.isArray(input.shape));
 }

@@ -18,6 +18,7 @@ import * as invocationEvents from './0016_invocation_events.js';
 import * as webhooks from './0017_webhooks.js';
 import * as auditRecords from './0018_audit_records.js';
 import * as invocationTraces from './0019_invocation_traces.js';
+import * as datasetTables from './0020_dataset_tables.js';
 
 interface Migration {
   name: string;
@@ -49,6 +50,7 @@ const migrations: Migration[] = [
   { name: '0017_webhooks', ...webhooks },
   { name: '0018_audit_records', ...auditRecords },
   { name: '0019_invocation_traces', ...invocationTraces },
+  { name: '0020_dataset_tables', ...datasetTables },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

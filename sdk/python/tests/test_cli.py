@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet
 import pytest
 
 import didyma
@@ -80,6 +81,13 @@ def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting:
     rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
     assert out["rows"] == 1 and rows[0]["invocation_id"] == done["id"]
     assert rows[0]["feedback"][0]["body"] == '{"correct": true}'
+    cli("export", "session", iris.code, iris.version, session["id"], "--storage", iris.storage_key, "--format", "csv", code=2)
+    parquet = as_json(cli("--json", "export", "session", iris.code, iris.version, session["id"], "--storage", iris.storage_key, "--format", "parquet"))
+    assert parquet["table"]["format"] == "parquet"
+    out = as_json(cli("--json", "datasets", "download", parquet["id"], "--table"))
+    assert (out["file"], out["format"]) == (f"{parquet['name']}-v{parquet['version']}.table.parquet", "parquet")
+    [table_row] = pyarrow.parquet.read_table(tmp_path / out["file"]).to_pylist()
+    assert (table_row["invocation_id"], table_row["feedback_correct"], table_row["input_sepal_length"]) == (done["id"], True, IRIS["sepal_length"])
 
     invocations = as_json(cli("--json", "sessions", "invocations", iris.code, iris.version, session["id"]))
     assert [i["type"] for i in invocations] == ["DATA_SUBMISSION", "EXPLAIN", "PREDICT"]

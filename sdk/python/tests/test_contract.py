@@ -76,6 +76,7 @@ OPERATIONS: dict[str, str] = {
     "listDatasets": "datasets.list",
     "getDataset": "datasets.get",
     "downloadDatasetRecords": "datasets.records_bytes",
+    "downloadDatasetTable": "datasets.table_bytes",
     "downloadDatasetManifest": "datasets.manifest",
     "createWebhookEndpoint": "webhooks.create",
     "listWebhookEndpoints": "webhooks.list",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from didyma import Dataset, IntegrityError
+from didyma import Dataset, IntegrityError, NotFound
 from didyma.datasets import DatasetsApi
 
 LINES = b'{"invocation_id": "i0", "feedback": []}\n{"invocation_id": "i1", "feedback": []}\n'
@@ -34,6 +34,7 @@ def dataset(content: bytes, sha256: str) -> Dataset:
         "row_count": 2,
         "size": len(content),
         "sha256": sha256,
+        "table": None,
         "created_at": "2026-01-01T00:00:00Z",
     }
     return Dataset.from_json(fields, _api=StoredRecords(content))
@@ -52,3 +53,10 @@ def test_to_pandas_names_the_missing_package(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install 'didyma\\[pandas\\]'"):
         dataset(LINES, hashlib.sha256(LINES).hexdigest()).to_pandas()
+
+
+def test_to_pandas_of_a_version_without_a_table_says_to_export_again_or_read_it_raw() -> None:
+    old = dataset(LINES, hashlib.sha256(LINES).hexdigest())
+    with pytest.raises(NotFound, match="export it again"):
+        old.to_pandas()
+    assert list(old.to_pandas(raw=True)["invocation_id"]) == ["i0", "i1"]

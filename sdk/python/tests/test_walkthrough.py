@@ -70,11 +70,20 @@ def test_invoke_wait_feedback_close_export_and_load_into_pandas(member: Didyma, 
     assert (manifest.row_count, manifest.sha256, manifest.dataset["id"]) == (1, dataset.sha256, dataset.id)
     assert hashlib.sha256(dataset.content()).hexdigest() == manifest.sha256
 
+    raw = dataset.to_pandas(raw=True)
+    assert isinstance(raw, pandas.DataFrame)
+    assert list(raw.columns)[:3] == ["invocation_id", "session_id", "order"]
+    assert raw.loc[0, "invocation_id"] == prediction.id
+    assert raw.loc[0, "feedback"][0]["body"] == '{"correct": true}'
+
+    # The typed table: a column per feature, output, explanation output and feedback field.
     frame = dataset.to_pandas()
-    assert isinstance(frame, pandas.DataFrame)
-    assert list(frame.columns)[:3] == ["invocation_id", "session_id", "order"]
-    assert frame.loc[0, "invocation_id"] == prediction.id
-    assert frame.loc[0, "feedback"][0]["body"] == '{"correct": true}'
+    row = frame.iloc[0]
+    assert (row["invocation_id"], row["input_sepal_length"], row["feedback_correct"]) == (prediction.id, IRIS["sepal_length"], True)
+    assert row["output_predicted_class"] == prediction.output()["outputs"][0]["data"][0]
+    assert row["explanation_1_invocation_id"] == explanation.id
+    assert row["completed_at"] == pandas.Timestamp(prediction.completed_at)
+    assert str(frame["created_at"].dtype) == "datetime64[ms, UTC]" and str(frame["order"].dtype) == "int64"
 
     again = member.export_session(iris.code, iris.version, session.id, iris.storage_key)
     assert (again.version, again.sha256) == (2, dataset.sha256)

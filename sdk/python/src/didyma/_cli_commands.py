@@ -203,23 +203,34 @@ def follow_events(args: argparse.Namespace, c: Didyma) -> None:
 
 def export_filter(args: argparse.Namespace, c: Didyma) -> Any:
     filters = {"model_code": args.model_code, "model_version": args.model_version, "created_after": args.after, "created_before": args.before}
-    return c.datasets.export(args.name, args.storage_key, with_feedback=True if args.with_feedback else None, **filters)
+    return c.datasets.export(args.name, args.storage_key, with_feedback=True if args.with_feedback else None, format=args.format, **filters)
 
 
 def download_dataset(args: argparse.Namespace, c: Didyma) -> Any:
     dataset = c.datasets.get(args.dataset_id)
+    if args.table:
+        table = dataset.require_table()
+        target = Path(args.output or f"{dataset.name}-v{dataset.version}.table.{table['format']}")
+        dataset.download(target, table=True)
+        return {"dataset": dataset.id, "file": str(target), "rows": dataset.row_count, "format": table["format"], "sha256": table["sha256"]}
     target = Path(args.output or f"{dataset.name}-v{dataset.version}.jsonl")
     dataset.download(target)
     return {"dataset": dataset.id, "file": str(target), "rows": dataset.row_count, "sha256": dataset.sha256}
 
 
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["jsonl", "parquet"], help="file format of the typed table written beside the JSON Lines records (default: jsonl)")
+
+
 def add_datasets(r: Registrar) -> None:
     export = r.group("export", "export closed sessions as a new dataset version")
-    one = lambda a, c: c.export_session(a.model_code, a.version, a.session_id, a.storage_key, a.name)
+    one = lambda a, c: c.export_session(a.model_code, a.version, a.session_id, a.storage_key, a.name, format=a.format)
     p = r.command(export, "session", one, "one CLOSED session", DATASET_COLUMNS, args=SESSION_ARGS)
     p.add_argument("--storage", dest="storage_key", required=True, help="storage configuration to write into")
     p.add_argument("--name")
+    add_format(p)
     p = r.command(export, "filter", export_filter, "your CLOSED sessions matching a filter", DATASET_COLUMNS)
+    add_format(p)
     p.add_argument("--name", required=True)
     p.add_argument("--storage", dest="storage_key", required=True)
     p.add_argument("--model-code")
@@ -233,8 +244,9 @@ def add_datasets(r: Registrar) -> None:
     p.add_argument("--name")
     r.command(datasets, "get", lambda a, c: c.datasets.get(a.dataset_id), "one dataset version", args=["dataset_id"])
     r.command(datasets, "manifest", lambda a, c: c.datasets.manifest(a.dataset_id), "its manifest", args=["dataset_id"])
-    p = r.command(datasets, "download", download_dataset, "download its JSON Lines (checked against its SHA-256)", args=["dataset_id"])
-    p.add_argument("-o", "--output", help="file to write (default: NAME-vVERSION.jsonl)")
+    p = r.command(datasets, "download", download_dataset, "download its JSON Lines records, or its table (checked against its SHA-256)", args=["dataset_id"])
+    p.add_argument("--table", action="store_true", help="the typed table (JSON Lines or Parquet, as exported) instead of the records")
+    p.add_argument("-o", "--output", help="file to write (default: NAME-vVERSION.jsonl, or NAME-vVERSION.table.FORMAT)")
 
 
 def list_audit(args: argparse.Namespace, c: Didyma) -> Any:

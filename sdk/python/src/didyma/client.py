@@ -10,7 +10,7 @@ import httpx
 from ._transport import ServerUrls, Transport
 from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
 from .audit import AuditApi
-from .datasets import Dataset, DatasetsApi
+from .datasets import Dataset, DatasetsApi, TableFormat
 from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
 from .models import Invocation, Session
 from .registry import DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
@@ -117,5 +117,15 @@ class Didyma:
     def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any, *, idempotency_key: str | None = None) -> Invocation:
         return self.invocations.feedback(model_code, version, session_id, invocation_id, body, idempotency_key=idempotency_key)
 
-    def export_session(self, model_code: str, version: str, session_id: str, storage_key: str, name: str | None = None, *, idempotency_key: str | None = None) -> Dataset:
-        return self.datasets.export_session(model_code, version, session_id, storage_key, name, idempotency_key=idempotency_key)
+    def export_session(
+        self,
+        model_code: str,
+        version: str,
+        session_id: str,
+        storage_key: str,
+        name: str | None = None,
+        *,
+        format: TableFormat | None = None,
+        idempotency_key: str | None = None,
+    ) -> Dataset:
+        return self.datasets.export_session(model_code, version, session_id, storage_key, name, format=format, idempotency_key=idempotency_key)

@@ -398,6 +398,8 @@ class DatasetManifest(ApiModel):
     size: int
     sha256: str
     schema: dict[str, Any]
+    # The table beside the records and its columns; None for versions exported before tables existed.
+    table: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
