@@ -67,7 +67,7 @@ test-kube-cluster: install
 	@test -n "$$KUBECONFIG" || { echo "KUBECONFIG must name the cluster to test against" >&2; exit 2; }
 	TEST_KUBECONFIG="$$KUBECONFIG" TEST_HELM="$${TEST_HELM:-$$(command -v helm)}" $(KUBE_MOCHA)
 
-CLUSTER_SERVICES := postgres rabbitmq minio prometheus cluster
+CLUSTER_SERVICES := postgres rabbitmq minio prometheus jaeger cluster
 
 test-cluster: install
 	bash scripts/services/all.sh start $(CLUSTER_SERVICES) >/dev/null

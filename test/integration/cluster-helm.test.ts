@@ -7,6 +7,7 @@ import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
+import { lineage, modelCallsOf, runsOf, tag, traceOf } from '../support/jaeger.js';
 import { freshTestNamespace, helm, hostService, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
@@ -52,6 +53,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       'externalPrometheus.url=http://prometheus:9090',
       `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
       `secrets.adminPassword=${PASSWORD}`,
+      // Every pod exports its spans to the host's Jaeger; they leave within a fifth of a second.
+      'tracing.otlpEndpoint=http://jaeger:4318',
+      'config.extraEnv.OTEL_BSP_SCHEDULE_DELAY=200',
       ...NODE_VALUES,
     ].flatMap((value) => ['--set', value]);
 
@@ -115,6 +119,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),
       ...hostService(namespace, 'minio', 9000, cluster.hostIp, 59000),
       ...hostService(namespace, 'prometheus', 9090, cluster.hostIp, 59090),
+      ...hostService(namespace, 'jaeger', 4318, cluster.hostIp, 54318),
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
     ]);
     // The demo model server as the README starts it.
@@ -204,13 +209,28 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(registered.status, registered.text).to.equal(201);
     model = '/api/model/iris-classifier/version/1';
     session = (await pub.post(`${model}/session`, { token })).body.id;
-    const invocation = await pub.post(`${model}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, with_explanation: true } });
+    const traceId = crypto.randomBytes(16).toString('hex');
+    const invocation = await pub.post(`${model}/session/${session}/invocation`, {
+      token,
+      headers: { traceparent: `00-${traceId}-${crypto.randomBytes(8).toString('hex')}-01` },
+      json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, with_explanation: true },
+    });
     expect(invocation.status, invocation.text).to.equal(201);
     const items = await eventually('the prediction and its explanation', async () => {
       const list = (await pub.get(`${model}/session/${session}/invocation`, { token })).body as any[];
       return list.length === 2 && list.every((x) => x.status === 'COMPLETED') && list;
     });
     expect(items.map((x) => x.type), 'newest first').to.deep.equal(['EXPLAIN', 'PREDICT']);
+    // One trace through the pods: the public server's request, the queue hop, both runs in an executor pod and both model-server calls.
+    const trace = await traceOf(traceId, (candidate) => runsOf(candidate).length === 2 && modelCallsOf(candidate).length === 2);
+    const { service, parentOf, ancestorsOf } = lineage(trace);
+    const [prediction, explanation] = ['PREDICT', 'EXPLAIN'].map((type) => runsOf(trace).find((span) => tag(span, 'didyma.invocation.type') === type)!);
+    expect(tag(prediction!, 'didyma.invocation.id')).to.equal(invocation.body.id);
+    expect([service(prediction!), service(explanation!)]).to.deep.equal(['didyma-executor', 'didyma-executor']);
+    expect(parentOf(explanation!)?.spanID, 'the explanation run under the prediction run').to.equal(prediction!.spanID);
+    expect(ancestorsOf(prediction!).map(service), 'the prediction run under the POST to the public server').to.include('didyma-public');
+    expect(trace.spans.some((span) => tag(span, 'span.kind') === 'producer' && service(span) === 'didyma-public'), 'the publish to RabbitMQ').to.equal(true);
+    for (const call of modelCallsOf(trace)) expect(ancestorsOf(call).map((span) => span.spanID), 'a model call within a run').to.satisfy((ids: string[]) => ids.includes(prediction!.spanID) || ids.includes(explanation!.spanID));
     const feedback = await pub.post(`${model}/session/${session}/invocation/${invocation.body.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
     expect(feedback.status, feedback.text).to.equal(201);
     const catalog = await priv.get('/api/metric', { token });

@@ -7,26 +7,13 @@ import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { didymaProcess } from '../support/didyma-process.js';
 import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { until } from '../support/until.js';
+import { lineage, modelCallsOf, runsOf, tag, traceOf, type JaegerSpan } from '../support/jaeger.js';
 
 // One prediction with an explanation, sent with the client's own traceparent
 // through a public server and an executor in processes of their own (the
 // production mode: PostgreSQL and RabbitMQ), both exporting to a real Jaeger:
 // the trace Jaeger gives back must hold the request, the queue hop, both runs
 // and both model-server calls, each run the child of what queued it.
-
-interface JaegerSpan {
-  spanID: string;
-  operationName: string;
-  processID: string;
-  references: Array<{ refType: string; spanID: string }>;
-  tags: Array<{ key: string; value: unknown }>;
-}
-interface JaegerTrace {
-  spans: JaegerSpan[];
-  processes: Record<string, { serviceName: string }>;
-}
-
-const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
 
 describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', function () {
   this.timeout(240_000);
@@ -85,24 +72,6 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
-  async function traceOf(traceId: string, complete: (trace: JaegerTrace) => boolean): Promise<JaegerTrace> {
-    const query = requireEnv('TEST_JAEGER_QUERY_URL', 'jaeger');
-    let last: JaegerTrace | undefined;
-    await until(
-      async () => {
-        const response = await fetch(`${query}/api/traces/${traceId}`);
-        if (!response.ok) return false;
-        last = ((await response.json()) as { data: JaegerTrace[] }).data[0];
-        return Boolean(last && complete(last));
-      },
-      `Jaeger to hold the whole trace ${traceId}`,
-      60_000,
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}; it holds: ${JSON.stringify(last?.spans.map((s) => [last!.processes[s.processID]?.serviceName, s.operationName]))}`);
-    });
-    return last!;
-  }
-
   it('follows a prediction and its explanation from the request, through the queue, to both model-server calls', async () => {
     const traceId = crypto.randomBytes(16).toString('hex');
     const clientSpan = crypto.randomBytes(8).toString('hex');
@@ -116,16 +85,10 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     });
     expect(invoked.status).to.equal(201);
 
-    const runs = (trace: JaegerTrace) => trace.spans.filter((span) => span.operationName === 'process invocation');
-    const modelCalls = (trace: JaegerTrace) => trace.spans.filter((span) => tag(span, 'span.kind') === 'client' && /\/infer$/.test(String(tag(span, 'url.full') ?? tag(span, 'http.url') ?? '')));
+    const runs = runsOf;
+    const modelCalls = modelCallsOf;
     const trace = await traceOf(traceId, (candidate) => runs(candidate).length === 2 && modelCalls(candidate).length === 2);
-    const service = (span: JaegerSpan) => trace.processes[span.processID]!.serviceName;
-    const byId = new Map(trace.spans.map((span) => [span.spanID, span]));
-    const parentOf = (span: JaegerSpan) => byId.get(span.references.find((ref) => ref.refType === 'CHILD_OF')?.spanID ?? '');
-    const ancestorsOf = (span: JaegerSpan): JaegerSpan[] => {
-      const parent = parentOf(span);
-      return parent ? [parent, ...ancestorsOf(parent)] : [];
-    };
+    const { service, parentOf, ancestorsOf } = lineage(trace);
 
     // The public server's span of the POST, child of the client's span, and in it the handler's, naming the invocation.
     const handler = trace.spans.find((span) => tag(span, 'didyma.invocation.id') === invoked.body.id && service(span) === 'didyma-public');
