@@ -217,7 +217,7 @@ describe('dashboard in a browser', function () {
     const { page } = await openBrowser();
     await signIn(page, user, ws.name);
     const navigation = page.getByRole('navigation', { name: 'Dashboard sections' });
-    expect(await navigation.getByRole('link').allTextContents()).to.deep.equal(['Overview']);
+    expect(await navigation.getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Sessions', 'Datasets']);
     for (const section of ['tokens', 'applications', 'members', 'settings', 'models', 'deployments', 'storage', 'metrics', 'audit', 'workspaces']) {
       const response = await page.goto(`${dashboard}/${section}`);
       expect(response!.status(), section).to.equal(403);
