@@ -1,7 +1,7 @@
 import type { AuditRecordView } from '../../../features/audit/present.js';
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
-import { badge, code, dataTable, longCode, textField, timeText } from './components.js';
+import { badge, dataTable, longCode, textField, timeText } from './components.js';
 
 export interface AuditFilters {
   action?: string;
@@ -36,7 +36,7 @@ ${dataTable({
     timeText(r.created_at),
     actorText(r),
     r.workspace_id === null ? '—' : String(r.workspace_id),
-    code(r.action),
+    longCode(r.action),
     r.resource.type ? html`${r.resource.type} ${r.resource.id ? longCode(r.resource.id) : ''}` : longCode(r.path),
     outcomeBadge(r.outcome, r.suppressed),
     r.source_address ?? '—',
