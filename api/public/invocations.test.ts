@@ -86,6 +86,13 @@ describe('public server and executor: sessions, queued invocations, explanation 
     expect(failed.error).to.match(/fails on purpose/);
     expect(failed.error, 'the model server address stays in the logs').to.not.contain(new URL(demo.url).host);
 
+    const related = (ids: string) => t.public.get(`${base()}/session/${session}/invocation?related_to=${ids}`, { token: owner.token });
+    expect((await related(prediction.id)).body.map((i: any) => i.id)).to.deep.equal([explanation.id]);
+    expect((await related(`${prediction.id},${explanation.id}`)).body.map((i: any) => i.id)).to.deep.equal([failed.id, explanation.id]);
+    const malformed = await related(`${prediction.id},not-an-id`);
+    expect(malformed.status).to.equal(400);
+    expect(malformed.body.message).to.match(/^related_to: /);
+
     const progress = await t.public.get(`${base()}/session/${session}/invocation/${prediction.id}/check_progress`, { token: owner.token });
     expect(progress.body).to.deep.equal({ status: 'COMPLETED' });
     expect(demo.stats()[`iris-classifier:${version}`]).to.be.at.least(1);
@@ -191,6 +198,11 @@ describe('public server and executor: sessions, queued invocations, explanation 
     const invocation = await t.public.post(`${base()}/session/${mine}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
     const other = await colleague(t, owner, 'user');
     const theirs = await openSession(other);
+    const feedback = await t.public.post(`${base()}/session/${mine}/invocation/${invocation.body.id}/feedback`, { token: owner.token, json: { request: { body: JSON.stringify({ correct: true, rating: 5 }) } } });
+    expect(feedback.status).to.equal(201);
+    // Naming another user's invocation selects nothing: the filter works inside the caller's own session.
+    const foreign = await t.public.get(`${base()}/session/${theirs}/invocation?related_to=${invocation.body.id}`, { token: other.token });
+    expect([foreign.status, foreign.body]).to.deep.equal([200, []]);
     const sessions = await t.public.get(`${base()}/session`, { token: other.token });
     expect(sessions.body.map((s: any) => s.id)).to.deep.equal([theirs]);
     expect(sessions.body[0]).to.include({ user_id: String(other.user.id), workspace: owner.ws.name, state: 'OPEN' });

@@ -58,7 +58,11 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   });
 
   router.get(invocationsPath, member, async (req, res) => {
-    const filter = { status: queryText(req, 'status') as InvocationStatus | undefined, type: queryText(req, 'type') as InvocationType | undefined };
+    const filter = {
+      status: queryText(req, 'status') as InvocationStatus | undefined,
+      type: queryText(req, 'type') as InvocationType | undefined,
+      relatedTo: queryText(req, 'related_to')?.toLowerCase().split(','),
+    };
     sendPage(req, res, await invocations.list(principalOf(res), ...session(req), pageOf(req), filter));
   });
   router.get(`${invocationsPath}/:invocationId/check_progress`, member, async (req, res) => {

@@ -110,12 +110,19 @@ const CASES: ListCase[] = [
     key: (item) => item.id,
     foreignCursor: INTEGER_CURSOR,
     filters: async (t, owner, seeded) => {
-      const feedback = await t.public.post(`${owner.path}/${seeded[0]}/feedback`, { token: owner.token, json: { request: { body: '{"correct":true}' } } });
-      expect(feedback.status, feedback.text).to.equal(201);
+      const feedbackOn = async (id: string) => {
+        const reply = await t.public.post(`${owner.path}/${id}/feedback`, { token: owner.token, json: { request: { body: '{"correct":true}' } } });
+        expect(reply.status, reply.text).to.equal(201);
+        return reply.body.id as string;
+      };
+      const [feedback, second] = [await feedbackOn(seeded[0]!), await feedbackOn(seeded[1]!)];
       return [
-        { query: 'type=DATA_SUBMISSION', expected: [feedback.body.id] },
-        { query: 'status=COMPLETED', expected: [feedback.body.id] },
+        { query: 'type=DATA_SUBMISSION', expected: [feedback, second] },
+        { query: 'status=COMPLETED', expected: [feedback, second] },
         { query: 'status=QUEUED&type=PREDICT', expected: seeded },
+        { query: `related_to=${seeded[0]}`, expected: [feedback] },
+        { query: `related_to=${seeded[0]!.toUpperCase()},${seeded[1]}&type=DATA_SUBMISSION`, expected: [feedback, second] },
+        { query: `related_to=${feedback}`, expected: [] },
       ];
     },
   },

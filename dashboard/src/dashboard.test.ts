@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { sha256 } from '../../infra/crypto/random.js';
 import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
@@ -162,6 +163,39 @@ describe('dashboard over HTTP', () => {
 
     const stranger = await member('supervisor');
     expect((await stranger.client.get(`/dashboard/webhooks/${endpoint.id}`)).status).to.equal(404);
+  });
+
+  it("opens the sessions and datasets pages to every member of a workspace, and to no one outside one", async () => {
+    const { client } = await member('user');
+    for (const path of ['/sessions', '/datasets']) expect((await client.get(`/dashboard${path}`)).status, path).to.equal(200);
+    const home = await client.get('/dashboard');
+    expect(home.text).to.contain('href="/dashboard/sessions"').and.contain('href="/dashboard/datasets"');
+    const unbound = new DashboardClient(t.auth.baseUrl);
+    await unbound.signIn((await makeUser(t.platform)).email, PASSWORD);
+    expect((await unbound.get('/dashboard/sessions')).status).to.equal(403);
+    expect((await client.get('/dashboard/datasets/not-a-uuid/records')).status).to.equal(404);
+    expect((await client.get(`/dashboard/datasets/${crypto.randomUUID()}/records`)).status).to.equal(404);
+  });
+
+  it('checks an export as the API checks its body, and writes nothing it refuses', async () => {
+    const { client, user } = await member('user');
+    const page = await client.get('/dashboard/datasets');
+    const form = { model: 'iris-classifier:1', session: crypto.randomUUID(), storage_key: 'files', name: 'ok', format: 'jsonl' };
+    const refusals: Array<[Record<string, string>, RegExp]> = [
+      [{ name: 'not a name' }, /^Name: /],
+      [{ session: 'yesterday' }, /^Session: /],
+      [{ storage_key: '../x' }, /^Storage: /],
+      [{ format: 'csv' }, /^Format: one of JSON Lines\.$/],
+      [{ model: 'no-version' }, /^Model: /],
+    ];
+    for (const [change, message] of refusals) {
+      const reply = await client.post('/dashboard/datasets', { ...form, ...change }, page);
+      expect(reply.status, JSON.stringify(change)).to.equal(400);
+      expect(/<div class="alert alert-error" role="alert">([^<]*)</.exec(reply.text)![1], JSON.stringify(change)).to.match(message);
+    }
+    // Well formed, the session is looked up like on the API: not one of the caller's, 404.
+    expect((await client.post('/dashboard/datasets', form, page)).status).to.equal(404);
+    expect(await t.platform.db('datasets').where({ created_by_id: user.id }).first()).to.equal(undefined);
   });
 
   it('uses __Host- cookies with Secure when the dashboard URL is https', async () => {

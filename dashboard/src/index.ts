@@ -4,7 +4,7 @@ import type { Platform } from '../../platform/platform.js';
 import { BASE, createDashboardContext } from './context.js';
 import { securityHeaders } from './web/security-headers.js';
 import { formBodies } from './web/forms.js';
-import { checkCsrf, loadVisit, signedIn, staffOnly, supervisorOnly } from './routes/visit.js';
+import { checkCsrf, loadVisit, memberOnly, signedIn, staffOnly, supervisorOnly } from './routes/visit.js';
 import { mountSessionRoutes } from './routes/session.routes.js';
 import { mountRegisterRoutes } from './routes/register.routes.js';
 import { mountHomeRoutes } from './routes/home.routes.js';
@@ -17,6 +17,8 @@ import { mountMetricRoutes } from './routes/metrics.routes.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.routes.js';
 import { mountWebhookRoutes } from './routes/webhooks.routes.js';
 import { mountAuditRoutes } from './routes/audit.routes.js';
+import { mountModelSessionRoutes } from './routes/model-sessions.routes.js';
+import { mountDatasetRoutes } from './routes/datasets.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
@@ -27,6 +29,8 @@ export const DASHBOARD_SECRET_QUERY = ['token', 'next'];
 
 const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks'];
 const STAFF_SECTIONS = ['/workspaces'];
+/** What members do in their workspace through the public API: their sessions and datasets. */
+const MEMBER_SECTIONS = ['/sessions', '/datasets'];
 /** Supervisors read their workspace's trail, staff every one: the trail itself decides, as on the API. */
 const AUDIT_SECTIONS = ['/audit'];
 
@@ -48,6 +52,7 @@ export function createDashboard(platform: Platform): Router {
   app.use(SUPERVISOR_SECTIONS, signedIn, supervisorOnly);
   app.use(STAFF_SECTIONS, signedIn, staffOnly);
   app.use(AUDIT_SECTIONS, signedIn);
+  app.use(MEMBER_SECTIONS, signedIn, memberOnly);
 
   mountSessionRoutes(app, dash);
   mountRegisterRoutes(app, dash);
@@ -61,6 +66,8 @@ export function createDashboard(platform: Platform): Router {
   mountWorkspaceRoutes(app, dash);
   mountWebhookRoutes(app, dash);
   mountAuditRoutes(app, dash);
+  mountModelSessionRoutes(app, dash);
+  mountDatasetRoutes(app, dash);
   app.use(pageNotFound(dash));
   app.use(errorPages(dash));
   return Router().use(BASE, app);

@@ -85,6 +85,8 @@ export interface ContextWindow {
 export interface InvocationFilter {
   status?: InvocationStatus;
   type?: InvocationType;
+  /** Only those related to one of these invocations: their explanations and the feedback on them. */
+  relatedTo?: string[];
 }
 
 export interface SessionRow {
@@ -196,9 +198,15 @@ export type SessionsStore = typeof sessionsStore;
  * Undefined when other filters apply: those are counted.
  */
 function keptCount(session: Pick<SessionRow, 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter): number | undefined {
-  if (filter.status || page.createdAfter || page.createdBefore) return undefined;
+  if (filter.status || filter.relatedTo || page.createdAfter || page.createdBefore) return undefined;
   if (!filter.type) return session.next_order;
   return filter.type === 'DATA_SUBMISSION' ? session.feedback_count : undefined;
+}
+
+/** A session's invocations (the session's workspace too, so no filter reaches past its tenant) as the filter selects them. */
+function inSessionFiltered(db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id'>, filter: InvocationFilter) {
+  const query = db('invocations').where({ workspace_id: session.workspace_id, session_id: session.id, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) });
+  return filter.relatedTo ? query.whereIn('related_to', filter.relatedTo) : query;
 }
 
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
@@ -270,7 +278,7 @@ export const invocationsStore = {
   /** A page of a session's invocations, newest first. */
   pageInSession: (db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id' | 'next_order' | 'feedback_count'>, page: Page, filter: InvocationFilter = {}) =>
     keysetPage<InvocationRow>(
-      db('invocations').where({ workspace_id: session.workspace_id, session_id: session.id, ...(filter.status && { status: filter.status }), ...(filter.type && { type: filter.type }) }),
+      inSessionFiltered(db, session, filter),
       page,
       { table: 'invocations', idType: 'uuid' },
       keptCount(session, page, filter),

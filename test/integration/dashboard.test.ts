@@ -1,17 +1,10 @@
 import { expect } from 'chai';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { requireEnv } from '../support/services.js';
+import { type Page } from 'playwright-core';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from '../support/platform.js';
 import { demoDeployment, filesystemStorage, modelPayload, startDemoModelServer, upload } from '../support/fixtures.js';
 import { startPrometheusStub } from '../support/prometheus-stub.js';
 import { gradientPng } from '../support/png.js';
-
-/** Debian's Chromium, headless, with nothing that phones home; the profile is made fresh per browser. */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SCREENSHOTS = path.resolve('docs/screenshots');
+import { Browsers, screenshot, signIn as signInAt } from '../support/browser.js';
 
 interface ImageElement {
   complete: boolean;
@@ -26,69 +19,31 @@ function naturalWidth(element: unknown): Promise<number> {
   return new Promise((resolve) => img.addEventListener('load', () => resolve(img.naturalWidth)));
 }
 
-interface Browser {
-  context: BrowserContext;
-  page: Page;
-  close(): Promise<void>;
-}
-
 describe('dashboard in a browser', function () {
   this.timeout(180_000);
-  let executablePath: string;
+  let browsers: Browsers;
   let t: TestPlatform;
   let prometheus: Awaited<ReturnType<typeof startPrometheusStub>>;
   let dashboard: string;
   let supervisor: TestUser;
   let ws: { id: number; name: string };
-  const browsers: Browser[] = [];
 
   before(async () => {
-    executablePath = requireEnv('TEST_CHROMIUM', 'chromium');
+    browsers = new Browsers();
     prometheus = await startPrometheusStub();
     t = await startTestPlatform({ prometheusUrl: prometheus.url });
     dashboard = `${t.auth.baseUrl}/dashboard`;
     supervisor = await makeUser(t.platform);
     ws = await makeWorkspace(t.platform, [[supervisor, 'supervisor']]);
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
   });
   after(async () => {
-    for (const browser of browsers) await browser.close();
+    await browsers?.closeAll();
     await t?.close();
     await prometheus?.close();
   });
 
-  async function openBrowser(): Promise<Browser> {
-    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-chromium-'));
-    const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 } });
-    context.setDefaultTimeout(15_000);
-    const page = context.pages()[0] ?? (await context.newPage());
-    // Destructive buttons ask for confirmation (dashboard.js): say yes.
-    page.on('dialog', (dialog) => void dialog.accept());
-    const browser = {
-      context,
-      page,
-      close: async () => {
-        await context.close();
-        fs.rmSync(profile, { recursive: true, force: true });
-      },
-    };
-    browsers.push(browser);
-    return browser;
-  }
-
-  async function signIn(page: Page, user: TestUser, workspace = '') {
-    await page.goto(`${dashboard}/sign-in`);
-    await page.getByLabel('E-mail').fill(user.email);
-    await page.getByLabel('Password').fill(user.password);
-    await page.getByLabel('Workspace').fill(workspace);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/dashboard(\?|$)/);
-  }
-
-  async function screenshot(page: Page, name: string, fullPage = true) {
-    await page.waitForLoadState('load'); // images (the brand mark, the logo) included
-    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage });
-  }
+  const openBrowser = () => browsers.launch();
+  const signIn = (page: Page, user: TestUser, workspace = '') => signInAt(page, dashboard, user, workspace);
 
   it('lets an invited user register through the form and sign in', async () => {
     const { page } = await openBrowser();
@@ -262,7 +217,7 @@ describe('dashboard in a browser', function () {
     const { page } = await openBrowser();
     await signIn(page, user, ws.name);
     const navigation = page.getByRole('navigation', { name: 'Dashboard sections' });
-    expect(await navigation.getByRole('link').allTextContents()).to.deep.equal(['Overview']);
+    expect(await navigation.getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Sessions', 'Datasets']);
     for (const section of ['tokens', 'applications', 'members', 'settings', 'models', 'deployments', 'storage', 'metrics', 'audit', 'workspaces']) {
       const response = await page.goto(`${dashboard}/${section}`);
       expect(response!.status(), section).to.equal(403);

@@ -1,7 +1,7 @@
 import type { AuditRecordView } from '../../../features/audit/present.js';
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
-import { badge, code, dataTable, textField, timeText } from './components.js';
+import { badge, dataTable, longCode, textField, timeText } from './components.js';
 
 export interface AuditFilters {
   action?: string;
@@ -36,11 +36,11 @@ ${dataTable({
     timeText(r.created_at),
     actorText(r),
     r.workspace_id === null ? '—' : String(r.workspace_id),
-    code(r.action),
-    r.resource.type ? html`${r.resource.type} ${r.resource.id ? code(r.resource.id) : ''}` : code(r.path),
+    longCode(r.action),
+    r.resource.type ? html`${r.resource.type} ${r.resource.id ? longCode(r.resource.id) : ''}` : longCode(r.path),
     outcomeBadge(r.outcome, r.suppressed),
     r.source_address ?? '—',
-    code(r.request_id),
+    longCode(r.request_id),
   ]),
   empty: 'No audit records match.',
 })}

@@ -37,7 +37,7 @@ export interface Choice {
   label: string;
 }
 
-export function selectField(options: { name: string; label: string; choices: Choice[]; value?: string; hint?: Slot }): Html {
+export function selectField(options: { name: string; label: string; choices: readonly Choice[]; value?: string; hint?: Slot }): Html {
   const id = `field-${options.name}`;
   return html`<div class="field">
   <label for="${id}">${options.label}</label>
@@ -116,6 +116,9 @@ export function timeText(iso: string | null | undefined, fallback = 'never'): Ht
 export const badge = (text: string, tone: 'ok' | 'off' | 'info' = 'info') => html`<span class="badge badge-${tone}">${text}</span>`;
 
 export const code = (text: string) => html`<code>${text}</code>`;
+
+/** An id or path that may break anywhere (uuids have no other place to), so a table keeps to the window. */
+export const longCode = (text: string) => html`<code class="wrap">${text}</code>`;
 
 function attr(name: string, value: string | number | undefined): Html {
   return value === undefined || value === '' ? html`` : html` ${name}="${String(value)}"`;

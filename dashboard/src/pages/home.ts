@@ -8,6 +8,12 @@ interface WorkspaceChoice {
   disabled: boolean;
 }
 
+/** Every member's own work. */
+const MEMBER_CARDS = [
+  { path: '/sessions', title: 'Sessions', text: 'Your sessions of each model: predictions, their explanations and feedback.' },
+  { path: '/datasets', title: 'Datasets', text: 'Export a closed session as a dataset; download its records.' },
+];
+
 const CARDS = [
   { path: '/tokens', title: 'API tokens', text: 'Keys for scripts and services, with an expiry date; revoke them at any time.' },
   { path: '/applications', title: 'OAuth applications', text: 'Client credentials for machine-to-machine access through /o/token/.' },
@@ -23,7 +29,7 @@ export function homeBody(principal: Principal, workspaces: WorkspaceChoice[], cs
   if (!principal.workspace) return chooser(principal, workspaces, csrfToken);
   const role = supervises(principal) ? 'supervisor' : 'user';
   return html`<p class="lead">You are signed in to <strong>${principal.workspace.name}</strong> as ${badge(role)}.</p>
-  ${supervises(principal) ? cards() : userHelp()}
+  ${supervises(principal) ? cards([...MEMBER_CARDS, ...CARDS]) : html`${cards(MEMBER_CARDS)}${userHelp()}`}
   ${isStaffUser(principal) ? html`<p><a href="${at('/workspaces')}">Manage all workspaces</a> (staff).</p>` : ''}`;
 }
 
@@ -38,12 +44,12 @@ function chooser(principal: Principal, workspaces: WorkspaceChoice[], csrfToken:
   ${isStaffUser(principal) ? html`<p><a href="${at('/workspaces')}">Manage all workspaces</a> (staff).</p>` : ''}`;
 }
 
-function cards(): Html {
-  return html`<ul class="cards">${CARDS.map((c) => html`<li class="card"><h2><a href="${at(c.path)}">${c.title}</a></h2><p>${c.text}</p></li>`)}</ul>`;
+function cards(shown: typeof CARDS): Html {
+  return html`<ul class="cards">${shown.map((c) => html`<li class="card"><h2><a href="${at(c.path)}">${c.title}</a></h2><p>${c.text}</p></li>`)}</ul>`;
 }
 
 function userHelp(): Html {
-  return html`<div class="card">
+  return html`<div class="card stack">
   <p>Members use the platform through its API: sign in with <code>POST /api/auth/token/obtain</code> and call the public server with the access token.</p>
   <p>API tokens, OAuth applications, invitations and metrics are managed by the supervisors of the workspace.</p>
 </div>`;

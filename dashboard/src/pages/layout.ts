@@ -12,6 +12,8 @@ export interface Section {
 /** The navigation; a section shows only to those who may open it. */
 export const SECTIONS: Section[] = [
   { path: '', label: 'Overview', visible: () => true },
+  { path: '/sessions', label: 'Sessions', visible: (p) => Boolean(p.workspace) },
+  { path: '/datasets', label: 'Datasets', visible: (p) => Boolean(p.workspace) },
   { path: '/tokens', label: 'API tokens', visible: supervises },
   { path: '/applications', label: 'OAuth applications', visible: supervises },
   { path: '/members', label: 'Members', visible: supervises },

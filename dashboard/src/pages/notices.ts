@@ -21,6 +21,9 @@ const NOTICES: Record<string, string> = {
   'webhook-deleted': 'The webhook endpoint was deleted with its deliveries.',
   'webhook-redelivered': 'The delivery is queued again, with the same webhook-id.',
   'webhook-in-flight': 'An attempt of that delivery is under way; redeliver it once it has ended.',
+  'session-closed': 'The session was closed: it takes no new invocations, and it can be exported as a dataset.',
+  'session-reopened': 'The session was reopened.',
+  'dataset-exported': 'The dataset was exported: its files are listed below.',
   'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };
 

@@ -41,13 +41,11 @@ export function deploymentsBody(deployments: DeploymentItem[]): Html {
   return html`<p class="muted">Deployments are managed through the private API (<code>/api/deployment</code>, where <code>PATCH</code> changes the calls at once); secrets are never shown.</p>
 ${dataTable({
   caption: 'Deployments',
-  headers: ['Key', 'Registry connector', 'Registry', 'Server proxy', 'Server', 'Calls at once'],
+  headers: ['Key', 'Registry', 'Model server', 'Calls at once'],
   rows: deployments.map((d) => [
     code(d.deployment_key),
-    code(d.registry_connector_class),
-    text(d.registry_connector_init.model_registry_url),
-    code(d.server_proxy_class),
-    text(d.server_proxy_init.server_proxy_url),
+    endpoint(d.registry_connector_init.model_registry_url, d.registry_connector_class),
+    endpoint(d.server_proxy_init.server_proxy_url, d.server_proxy_class),
     d.max_concurrent_calls === null ? 'no limit' : String(d.max_concurrent_calls),
   ]),
   empty: 'No deployments in this workspace.',
@@ -79,4 +77,10 @@ function options(model: ModelMetadata): Html {
   return flags.length ? html`${flags.map((f) => badge(f))}` : html`<span class="muted">—</span>`;
 }
 
-const text = (value: unknown) => (typeof value === 'string' && value ? value : '—');
+/** A URL the platform calls, with the connector class that calls it under it; both may wrap, so the table fits the window. */
+function endpoint(url: unknown, className: string): Html {
+  return html`<span class="wrap">${typeof url === 'string' && url ? url : '—'}</span><br>${dotted(className)}`;
+}
+
+/** A class name that may break after each dot (didyma.registry.<wbr>OpenInferenceRegistryConnector). */
+const dotted = (name: string) => html`<code>${name.split('.').map((part, i) => (i ? html`.<wbr>${part}` : part))}</code>`;

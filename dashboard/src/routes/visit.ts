@@ -57,6 +57,12 @@ export const supervisorOnly: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** Pages of a member's own work (sessions, datasets) need what the public API needs: a session bound to a workspace. */
+export const memberOnly: RequestHandler = (_req, res, next) => {
+  if (!visitOf(res).principal?.workspace) throw new NotAllowedError('Choose a workspace first: sessions and datasets belong to one.');
+  next();
+};
+
 export const staffOnly: RequestHandler = (_req, res, next) => {
   if (!isStaffUser(visitOf(res).principal)) throw new NotAllowedError('Only staff users can open this page.');
   next();

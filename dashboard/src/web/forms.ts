@@ -86,6 +86,17 @@ export function idParam(req: Request, name = 'id'): number {
   return Number(raw);
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const isUuid = (value: string) => UUID.test(value);
+
+/** A uuid from the path (sessions, datasets); anything else names nothing (404). */
+export function uuidParam(req: Request, name = 'id'): string {
+  const raw = req.params[name];
+  if (typeof raw !== 'string' || !isUuid(raw)) throw new NotFoundError('Not found.');
+  return raw.toLowerCase();
+}
+
 /** A role chosen in a form. */
 export function roleOf(value: string): Role {
   if (value !== 'user' && value !== 'supervisor') throw new InputError('role: user or supervisor.');

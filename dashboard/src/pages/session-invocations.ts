@@ -1,0 +1,80 @@
+import { html, type Html } from '../web/html.js';
+import type { Explanation, InvocationView, Thread } from '../invocations/threads.js';
+import { alertBox, badge, code, timeText } from './components.js';
+import { datasetsLink, modelKey, sessionLink, sessionsLink, type ModelRef } from './links.js';
+import { payload } from './payloads.js';
+
+// One session of the caller: a page of its predictions (or, in an explainer's
+// session, its explanations), each with its explanation chain and feedback.
+
+export interface SessionPage {
+  model: ModelRef & { name: string };
+  sessionId: string;
+  /** PREDICT in a model's session, EXPLAIN in an explainer's. */
+  kind: 'PREDICT' | 'EXPLAIN';
+  threads: Thread[];
+  total: number;
+  older?: string;
+  paged: boolean;
+  /** False when some explanations or feedback did not fit in what one page reads. */
+  complete: boolean;
+}
+
+export function sessionBody(page: SessionPage): Html {
+  const { model } = page;
+  const noun = page.kind === 'PREDICT' ? 'prediction' : 'explanation';
+  return html`<p class="lead">${code(page.sessionId)} of <strong>${model.name}</strong> (${code(model.code)} ${code(model.version)})</p>
+<p class="actions">
+  <a class="button secondary" href="${sessionsLink({ model: modelKey(model) })}">All your sessions of this model</a>
+  <a class="button secondary" href="${datasetsLink({ model: modelKey(model), session: page.sessionId })}#export">Export as a dataset</a>
+</p>
+<p class="muted">${String(page.total)} ${page.total === 1 ? noun : `${noun}s`}, newest first, each with its explanations and feedback.</p>
+${page.complete ? '' : alertBox('warning', 'Some explanations or feedback of this page are too many to show here; the API lists them all (related_to).')}
+${page.threads.length ? page.threads.map(threadView) : html`<p class="empty">No ${noun}s in this session yet.</p>`}
+<p class="actions">
+  ${page.paged ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId)}">Newest ${noun}s</a>` : ''}
+  ${page.older ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId, page.older)}">Older ${noun}s</a>` : ''}
+</p>`;
+}
+
+function threadView(thread: Thread): Html {
+  const { invocation } = thread;
+  const id = `invocation-${invocation.id}`;
+  return html`<article class="card invocation" aria-labelledby="${id}">
+  <h2 id="${id}">#${String(invocation.order)} ${invocation.type === 'PREDICT' ? 'Prediction' : 'Explanation'} ${statusBadge(invocation.status)}</h2>
+  <p class="muted">${code(invocation.id)} · ${timeText(invocation.created_at)}</p>
+  <div class="exchange">
+    <section><h3>Input</h3>${payload(invocation.request.body)}</section>
+    <section><h3>Result</h3>${result(invocation)}</section>
+  </div>
+  ${thread.explanations.length ? html`<h3>Explanations</h3>${thread.explanations.map(explanationView)}` : ''}
+  <h3>Feedback</h3>
+  ${feedbackView(thread.feedback)}
+</article>`;
+}
+
+function explanationView({ invocation, feedback }: Explanation): Html {
+  return html`<section class="explanation" aria-label="Explanation #${String(invocation.order)}">
+  <p><strong>#${String(invocation.order)}</strong> ${invocation.model_key ? code(invocation.model_key) : ''} ${statusBadge(invocation.status)}</p>
+  ${result(invocation)}
+  ${feedback.length ? html`<h4>Feedback on this explanation</h4>${feedbackView(feedback)}` : ''}
+</section>`;
+}
+
+function feedbackView(feedback: InvocationView[]): Html {
+  if (!feedback.length) return html`<p class="empty">No feedback yet.</p>`;
+  return html`<ul class="feedback">${feedback.map((f) => html`<li>${payload(f.request.body)}<p class="muted">#${String(f.order)} · ${timeText(f.created_at)}</p></li>`)}</ul>`;
+}
+
+/** The output once COMPLETED, the reason of an ERROR, else where it stands. */
+function result(invocation: InvocationView): Html {
+  if (invocation.status === 'COMPLETED') return payload(invocation.response);
+  if (invocation.status === 'ERROR') return html`<p class="problem">${invocation.error ?? 'The invocation failed.'}</p>`;
+  if (invocation.status === 'CANCELLED') return html`<p class="muted">Cancelled before a result.</p>`;
+  return html`<p class="muted">No result yet (${invocation.status.toLowerCase().replace('_', ' ')}).</p>`;
+}
+
+function statusBadge(status: string): Html {
+  const tone = status === 'COMPLETED' ? 'ok' : status === 'ERROR' || status === 'CANCELLED' ? 'off' : 'info';
+  return badge(status.toLowerCase().replace('_', ' '), tone);
+}
