@@ -170,7 +170,7 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
 
     await page.goto(`${dashboard}/datasets?model=${encodeURIComponent(model())}&session=${session}`);
     expect(await page.getByLabel('Session', { exact: true }).inputValue()).to.equal(session);
-    expect(await page.getByLabel('Format').locator('option').allTextContents()).to.deep.equal(['JSON Lines']);
+    expect(await page.getByLabel('Format').locator('option').allTextContents()).to.deep.equal(['JSON Lines', 'Apache Parquet']);
     await page.getByLabel('Storage key').fill(storage);
     await page.getByRole('button', { name: 'Export' }).click();
     expect(await page.getByRole('alert').textContent()).to.contain('Only a CLOSED session can be exported');
@@ -181,7 +181,7 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
     await page.getByRole('link', { name: `Export session ${session}` }).click();
     await page.getByLabel('Storage key').fill(storage);
     await page.getByLabel('Name (optional)').fill('iris-reviews');
-    await page.getByLabel('Format').selectOption('jsonl');
+    await page.getByLabel('Format').selectOption('parquet');
     await page.getByRole('button', { name: 'Export' }).click();
     expect(await page.getByRole('status').textContent()).to.contain('The dataset was exported');
     const row = rows(page, 'Datasets').first();
@@ -194,6 +194,9 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
     const lines = fs.readFileSync((await records.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((l) => l.session_id)).to.deep.equal([session, session]);
     expect(lines[1].explanations[0].feedback[0].body).to.equal('{"useful":false}');
+    const [table] = await Promise.all([page.waitForEvent('download'), row.getByRole('link', { name: 'Download the table of iris-reviews version 1' }).click()]);
+    expect(table.suggestedFilename()).to.match(/\.parquet$/);
+    expect(fs.readFileSync((await table.path())!).subarray(0, 4).toString(), 'a Parquet file').to.equal('PAR1');
     const [manifest] = await Promise.all([page.waitForEvent('download'), row.getByRole('link', { name: /manifest/ }).click()]);
     expect(JSON.parse(fs.readFileSync((await manifest.path())!, 'utf8'))).to.deep.include({ row_count: 2, file: 'records.jsonl' });
 

@@ -11,7 +11,10 @@ export type DatasetItem = ReturnType<typeof presentDataset>;
  * The formats an export may be written in: a choice of the form, and what it
  * adds to the export. A format the dataset service learns is one more line.
  */
-export const DATASET_FORMATS: ReadonlyArray<Choice & { target: Partial<ExportTarget> }> = [{ value: 'jsonl', label: 'JSON Lines', target: {} }];
+export const DATASET_FORMATS: ReadonlyArray<Choice & { target: Partial<ExportTarget> }> = [
+  { value: 'jsonl', label: 'JSON Lines', target: {} },
+  { value: 'parquet', label: 'Apache Parquet', target: { format: 'parquet' } },
+];
 
 export interface ExportDraft {
   model: string;
@@ -88,10 +91,14 @@ function source(dataset: DatasetItem): Html {
   return html`<span class="muted">closed sessions${selection.model_code ? ` of ${selection.model_code}` : ''}</span>`;
 }
 
+/** The name of a table's format, as the export form offers it. */
+const tableLabel = (format: string) => DATASET_FORMATS.find((choice) => choice.value === format)?.label ?? format;
+
 function downloads(dataset: DatasetItem): Html {
   const base = at(`/datasets/${dataset.id}`);
   return html`<div class="actions">
   <a href="${base}/records" download aria-label="Download the records of ${dataset.name} version ${String(dataset.version)}">Records</a>
+  ${dataset.table ? html`<a href="${base}/table" download aria-label="Download the table of ${dataset.name} version ${String(dataset.version)}">Table (${tableLabel(dataset.table.format)})</a>` : ''}
   <a href="${base}/manifest" download aria-label="Download the manifest of ${dataset.name} version ${String(dataset.version)}">Manifest</a>
 </div>`;
 }

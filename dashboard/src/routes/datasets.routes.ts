@@ -36,7 +36,7 @@ export function mountDatasetRoutes(router: Router, dash: Dashboard): void {
 
   router.get('/datasets/:id/:part', async (req, res) => {
     const part = req.params.part;
-    if (part !== 'records' && part !== 'manifest') throw new InputError('Download the records or the manifest.');
+    if (part !== 'records' && part !== 'table' && part !== 'manifest') throw new InputError('Download the records, the table or the manifest.');
     const file = await datasets.open(principalOf(res), uuidParam(req), part);
     res.setHeader('Content-Type', file.contentType);
     res.setHeader('Content-Length', String(file.size));
