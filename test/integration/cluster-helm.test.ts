@@ -389,7 +389,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await eventually('the release pods gone', async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items.length === 0);
     const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'deployments,replicasets,statefulsets,jobs,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,horizontalpodautoscalers,ingresses,leases,mdep,stcfg')).items
       .map((o: any) => `${o.kind}/${o.metadata.name}`)
-      .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))
+      .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|jaeger|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))
       .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
     // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
     // every stored credential), and what the API made: the users' resources and their credentials.
