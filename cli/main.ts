@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configTable, loadConfig, type Config } from '../kernel/config/config.js';
+import { configTable, loadConfig, loadDevConfig, type Config } from '../kernel/config/config.js';
 import { migrateLatest } from '../infra/db/database.js';
 import { createPlatform, type Platform } from '../platform/platform.js';
 import { addMember, bootstrap, createUser, createWorkspace } from '../features/identity/admin.js';
@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<void> {
     .command('dev')
     .description('Everything on one machine with embedded defaults (PGlite, in-process queue, filesystem storage)')
     .action(async () => {
-      const config = loadConfig(process.env, { devMode: true });
+      const config = loadDevConfig();
       const notice = formerDataDirNotice(config.dataDir);
       if (notice) throw new Error(notice);
       await runUntilSignal(config, async (platform) => {

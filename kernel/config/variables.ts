@@ -66,6 +66,12 @@ export const variables = {
   databaseUrl: variable('DATABASE_URL', '', 'PostgreSQL URL. Empty: embedded PGlite under the data folder.', parsers.optional(parsers.url(['postgres:', 'postgresql:']))),
   databasePoolMax: variable('DATABASE_POOL_MAX', '10', 'Connections per process in the PostgreSQL pool.', parsers.integer(1, 200)),
   logLevel: variable('DIDYMA_LOG_LEVEL', 'info', 'pino log level.', parsers.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)),
+  requestLogLevel: variable(
+    'DIDYMA_REQUEST_LOG_LEVEL',
+    '',
+    'Level of the one log line per HTTP request (a 5xx answer\'s line is always an error). Empty: `info`, and `debug` under `didyma dev`, whose terminal keeps to the start-up message, warnings and invocations; set `info` there to see every request.',
+    parsers.optional(parsers.oneOf(['error', 'warn', 'info', 'debug', 'trace'] as const)),
+  ),
   bindHost: variable('DIDYMA_BIND_HOST', '127.0.0.1', 'Address the HTTP servers listen on (0.0.0.0 in containers).', parsers.string),
   authPort: variable('DIDYMA_AUTH_PORT', '8080', 'Port of the auth server.', port),
   privatePort: variable('DIDYMA_PRIVATE_PORT', '8081', 'Port of the private server.', port),
