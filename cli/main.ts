@@ -1,13 +1,15 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configTable, loadConfig, type Config } from '../kernel/config/config.js';
+import { configTable, loadConfig, loadDevConfig, type Config } from '../kernel/config/config.js';
 import { migrateLatest } from '../infra/db/database.js';
 import { createPlatform, type Platform } from '../platform/platform.js';
-import { addMember, bootstrap, createUser, createWorkspace } from '../features/identity/admin.js';
+import { addMember, bootstrap, createUser, createWorkspace, generatePassword, resetPassword } from '../features/identity/admin.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { NotFoundError } from '../kernel/errors/errors.js';
 import type { Role } from '../features/auth/principal.js';
 import { startServers, type ServerName } from './servers.js';
 import { formerDataDirNotice } from './former-data-dir.js';
+import { firstLineOfStandardInput } from './standard-input.js';
+import { describeBootstrap, welcomeText } from './welcome.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
@@ -68,7 +70,7 @@ export async function main(argv: string[]): Promise<void> {
     .command('dev')
     .description('Everything on one machine with embedded defaults (PGlite, in-process queue, filesystem storage)')
     .action(async () => {
-      const config = loadConfig(process.env, { devMode: true });
+      const config = loadDevConfig();
       const notice = formerDataDirNotice(config.dataDir);
       if (notice) throw new Error(notice);
       await runUntilSignal(config, async (platform) => {
@@ -80,7 +82,9 @@ export async function main(argv: string[]): Promise<void> {
         const executor = await startExecutor(platform, { healthPort: config.executorPort });
         const demo = createDemoModelServer();
         const { url: demoUrl } = await demo.listen(config.demoModelServerPort, config.bindHost);
-        printWelcome(config, servers, result, demoUrl);
+        // The start-up lines are written out first, so that nothing logged before it comes after the welcome.
+        await new Promise<void>((resolve) => platform.logger.flush(() => resolve()));
+        console.log(welcomeText(config, servers, result, demoUrl));
         return [...servers, executor, demo];
       });
     });
@@ -132,6 +136,19 @@ export async function main(argv: string[]): Promise<void> {
         console.log(`user ${user.email} created (id ${user.id}${user.is_staff ? ', staff' : ''})`);
       }),
     );
+  admin
+    .command('reset-password <email>')
+    .description("Give a user a new password, generated and printed, and end the user's sign-ins")
+    .option('--password-stdin', 'take the new password from the first line of standard input instead')
+    .action(async (email: string, options: { passwordStdin?: boolean }) => {
+      const given = options.passwordStdin ? await firstLineOfStandardInput() : undefined;
+      const password = given ?? generatePassword();
+      await withPlatform(loadConfig(), async (p) => {
+        const { email: user, signedOut } = await resetPassword(p.db, email, password);
+        const what = given ? 'password changed' : `new password ${password}  (generated: shown only now)`;
+        console.log(`${user}: ${what}; ${signedOut} sign-in${signedOut === 1 ? '' : 's'} ended`);
+      });
+    });
   admin
     .command('create-workspace <name>')
     .description('Create a workspace')
@@ -226,30 +243,6 @@ function exitAtGraceDeadline(logger: Logger, graceSeconds: number): void {
     process.exit(1);
   }, graceSeconds * 1000);
   timer.unref();
-}
-
-function describeBootstrap(result: Awaited<ReturnType<typeof bootstrap>>): string {
-  const password = result.generatedPassword ? `password ${result.generatedPassword}  (generated: shown only now)` : 'password from DIDYMA_ADMIN_PASSWORD';
-  return `staff user ${result.email} created, supervisor of workspace "${result.workspace}"; ${password}`;
-}
-
-function printWelcome(config: Config, servers: Array<{ name: string; url: string }>, result: Awaited<ReturnType<typeof bootstrap>>, demoUrl: string): void {
-  const auth = servers.find((s) => s.name === 'auth')?.url ?? '';
-  const lines = [
-    '',
-    'didyma is running (dev mode, embedded defaults)',
-    ...servers.map((s) => `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`),
-    `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
-    `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,
-    `  dashboard ${auth}/dashboard`,
-    '',
-    result.created ? `First start: ${describeBootstrap(result)}` : `Sign in as ${config.adminEmail} (created at first start).`,
-    'Log in:',
-    `  curl -s ${auth}/api/auth/token/obtain -H 'content-type: application/json' \\`,
-    `    -d '{"email":"${config.adminEmail}","password":"<password>","workspace":"default"}'`,
-    '',
-  ];
-  console.log(lines.join('\n'));
 }
 
 /** Resolves on SIGTERM or SIGINT (for processes without a platform, like the operator). */

@@ -162,6 +162,21 @@ describe('auth server: rate limits', () => {
     expect(limited.body.message, 'says it is locked, and for how long').to.match(/^Too many attempts: locked for \d+ (seconds?|minutes?)\. Try again after that\.$/);
   });
 
+  it('counts failed logins only: successful ones never lock out, and clear the failures before them', async () => {
+    const user = await makeUser(t.platform);
+    const attempt = (password: string) => t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password } }).then((reply) => reply.status);
+    const statuses: number[] = [];
+    // Notebook cells run again and again: many more logins than the limit of 3.
+    for (let i = 0; i < 6; i++) statuses.push(await attempt(user.password));
+    expect(statuses).to.deep.equal([200, 200, 200, 200, 200, 200]);
+    const mixed = [await attempt('wrong'), await attempt('wrong'), await attempt(user.password), await attempt('wrong'), await attempt('wrong'), await attempt('wrong')];
+    expect(mixed, 'the success in between clears the two failures before it').to.deep.equal([401, 401, 200, 401, 401, 401]);
+    const locked = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password } });
+    expect(locked.status).to.equal(429);
+    expect(Number(locked.headers.get('retry-after'))).to.be.within(1, 60);
+    expect(locked.body.message).to.match(/locked for \d+ (seconds?|minutes?)/);
+  });
+
   it('limits per client address too, counting every replica’s attempts', async () => {
     // Two replicas behind one proxy hop; the client address is one no other test uses.
     const replicas = await Promise.all([1, 2].map(() => startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2, trustProxy: '1' })));
@@ -178,6 +193,20 @@ describe('auth server: rate limits', () => {
       expect(other.status).to.equal(401);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+
+  it('counts only the failures of a client address', async () => {
+    const replica = await startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2, trustProxy: '1' });
+    const headers = { 'x-forwarded-for': `2001:db8::${crypto.randomBytes(2).toString('hex')}:${crypto.randomBytes(2).toString('hex')}` };
+    try {
+      const user = await makeUser(replica.platform);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await replica.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password }, headers })).status);
+      for (let i = 0; i < 3; i++) statuses.push((await replica.auth.post('/api/auth/token/obtain', { json: { email: `${crypto.randomUUID()}@x.test`, password: 'x' }, headers })).status);
+      expect(statuses).to.deep.equal([200, 200, 200, 200, 401, 401, 429]);
+    } finally {
+      await replica.close();
     }
   });
 });

@@ -14,6 +14,7 @@ export function createServerApp(platform: Platform, name: ServerName, parts: { o
   return createHttpApp({
     name,
     logger: platform.logger,
+    requestLogLevel: config.requestLogLevel,
     ...parts,
     maxBodyBytes: config.maxBodyBytes,
     maxInFlight: config.maxInFlight,

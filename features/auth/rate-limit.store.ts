@@ -15,6 +15,10 @@ export interface RateLimitStore {
    * the window ends.
    */
   hit(db: Runner, keyHash: string, resetAt: Date, now: Date): Promise<Pick<RateLimitWindowRow, 'count' | 'reset_at'>>;
+  /** Takes one attempt back from the key's window ending at `resetAt` (a later window is left alone). */
+  forgive(db: Runner, keyHash: string, resetAt: Date): Promise<void>;
+  /** Deletes the key's window: its count starts again from nothing. */
+  remove(db: Runner, keyHash: string): Promise<void>;
   /** Deletes the windows that ended by `now`, of any key. */
   removeEnded(db: Runner, now: Date): Promise<number>;
 }
@@ -29,5 +33,11 @@ returning count, reset_at`;
 
 export const rateLimitStore: RateLimitStore = {
   hit: async (db, keyHash, resetAt, now) => (await prepared<Pick<RateLimitWindowRow, 'count' | 'reset_at'>>(db, 'rate-limit.hit', HIT_SQL, [keyHash, resetAt, now, now]))[0]!,
+  forgive: async (db, keyHash, resetAt) => {
+    await db<RateLimitWindowRow>('rate_limit_windows').where({ key_hash: keyHash, reset_at: resetAt }).where('count', '>', 0).decrement('count', 1);
+  },
+  remove: async (db, keyHash) => {
+    await db<RateLimitWindowRow>('rate_limit_windows').where({ key_hash: keyHash }).delete();
+  },
   removeEnded: (db, now) => db<RateLimitWindowRow>('rate_limit_windows').where('reset_at', '<=', now).delete(),
 };

@@ -40,6 +40,31 @@ describe('RateLimiter (windows in the database)', () => {
     await limiter.hit(k);
   });
 
+  it('takes back a forgiven attempt, and starts a key again from nothing once reset', async () => {
+    const limiter = new RateLimiter(db, rateLimitStore, { limit: 2, windowMs: 60_000 }, () => now);
+    const k = key();
+    await limiter.hit(k);
+    await limiter.forgive(await limiter.hit(k));
+    await limiter.hit(k);
+    expect(await rejection(limiter.hit(k)), 'two attempts counted: the limit').to.be.instanceOf(RateLimitedError);
+    const other = key();
+    await limiter.hit(other);
+    await limiter.reset(await limiter.hit(other));
+    await limiter.hit(other);
+    await limiter.hit(other);
+    expect(await rejection(limiter.hit(other))).to.be.instanceOf(RateLimitedError);
+  });
+
+  it('forgives nothing in a window opened after the attempt', async () => {
+    const limiter = new RateLimiter(db, rateLimitStore, { limit: 1, windowMs: 60_000 }, () => now);
+    const k = key();
+    const old = await limiter.hit(k);
+    now += 60_001;
+    await limiter.hit(k);
+    await limiter.forgive(old);
+    expect(await rejection(limiter.hit(k))).to.be.instanceOf(RateLimitedError);
+  });
+
   it('counts the attempts of every replica into the same window', async () => {
     const replicas = [new RateLimiter(db, rateLimitStore, { limit: 3, windowMs: 60_000 }, () => now), new RateLimiter(db, rateLimitStore, { limit: 3, windowMs: 60_000 }, () => now)];
     const k = key();

@@ -11,9 +11,17 @@ export interface RateLimit {
   windowMs: number;
 }
 
+/** One attempt counted in a key's window, to take back once it turns out well. */
+export interface Attempt {
+  keyHash: string;
+  resetAt: Date;
+}
+
 /**
  * Fixed-window attempt counter kept in PostgreSQL, so every auth replica
  * counts into the same windows: N replicas do not give an attacker N windows.
+ * An attempt is counted before it is checked, so concurrent guesses cannot
+ * slip past the limit; one that succeeds is then forgiven, or resets its key.
  */
 export class RateLimiter {
   private hits = 0;
@@ -25,13 +33,25 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts one attempt for `key`; throws RateLimitedError (429) past the limit. */
-  async hit(key: string): Promise<void> {
+  /** Counts one attempt for `key`; throws RateLimitedError (429, with the seconds left) past the limit. */
+  async hit(key: string): Promise<Attempt> {
     const now = this.now();
     const at = new Date(now);
-    const { count, reset_at: resetAt } = await this.store.hit(this.db, sha256(key), new Date(now + this.rate.windowMs), at);
+    const keyHash = sha256(key);
+    const { count, reset_at: resetAt } = await this.store.hit(this.db, keyHash, new Date(now + this.rate.windowMs), at);
     await this.pruneNowAndThen(at);
     if (count > this.rate.limit) throw new RateLimitedError(Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000)));
+    return { keyHash, resetAt };
+  }
+
+  /** Takes back an attempt that succeeded: only failures count towards the limit. */
+  async forgive(attempt: Attempt): Promise<void> {
+    await this.store.forgive(this.db, attempt.keyHash, attempt.resetAt);
+  }
+
+  /** Clears the attempt's key: after a success, its earlier failures no longer count either. */
+  async reset(attempt: Attempt): Promise<void> {
+    await this.store.remove(this.db, attempt.keyHash);
   }
 
   /** Every PRUNE_EVERY attempts, deletes the windows that have ended (of any key, any replica). */

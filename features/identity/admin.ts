@@ -4,6 +4,7 @@ import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/er
 import { randomToken } from '../../infra/crypto/random.js';
 import { hashPassword, passwordProblems } from '../auth/passwords.js';
 import { usersStore } from './users.store.js';
+import { refreshStore } from './refresh.store.js';
 import { workspacesStore } from './workspaces.store.js';
 import { WORKSPACE_NAME } from './workspaces.service.js';
 
@@ -37,6 +38,28 @@ export async function addMember(db: Db, email: string, workspaceName: string, ro
   return { user, workspace };
 }
 
+/** A password that passes the password rules, for an operator to hand on. */
+export function generatePassword(): string {
+  return `${randomToken(12)}-Mp1`;
+}
+
+/**
+ * Gives a user a new password (an operator's `didyma admin reset-password`)
+ * and ends every sign-in of theirs: whoever knew the old one is logged out.
+ * API tokens, separate credentials, stay as they are.
+ */
+export async function resetPassword(db: Db, email: string, password: string): Promise<{ email: string; signedOut: number }> {
+  const problems = passwordProblems(password, email);
+  if (problems.length) throw new InputError(`password: ${problems.join('; ')}.`);
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (trx) => {
+    const user = await usersStore.byEmail(trx, email);
+    if (!user || user.is_service) throw new NotFoundError(`No user ${email}.`);
+    await usersStore.setPassword(trx, user.id, passwordHash);
+    return { email: user.email, signedOut: await refreshStore.revokeForUser(trx, user.id, 'password reset') };
+  });
+}
+
 export interface BootstrapResult {
   created: boolean;
   email: string;
@@ -54,7 +77,7 @@ export async function bootstrap(db: Db, email: string, password: string | undefi
   return db.transaction(async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(7242001)');
     if (await usersStore.anyStaff(trx)) return { created: false, email, workspace: 'default' };
-    const generatedPassword = password ? undefined : `${randomToken(12)}-Mp1`;
+    const generatedPassword = password ? undefined : generatePassword();
     const secret = password ?? generatedPassword!;
     const problems = passwordProblems(secret, email);
     if (problems.length) throw new InputError(`DIDYMA_ADMIN_PASSWORD: ${problems.join('; ')}.`);

@@ -19,6 +19,8 @@ export interface RefreshStore {
   rotate(db: Runner, id: string, jtiHash: string): Promise<number>;
   revoke(db: Runner, id: string, reason: string): Promise<number>;
   revokeForWorkspace(db: Runner, workspaceId: number, reason: string): Promise<number>;
+  /** Every live family of the user: all their sign-ins end. */
+  revokeForUser(db: Runner, userId: number, reason: string): Promise<number>;
 }
 
 const families = (db: Runner) => db<RefreshTokenFamilyRow>('refresh_token_families');
@@ -32,4 +34,5 @@ export const refreshStore: RefreshStore = {
   revoke: (db, id, reason) => families(db).where({ id }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),
   revokeForWorkspace: (db, workspaceId, reason) =>
     families(db).where({ workspace_id: workspaceId }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),
+  revokeForUser: (db, userId, reason) => families(db).where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),
 };

@@ -1,5 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { Logger } from 'pino';
+import type { Level, Logger } from 'pino';
 import type { OpenApiDocument } from './openapi.js';
 import type { MetricsHandler } from './metrics-exposition.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -13,6 +13,8 @@ import type { OperationRoutes } from './operations/routes.js';
 export interface HttpAppOptions {
   name: string;
   logger: Logger;
+  /** The level of the one line logged per request (default info; 5xx lines are errors). */
+  requestLogLevel?: Level;
   openApi: OpenApiDocument;
   /** The handlers of the document's operations. */
   routes: OperationRoutes;
@@ -58,7 +60,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // Request lines are made of fixed fields (id, method, redacted URL, status, time, address), never a
   // credential: their logger skips the redaction pass, which cost more than the line itself.
   const secrets = secretParameters([options.openApi], options.secretQuery);
-  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS, (url) => redactUrl(url, secrets));
+  const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS, (url) => redactUrl(url, secrets), options.requestLogLevel);
   const published = structuredClone(options.openApi);
   const draining = options.draining ?? (() => false);
   const probes = fixedEndpoints({

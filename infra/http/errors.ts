@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, OAuthError, type ErrorDetail } from '../../kernel/errors/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
@@ -18,16 +18,31 @@ export const notFoundHandler: RequestHandler = (_req, res) => {
 
 /**
  * The one place errors become responses: typed errors (the OpenAPI layer's
- * included), body-parser errors and database failures. Only 5xx are logged as errors.
+ * included), body-parser errors and database failures. Only 5xx are logged as
+ * errors, each as one structured line: nothing is left to express's own
+ * handler, which prints bare stack traces.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
-    if (res.headersSent) return next(error);
+  // Express tells error handlers by their four parameters: `_next` stays though never called.
+  return (error, req, res, _next) => {
+    // A download the client stopped reading: the request log's "abandoned" line says it all.
+    if (clientLeft(error, res)) return;
+    if (res.headersSent) {
+      // The answer had begun: cutting the connection is the only way left to tell the client it is incomplete.
+      logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'request failed after its answer began');
+      res.destroy();
+      return;
+    }
     const { status, body, headers } = describe(error);
     if (status >= 500) logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'request failed');
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(status).json(body);
   };
+}
+
+/** The stream to the client ended early because the client closed the connection. */
+function clientLeft(error: unknown, res: Response): boolean {
+  return (error as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE' && !res.writableFinished;
 }
 
 function describe(error: unknown): { status: number; body: ErrorBody; headers: Record<string, string> } {

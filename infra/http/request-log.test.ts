@@ -52,4 +52,28 @@ describe('request log', () => {
     expect(JSON.stringify(lines)).to.not.include('secret-token');
     expect(lines[0]).to.include.keys('reqId', 'method', 'ms');
   });
+
+  it('logs requests at the level it is given, so a quieter logger leaves them out, never their 5xx errors', async () => {
+    const quiet: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk, _encoding, callback) {
+        quiet.push(JSON.parse(String(chunk)));
+        callback();
+      },
+    });
+    const app = express();
+    app.use(requestLog(pino({ level: 'info' }, sink), new Set(), (url) => url, 'debug'));
+    app.get('/ok', (_req, res) => void res.json({}));
+    app.get('/boom', (_req, res) => void res.status(500).json({}));
+    const { url, server } = await listen(app);
+    try {
+      const other = new Client(url);
+      await other.get('/ok');
+      await other.get('/boom');
+      await settled();
+      expect(quiet.map((l) => [l.url, l.level])).to.deep.equal([['/boom', 50]]);
+    } finally {
+      server.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { RequestHandler } from 'express';
-import type { Logger } from 'pino';
+import type { Level, Logger } from 'pino';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -14,11 +14,12 @@ declare module 'http' {
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * Request ids and one log line per request: method, URL (its secret
- * parameters redacted), status and time, never headers or bodies. 5xx lines
- * are errors; requests the client abandoned are logged as such.
+ * Request ids and one log line per request at `level`: method, URL (its
+ * secret parameters redacted), status and time, never headers or bodies. 5xx
+ * lines are errors, whatever the level; requests the client abandoned are
+ * logged as such.
  */
-export function requestLog(logger: Logger, quiet: ReadonlySet<string>, redact: (url: string) => string = (url) => url): RequestHandler {
+export function requestLog(logger: Logger, quiet: ReadonlySet<string>, redact: (url: string) => string = (url) => url, level: Level = 'info'): RequestHandler {
   return (req, res, next) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
@@ -29,9 +30,9 @@ export function requestLog(logger: Logger, quiet: ReadonlySet<string>, redact: (
     const done = () => {
       res.off('close', done);
       const line = { reqId: req.id, method: req.method, url: req.logUrl, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, remoteAddress: req.ip };
-      if (!res.writableFinished) logger.info(line, 'request abandoned by the client');
+      if (!res.writableFinished) logger[level](line, 'request abandoned by the client');
       else if (res.statusCode >= 500) logger.error(line, 'request failed');
-      else logger.info(line, 'request completed');
+      else logger[level](line, 'request completed');
     };
     res.once('close', done);
     next();

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { ConfigError, configTable, loadConfig } from './config.js';
+import { ConfigError, configTable, loadConfig, loadDevConfig } from './config.js';
 import { variables } from './variables.js';
 
 describe('config', () => {
@@ -14,12 +14,20 @@ describe('config', () => {
     expect(Object.isFrozen(config)).to.equal(true);
   });
 
+  it('logs requests at info, and below it under `didyma dev` unless told otherwise', () => {
+    expect(loadConfig({}).requestLogLevel).to.equal(undefined);
+    expect(loadDevConfig({})).to.include({ devMode: true, requestLogLevel: 'debug' });
+    expect(loadDevConfig({ DIDYMA_REQUEST_LOG_LEVEL: 'info' }).requestLogLevel).to.equal('info');
+    expect(Object.isFrozen(loadDevConfig({}))).to.equal(true);
+  });
+
   it('stops with a message naming the variable when a value is wrong', () => {
     const cases: Record<string, string> = {
       DIDYMA_AUTH_PORT: 'eighty',
       DIDYMA_EXPOSE_TOKEN_API: 'maybe',
       DATABASE_URL: 'mysql://x',
       DIDYMA_LOG_LEVEL: 'loud',
+      DIDYMA_REQUEST_LOG_LEVEL: 'silent',
       DIDYMA_ACCESS_TOKEN_TTL_SECONDS: '1',
     };
     for (const [name, value] of Object.entries(cases)) {

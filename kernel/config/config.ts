@@ -29,6 +29,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
   return Object.freeze({ ...(values as ConfigValues), ...overrides });
 }
 
+/**
+ * The settings of `didyma dev`: development mode, and request lines at
+ * `debug` unless DIDYMA_REQUEST_LOG_LEVEL says otherwise, so that the
+ * terminal shows the first-start message rather than every request.
+ */
+export function loadDevConfig(env: Env = process.env): Config {
+  const config = loadConfig(env, { devMode: true });
+  return Object.freeze({ ...config, requestLogLevel: config.requestLogLevel ?? 'debug' });
+}
+
 /** Markdown table of every variable, for docs/configuration.md. */
 export function configTable(): string {
   const rows = Object.values(variables).map((v) => `| \`${v.name}\` | ${v.default === '' || v.default === undefined ? '(empty)' : `\`${v.default}\``} | ${v.description} |`);

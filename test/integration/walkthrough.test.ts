@@ -8,6 +8,14 @@ import { Client } from '../support/http.js';
 const PASSWORD = 'Walkthrough-Pass-42';
 const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
 
+/** The model payload of the README walkthrough's step 3, with the model card the test uploaded. */
+function readmeModel(card: string): Record<string, unknown> {
+  const readme = fs.readFileSync('README.md', 'utf8');
+  const shell = /curl -s \$P\/api\/platform_model .* -d '(\{[\s\S]*?\})'\n/.exec(readme)?.[1];
+  if (!shell) throw new Error('README.md has lost its step 3 (curl … $P/api/platform_model … -d \'{…}\')');
+  return JSON.parse(shell.replaceAll(`'$CARD'`, card)) as Record<string, unknown>;
+}
+
 /** The README walkthrough, step by step, against a real `didyma dev` process on embedded defaults. */
 describe('README walkthrough against `didyma dev`', function () {
   this.timeout(120_000);
@@ -50,7 +58,6 @@ describe('README walkthrough against `didyma dev`', function () {
         DIDYMA_DEMO_MODEL_SERVER_PORT: String(port + 3),
         DIDYMA_EXECUTOR_PORT: String(port + 4),
         DIDYMA_ADMIN_PASSWORD: PASSWORD,
-        DIDYMA_LOG_LEVEL: 'warn',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -92,20 +99,7 @@ describe('README walkthrough against `didyma dev`', function () {
     });
     expect(deployment.status, deployment.text).to.equal(201);
 
-    const model = await priv.post('/api/platform_model', {
-      token,
-      json: {
-        model_code: 'iris-classifier',
-        version: '1',
-        name: 'Iris',
-        description: 'Iris species',
-        input_schema: { type: 'json', schema: { type: 'object', properties: { sepal_length: { type: 'number' } } } },
-        output_schema: { type: 'json' },
-        model_card_file_id: card,
-        feedback_schema: { type: 'object', properties: { correct: { type: 'boolean' } }, required: ['correct'] },
-        explainer: { model_code: 'iris-explainer', version: '1', name: 'Explainer', description: 'Contributions', input_schema: { type: 'json' }, output_schema: { type: 'json' }, need_context: true, model_card_file_id: card },
-      },
-    });
+    const model = await priv.post('/api/platform_model', { token, json: readmeModel(card) });
     expect(model.status, model.text).to.equal(201);
 
     const m = '/api/model/iris-classifier/version/1';
@@ -125,5 +119,17 @@ describe('README walkthrough against `didyma dev`', function () {
     const feedback = await pub.post(`${m}/session/${session}/invocation/${invocation.body.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
     expect(feedback.status).to.equal(201);
     expect(feedback.body.status).to.equal('COMPLETED');
+
+    const typo = JSON.stringify({ sepal_lenght: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
+    const refused = await pub.post(`${m}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: typo } } });
+    expect(refused.status, 'the README schema requires every feature').to.equal(400);
+    expect(refused.body.message).to.include("must have required property 'sepal_length'");
+  });
+
+  it('names the password in its login example, and keeps request lines out of the terminal', () => {
+    expect(output).to.include(`"password":"'"$DIDYMA_ADMIN_PASSWORD"'"`);
+    expect(output, 'requests were made by the walkthrough').to.not.include('request completed');
+    const welcome = output.indexOf('didyma is running');
+    expect(output.indexOf('"msg":"listening"'), 'start-up lines come before the welcome').to.be.within(0, welcome);
   });
 });

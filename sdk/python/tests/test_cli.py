@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,29 @@ def test_api_token_and_client_credential_logins(cli: Any, setting: Setting) -> N
     login = ["--json", "login", f"--client-id={setting.client_id}", "--workspace", setting.workspace]
     assert as_json(cli(*login, extra={"DIDYMA_CLIENT_SECRET": setting.client_secret}))["workspace"] == setting.workspace
     cli("sessions", "list", "iris-classifier", "no-such-version", code=5)
+
+
+def test_people_read_logins_results_and_tables_in_their_terminal(cli: Any, admin: Didyma, setting: Setting, iris: Iris) -> None:
+    email, password = invite_member(admin)
+    said = cli("login", "--email", email, "--workspace", setting.workspace, extra={"DIDYMA_PASSWORD": password}).stdout
+    claims = as_json(cli("whoami", "--json"))
+    assert f"{email} (id {claims['user_id']})" in said and setting.workspace in said and "saved in" in said
+    assert re.search(r"until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+ \(in 1[45] minutes\)", said), said
+    assert str(claims["exp"]) not in said and str(claims["iat"]) not in said, "no epoch seconds"
+
+    session = as_json(cli("sessions", "open", iris.code, iris.version, "--json"))
+    shown = cli("invoke", iris.code, iris.version, session["id"], json.dumps(IRIS), "--explain", "--wait").stdout
+    prediction, explanation = shown.split("\n\n")
+    assert prediction.startswith("PREDICT ") and "COMPLETED" in prediction.splitlines()[0]
+    assert re.search(r"^  probabilities +setosa [\d.e-]+  versicolor [\d.e-]+  virginica [\d.e-]+$", prediction, re.M), prediction
+    assert re.search(r"^  predicted_class +setosa$", prediction, re.M), prediction
+    assert explanation.startswith("EXPLAIN ") and f"{iris.explainer}:{iris.version}" in explanation.splitlines()[0]
+    assert re.search(r"^  contributions +sepal_length \S+  sepal_width \S+  petal_length \S+  petal_width \S+$", explanation, re.M), explanation
+    assert "…" not in shown and '"outputs"' not in shown, "values in full, not the raw answer"
+
+    listed = cli("sessions", "invocations", iris.code, iris.version, session["id"], extra={"COLUMNS": "100"}).stdout.splitlines()
+    assert max(len(line) for line in listed) <= 100
+    assert listed[-1].startswith(as_json(cli("sessions", "invocations", iris.code, iris.version, session["id"], "--json"))[-1]["id"])
+    assert "  predicted_cl" in listed[-1], "the output summed up, not the raw answer"
+    sessions = cli("sessions", "list", iris.code, iris.version, extra={"COLUMNS": "70"}).stdout.splitlines()
+    assert max(len(line) for line in sessions) <= 70 and any(line.startswith(session["id"]) for line in sessions)

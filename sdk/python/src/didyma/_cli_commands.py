@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from . import __version__
 from ._cli_input import fields_of, read_body, read_json
-from ._cli_login import cmd_login, cmd_logout
+from ._cli_login import cmd_login, cmd_logout, show_claims, show_login
 from ._cli_output import plain
+from ._cli_results import show_invocation_table, show_invocations
 from ._cli_webhooks import add_webhooks
 from .client import Didyma
-from .errors import ValidationError
-from .models import AuditRecord
+from .errors import ValidationError, WaitTimeout
+from .models import AuditRecord, Invocation
+from .sessions import PendingInvocation
 
 Run = Callable[[argparse.Namespace, Any], Any]
+# How a command shows its answer to people, when a table or key/value lines would not do.
+Show = Callable[[Any, argparse.Namespace, TextIO], None]
 
 SESSION_COLUMNS = ["id", "state", "model_key", "created_at"]
 INVOCATION_COLUMNS = ["id", "order", "type", "status", "related_to", "response", "error"]
@@ -31,25 +36,44 @@ SESSION_ARGS = ("model_code", "version", "session_id")
 AUDIT_COLUMNS = ["created_at", "actor", "workspace_id", "action", "resource", "outcome", "request_id"]
 
 
+def accept_json(parser: argparse.ArgumentParser) -> None:
+    """`--json` wherever it is written, after a command as before it; not given there, the earlier one stands."""
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of tables")
+
+
 class Registrar:
-    """Adds commands: each names what it runs, the table columns it prints and its positional arguments."""
+    """Adds commands: each names what it runs, the table columns it prints (or how it shows its answer) and its
+    positional arguments."""
 
     def __init__(self, groups: Any) -> None:
         self.groups = groups
 
-    def command(self, sub: Any, name: str, run: Run, help: str, columns: list[str] | None = None, args: Iterable[str] = (), needs_client: bool = True) -> argparse.ArgumentParser:
+    def command(
+        self,
+        sub: Any,
+        name: str,
+        run: Run,
+        help: str,
+        columns: list[str] | None = None,
+        args: Iterable[str] = (),
+        needs_client: bool = True,
+        show: Show | None = None,
+    ) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
-        parser.set_defaults(run=run, columns=columns, needs_client=needs_client)
+        parser.set_defaults(run=run, columns=columns, needs_client=needs_client, show=show)
+        accept_json(parser)
         for arg in args:
             parser.add_argument(arg)
         return parser
 
     def group(self, name: str, help: str) -> Any:
-        return self.groups.add_parser(name, help=help, description=help).add_subparsers(dest="action", required=True, metavar="ACTION")
+        parser = self.groups.add_parser(name, help=help, description=help)
+        accept_json(parser)
+        return parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
 
 def add_login(r: Registrar) -> None:
-    p = r.command(r.groups, "login", cmd_login, "log in and save the login for the next commands", needs_client=False)
+    p = r.command(r.groups, "login", cmd_login, "log in and save the login for the next commands", needs_client=False, show=show_login)
     p.add_argument("--email")
     p.add_argument("--password", help="else DIDYMA_PASSWORD, else a prompt")
     p.add_argument("--workspace")
@@ -58,7 +82,7 @@ def add_login(r: Registrar) -> None:
     p.add_argument("--client-id", help="an OAuth application's client id (with --client-secret and --workspace)")
     p.add_argument("--client-secret", help="else DIDYMA_CLIENT_SECRET")
     r.command(r.groups, "logout", cmd_logout, "forget the saved login", needs_client=False)
-    r.command(r.groups, "whoami", lambda a, c: c.auth.verify(), "the claims of the current login")
+    r.command(r.groups, "whoami", lambda a, c: c.auth.verify(), "who the current login is, where, and until when (--json: its claims)", show=show_claims)
     ws = r.group("workspaces", "workspaces")
     r.command(ws, "list", lambda a, c: c.workspaces.list().list(), "workspaces you belong to (staff: all)", ["id", "name", "disabled", "created_at"])
     r.command(ws, "create", lambda a, c: c.workspaces.create(a.name), "create a workspace (staff)", args=["name"])
@@ -143,6 +167,7 @@ def add_registry(r: Registrar) -> None:
 
 
 def invoke(args: argparse.Namespace, c: Didyma) -> Any:
+    deadline = time.monotonic() + args.timeout
     body = read_body(args.body)
     pending = c.invoke(
         args.model_code,
@@ -155,7 +180,30 @@ def invoke(args: argparse.Namespace, c: Didyma) -> Any:
         idempotency_key=args.idempotency_key,
         callback_url=args.callback_url,
     )
-    return pending.wait(timeout=args.timeout) if args.wait else pending.created
+    if not args.wait:
+        return pending.created
+    done = pending.wait(timeout=args.timeout)
+    if not args.explain:
+        return done
+    return {**plain(done), "explanations": [plain(e) for e in explanations_of(c, pending, done, deadline)]}
+
+
+def explanations_of(c: Didyma, pending: PendingInvocation, done: Invocation, deadline: float) -> list[Invocation]:
+    """The explanation chain that followed a prediction, each waited on until it finished: an invocation's
+    explanation is queued as it completes, so the chain ends where none follows a finished one."""
+    chain: list[Invocation] = []
+    current = done
+    while current.status == "COMPLETED":
+        explanations = c.invocations.list(pending.model_code, pending.version, pending.session_id, type="EXPLAIN")
+        following = next((e for e in explanations if e.related_to == current.id), None)
+        if following is None:
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WaitTimeout(f"Explanation {following.id} is still {following.status} after the --timeout.", following)
+        current = PendingInvocation(c.invocations, pending.model_code, pending.version, following).wait(timeout=remaining, raise_on_error=False)
+        chain.append(current)
+    return chain
 
 
 def add_sessions(r: Registrar) -> None:
@@ -165,7 +213,7 @@ def add_sessions(r: Registrar) -> None:
     r.command(sessions, "close", lambda a, c: c.sessions.close(a.model_code, a.version, a.session_id), "close a session", SESSION_COLUMNS, args=SESSION_ARGS)
     r.command(sessions, "reopen", lambda a, c: c.sessions.reopen(a.model_code, a.version, a.session_id), "reopen a session", SESSION_COLUMNS, args=SESSION_ARGS)
     list_invocations = lambda a, c: c.invocations.list(a.model_code, a.version, a.session_id).list()
-    r.command(sessions, "invocations", list_invocations, "the invocations of a session, in order", INVOCATION_COLUMNS, args=SESSION_ARGS)
+    r.command(sessions, "invocations", list_invocations, "the invocations of a session, newest first", INVOCATION_COLUMNS, args=SESSION_ARGS, show=show_invocation_table)
     p = r.command(sessions, "events", follow_events, "print the status changes of the session's invocations as they happen", args=SESSION_ARGS)
     p.add_argument("--last-event-id", help="go on after this id (--json prints each event's resume_from)")
     p.add_argument("--max", type=int, default=0, metavar="N", help="stop after N events (default: follow until interrupted)")
@@ -173,8 +221,9 @@ def add_sessions(r: Registrar) -> None:
     p = r.command(sessions, "cancel", cancel_session, "cancel the session's invocations not yet finished", args=SESSION_ARGS)
     p.add_argument("--status", choices=["QUEUED", "IN_PROGRESS"], help="only those with this status")
 
-    p = r.command(r.groups, "invoke", invoke, "queue a prediction (body: JSON text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "body"])
-    p.add_argument("--explain", action="store_true", help="run the explainer chain after it")
+    help = "queue a prediction (body: JSON text, @file or -); with --wait, show its output (and --explain: its explanations)"
+    p = r.command(r.groups, "invoke", invoke, help, INVOCATION_COLUMNS, args=[*SESSION_ARGS, "body"], show=show_invocations)
+    p.add_argument("--explain", action="store_true", help="run the explainer chain after it (with --wait: wait for it too)")
     p.add_argument("--request-type", default="FEATURES", choices=["FEATURES", "PROMPT", "FEEDBACK", "OTHER"])
     p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
     p.add_argument("--idempotency-key", help="send again with the same key to get the same invocation, not a second one (default: a new key)")
@@ -182,13 +231,13 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
-    r.command(r.groups, "invocation", get, "one invocation", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    r.command(r.groups, "invocation", get, "one invocation, its output in full", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"], show=show_invocations)
     cancel = lambda a, c: c.invocations.cancel(a.model_code, a.version, a.session_id, a.invocation_id)
-    r.command(r.groups, "cancel", cancel, "cancel an invocation not yet finished", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    r.command(r.groups, "cancel", cancel, "cancel an invocation not yet finished", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"], show=show_invocations)
     retry = lambda a, c: c.invocations.retry(a.model_code, a.version, a.session_id, a.invocation_id)
-    r.command(r.groups, "retry", retry, "run again an invocation that ended in ERROR or CANCELLED", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"])
+    r.command(r.groups, "retry", retry, "run again an invocation that ended in ERROR or CANCELLED", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"], show=show_invocations)
     feedback = lambda a, c: c.feedback(a.model_code, a.version, a.session_id, a.invocation_id, read_body(a.body))
-    r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"])
+    r.command(r.groups, "feedback", feedback, "feedback on an invocation (body: text, @file or -)", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id", "body"], show=show_invocations)
 
 
 def follow_events(args: argparse.Namespace, c: Didyma) -> None:
@@ -289,7 +338,7 @@ def add_audit(r: Registrar) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
     parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables (also accepted after the command)")
     parser.add_argument("--auth-url", help="auth server (default: the saved login, DIDYMA_AUTH_URL, http://127.0.0.1:8080)")
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")

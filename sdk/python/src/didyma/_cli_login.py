@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-from typing import Any
+import time
+from datetime import datetime, timezone
+from typing import Any, TextIO
 
 from . import _cli_store as store
+from ._cli_output import plain
 from .auth import ApiToken, ClientCredentials, TokenPair
 from .client import Didyma
 from .errors import NotAuthenticated, ValidationError
@@ -62,3 +65,44 @@ def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
 
 def cmd_logout(_args: argparse.Namespace, _client: Any) -> Any:
     return {"logged_out": store.forget()}
+
+
+def show_login(claims: Any, args: argparse.Namespace, out: TextIO) -> None:
+    """The new login in words, with where it is kept."""
+    show_claims(claims, args, out)
+    print(f"{'saved in':<10}  {store.store_path()}", file=out)
+
+
+def show_claims(claims: Any, _args: argparse.Namespace, out: TextIO) -> None:
+    """Who the login is, in which workspace with which roles, and until when, in local time."""
+    for name, text in claim_lines(plain(claims), store.load(), time.time()):
+        print(f"{name:<10}  {text}", file=out)
+
+
+def claim_lines(claims: dict[str, Any], saved: dict[str, Any], now: float) -> list[tuple[str, str]]:
+    kind = "api_token" if os.environ.get("DIDYMA_TOKEN") else saved.get("kind")
+    who = {"password": saved.get("email"), "api_token": "an API token's user", "client_credentials": f"OAuth application {saved.get('client_id')}"}.get(str(kind))
+    renewal = {"password": ", then renewed by the saved login", "client_credentials": ", then asked for again"}.get(str(kind), "")
+    return [
+        ("user", f"{who} (id {claims['user_id']})" if who else f"id {claims['user_id']}"),
+        ("workspace", claims.get("workspace") or "none: this login only lists your workspaces (log in again with --workspace)"),
+        ("roles", ", ".join(claims.get("permissions") or [])),
+        ("valid", f"until {moment(claims['exp'], now)}{renewal}"),
+        ("issued", moment(claims["iat"], now)),
+    ]
+
+
+def moment(epoch: float, now: float) -> str:
+    """A time in the local zone, with how far it is from now."""
+    local = datetime.fromtimestamp(epoch, tz=timezone.utc).astimezone()
+    return f"{local:%Y-%m-%d %H:%M:%S %Z} ({relative(epoch - now)})"
+
+
+def relative(seconds: float) -> str:
+    span = abs(seconds)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if span >= size:
+            count = round(span / size)
+            text = f"{count} {unit}{'' if count == 1 else 's'}"
+            return f"in {text}" if seconds > 0 else f"{text} ago"
+    return "in under a minute" if seconds > 0 else "just now"

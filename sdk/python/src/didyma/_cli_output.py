@@ -1,12 +1,18 @@
-"""How the CLI prints: aligned tables for people, JSON for scripts."""
+"""How the CLI prints: aligned tables that fit the terminal and key/value lines for people, JSON for scripts."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
+
+# Without a terminal to fit (output captured by a program), a table cell is cut at this width.
+CELL_WIDTH = 60
+# Fitting a table never cuts a column narrower than this.
+MIN_WIDTH = 6
 
 
 def plain(value: Any) -> Any:
@@ -20,34 +26,83 @@ def plain(value: Any) -> Any:
     return value
 
 
-def cell(value: Any, width: int = 60) -> str:
+def text_of(value: Any) -> str:
+    """A value on one line: text as it is, a flat object as `name=value` pairs, anything else as compact JSON."""
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(plain(value), separators=(",", ":"))
-    text = text.replace("\n", " ")
+    if isinstance(value, str):
+        return value.replace("\n", " ")
+    data = plain(value)
+    if isinstance(data, dict) and data and all(isinstance(v, (str, int, float)) for v in data.values()):
+        return " ".join(f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in data.items())
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def table(rows: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO = sys.stdout) -> None:
-    body = [[cell(row.get(c)) for c in columns] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in body]) for i, c in enumerate(columns)]
-    print("  ".join(c.upper().ljust(w) for c, w in zip(columns, widths)).rstrip(), file=out)
-    for r in body:
-        print("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip(), file=out)
+def terminal_width() -> int | None:
+    """The width tables are fitted to: COLUMNS, else the terminal's that standard output or standard error
+    writes to (output piped into `head` still shows on that terminal), else None."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            return os.get_terminal_size(stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            continue
+    return None
+
+
+# Besides ids: the names the next command takes.
+IDENTIFIERS = ("id", "model_code", "version", "deployment_key", "storage_key")
+
+
+def is_identifier(column: str) -> bool:
+    """Ids and keys are what the next command needs: a table cuts them last."""
+    return column in IDENTIFIERS or column.endswith("_id")
+
+
+def fit(widths: list[int], columns: Sequence[str], room: int) -> list[int]:
+    """Column widths whose row fits in `room` characters: the widest column loses a character at a time, the
+    other columns before the identifiers, none below MIN_WIDTH (a table that cannot fit stays wider)."""
+    fitted = list(widths)
+    excess = sum(fitted) + 2 * (len(fitted) - 1) - room
+    for keep_ids in (True, False):
+        while excess > 0:
+            shrinkable = [i for i, c in enumerate(columns) if fitted[i] > MIN_WIDTH and not (keep_ids and is_identifier(c))]
+            if not shrinkable:
+                break
+            widest = max(shrinkable, key=lambda i: fitted[i])
+            fitted[widest] -= 1
+            excess -= 1
+    return fitted
+
+
+def table(rows: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO = sys.stdout, width: int | None = None) -> None:
+    """Rows under upper-case headings, fitted to `width` (cells cut with "…"), or cells cut at CELL_WIDTH without one."""
+    body = [[text_of(row.get(c)) for c in columns] for row in rows]
+    headings = [c.upper() for c in columns]
+    natural = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(headings)]
+    widths = fit(natural, columns, width) if width else [min(w, max(CELL_WIDTH, len(h))) for w, h in zip(natural, headings)]
+    for line in [headings, *body]:
+        print("  ".join(cut(v, w).ljust(w) for v, w in zip(line, widths)).rstrip(), file=out)
 
 
 def emit(value: Any, as_json: bool, columns: Sequence[str] | None = None, out: TextIO = sys.stdout) -> None:
-    """`value` as JSON, or as a table of `columns` (a list) or of key/value lines (one record)."""
+    """`value` as JSON, or as a table of `columns` (a list) or as key/value lines, values in full (one record)."""
     data = plain(value)
     if as_json:
         json.dump(data, out, indent=2)
         out.write("\n")
     elif isinstance(data, list):
-        table(data, columns or (list(data[0].keys()) if data else []), out)
+        table(data, columns or (list(data[0].keys()) if data else []), out, terminal_width())
     elif isinstance(data, dict):
         keys = columns or list(data.keys())
         width = max((len(k) for k in keys), default=0)
         for key in keys:
-            print(f"{key.ljust(width)}  {cell(data.get(key), 200)}", file=out)
+            print(f"{key.ljust(width)}  {text_of(data.get(key))}".rstrip(), file=out)
     elif data is not None:
         print(data, file=out)

@@ -1,6 +1,6 @@
 """`didyma`: the command line of the Python package (a client of a running platform).
 
-Exit codes: 0 done; 1 any other API error; 2 bad usage; 3 not logged in or refused credentials (401);
+Exit codes: 0 done (also when the reader of the output closed it early, as `head` does); 1 any other API error; 2 bad usage; 3 not logged in or refused credentials (401);
 4 permission denied (403); 5 not found (404); 6 conflict (409); 7 invalid input (400, 413, 415, and 422: an idempotency key reused for another request);
 8 the invocation ended in ERROR; 9 `--wait` timed out; 10 the platform or a backend is unavailable
 (5xx, connection failed).
@@ -8,6 +8,7 @@ Exit codes: 0 done; 1 any other API error; 2 bad usage; 3 not logged in or refus
 
 from __future__ import annotations
 
+import os
 import sys
 
 import httpx
@@ -55,14 +56,29 @@ def exit_code(error: DidymaError) -> int:
     return 10 if error.status is not None and error.status >= 500 else 1
 
 
+def quiet_stdout() -> None:
+    """Standard output onto /dev/null: what is still buffered goes nowhere instead of failing at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     client: Didyma | None = None
     try:
         client = client_from_store(args) if args.needs_client else None
         result = args.run(args, client)
-        if result is not None:
+        if result is not None and args.show and not args.json:
+            args.show(result, args, sys.stdout)
+        elif result is not None:
             emit(result, args.json, args.columns)
+        # Written out here, so that a reader that has gone is met below rather than at the interpreter's exit.
+        sys.stdout.flush()
+        return 0
+    except BrokenPipeError:
+        # Piped into `head` or the like: the reader took what it wanted and closed, which is no error.
+        quiet_stdout()
         return 0
     except DidymaError as error:
         print(f"didyma: {error}", file=sys.stderr)

@@ -194,8 +194,9 @@ class DatasetsApi:
         payload = {k: v for k, v in body.items() if v is not None}
         return self._dataset(self._t.post_json("public", "/api/dataset", payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
 
-    def list(self, name: str | None = None, page_size: int = 100) -> Page[Dataset]:
-        return Page(self._t, "public", "/api/dataset", self._dataset, {"name": name}, page_size)
+    def list(self, name: str | None = None, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[Dataset]:
+        params = {"name": name, "created_after": created_after, "created_before": created_before}
+        return Page(self._t, "public", "/api/dataset", self._dataset, params, page_size)
 
     def get(self, dataset_id: str) -> Dataset:
         return self._dataset(self._t.get_json("public", f"/api/dataset/{dataset_id}"))

@@ -40,8 +40,9 @@ class WorkspacesApi:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def list(self, page_size: int = 100) -> Page[Workspace]:
-        return Page(self._t, "auth", "/api/auth/workspace", Workspace.from_json, page_size=page_size)
+    def list(self, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[Workspace]:
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "auth", "/api/auth/workspace", Workspace.from_json, params, page_size)
 
     def create(self, name: str, disabled: bool = False) -> Workspace:
         return Workspace.from_json(self._t.post_json("auth", "/api/auth/workspace", {"name": name, "disabled": disabled}))
@@ -92,8 +93,10 @@ class InvitationsApi:
             body["workspace_id"] = workspace_id
         return Invitation.from_json(self._t.post_json("auth", "/api/auth/invitation", body))
 
-    def list(self) -> Page[Invitation]:
-        return Page(self._t, "auth", "/api/auth/invitation", Invitation.from_json, page_size=None)
+    def list(self, page_size: int = 100, *, workspace_id: int | None = None, created_after: str | None = None, created_before: str | None = None) -> Page[Invitation]:
+        """Pending invitations, newest first (staff: of every workspace, or of `workspace_id`)."""
+        params = {"workspace_id": workspace_id, "created_after": created_after, "created_before": created_before}
+        return Page(self._t, "auth", "/api/auth/invitation", Invitation.from_json, params, page_size)
 
     def revoke(self, invitation_id: int) -> None:
         self._t.request("auth", "DELETE", f"/api/auth/invitation/id/{invitation_id}")
@@ -126,8 +129,9 @@ class ApiTokensApi:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def list(self, workspace_id: int, page_size: int = 100) -> Page[ApiToken]:
-        return Page(self._t, "auth", f"/api/auth/workspace/{workspace_id}/token", ApiToken.from_json, page_size=page_size)
+    def list(self, workspace_id: int, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[ApiToken]:
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "auth", f"/api/auth/workspace/{workspace_id}/token", ApiToken.from_json, params, page_size)
 
     def get(self, workspace_id: int, token_id: int) -> ApiToken:
         return ApiToken.from_json(self._t.get_json("auth", f"/api/auth/workspace/{workspace_id}/token/{token_id}"))

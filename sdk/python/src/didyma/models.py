@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 M = TypeVar("M", bound="ApiModel")
+T = TypeVar("T")
 
 
 def schema_pointer(name: str) -> str:
@@ -167,13 +168,49 @@ class ModelMetadata(ApiModel):
         return model
 
 
+class _OfMetadata(Generic[T]):
+    """An attribute of a model listing read from its `model_metadata`, named as there."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, listing: None, owner: type) -> _OfMetadata[T]: ...
+    @overload
+    def __get__(self, listing: ModelListing, owner: type) -> T: ...
+    def __get__(self, listing: ModelListing | None, owner: type) -> T | _OfMetadata[T]:
+        if listing is None:
+            return self
+        value: T = getattr(listing.model_metadata, self._name)
+        return value
+
+
 @dataclass
 class ModelListing(ApiModel):
+    """One model of a list: the API's `model_metadata`, `is_explainer`, `has_explainer`, and the model's
+    own attributes at the top (`listing.model_code` is `listing.model_metadata.model_code`), as `models.get`
+    gives them."""
+
     OPENAPI = ("public", "#/paths/~1api~1model/get/responses/200/content/application~1json/schema/items")
     model_metadata: ModelMetadata
     is_explainer: bool
     has_explainer: bool
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    model_code = _OfMetadata[str]()
+    version = _OfMetadata[str]()
+    name = _OfMetadata[str]()
+    description = _OfMetadata[str]()
+    workspace = _OfMetadata[str]()
+    realtime_execution = _OfMetadata[bool]()
+    allow_download = _OfMetadata[bool]()
+    need_context = _OfMetadata[bool]()
+    input_schema = _OfMetadata[dict[str, Any]]()
+    output_schema = _OfMetadata[dict[str, Any]]()
+    native_metadata = _OfMetadata[dict[str, Any]]()
+    feedback_schema = _OfMetadata[dict[str, Any] | None]()
+    retry_policy = _OfMetadata[RetryPolicy | None]()
+    explainer_metadata = _OfMetadata[ModelMetadata | None]()
 
     @classmethod
     def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelListing:

@@ -2,6 +2,9 @@
 
 A list answer may carry `Link: <…>; rel="next"` (a keyset cursor) and `X-Total-Count`; the iterator
 follows the link when there is one, and otherwise asks for the next `offset` until a short page.
+
+Every paged list of the SDK takes the same paging arguments: `page_size` (items per request, at most
+1000), and `created_after` / `created_before` (RFC 3339 instants), besides the filters of its own.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ class Page(Generic[T]):
         self._server = server
         self._path = path
         self._convert = convert
-        self._params = dict(params or {})
+        # A filter given as None is not sent: the list is not filtered by it.
+        self._params = {name: value for name, value in (params or {}).items() if value is not None}
         self._page_size = page_size
         self.total: int | None = None
 

@@ -17,8 +17,10 @@ class ModelsApi:
     def __init__(self, transport: Transport) -> None:
         self._t = transport
 
-    def list(self) -> Page[ModelListing]:
-        return Page(self._t, "public", "/api/model", ModelListing.from_json, page_size=None)
+    def list(self, page_size: int = 100, *, model_code: str | None = None, created_after: str | None = None, created_before: str | None = None) -> Page[ModelListing]:
+        """Live models of the workspace, newest first (only the versions of `model_code` when given)."""
+        params = {"model_code": model_code, "created_after": created_after, "created_before": created_before}
+        return Page(self._t, "public", "/api/model", ModelListing.from_json, params, page_size)
 
     def get(self, model_code: str, version: str) -> ModelMetadata:
         return ModelMetadata.from_json(self._t.get_json("public", f"/api/model/{model_code}/version/{version}"))
@@ -64,8 +66,9 @@ class DeploymentsApi:
             body["max_concurrent_calls"] = max_concurrent_calls
         return Deployment.from_json(self._t.post_json("private", "/api/deployment", body)[0])
 
-    def list(self, page_size: int = 100) -> Page[Deployment]:
-        return Page(self._t, "private", "/api/deployment", Deployment.from_json, page_size=page_size)
+    def list(self, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[Deployment]:
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "private", "/api/deployment", Deployment.from_json, params, page_size)
 
     def get(self, deployment_key: str) -> Deployment:
         return Deployment.from_json(self._t.get_json("private", f"/api/deployment/{deployment_key}")[0])
@@ -89,8 +92,9 @@ class StorageApi:
         body = {"storage_key": storage_key, "storage_class": storage_class, "connector_init": connector_init}
         return StorageConfig.from_json(self._t.post_json("private", "/api/storage", body))
 
-    def list(self, page_size: int = 100) -> Page[StorageConfig]:
-        return Page(self._t, "private", "/api/storage", StorageConfig.from_json, page_size=page_size)
+    def list(self, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[StorageConfig]:
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "private", "/api/storage", StorageConfig.from_json, params, page_size)
 
     def get(self, storage_key: str) -> StorageConfig:
         return StorageConfig.from_json(self._t.get_json("private", f"/api/storage/{storage_key}"))
@@ -150,6 +154,7 @@ class MetricsApi:
         self._t = transport
 
     def list(self) -> Page[MetricDefinition]:
+        """The metric catalog: a fixed set, answered whole (the one list without paging arguments)."""
         return Page(self._t, "private", "/api/metric", MetricDefinition.from_json, page_size=None)
 
     def query(self, name: str, *, start: str | int | None = None, end: str | int | None = None, step: str | None = None, **params: str) -> MetricResult:

@@ -22,8 +22,15 @@ def _base(model_code: str, version: str) -> str:
 
 
 def _as_body(body: Any) -> str:
-    """The API carries bodies as strings: anything else is sent as its JSON text."""
-    return body if isinstance(body, str) else json.dumps(body)
+    """The API carries bodies as JSON text: a string that is JSON text already goes as it is, any other
+    value (plain text such as a prompt included) as its JSON text."""
+    if isinstance(body, str):
+        try:
+            json.loads(body)
+            return body
+        except ValueError:
+            pass
+    return json.dumps(body)
 
 
 class PendingInvocation:
@@ -124,7 +131,8 @@ class InvocationsApi:
         idempotency_key: str | None = None,
         callback_url: str | None = None,
     ) -> PendingInvocation:
-        """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is a string or JSON-able.
+        """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is any JSON-able value, or a
+        string of JSON text (plain text, such as a prompt, is sent as a JSON string).
 
         `priority` (0 to 9, the server's default 5) orders the workspace's own queue; it never takes
         another workspace's share of the executors. A workspace at its `max_queued` gets RateLimited
@@ -150,8 +158,21 @@ class InvocationsApi:
         created = Invocation.from_json(self._t.post_json("public", path, payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
         return PendingInvocation(self, model_code, version, created)
 
-    def list(self, model_code: str, version: str, session_id: str, page_size: int = 100) -> Page[Invocation]:
-        return Page(self._t, "public", f"{_base(model_code, version)}/session/{session_id}/invocation", Invocation.from_json, page_size=page_size)
+    def list(
+        self,
+        model_code: str,
+        version: str,
+        session_id: str,
+        page_size: int = 100,
+        *,
+        status: str | None = None,
+        type: str | None = None,
+        created_after: str | None = None,
+        created_before: str | None = None,
+    ) -> Page[Invocation]:
+        """The session's invocations, newest first; `status` and `type` (PREDICT, EXPLAIN, DATA_SUBMISSION: feedback) filter them."""
+        params = {"status": status, "type": type, "created_after": created_after, "created_before": created_before}
+        return Page(self._t, "public", f"{_base(model_code, version)}/session/{session_id}/invocation", Invocation.from_json, params, page_size)
 
     def get(self, model_code: str, version: str, session_id: str, invocation_id: str) -> Invocation:
         return Invocation.from_json(self._t.get_json("public", f"{_base(model_code, version)}/session/{session_id}/invocation/{invocation_id}"))
@@ -190,8 +211,12 @@ class SessionsApi:
         """Opens a session; `idempotency_key` as for invocations (a fresh UUID when not given)."""
         return Session.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session", idempotency_key=idempotency_key_or_new(idempotency_key)))
 
-    def list(self, model_code: str, version: str, page_size: int = 100) -> Page[Session]:
-        return Page(self._t, "public", f"{_base(model_code, version)}/session", Session.from_json, page_size=page_size)
+    def list(
+        self, model_code: str, version: str, page_size: int = 100, *, state: str | None = None, created_after: str | None = None, created_before: str | None = None
+    ) -> Page[Session]:
+        """The caller's sessions of the model version, newest first; `state` OPEN or CLOSED filters them."""
+        params = {"state": state, "created_after": created_after, "created_before": created_before}
+        return Page(self._t, "public", f"{_base(model_code, version)}/session", Session.from_json, params, page_size)
 
     def set_state(self, model_code: str, version: str, session_id: str, state: str) -> Session:
         response = self._t.request("public", "PATCH", f"{_base(model_code, version)}/session/{session_id}", params={"state": state})

@@ -30,8 +30,9 @@ class WebhooksApi:
             body["description"] = description
         return WebhookEndpointWithSecret.from_json(self._t.post_json("private", "/api/webhook", body))
 
-    def list(self, page_size: int = 100) -> Page[WebhookEndpoint]:
-        return Page(self._t, "private", "/api/webhook", WebhookEndpoint.from_json, page_size=page_size)
+    def list(self, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[WebhookEndpoint]:
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "private", "/api/webhook", WebhookEndpoint.from_json, params, page_size)
 
     def get(self, endpoint_id: int) -> WebhookEndpoint:
         return WebhookEndpoint.from_json(self._t.get_json("private", f"/api/webhook/{endpoint_id}"))
@@ -49,9 +50,11 @@ class WebhooksApi:
         """A new secret, shown this once; attempts from now on are signed with it."""
         return WebhookEndpointWithSecret.from_json(self._t.post_json("private", f"/api/webhook/{endpoint_id}/rotate_secret"))
 
-    def deliveries(self, endpoint_id: int, status: str | None = None, page_size: int = 100) -> Page[WebhookDelivery]:
+    def deliveries(
+        self, endpoint_id: int, status: str | None = None, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None
+    ) -> Page[WebhookDelivery]:
         """Deliveries of the endpoint, newest first, each with its attempts; `status` pending, delivered or failed."""
-        params = {"status": status} if status else None
+        params = {"status": status or None, "created_after": created_after, "created_before": created_before}
         return Page(self._t, "private", f"/api/webhook/{endpoint_id}/delivery", WebhookDelivery.from_json, params=params, page_size=page_size)
 
     def delivery(self, endpoint_id: int, delivery_id: str) -> WebhookDelivery:
