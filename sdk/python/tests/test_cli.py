@@ -83,7 +83,7 @@ def test_the_walkthrough_from_the_command_line(cli: Any, admin: Didyma, setting:
     assert out["rows"] == 1 and rows[0]["invocation_id"] == done["id"]
     assert rows[0]["feedback"][0]["body"] == '{"correct": true}'
     cli("export", "session", iris.code, iris.version, session["id"], "--storage", iris.storage_key, "--format", "csv", code=2)
-    parquet = as_json(cli("--json", "export", "session", iris.code, iris.version, session["id"], "--storage", iris.storage_key, "--format", "parquet"))
+    parquet = as_json(cli("--json", "datasets", "export", iris.code, iris.version, session["id"], "--storage", iris.storage_key, "--format", "parquet"))
     assert parquet["table"]["format"] == "parquet"
     out = as_json(cli("--json", "datasets", "download", parquet["id"], "--table"))
     assert (out["file"], out["format"]) == (f"{parquet['name']}-v{parquet['version']}.table.parquet", "parquet")

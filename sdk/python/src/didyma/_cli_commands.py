@@ -271,13 +271,18 @@ def add_format(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["jsonl", "parquet"], help="file format of the typed table written beside the JSON Lines records (default: jsonl)")
 
 
-def add_datasets(r: Registrar) -> None:
-    export = r.group("export", "export closed sessions as a new dataset version")
+def add_session_export(r: Registrar, group: Any, name: str) -> None:
+    """The export of one CLOSED session, as `export session` and as `datasets export`."""
     one = lambda a, c: c.export_session(a.model_code, a.version, a.session_id, a.storage_key, a.name, format=a.format)
-    p = r.command(export, "session", one, "one CLOSED session", DATASET_COLUMNS, args=SESSION_ARGS)
+    p = r.command(group, name, one, "one CLOSED session as a new dataset version", DATASET_COLUMNS, args=SESSION_ARGS)
     p.add_argument("--storage", dest="storage_key", required=True, help="storage configuration to write into")
     p.add_argument("--name")
     add_format(p)
+
+
+def add_datasets(r: Registrar) -> None:
+    export = r.group("export", "export closed sessions as a new dataset version")
+    add_session_export(r, export, "session")
     p = r.command(export, "filter", export_filter, "your CLOSED sessions matching a filter", DATASET_COLUMNS)
     add_format(p)
     p.add_argument("--name", required=True)
@@ -289,6 +294,7 @@ def add_datasets(r: Registrar) -> None:
     p.add_argument("--with-feedback", action="store_true", help="only records that received feedback")
 
     datasets = r.group("datasets", "your datasets")
+    add_session_export(r, datasets, "export")
     p = r.command(datasets, "list", lambda a, c: c.datasets.list(a.name).list(), "your datasets, newest first", DATASET_COLUMNS)
     p.add_argument("--name")
     r.command(datasets, "get", lambda a, c: c.datasets.get(a.dataset_id), "one dataset version", args=["dataset_id"])
