@@ -185,7 +185,7 @@ describe('dashboard over HTTP', () => {
       [{ name: 'not a name' }, /^Name: /],
       [{ session: 'yesterday' }, /^Session: /],
       [{ storage_key: '../x' }, /^Storage: /],
-      [{ format: 'csv' }, /^Format: one of JSON Lines\.$/],
+      [{ format: 'csv' }, /^Format: one of JSON Lines, Apache Parquet\.$/],
       [{ model: 'no-version' }, /^Model: /],
     ];
     for (const [change, message] of refusals) {
