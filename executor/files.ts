@@ -4,20 +4,13 @@ import type { UploadsService } from '../features/files/uploads.service.js';
 import type { InvocationRow } from '../features/invocations/store.js';
 import type { IoSchema } from '../features/models/payload.js';
 import type { ModelRow } from '../features/models/store.js';
+import type { Tensor } from '../infra/connectors/open-inference/tensors.js';
 
 // File inputs and outputs of models whose schemas have `type: file`.
 // The model receives the file as an Open Inference BYTES tensor named "file"
 // (base64, with its name and media type as parameters) and answers a file the
 // same way; the platform writes that file to the invocation's output storage
 // and stores, as the response, the file record plus the model's other outputs.
-
-interface Tensor {
-  name: string;
-  datatype: string;
-  shape: number[];
-  data: unknown[];
-  parameters?: Record<string, unknown>;
-}
 
 export class ModelFileError extends Error {}
 

@@ -1,4 +1,5 @@
 import { html, type Html } from '../web/html.js';
+import type { Tensor } from '../../../infra/connectors/open-inference/tensors.js';
 
 // Request bodies, model results and feedback are JSON text: shown as what
 // they say (tensors with their values, fields with theirs), never as raw JSON.
@@ -9,14 +10,6 @@ export const MAX_VALUES = 48;
 const MAX_COLUMNS = 12;
 /** Nested objects deeper than this are shown as compact text. */
 const MAX_DEPTH = 3;
-
-interface Tensor {
-  name: string;
-  datatype: string;
-  shape: number[];
-  data: unknown[];
-  parameters?: Record<string, unknown>;
-}
 
 /** A payload as the user reads it: tensors, fields, a list or plain text. */
 export function payload(text: string): Html {
