@@ -84,7 +84,8 @@ describe('audit trail', () => {
     expect(asA.body.map((r: { request_id: string }) => r.request_id)).to.include(mine).and.not.include(theirs);
     expect(asA.body.every((r: { workspace_id: number }) => r.workspace_id === a.ws.id)).to.equal(true);
     const askingForB = await t.auth.get(`/api/auth/audit?workspace_id=${b.ws.id}`, { token: a.token });
-    expect(askingForB.body).to.deep.equal([]);
+    expect(askingForB.status, 'another workspace is a 404').to.equal(404);
+    expect((await t.auth.get(`/api/auth/audit?workspace_id=${a.ws.id}`, { token: a.token })).status).to.equal(200);
 
     const staff = await makeStaff(t);
     const all = await t.auth.get(`/api/auth/audit?action=createDeployment&limit=1000`, { token: staff.token });

@@ -5,7 +5,7 @@ import { MicroBatch } from '../../infra/db/micro-batch.js';
 import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ListPage } from '../../infra/http/pagination.js';
-import { NotAllowedError } from '../../kernel/errors/errors.js';
+import { NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
 import { isStaff, isSupervisor, type Principal } from '../auth/principal.js';
 import { FloodLimit } from './flood-limit.js';
 import { presentAuditRecord, type AuditRecordView } from './present.js';
@@ -99,6 +99,7 @@ function microsecondsNow(): string {
 function scopeOf(principal: Principal, asked: number | undefined): Pick<AuditFilter, 'workspaceId'> {
   if (isStaff(principal)) return asked === undefined ? {} : { workspaceId: asked };
   if (!principal.workspace || !isSupervisor(principal)) throw new NotAllowedError('Only supervisors and staff may read the audit trail.');
-  // Another workspace asked for reads as an empty list, as it would for a workspace without records.
-  return { workspaceId: asked === undefined || asked === principal.workspace.id ? principal.workspace.id : -1 };
+  // Another workspace's records are another workspace's data: a 404, as everywhere else.
+  if (asked !== undefined && asked !== principal.workspace.id) throw new NotFoundError('Workspace not found.');
+  return { workspaceId: principal.workspace.id };
 }
