@@ -98,10 +98,17 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
 
   /** Waits until every invocation id finished; returns their statuses. */
   async function finished(ids: string[]): Promise<string[]> {
+    let last: string[] = [];
     return eventually(`${ids.length} invocations to finish`, async () => {
-      const statuses = await Promise.all(ids.map(async (id) => (await pub.get(`${model}/session/${session}/invocation/${id}/check_progress`, { token })).body.status as string));
-      return statuses.every((status) => ['COMPLETED', 'ERROR'].includes(status)) && statuses;
-    }, 240_000);
+      last = await Promise.all(ids.map(async (id) => (await pub.get(`${model}/session/${session}/invocation/${id}/check_progress`, { token })).body.status as string));
+      return last.every((status) => ['COMPLETED', 'ERROR'].includes(status)) && last;
+    }, 240_000).catch(async (error: Error) => {
+      // What the executors were doing when the wait ran out: their pods, restarts and last log lines.
+      const counts = last.reduce<Record<string, number>>((by, status) => ({ ...by, [status]: (by[status] ?? 0) + 1 }), {});
+      const pods = (await podsOf('executor')).map((pod) => `${pod.metadata.name} ${pod.status.phase} restarts=${pod.status.containerStatuses?.[0]?.restartCount}`);
+      const logs = await kubectl(cluster, '-n', namespace, 'logs', '--tail=20', '-l', `app.kubernetes.io/component=executor`).catch((e: Error) => e.message);
+      throw new Error(`${error.message}; statuses ${JSON.stringify(counts)}; executor pods ${JSON.stringify(pods)}; their last lines:\n${String(logs).slice(-4000)}`);
+    });
   }
 
   before(async () => {
