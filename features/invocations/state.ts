@@ -194,7 +194,10 @@ const HEAD_COLUMNS = (alias: string) =>
  * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
  * of their next invocations (`threshold`), so a workspace's k-th next counts
  * only while (its calls in flight + k) / its weight stays within it; one row
- * each when the calls in flight are even, not `limit`.
+ * each when the calls in flight are even, not `limit`. The walk that finds
+ * the workspaces with queued work (`heads`) returns each one's next
+ * invocation in fair order, so a workspace whose one candidate is that row
+ * is not read again.
  * Bindings: the limit (three times), the claim's status, the lease in milliseconds, the executor.
  */
 export const CLAIM_SQL = `
