@@ -5,15 +5,7 @@ import { rateLimitStore } from './rate-limit.store.js';
 import { RateLimitedError } from '../../kernel/errors/errors.js';
 import { sharedDatabase } from '../../test/support/database.js';
 import type { Db } from '../../infra/db/database.js';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../test/support/capture.js';
 
 describe('RateLimiter (windows in the database)', () => {
   let db: Db;

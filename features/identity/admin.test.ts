@@ -2,15 +2,7 @@ import { expect } from 'chai';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import { login, makeUser, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 import { generatePassword, resetPassword } from './admin.js';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../test/support/capture.js';
 
 describe('admin: reset a password', () => {
   let t: TestPlatform;

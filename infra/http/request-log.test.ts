@@ -1,10 +1,10 @@
-import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import express from 'express';
 import { pino } from 'pino';
 import { listen } from '../../test/support/platform.js';
 import { Client } from '../../test/support/http.js';
 import { requestLog } from './request-log.js';
+import { jsonLines } from '../../test/support/capture.js';
 
 describe('request log', () => {
   const lines: Array<Record<string, unknown>> = [];
@@ -12,12 +12,7 @@ describe('request log', () => {
   let close: () => void;
 
   before(async () => {
-    const sink = new Writable({
-      write(chunk, _encoding, callback) {
-        lines.push(JSON.parse(String(chunk)));
-        callback();
-      },
-    });
+    const sink = jsonLines(lines);
     const app = express();
     app.use(requestLog(pino({ level: 'info' }, sink), new Set(['/healthz'])));
     app.get('/healthz', (_req, res) => void res.json({ ok: true }));
@@ -55,12 +50,7 @@ describe('request log', () => {
 
   it('logs requests at the level it is given, so a quieter logger leaves them out, never their 5xx errors', async () => {
     const quiet: Array<Record<string, unknown>> = [];
-    const sink = new Writable({
-      write(chunk, _encoding, callback) {
-        quiet.push(JSON.parse(String(chunk)));
-        callback();
-      },
-    });
+    const sink = jsonLines(quiet);
     const app = express();
     app.use(requestLog(pino({ level: 'info' }, sink), new Set(), (url) => url, 'debug'));
     app.get('/ok', (_req, res) => void res.json({}));

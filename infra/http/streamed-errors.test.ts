@@ -1,4 +1,4 @@
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { expect } from 'chai';
 import express, { type ErrorRequestHandler } from 'express';
@@ -7,6 +7,7 @@ import { listen } from '../../test/support/platform.js';
 import { errorHandler } from './errors.js';
 import { requestLog } from './request-log.js';
 import { until } from '../../test/support/until.js';
+import { jsonLines } from '../../test/support/capture.js';
 
 const CHUNK = Buffer.alloc(64 * 1024, 97);
 
@@ -29,12 +30,7 @@ describe('errors of a streamed answer', () => {
   let close: () => void;
 
   before(async () => {
-    const sink = new Writable({
-      write(chunk, _encoding, callback) {
-        lines.push(JSON.parse(String(chunk)));
-        callback();
-      },
-    });
+    const sink = jsonLines(lines);
     const logger = pino({ level: 'info' }, sink);
     const app = express();
     app.use(requestLog(logger, new Set()));
