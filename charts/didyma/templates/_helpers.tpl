@@ -39,8 +39,13 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
+{{/* The platform's image: by digest when image.digest is set, by tag otherwise. */}}
 {{- define "didyma.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
 {{- end -}}
 
 {{- define "didyma.secretName" -}}
@@ -158,4 +163,30 @@ startupProbe:
   httpGet: { path: /healthz, port: {{ . }} }
   periodSeconds: 2
   failureThreshold: 30
+{{- end -}}
+
+{{/*
+Pod settings each component has in its values (extraEnv, extraVolumes,
+extraVolumeMounts, podAnnotations, priorityClassName, topologySpreadConstraints).
+The helpers below take (dict "root" $ "component" <name> "values" <its values>).
+*/}}
+
+{{/* The chart-wide podAnnotations, then the component's own (they win). */}}
+{{- define "didyma.podAnnotations" -}}
+{{- with mergeOverwrite (deepCopy (.root.Values.podAnnotations | default dict)) (.values.podAnnotations | default dict) }}
+{{- toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* priorityClassName and topologySpreadConstraints; a constraint without labelSelector gets the component's pod labels. */}}
+{{- define "didyma.podScheduling" -}}
+{{- $pod := dict }}
+{{- with .values.priorityClassName }}{{ $_ := set $pod "priorityClassName" . }}{{ end }}
+{{- $selector := dict "matchLabels" (include "didyma.selectorLabels" . | fromYaml) }}
+{{- $constraints := list }}
+{{- range .values.topologySpreadConstraints }}
+{{- $constraints = append $constraints (ternary . (merge (dict "labelSelector" $selector) .) (hasKey . "labelSelector")) }}
+{{- end }}
+{{- with $constraints }}{{ $_ := set $pod "topologySpreadConstraints" . }}{{ end }}
+{{- with $pod }}{{ toYaml . }}{{ end }}
 {{- end -}}
