@@ -171,6 +171,15 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     token = login.body.access;
   });
 
+  it('helm test: a pod of the image logs in and reads a list from each API server through its Service, and goes when it passed', async () => {
+    const output = await helm(cluster, 'test', RELEASE, '-n', namespace, '--timeout', '3m').catch(async (error: Error) => {
+      const log = await kubectl(cluster, '-n', namespace, 'logs', `${RELEASE}-test`).catch((e: Error) => e.message);
+      throw new Error(`${error.message}\nthe test pod's log:\n${log}`);
+    });
+    expect(output).to.match(new RegExp(`TEST SUITE:\\s+${RELEASE}-test\\n[\\s\\S]*Phase:\\s+Succeeded`));
+    expect(await kubectl(cluster, '-n', namespace, 'get', 'pods', '-o', 'name')).to.not.include(`pod/${RELEASE}-test`);
+  });
+
   it('REST registers a storage configuration and a deployment: kubectl get mdep,stcfg shows them Ready, the executor gets their proxy configuration', async () => {
     const storage = await priv.post('/api/storage', { token, json: cardStorage() });
     expect(storage.status, storage.text).to.equal(201);

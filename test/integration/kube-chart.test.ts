@@ -17,8 +17,36 @@ import { apiFor, helmPath, kubeconfigAs, startTestOperator, testNamespace, waitF
 const run = promisify(execFile);
 const CHART = 'charts/didyma';
 
-/** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, metrics token, MinIO host in the allow list). */
+/** The components with pod settings of their own, by their values' path (the migration Job's pod does not spread). */
+const POD_SETTINGS: Record<string, { object: string; spreads: boolean }> = {
+  'servers.auth': { object: 'Deployment/dy-didyma-auth', spreads: true },
+  'servers.private': { object: 'Deployment/dy-didyma-private', spreads: true },
+  'servers.public': { object: 'Deployment/dy-didyma-public', spreads: true },
+  executor: { object: 'Deployment/dy-didyma-executor', spreads: true },
+  operator: { object: 'Deployment/dy-didyma-operator', spreads: true },
+  migration: { object: 'Job/dy-didyma-migrate', spreads: false },
+};
+const DIGEST = `sha256:${'0123456789abcdef'.repeat(4)}`;
+/** Every pod setting of every component: an env var from a Secret, a CA bundle mounted, annotations, a priority class, a zone spread. */
+const podSettings = (component: string, spreads: boolean): Record<string, unknown> => ({
+  extraEnv: [{ name: 'MODEL_SERVER_TOKEN', valueFrom: { secretKeyRef: { name: 'model-server', key: 'token' } } }, { name: 'COMPONENT_NAME', value: component }],
+  extraVolumes: [{ name: 'model-server-ca', configMap: { name: 'model-server-ca' } }],
+  extraVolumeMounts: [{ name: 'model-server-ca', mountPath: '/etc/didyma/ca', readOnly: true }],
+  podAnnotations: { 'example.com/component': component, 'example.com/shared': 'component' },
+  priorityClassName: 'didyma-critical',
+  ...(spreads ? { topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' }] } : {}),
+});
+const POD_SETTINGS_ON = [
+  ...Object.entries(POD_SETTINGS).flatMap(([path, { spreads }]) =>
+    Object.entries(podSettings(path, spreads)).flatMap(([key, value]) => ['--set-json', `${path}.${key}=${JSON.stringify(value)}`]),
+  ),
+  ...['podAnnotations.example\\.com/shared=chart', 'podAnnotations.example\\.com/chart=yes', `image.digest=${DIGEST}`].flatMap((value) => ['--set', value]),
+];
+
+/** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, metrics token, MinIO host in the allow list, every pod setting). */
 const EVERYTHING = [
+  'servers.auth.hpa.enabled=true',
+  'servers.private.hpa.enabled=true',
   'servers.public.hpa.enabled=true',
   'executor.hpa.enabled=true',
   'serviceMonitor.enabled=true',
@@ -27,7 +55,9 @@ const EVERYTHING = [
   'ingress.className=nginx',
   'externalMinio.endpoint=http://minio.storage:9000',
   'config.urlAllow=10.0.0.0/8',
-].flatMap((value) => ['--set', value]);
+]
+  .flatMap((value) => ['--set', value])
+  .concat(POD_SETTINGS_ON);
 
 /** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
 const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
@@ -116,6 +146,106 @@ describe('Kubernetes: the Helm chart', function () {
     }
     const optional = (await render(...EVERYTHING)).map((o) => `${o.kind}/${o.metadata.name}`);
     expect(optional).to.include.members(['HorizontalPodAutoscaler/dy-didyma-public', 'HorizontalPodAutoscaler/dy-didyma-executor', 'ServiceMonitor/dy-didyma-operator']);
+  });
+
+  /** The pod template of a rendered Deployment or Job, with the object. */
+  const podOf = (objects: KubeObject[], name: string) => {
+    const object = objects.find((o) => `${o.kind}/${o.metadata.name}` === name) as any;
+    expect(object, name).to.not.equal(undefined);
+    const pod = object.spec.template.spec;
+    return { object, pod, containers: [...(pod.initContainers ?? []), ...pod.containers] as any[] };
+  };
+
+  it("gives each component the pod settings of its own values: env (valueFrom too), volumes, mounts, annotations, priority, spread, image digest", async () => {
+    const objects = await render(...POD_SETTINGS_ON);
+    for (const [path, { object: name, spreads }] of Object.entries(POD_SETTINGS)) {
+      const expected = podSettings(path, spreads) as any;
+      const { object, pod, containers } = podOf(objects, name);
+      expect(pod.priorityClassName, name).to.equal('didyma-critical');
+      expect(pod.volumes, name).to.deep.include({ name: 'model-server-ca', configMap: { name: 'model-server-ca' } });
+      // The chart-wide annotations, the component's winning on the same key.
+      expect(object.spec.template.metadata.annotations, name).to.deep.include({ 'example.com/component': path, 'example.com/shared': 'component', 'example.com/chart': 'yes' });
+      for (const container of containers) {
+        const where = `${name}/${container.name}`;
+        expect(container.image, where).to.equal(`ghcr.io/didyma/didyma@${DIGEST}`);
+        expect(container.env, where).to.deep.include.members(expected.extraEnv);
+        expect(container.env.find((e: any) => e.name === 'MODEL_SERVER_TOKEN').valueFrom, where).to.deep.equal({ secretKeyRef: { name: 'model-server', key: 'token' } });
+        expect(container.volumeMounts, where).to.deep.include({ name: 'model-server-ca', mountPath: '/etc/didyma/ca', readOnly: true });
+      }
+      // A constraint without labelSelector spreads the component's own pods.
+      const spread = spreads ? [{ ...expected.topologySpreadConstraints[0], labelSelector: { matchLabels: object.spec.selector.matchLabels } }] : undefined;
+      expect(pod.topologySpreadConstraints, name).to.deep.equal(spread);
+    }
+  });
+
+  it("spreads each Deployment's replicas across nodes by default (ScheduleAnyway, its own pods), keeps a given labelSelector, and stops with []", async () => {
+    const objects = await render();
+    for (const { object: name, spreads } of Object.values(POD_SETTINGS)) {
+      const { object, pod, containers } = podOf(objects, name);
+      expect(pod.priorityClassName, name).to.equal(undefined);
+      for (const container of containers) expect(container.image, name).to.equal('ghcr.io/didyma/didyma:0.1.0');
+      if (!spreads) {
+        expect(pod.topologySpreadConstraints, name).to.equal(undefined);
+        continue;
+      }
+      const selector = { 'app.kubernetes.io/name': 'didyma', 'app.kubernetes.io/instance': 'dy', 'app.kubernetes.io/component': object.metadata.labels['app.kubernetes.io/component'] };
+      expect(object.spec.selector.matchLabels, name).to.deep.equal(selector);
+      expect(pod.topologySpreadConstraints, name).to.deep.equal([{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: selector } }]);
+    }
+    const own = { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { tier: 'executors' } } };
+    const changed = await render('--set-json', `executor.topologySpreadConstraints=${JSON.stringify([own])}`, '--set-json', 'operator.topologySpreadConstraints=[]');
+    expect(podOf(changed, 'Deployment/dy-didyma-executor').pod.topologySpreadConstraints).to.deep.equal([own]);
+    expect(podOf(changed, 'Deployment/dy-didyma-operator').pod.topologySpreadConstraints).to.equal(undefined);
+  });
+
+  it('autoscales the auth and private servers on CPU when asked, in place of their fixed replicas', async () => {
+    expect((await render()).filter((o) => o.kind === 'HorizontalPodAutoscaler'), 'off by default').to.deep.equal([]);
+    const objects = await render('--set', 'servers.auth.hpa.enabled=true', '--set', 'servers.private.hpa.enabled=true', '--set', 'servers.private.hpa.maxReplicas=4');
+    const autoscalers = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler') as any[];
+    expect(autoscalers.map((o) => o.metadata.name)).to.deep.equal(['dy-didyma-auth', 'dy-didyma-private']);
+    expect(autoscalers[1].spec).to.deep.equal({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'dy-didyma-private' },
+      minReplicas: 2,
+      maxReplicas: 4,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+    });
+    const replicas = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as any).spec.replicas;
+    expect([replicas('dy-didyma-auth'), replicas('dy-didyma-private'), replicas('dy-didyma-public')]).to.deep.equal([undefined, undefined, 2]);
+  });
+
+  it('refuses, by its values schema, a wrong type, a misspelt key, a range that is not a CIDR and other malformed values', async () => {
+    const refusal = (...args: string[]) => helm('template', 'dy', CHART, ...args).then(() => 'rendered', (error: Error) => error.message);
+    expect(await refusal('--set', 'servers.auth.replicas=two')).to.match(/'\/servers\/auth\/replicas': got string, want integer/);
+    expect(await refusal('--set', 'servers.auth.replica=3')).to.match(/'\/servers\/auth': additional properties 'replica' not allowed/);
+    expect(await refusal('--set', 'executor.extraEnvs[0].name=A')).to.match(/'\/executor': additional properties 'extraEnvs' not allowed/);
+    expect(await refusal('--set', 'podAnotations.a=b')).to.match(/additional properties 'podAnotations' not allowed/);
+    expect(await refusal('--set', 'egress.allowCidrs={10.0.0.0/8,10.96.0.0}')).to.match(/'\/egress\/allowCidrs\/1'/);
+    expect(await refusal('--set', 'egress.allowCidrs={10.0.0.0/33}')).to.match(/'\/egress\/allowCidrs\/0'/);
+    expect(await refusal('--set', 'image.digest=latest')).to.match(/'\/image\/digest'/);
+    expect(await refusal('--set-json', 'operator.extraEnv=[{"value":"x"}]')).to.match(/'\/operator\/extraEnv\/0': missing property 'name'/);
+    expect(await refusal('--set-json', 'servers.public.topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"Sometimes"}]')).to.match(/whenUnsatisfiable/);
+    expect(await refusal('--set', 'config.logLevel=loud')).to.match(/'\/config\/logLevel'/);
+    expect(await refusal('--set', 'servers.auth.resources.limits.memory=lots')).to.match(/'\/servers\/auth\/resources\/limits\/memory'/);
+    // IPv6 ranges, an all-digit tag given with --set (a number) and an empty range list are all fine.
+    expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101')).to.equal('rendered');
+  });
+
+  it('has a helm test pod of the platform image that logs in and reads lists through the Services, with no Kubernetes access', async () => {
+    const pod = (await render()).find((o) => o.kind === 'Pod' && o.metadata.name === 'dy-didyma-test') as any;
+    expect(pod.metadata.annotations).to.deep.equal({ 'helm.sh/hook': 'test', 'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded' });
+    expect(pod.spec.automountServiceAccountToken).to.equal(false);
+    const [container] = pod.spec.containers;
+    expect(container.image).to.equal('ghcr.io/didyma/didyma:0.1.0');
+    expect(container.command.slice(0, 3)).to.deep.equal(['node', '--input-type=module', '--eval']);
+    expect(container.command[3]).to.equal(fs.readFileSync(`${CHART}/files/api-test.mjs`, 'utf8'));
+    expect(container.env).to.deep.include.members([
+      { name: 'AUTH_URL', value: 'http://dy-didyma-auth:8080' },
+      { name: 'PRIVATE_URL', value: 'http://dy-didyma-private:8081' },
+      { name: 'PUBLIC_URL', value: 'http://dy-didyma-public:8082' },
+      { name: 'ADMIN_EMAIL', value: 'admin@didyma.local' },
+      { name: 'ADMIN_PASSWORD', valueFrom: { secretKeyRef: { name: 'dy-didyma', key: 'admin-password' } } },
+    ]);
+    expect(container.securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
   });
 
   it("passes the cluster's Pod and Service ranges, and nothing else, as the private networks the platform may call", async () => {
