@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { makeWorkspace, unique } from '../../test/support/platform.js';
 import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { pino } from 'pino';
+import { needsPostgres } from '../../test/support/skips.js';
+import { until } from '../../test/support/until.js';
+import { acquireChangeFeed, releaseChangeFeed } from '../../infra/db/change-feed.js';
 import { invocationState } from './state.js';
 
 const LEASE_MS = 60_000;
@@ -22,7 +26,7 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
     if (running) {
       await db('invocations').whereIn('id', ids.slice(0, running)).update({ status: 'IN_PROGRESS', lease_expires_at: db.raw(`now() + interval '1 minute'`) });
-      await db('workspaces').where({ id: workspace.id }).update({ last_claimed_at: db.fn.now() });
+      await db('workspace_turns').insert({ workspace_id: workspace.id, last_claimed_at: db.fn.now() });
     }
     return workspace.id;
   }
@@ -52,12 +56,30 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     const { db } = iris.t.platform;
     await db('invocations').where({ session_id: iris.sessionId, status: 'QUEUED' }).delete();
     const quiet = await workspaceWith(0, 0);
-    await db('workspaces').where({ id: quiet }).update({ last_claimed_at: db.raw(`now() - interval '1 second'`) });
+    await db('workspace_turns').insert({ workspace_id: quiet, last_claimed_at: db.raw(`now() - interval '1 second'`) });
     const flood: number[] = [];
     for (let i = 0; i < 12; i++) flood.push(await workspaceWith(3, 0));
     await invocationState.appendQueued(db, [queuedPredict({ workspaceId: quiet, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId })]);
     // All at share 1: the flood's workspaces were never served, and count from when their work arrived.
     const { rows } = await invocationState.claimNext(db, 4, LEASE_MS, 'test');
     expect(rows.map((row) => row.workspace_id)).to.have.members([quiet, ...flood.slice(0, 3)]);
+  });
+
+  it('takes its turns without announcing an identity change, so the authentication caches stay warm', async function () {
+    needsPostgres(this, 'only PostgreSQL announces the changes other processes make');
+    const { db } = iris.t.platform;
+    const feed = acquireChangeFeed(db, pino({ level: 'silent' }));
+    try {
+      await until(async () => feed.generation('identity') !== undefined, 'the feed to listen');
+      await workspaceWith(3, 0);
+      const [identity, models] = [feed.generation('identity'), feed.generation('models')];
+      expect((await invocationState.claimNext(db, 3, LEASE_MS, 'test')).rows).to.have.length(3);
+      // Announced after the claim's, in commit order; not a write this process's query hook would see.
+      await db.raw('with touched as (update models set id = id where id = -1 returning id) select count(*) from touched');
+      await until(async () => feed.generation('models') !== models, 'the later change to be announced');
+      expect(feed.generation('identity')).to.equal(identity);
+    } finally {
+      await releaseChangeFeed(db);
+    }
   });
 });

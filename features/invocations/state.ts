@@ -178,7 +178,7 @@ const HEAD_COLUMNS = (alias: string) =>
  * calls in flight between the workspaces with queued work in proportion to
  * their weights. A workspace's k-th next invocation has the share
  * (its calls in flight + k) / its weight; the lowest shares go first, and
- * among equals the workspace whose last turn is oldest (`last_claimed_at`;
+ * among equals the workspace whose last turn is oldest (`workspace_turns`;
  * for one never served, when its oldest queued work arrived, so a backlog
  * that arrives at once does not go ahead of a workspace served before it),
  * then the oldest invocation. Within a workspace: higher priority first, then the oldest.
@@ -208,20 +208,22 @@ with recursive heads as (
     select ${HEAD_COLUMNS('i')} from invocations i where ${fromStatuses('claim', 'i')} and i.workspace_id > h.workspace_id order by ${FAIR_ORDER('i')} limit 1
   ) n
 ),
-running as (
-  select i.workspace_id, m.deployment_id from invocations i join models m on m.id = i.model_id
-   where i.status = 'IN_PROGRESS' and i.lease_expires_at >= now()
-),
+running as (select i.workspace_id, i.model_id from invocations i where i.status = 'IN_PROGRESS' and i.lease_expires_at >= now()),
 workspace_running as (select workspace_id, count(*)::integer as n from running group by workspace_id),
-deployment_running as (select deployment_id, count(*)::integer as n from running group by deployment_id),
+deployment_running as (
+  select m.deployment_id, count(*)::integer as n from running r join models m on m.id = r.model_id
+   where exists (select 1 from deployments d where d.max_concurrent_calls is not null)
+   group by m.deployment_id
+),
 full_deployments as (
   select d.id from deployments d join deployment_running r on r.deployment_id = d.id where r.n >= d.max_concurrent_calls
 ),
 blocked_models as (select m.id from models m where m.deployment_id in (select id from full_deployments)),
 open_workspaces as (
-  select h.*, w.share_weight, w.max_in_flight, w.last_claimed_at, coalesce(r.n, 0) as running, ${HEAD_CLAIMABLE('h')} as head_claimable
+  select h.*, w.share_weight, w.max_in_flight, t.last_claimed_at, coalesce(r.n, 0) as running, ${HEAD_CLAIMABLE('h')} as head_claimable
     from heads h
     join workspaces w on w.id = h.workspace_id
+    left join workspace_turns t on t.workspace_id = h.workspace_id
     left join workspace_running r on r.workspace_id = h.workspace_id
    where (w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight)
      and (${HEAD_CLAIMABLE('h')} or (select i.id from invocations i where ${CLAIMABLE('i')} and i.workspace_id = h.workspace_id order by ${WORKSPACE_ORDER('i')} limit 1) is not null)
@@ -275,7 +277,10 @@ claimed as (
    where i.id = any(array(select id from chosen)) and ${fromStatuses('claim', 'i')}
   returning ${invocationColumns('i')}
 ),
-turns as (update workspaces set last_claimed_at = now() where id in (select workspace_id from claimed)),
+turns as (
+  insert into workspace_turns (workspace_id, last_claimed_at) select distinct workspace_id, now() from claimed
+  on conflict (workspace_id) do update set last_claimed_at = excluded.last_claimed_at
+),
 recorded as (
   insert into invocation_attempts (invocation_id, attempt, executor, started_at)
   select id, attempts, ?, started_at from claimed

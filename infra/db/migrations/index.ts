@@ -19,6 +19,7 @@ import * as webhooks from './0017_webhooks.js';
 import * as auditRecords from './0018_audit_records.js';
 import * as invocationTraces from './0019_invocation_traces.js';
 import * as datasetTables from './0020_dataset_tables.js';
+import * as queueTurns from './0022_queue_turns.js';
 
 interface Migration {
   name: string;
@@ -51,6 +52,7 @@ const migrations: Migration[] = [
   { name: '0018_audit_records', ...auditRecords },
   { name: '0019_invocation_traces', ...invocationTraces },
   { name: '0020_dataset_tables', ...datasetTables },
+  { name: '0022_queue_turns', ...queueTurns },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
