@@ -12,7 +12,7 @@ import { readSecret } from '../../infra/kube/secrets.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { apiFor, helmPath, kubeconfigAs, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
+import { apiFor, helmPath, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/didyma';
@@ -31,6 +31,10 @@ const EVERYTHING = [
 
 /** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
 const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
+
+/** What rendering without cluster access (helm template, Argo CD) needs: every key and password given, none generated. */
+const OFFLINE = ['secrets.existingSecret=didyma-keys'].flatMap((value) => ['--set', value]);
+const OFFLINE_BUNDLED = [...OFFLINE, ...BUNDLED, ...['postgresql.password=pg', 'rabbitmq.password=mq', 'minio.rootPassword=minio-root'].flatMap((value) => ['--set', value])];
 
 async function helm(...args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
@@ -54,14 +58,15 @@ describe('Kubernetes: the Helm chart', function () {
     kubeVersion = (await api.kc.makeApiClient(VersionApi).getCode()).gitVersion.replace(/[-+].*$/, '');
   });
 
-  /** The chart's objects, typed through loadYaml (client-node serializes by its models' field names), in the test namespace. */
-  const render = async (...args: string[]) => {
-    const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args);
-    return YAML.parseAllDocuments(stdout)
+  /** The chart's objects as an install renders them (lookups answered by the cluster), typed through loadYaml (client-node serializes by its models' field names), in the test namespace. */
+  const render = async (...args: string[]) => objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--include-crds', ...args)).stdout);
+  /** The same without cluster access, as `helm template` alone and Argo CD render. */
+  const renderOffline = async (...args: string[]) => objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args)).stdout);
+  const objectsOf = (stdout: string) =>
+    YAML.parseAllDocuments(stdout)
       .filter((doc) => doc.contents)
       .map((doc) => loadYaml<KubeObject>(String(doc)))
       .map((object): KubeObject => ({ ...object, metadata: { ...object.metadata, namespace } }));
-  };
 
   it('passes helm lint --strict, with default values and with every option on', async () => {
     for (const args of [[], EVERYTHING, BUNDLED]) {
@@ -69,6 +74,38 @@ describe('Kubernetes: the Helm chart', function () {
       expect(stdout).to.include('0 chart(s) failed');
       expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
     }
+  });
+
+  it('refuses to render without cluster access when it would have to generate a key or password, naming the value and the way out', async () => {
+    const refusal = (...args: string[]) => renderOffline(...args).then(() => 'rendered', (error: Error) => error.message);
+    expect(await refusal()).to.match(/secrets\.encryptionKey is empty and would be generated anew on every render: .*Set secrets\.existingSecret/);
+    expect(await refusal('--set', 'secrets.encryptionKey=k')).to.match(/secrets\.jwtPrivateKey is empty/);
+    expect(await refusal('--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j')).to.match(/secrets\.adminPassword is empty/);
+    expect(await refusal('--set', 'secrets.existingSecret=didyma-keys', ...BUNDLED)).to.match(/(minio\.rootPassword|postgresql\.password|rabbitmq\.password) is empty/);
+    // With cluster access (install, upgrade) it generates them, and an upgrade reads them back.
+    const secret = (await render()).find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma') as any;
+    expect(Object.keys(secret.data)).to.include.members(['encryption.key', 'jwt-private.pem', 'admin-password']);
+    await api.apply({ ...secret, metadata: { name: secret.metadata.name, namespace } }, 'helm-test');
+    const again = (await render()).find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma') as any;
+    expect(again.data).to.deep.equal(secret.data);
+  });
+
+  it('renders without cluster access, the same every time, when secrets.existingSecret names the keys (GitOps)', async () => {
+    const first = await renderOffline(...OFFLINE);
+    expect(first.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name), 'no Secret of keys').to.deep.equal([]);
+    const pods = first.filter((o) => ['Deployment', 'Job'].includes(o.kind)).map((o) => (o.spec as any).template.spec);
+    const secretsNamed = new Set(
+      pods.flatMap((pod) => [
+        ...(pod.volumes ?? []).flatMap((v: any) => (v.secret ? [v.secret.secretName] : [])),
+        ...[...(pod.initContainers ?? []), ...pod.containers].flatMap((c: any) => (c.env ?? []).flatMap((e: any) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))),
+      ]),
+    );
+    expect([...secretsNamed]).to.deep.equal(['didyma-keys']);
+    expect(await renderOffline(...OFFLINE)).to.deep.equal(first);
+    // Keys given one by one render too, and stay the same.
+    const given = ['--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'];
+    expect(await renderOffline(...given)).to.deep.equal(await renderOffline(...given));
+    expect(await renderOffline(...OFFLINE_BUNDLED)).to.deep.equal(await renderOffline(...OFFLINE_BUNDLED));
   });
 
   it("knows every value the README's Kubernetes section names, and renders with its helm install", async () => {

@@ -159,3 +159,24 @@ startupProbe:
   periodSeconds: 2
   failureThreshold: 30
 {{- end -}}
+
+{{/*
+GitOps: "true" when the chart renders against a cluster (install, upgrade,
+--dry-run=server), where the kube-system Namespace always exists; empty under
+`helm template` and client dry runs (Argo CD renders so), whose lookup
+answers nothing (`helm lint` reports the failure below as information).
+*/}}
+{{- define "didyma.clusterReachable" -}}
+{{- if lookup "v1" "Namespace" "" "kube-system" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Called before generating a key or password (dict: root, value, hint): without
+cluster access the one the release already has cannot be read back, so every
+render would make a new one; refuse rather than change it silently.
+*/}}
+{{- define "didyma.mayGenerate" -}}
+{{- if not (include "didyma.clusterReachable" .root) -}}
+{{- fail (printf "%s is empty and would be generated anew on every render: without cluster access (helm template, Argo CD, --dry-run=client) the chart cannot read back the value the release already has. %s (docs/kubernetes.md, GitOps)." .value .hint) -}}
+{{- end -}}
+{{- end -}}
