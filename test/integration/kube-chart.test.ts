@@ -11,6 +11,7 @@ import { configEntryKey, secretName } from '../../infra/kube/names.js';
 import { readSecret } from '../../infra/kube/secrets.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
+import { loadConfig } from '../../kernel/config/config.js';
 import { startDemoModelServer } from '../support/fixtures.js';
 import { apiFor, helmPath, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
@@ -191,6 +192,18 @@ describe('Kubernetes: the Helm chart', function () {
     expect(allowed(await render())).to.deep.equal(['10.244.0.0/16,10.96.0.0/12', '10.244.0.0/16,10.96.0.0/12']);
     expect(allowed(await render('--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}'))).to.deep.equal(['10.42.0.0/16,10.43.0.0/16', '10.42.0.0/16,10.43.0.0/16']);
     expect(allowed(await render('--set', 'egress.allowCidrs=null'))).to.deep.equal(['', '']);
+  });
+
+  it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {
+    const operator = (await render('--set', 'operator.workers=4,operator.probeSeconds=30,operator.retryMs=250')).find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
+    const env = Object.fromEntries((operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    expect(env).to.include({ DIDYMA_OPERATOR_WORKERS: '4', DIDYMA_OPERATOR_PROBE_SECONDS: '30', DIDYMA_OPERATOR_RETRY_MS: '250' });
+    expect(loadConfig(env)).to.include({ operatorWorkers: 4, operatorProbeSeconds: 30, operatorRetryMs: 250 });
+    const refused = await render('--set', 'operator.workers=0').then((objects) => {
+      const container = (objects.find((o) => o.metadata.name === 'dy-didyma-operator' && o.kind === 'Deployment') as any).spec.template.spec.containers[0];
+      return () => loadConfig(Object.fromEntries(container.env.filter((e: any) => e.value !== undefined).map((e: any) => [e.name, e.value])));
+    });
+    expect(refused).to.throw(/DIDYMA_OPERATOR_WORKERS="0": expected an integer between 1 and 64/);
   });
 
   it('runs every container as non-root on a read-only root filesystem, with probes and resources', async () => {
