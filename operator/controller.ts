@@ -4,6 +4,7 @@ import { API_VERSION, KINDS, type ResourceKind } from '../infra/kube/constants.j
 import { RestartingInformer } from '../infra/kube/informer.js';
 import { paths } from '../infra/kube/paths.js';
 import type { KubeObject } from '../infra/kube/resources.js';
+import { GenerationFilter } from './generation-filter.js';
 import type { OperatorMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
 import type { Outcome } from './reconcile.js';
@@ -15,6 +16,8 @@ export interface ControllerOptions {
   logger: Logger;
   metrics: OperatorMetrics;
   workers: number;
+  /** First retry delay of a failing key; it doubles per failure up to maxBackoffMs. */
+  retryBaseMs: number;
   /** Cap of the retry backoff (also how long an unreachable endpoint waits for its next probe at most). */
   maxBackoffMs: number;
 }
@@ -27,10 +30,11 @@ export interface ControllerOptions {
 export class Controller {
   private readonly queue: WorkQueue;
   private readonly informer: RestartingInformer<KubeObject>;
+  private readonly generations = new GenerationFilter();
   private workers: Array<Promise<void>> = [];
 
   constructor(private readonly options: ControllerOptions) {
-    this.queue = new WorkQueue({ baseDelayMs: 500, maxDelayMs: options.maxBackoffMs });
+    this.queue = new WorkQueue({ baseDelayMs: options.retryBaseMs, maxDelayMs: options.maxBackoffMs });
     const { kube, kind } = options;
     this.informer = new RestartingInformer<KubeObject>({
       // Every resource of the kind, not only the API's: one made with kubectl is reconciled (and validated) too.
@@ -38,7 +42,9 @@ export class Controller {
         const api = await kube.api();
         return api.informer(paths.resources(kind, kube.namespace), () => api.list<KubeObject>(API_VERSION, KINDS[kind].kind, kube.namespace));
       },
-      onChange: (name) => this.queue.add(this.keyOf(name)),
+      onChange: (name, object) => {
+        if (this.generations.changed(name, object)) this.queue.add(this.keyOf(name));
+      },
       logger: options.logger,
     });
     options.metrics.queueDepth.set({ kind: KINDS[options.kind].kind }, 0);

@@ -84,8 +84,8 @@ describe('custom resources', () => {
       const definition = crd(file);
       expect(`${definition.spec.group}/${definition.spec.versions[0].name}`).to.equal(API_VERSION);
       expect(definition.spec.names).to.deep.include({ kind: info.kind, plural: info.plural, shortNames: [info.short] });
-      const chartCopy = fs.readFileSync(new URL(`../../charts/didyma/crds/${file}`, import.meta.url), 'utf8');
-      expect(chartCopy, `charts/didyma/crds/${file} differs from crds/${file}`).to.equal(fs.readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8'));
+      const chartCopy = fs.readFileSync(new URL(`../../charts/didyma/files/crds/${file}`, import.meta.url), 'utf8');
+      expect(chartCopy, `charts/didyma/files/crds/${file} differs from crds/${file}`).to.equal(fs.readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8'));
     }
   });
 });

@@ -219,6 +219,8 @@ export const variables = {
   proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),
   operatorPort: variable('DIDYMA_OPERATOR_PORT', '9465', 'Port of the operator\'s /healthz, /readyz and /metrics.', port),
   operatorProbeSeconds: variable('DIDYMA_OPERATOR_PROBE_SECONDS', '60', 'How often the operator probes the registries and model servers of ready resources.', parsers.integer(5, 86400)),
+  operatorWorkers: variable('DIDYMA_OPERATOR_WORKERS', '2', 'Resources of one kind the operator reconciles at once (each its own probes); a resource is never reconciled by two workers at once.', parsers.integer(1, 64)),
+  operatorRetryMs: variable('DIDYMA_OPERATOR_RETRY_MS', '500', 'First delay before the operator retries a resource that failed (unreachable endpoint, missing Secret, API error); it doubles per failure up to DIDYMA_OPERATOR_PROBE_SECONDS.', parsers.integer(50, 600000)),
   leaderElection: variable('DIDYMA_LEADER_ELECTION', 'true', 'Operator replicas elect one leader through a Lease; only the leader reconciles.', parsers.boolean),
   leaseName: variable('DIDYMA_LEASE_NAME', 'didyma-operator', 'Name of the operator\'s leader-election Lease.', parsers.string),
   leaseSeconds: variable('DIDYMA_LEASE_SECONDS', '15', 'Leader lease duration: the leader renews it every fifth of that and stops reconciling when it could not renew for two thirds of it; a standby takes over after a whole one.', parsers.integer(2, 600)),

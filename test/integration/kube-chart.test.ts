@@ -11,8 +11,9 @@ import { configEntryKey, secretName } from '../../infra/kube/names.js';
 import { readSecret } from '../../infra/kube/secrets.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
+import { loadConfig } from '../../kernel/config/config.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { apiFor, helmPath, kubeconfigAs, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
+import { apiFor, helmPath, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/didyma';
@@ -62,6 +63,10 @@ const EVERYTHING = [
 /** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
 const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
 
+/** What rendering without cluster access (helm template, Argo CD) needs: every key and password given, none generated. */
+const OFFLINE = ['secrets.existingSecret=didyma-keys'].flatMap((value) => ['--set', value]);
+const OFFLINE_BUNDLED = [...OFFLINE, ...BUNDLED, ...['postgresql.password=pg', 'rabbitmq.password=mq', 'minio.rootPassword=minio-root'].flatMap((value) => ['--set', value])];
+
 async function helm(...args: string[]): Promise<{ stdout: string; stderr: string }> {
   try {
     return await run(helmPath(), args, { maxBuffer: 16 * 1024 * 1024 });
@@ -84,14 +89,19 @@ describe('Kubernetes: the Helm chart', function () {
     kubeVersion = (await api.kc.makeApiClient(VersionApi).getCode()).gitVersion.replace(/[-+].*$/, '');
   });
 
-  /** The chart's objects, typed through loadYaml (client-node serializes by its models' field names), in the test namespace. */
-  const render = async (...args: string[]) => {
-    const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, '--include-crds', ...args);
-    return YAML.parseAllDocuments(stdout)
+  /**
+   * The chart's objects as an install renders them (lookups answered by the cluster), typed through loadYaml (client-node
+   * serializes by its models' field names), in the test namespace; without the CRDs, which the test cluster has and no release owns.
+   */
+  const render = async (...args: string[]) =>
+    objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...args)).stdout);
+  /** The same without cluster access, as `helm template` alone and Argo CD render. */
+  const renderOffline = async (...args: string[]) => objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, ...args)).stdout);
+  const objectsOf = (stdout: string) =>
+    YAML.parseAllDocuments(stdout)
       .filter((doc) => doc.contents)
       .map((doc) => loadYaml<KubeObject>(String(doc)))
       .map((object): KubeObject => ({ ...object, metadata: { ...object.metadata, namespace } }));
-  };
 
   it('passes helm lint --strict, with default values and with every option on', async () => {
     for (const args of [[], EVERYTHING, BUNDLED]) {
@@ -99,6 +109,60 @@ describe('Kubernetes: the Helm chart', function () {
       expect(stdout).to.include('0 chart(s) failed');
       expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
     }
+  });
+
+  it('refuses to render without cluster access when it would have to generate a key or password, naming the value and the way out', async () => {
+    const refusal = (...args: string[]) => renderOffline(...args).then(() => 'rendered', (error: Error) => error.message);
+    expect(await refusal()).to.match(/secrets\.encryptionKey is empty and would be generated anew on every render: .*Set secrets\.existingSecret/);
+    expect(await refusal('--set', 'secrets.encryptionKey=k')).to.match(/secrets\.jwtPrivateKey is empty/);
+    expect(await refusal('--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j')).to.match(/secrets\.adminPassword is empty/);
+    expect(await refusal('--set', 'secrets.existingSecret=didyma-keys', ...BUNDLED)).to.match(/(minio\.rootPassword|postgresql\.password|rabbitmq\.password) is empty/);
+    // With cluster access (install, upgrade) it generates them, and an upgrade reads them back.
+    const secret = (await render()).find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma') as any;
+    expect(Object.keys(secret.data)).to.include.members(['encryption.key', 'jwt-private.pem', 'admin-password']);
+    await api.apply({ ...secret, metadata: { name: secret.metadata.name, namespace } }, 'helm-test');
+    const again = (await render()).find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma') as any;
+    expect(again.data).to.deep.equal(secret.data);
+  });
+
+  it('renders without cluster access, the same every time, when secrets.existingSecret names the keys (GitOps)', async () => {
+    const first = await renderOffline(...OFFLINE);
+    expect(first.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name), 'no Secret of keys').to.deep.equal([]);
+    const pods = first.filter((o) => ['Deployment', 'Job'].includes(o.kind)).map((o) => (o.spec as any).template.spec);
+    const secretsNamed = new Set(
+      pods.flatMap((pod) => [
+        ...(pod.volumes ?? []).flatMap((v: any) => (v.secret ? [v.secret.secretName] : [])),
+        ...[...(pod.initContainers ?? []), ...pod.containers].flatMap((c: any) => (c.env ?? []).flatMap((e: any) => (e.valueFrom?.secretKeyRef ? [e.valueFrom.secretKeyRef.name] : []))),
+      ]),
+    );
+    expect([...secretsNamed]).to.deep.equal(['didyma-keys']);
+    expect(await renderOffline(...OFFLINE)).to.deep.equal(first);
+    // Keys given one by one render too, and stay the same.
+    const given = ['--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'];
+    expect(await renderOffline(...given)).to.deep.equal(await renderOffline(...given));
+    expect(await renderOffline(...OFFLINE_BUNDLED)).to.deep.equal(await renderOffline(...OFFLINE_BUNDLED));
+  });
+
+  it('renders the CRDs of crds/ (kept on uninstall) so that upgrades update them, and refuses to take over CRDs it does not own', async () => {
+    const crdsOf = async (...args: string[]) => (await renderOffline(...OFFLINE, ...args)).filter((o) => o.kind === 'CustomResourceDefinition') as any[];
+    const crds = await crdsOf();
+    expect(crds.map((crd) => crd.metadata.name)).to.deep.equal(['modeldeployments.didyma.io', 'storageconfigs.didyma.io']);
+    for (const crd of crds) {
+      const source = loadYaml<any>(fs.readFileSync(`crds/didyma.io_${crd.spec.names.plural}.yaml`, 'utf8'));
+      expect(crd.spec, crd.metadata.name).to.deep.equal(source.spec);
+      expect(crd.metadata.annotations).to.deep.equal({ 'helm.sh/resource-policy': 'keep' });
+      expect(crd.metadata.labels).to.include({ 'app.kubernetes.io/managed-by': 'Helm', 'app.kubernetes.io/part-of': 'didyma' });
+      await api.apply(crd, 'helm-dry-run', 'All');
+    }
+    expect((await crdsOf('--set', 'crds.keep=false')).map((crd) => crd.metadata.annotations)).to.deep.equal([undefined, undefined]);
+    expect(await crdsOf('--set', 'crds.enabled=false')).to.deep.equal([]);
+    // The test cluster's CRDs were applied by the tests, as chart 0.1.x's crds/ folder installed them: no release owns them.
+    const adopt = await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', ...OFFLINE).then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    expect(adopt).to.match(/CRD modeldeployments\.didyma\.io (exists but no Helm release owns it|belongs to release)/);
+    expect(adopt).to.include(`kubectl annotate crd modeldeployments.didyma.io meta.helm.sh/release-name=dy meta.helm.sh/release-namespace=${namespace}`);
   });
 
   it("knows every value the README's Kubernetes section names, and renders with its helm install", async () => {
@@ -125,7 +189,7 @@ describe('Kubernetes: the Helm chart', function () {
   });
 
   it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
-    const kinds = (await render()).map((o) => `${o.kind}/${o.metadata.name}`);
+    const kinds = (await renderOffline(...OFFLINE)).map((o) => `${o.kind}/${o.metadata.name}`);
     for (const expected of [
       'Deployment/dy-didyma-auth',
       'Deployment/dy-didyma-private',
@@ -227,7 +291,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect(await refusal('--set', 'config.logLevel=loud')).to.match(/'\/config\/logLevel'/);
     expect(await refusal('--set', 'servers.auth.resources.limits.memory=lots')).to.match(/'\/servers\/auth\/resources\/limits\/memory'/);
     // IPv6 ranges, an all-digit tag given with --set (a number) and an empty range list are all fine.
-    expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101')).to.equal('rendered');
+    expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101', '--set', 'secrets.existingSecret=keys')).to.equal('rendered');
   });
 
   it('has a helm test pod of the platform image that logs in and reads lists through the Services, with no Kubernetes access', async () => {
@@ -258,6 +322,16 @@ describe('Kubernetes: the Helm chart', function () {
     expect(allowed(await render())).to.deep.equal(['10.244.0.0/16,10.96.0.0/12', '10.244.0.0/16,10.96.0.0/12']);
     expect(allowed(await render('--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}'))).to.deep.equal(['10.42.0.0/16,10.43.0.0/16', '10.42.0.0/16,10.43.0.0/16']);
     expect(allowed(await render('--set', 'egress.allowCidrs=null'))).to.deep.equal(['', '']);
+  });
+
+  it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {
+    const operator = (await render('--set', 'operator.workers=4,operator.probeSeconds=30,operator.retryMs=250')).find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
+    const env = Object.fromEntries((operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
+    expect(env).to.include({ DIDYMA_OPERATOR_WORKERS: '4', DIDYMA_OPERATOR_PROBE_SECONDS: '30', DIDYMA_OPERATOR_RETRY_MS: '250' });
+    expect(loadConfig(env)).to.include({ operatorWorkers: 4, operatorProbeSeconds: 30, operatorRetryMs: 250 });
+    // The values schema refuses what the operator's config would refuse at start.
+    expect(await render('--set', 'operator.workers=0').then(() => 'rendered', (error: Error) => error.message)).to.match(/'\/operator\/workers': minimum: got 0, want 1/);
+    expect(() => loadConfig({ ...env, DIDYMA_OPERATOR_WORKERS: '0' })).to.throw(/DIDYMA_OPERATOR_WORKERS="0": expected an integer between 1 and 64/);
   });
 
   it('runs every container as non-root on a read-only root filesystem, with probes and resources', async () => {

@@ -227,3 +227,70 @@ describe('Kubernetes: the operator', function () {
     expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', metadata.name));
   });
 });
+
+/** A model server that answers every health check and counts the requests it gets: the operator's probes. */
+async function countingServer() {
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    requests += 1;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(req.url?.includes('/health/') ? '{}' : '{"name":"x"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get requests() {
+      return requests;
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('Kubernetes: the operator reconciles on spec changes only', function () {
+  this.timeout(120_000);
+  let kube: KubeConnection;
+  let writer: DesiredStateWriter;
+  let operator: RunningOperator | undefined;
+  let server: Awaited<ReturnType<typeof countingServer>>;
+  // Longer than the test: no periodic probe comes between the counts.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 2500));
+
+  before(async () => {
+    kube = await testNamespace('dy-opgen');
+    writer = new DesiredStateWriter(kube, createLogger('silent'));
+    server = await countingServer();
+    operator = await startTestOperator(kube.namespace, { DIDYMA_OPERATOR_PROBE_SECONDS: '3600', DIDYMA_OPERATOR_WORKERS: '1' });
+  });
+  after(async () => {
+    await operator?.close();
+    await server?.close();
+  });
+
+  const read = async (name: string) => (await kube.api()).objects.read<Resource>(resourceRef('deployment', kube.namespace, name));
+  const readyAt = (name: string, generation: number) =>
+    waitFor(`${name} Ready at generation ${generation}`, async () => {
+      const resource = await read(name);
+      return resource.status?.observedGeneration === generation && resource.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? resource : undefined;
+    });
+
+  it('probes once per generation: its own finalizer and status writes, a status patch and a label change probe nothing', async () => {
+    const item = deployment(server.url);
+    const { metadata } = await writer.apply(item);
+    await readyAt(metadata.name, 1);
+    await settle();
+    // One reconcile: the registry's and the model server's health checks, however many writes it made.
+    const oneRound = server.requests;
+    expect(oneRound).to.be.within(1, 2);
+
+    const api = await kube.api();
+    const target = { group: 'didyma.io', version: 'v1alpha1', plural: 'modeldeployments', namespace: kube.namespace, name: metadata.name };
+    await api.patchStatus({ ...target, fieldManager: 'kubectl-test' }, { conditions: [...(await read(metadata.name)).status!.conditions!].reverse() });
+    await api.mergePatch({ ...resourceRef('deployment', kube.namespace, metadata.name), metadata: { name: metadata.name, namespace: kube.namespace, labels: { team: 'ml' } } }, 'kubectl-test');
+    await settle();
+    expect(server.requests, 'probes after status and label writes').to.equal(oneRound);
+
+    await writer.apply({ ...item, registry: { ...item.registry, init: { ...item.registry.init, tracking_server_url: `${server.url}/tracking` } } });
+    await readyAt(metadata.name, 2);
+    await settle();
+    expect(server.requests, 'probes after a spec change').to.equal(2 * oneRound);
+  });
+});

@@ -77,6 +77,17 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
   }
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
+  await installCrds(cluster);
+}
+
+/**
+ * The CRDs of crds/, applied server-side as an administrator would: the
+ * suites' releases share the cluster, and only one release per cluster may
+ * own them, so each installs with crds.enabled=false (NODE_VALUES).
+ */
+export async function installCrds(cluster: Cluster): Promise<void> {
+  await kubectl(cluster, 'apply', '--server-side', '--field-manager=didyma-tests', '--force-conflicts', '-f', path.resolve('crds'));
+  await kubectl(cluster, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/modeldeployments.didyma.io', 'crd/storageconfigs.didyma.io');
 }
 
 export const LOCAL_STORAGE_CLASS = 'didyma-test-local';
@@ -137,6 +148,8 @@ export const NODE_VALUES = [
   'servers.public.replicas=1',
   'executor.replicas=1',
   'operator.replicas=1',
+  // The CRDs are the cluster's, applied by installCrds.
+  'crds.enabled=false',
 ];
 
 /** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */

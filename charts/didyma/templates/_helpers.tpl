@@ -190,3 +190,55 @@ The helpers below take (dict "root" $ "component" <name> "values" <its values>).
 {{- with $constraints }}{{ $_ := set $pod "topologySpreadConstraints" . }}{{ end }}
 {{- with $pod }}{{ toYaml . }}{{ end }}
 {{- end -}}
+
+{{/*
+GitOps: "true" when the chart renders against a cluster (install, upgrade,
+--dry-run=server), where the kube-system Namespace always exists; empty under
+`helm template` and client dry runs (Argo CD renders so), whose lookup
+answers nothing (`helm lint` reports the failure below as information).
+*/}}
+{{- define "didyma.clusterReachable" -}}
+{{- if lookup "v1" "Namespace" "" "kube-system" -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Called before generating a key or password (dict: root, value, hint): without
+cluster access the one the release already has cannot be read back, so every
+render would make a new one; refuse rather than change it silently.
+*/}}
+{{- define "didyma.mayGenerate" -}}
+{{- if not (include "didyma.clusterReachable" .root) -}}
+{{- fail (printf "%s is empty and would be generated anew on every render: without cluster access (helm template, Argo CD, --dry-run=client) the chart cannot read back the value the release already has. %s (docs/kubernetes.md, GitOps)." .value .hint) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Metadata the chart adds to its CRDs, replacing their `  labels:` line. */}}
+{{- define "didyma.crdMetadata" -}}
+{{- if .Values.crds.keep }}
+  annotations:
+    helm.sh/resource-policy: keep
+{{- end }}
+  labels:
+    {{- include "didyma.labels" . | replace "app.kubernetes.io/part-of: didyma" "" | trim | nindent 4 }}
+{{ "" }}
+{{- end -}}
+
+{{/*
+Fails, with cluster access, when a CRD exists that this release does not own:
+one installed from the crds/ folder of chart 0.1.x or by kubectl (adopt it,
+or keep applying it yourself with crds.enabled=false), or one another
+release owns (only one release per cluster may set crds.enabled).
+*/}}
+{{- define "didyma.crdOwnable" -}}
+{{- $crd := lookup "apiextensions.k8s.io/v1" "CustomResourceDefinition" "" .name -}}
+{{- if $crd -}}
+{{- $annotations := $crd.metadata.annotations | default dict -}}
+{{- $owner := get $annotations "meta.helm.sh/release-name" -}}
+{{- $ownerNamespace := get $annotations "meta.helm.sh/release-namespace" -}}
+{{- if not $owner -}}
+{{- fail (printf "CRD %s exists but no Helm release owns it (installed from the crds/ folder of chart 0.1.x, or with kubectl). Let this release adopt it: kubectl label crd %s app.kubernetes.io/managed-by=Helm && kubectl annotate crd %s meta.helm.sh/release-name=%s meta.helm.sh/release-namespace=%s; or set crds.enabled=false and apply crds/ yourself (docs/kubernetes.md, Upgrading the CRDs)." .name .name .name .root.Release.Name .root.Release.Namespace) -}}
+{{- else if or (ne $owner .root.Release.Name) (ne $ownerNamespace .root.Release.Namespace) -}}
+{{- fail (printf "CRD %s belongs to release %s in namespace %s: only one release per cluster installs the CRDs; set crds.enabled=false in this one." .name $owner $ownerNamespace) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
