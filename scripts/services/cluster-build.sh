@@ -59,6 +59,17 @@ build_metrics_adapter() {
   nice -n 10 go build -trimpath -o "$tmpbin/prometheus-adapter" sigs.k8s.io/prometheus-adapter/cmd/adapter
 }
 
+# kube-router with only its NetworkPolicy firewall (iptables and ipset) on:
+# the NetworkPolicy implementation of the test cluster. Upstream's command as
+# it is; its router, service proxy and CNI stay off (cluster.sh).
+build_kube_router() {
+  local dir="$BUILD_DIR/kube-router" pkg=github.com/cloudnativelabs/kube-router/v2/cmd/kube-router
+  write_wrapper "$dir" didyma.test/kube-router-build
+  cd "$dir"
+  go get "$pkg@$KUBE_ROUTER_VERSION"
+  nice -n 10 go build -trimpath -o "$tmpbin/kube-router" "$pkg"
+}
+
 # The sandbox container of every pod: sleeps until a signal, reaps orphans.
 build_pause() {
   local dir="$BUILD_DIR/pause"
@@ -99,7 +110,8 @@ ensure_built() {
   bash "$KUBE_SCRIPT" build
   local c missing=0
   for c in "${NODE_BINARIES[@]}"; do built "$c" "$KUBE_VERSION" || missing=1; done
-  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION"; then
+  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
+    ! built kube-router "$KUBE_ROUTER_VERSION"; then
     require_go "the cluster's binaries"
   fi
   [ "$missing" -eq 0 ] || run_build kubelet+controllers "$KUBE_VERSION" "$BUILD_DIR/kube.log" build_node_binaries
@@ -107,4 +119,6 @@ ensure_built() {
   built pause 1 || run_build pause 1 "$BUILD_DIR/pause.log" build_pause
   built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
     run_build prometheus-adapter "$METRICS_ADAPTER_VERSION" "$BUILD_DIR/metrics-adapter.log" build_metrics_adapter
+  built kube-router "$KUBE_ROUTER_VERSION" ||
+    run_build kube-router "$KUBE_ROUTER_VERSION" "$BUILD_DIR/kube-router.log" build_kube_router
 }

@@ -146,6 +146,14 @@ export function importProjectImage(cluster: Cluster): string {
     .trim();
 }
 
+export type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
+
+/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them; their references. */
+export function importDependencyImages(cluster: Cluster): DependencyImages {
+  const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(output.toString()) as DependencyImages;
+}
+
 /** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
 export function hostService(namespace: string, name: string, port: number, hostIp: string, hostPort: number): object[] {
   return [
