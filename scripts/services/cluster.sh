@@ -3,8 +3,9 @@
 # Docker engine and no registry: containerd, runc and the CNI plugins from
 # Debian; etcd, kube-apiserver and helm as kube.sh builds them; kubelet,
 # kube-controller-manager, kube-scheduler, kube-proxy, kubectl, CoreDNS and
-# kube-router (its NetworkPolicy firewall only) built from the Go module proxy at the Kubernetes version of versions.sh (same Go
-# build cache), cached in $STATE_DIR/bin. The sandbox ("pause") image is built
+# kube-router's NetworkPolicy firewall built from the Go module proxy at the
+# Kubernetes version of versions.sh (same Go build cache), cached in
+# $STATE_DIR/bin. The sandbox ("pause") image is built
 # here too and imported into containerd; images of the project are imported
 # the same way (scripts/image/), so pods never pull.
 #   network: bridge didyma0 10.88.0.1/16 (pods), services 10.96.0.0/16; the
@@ -300,13 +301,13 @@ EOF
 }
 
 # kube-router's firewall alone enforces NetworkPolicies (iptables and ipset
-# on the pods' addresses); its router, service proxy and CNI stay off:
-# kube-proxy and the bridge plugin do that. It needs the node registered.
+# on the pods' addresses): kube-proxy and the bridge plugin do the rest. It
+# needs the node registered.
 start_network_policies() {
-  daemon kube-router "$BIN_DIR/kube-router" --kubeconfig "$KUBECONFIG_FILE" --hostname-override "$NODE_NAME" \
-    --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false --enable-cni=false \
-    --service-cluster-ip-range "$SERVICE_CIDR" --health-port "$NETPOL_HEALTH_PORT" --metrics-port 0 --v=1
-  wait_until "kube-router did not become healthy" 60 kube-router curl -fsS -m 2 "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz"
+  daemon kube-router-netpol "$BIN_DIR/kube-router-netpol" --kubeconfig "$KUBECONFIG_FILE" \
+    --hostname-override "$NODE_NAME" --service-cluster-ip-range "$SERVICE_CIDR" --health-port "$NETPOL_HEALTH_PORT" --v=1
+  wait_until "kube-router's NetworkPolicy firewall did not become healthy" 60 kube-router-netpol \
+    curl -fsS -m 2 "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz"
 }
 
 node_ready() {
@@ -340,12 +341,12 @@ do_stop() {
     sleep 1
     for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$task" >/dev/null 2>&1 || true; done
   fi
-  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) prometheus-adapter kube-router coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) prometheus-adapter kube-router-netpol coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_named "$name"
   done
   [ -x "$BIN_DIR/kube-proxy" ] && "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true
   # Its rules would go on dropping what the policies refused, with nobody to update them.
-  [ -x "$BIN_DIR/kube-router" ] && "$BIN_DIR/kube-router" --cleanup-config >/dev/null 2>&1 || true
+  [ -x "$BIN_DIR/kube-router-netpol" ] && "$BIN_DIR/kube-router-netpol" --cleanup-config >/dev/null 2>&1 || true
 }
 
 stop_named() {
@@ -360,7 +361,7 @@ stop_named() {
 
 do_status() {
   local name down=()
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns kube-router prometheus-adapter; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns kube-router-netpol prometheus-adapter; do
     alive "$name" || down+=("$name")
   done
   if [ "${#down[@]}" -eq 0 ] && node_ready 2>/dev/null; then
