@@ -131,6 +131,8 @@ export const imageValues = (prefix: string, reference: string): string[] => [
 export const NODE_VALUES = [
   // This cluster's Pod and Service ranges (scripts/services/cluster.sh), as a user sets theirs.
   'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
+  // Its DNS answers on the node's bridge address, not from kube-system's pods (the NetworkPolicies' default).
+  'networkPolicy.egress.dns[0].ipBlock.cidr=10.88.0.1/32',
   // One replica each: a two-core node runs the whole platform.
   'servers.auth.replicas=1',
   'servers.private.replicas=1',
