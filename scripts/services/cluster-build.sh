@@ -104,10 +104,6 @@ func run() error {
 	if err := flag.Set("v", config.VLevel); err != nil {
 		return err
 	}
-	if config.CleanupConfig {
-		(&netpol.NetworkPolicyController{}).Cleanup()
-		return nil
-	}
 	clientConfig, err := clientcmd.BuildConfigFromFlags(config.Master, config.Kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubeconfig: %w", err)
@@ -212,7 +208,7 @@ ensure_built() {
   local c missing=0
   for c in "${NODE_BINARIES[@]}"; do built "$c" "$KUBE_VERSION" || missing=1; done
   if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
-    ! built kube-router-netpol "$KUBE_ROUTER_VERSION"; then
+    ! built kube-router-netpol "$KUBE_ROUTER_STAMP"; then
     require_go "the cluster's binaries"
   fi
   [ "$missing" -eq 0 ] || run_build kubelet+controllers "$KUBE_VERSION" "$BUILD_DIR/kube.log" build_node_binaries
@@ -220,6 +216,6 @@ ensure_built() {
   built pause 1 || run_build pause 1 "$BUILD_DIR/pause.log" build_pause
   built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
     run_build prometheus-adapter "$METRICS_ADAPTER_VERSION" "$BUILD_DIR/metrics-adapter.log" build_metrics_adapter
-  built kube-router-netpol "$KUBE_ROUTER_VERSION" ||
-    run_build kube-router-netpol "$KUBE_ROUTER_VERSION" "$BUILD_DIR/kube-router-netpol.log" build_kube_router_netpol
+  built kube-router-netpol "$KUBE_ROUTER_STAMP" ||
+    run_build kube-router-netpol "$KUBE_ROUTER_STAMP" "$BUILD_DIR/kube-router-netpol.log" build_kube_router_netpol
 }

@@ -310,6 +310,21 @@ start_network_policies() {
     curl -fsS -m 2 "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz"
 }
 
+# kube-router leaves its chains and ipsets behind when it stops (its own
+# clean-up needs a running controller): they would go on judging the packets
+# of the pods that get the same addresses next time, with nobody to update them.
+cleanup_network_policies() {
+  local rule chain set
+  iptables -S | grep -- '--comment "kube-router netpol' | sed 's/^-A /-D /' | while read -r rule; do
+    eval "iptables $rule" || true
+  done
+  local chains
+  chains=$(iptables -S | awk '$1 == "-N" && $2 ~ /^KUBE-(ROUTER|POD-FW|NWPLCY)-/ { print $2 }')
+  for chain in $chains; do iptables -F "$chain" || true; done
+  for chain in $chains; do iptables -X "$chain" || true; done
+  for set in $(ipset list -n 2>/dev/null | grep -E '^(inet6:)?KUBE-(SRC|DST)-' || true); do ipset destroy "$set" || true; done
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
@@ -345,8 +360,7 @@ do_stop() {
     stop_named "$name"
   done
   [ -x "$BIN_DIR/kube-proxy" ] && "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true
-  # Its rules would go on dropping what the policies refused, with nobody to update them.
-  [ -x "$BIN_DIR/kube-router-netpol" ] && "$BIN_DIR/kube-router-netpol" --cleanup-config >/dev/null 2>&1 || true
+  cleanup_network_policies
 }
 
 stop_named() {

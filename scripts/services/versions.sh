@@ -23,6 +23,8 @@ JAEGER_MODULE=github.com/jaegertracing/jaeger
 JAEGER_VERSION="${DIDYMA_JAEGER_VERSION:-v1.76.0}"
 # Helm's build also stamps the Kubernetes version `helm template` assumes (build_helm in kube.sh).
 HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
+# kube-router's controller is built on the cluster's client-go (build_kube_router_netpol in cluster-build.sh).
+KUBE_ROUTER_STAMP="$KUBE_ROUTER_VERSION (kubernetes $KUBE_VERSION)"
 
 BIN_DIR="$STATE_DIR/bin"
 
