@@ -7,7 +7,7 @@ import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { waitFor } from '../support/kube.js';
-import { helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'netpol';
@@ -86,7 +86,9 @@ describe('Cluster: NetworkPolicies of the chart', function () {
 
   before(async () => {
     cluster = runningCluster();
-    for (const ns of [namespace, monitoring]) await kubectl(cluster, 'create', 'namespace', ns);
+    await freshTestNamespace(cluster, namespace);
+    // Made after: a second freshTestNamespace would delete the first as an earlier run's.
+    await testNamespace(cluster, monitoring);
   });
 
   after(async () => {

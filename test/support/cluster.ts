@@ -75,6 +75,11 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
       await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
     }
   }
+  await testNamespace(cluster, namespace);
+}
+
+/** Creates a namespace labelled as a suite's, so that a later suite deletes it if this run is interrupted. */
+export async function testNamespace(cluster: Cluster, namespace: string): Promise<void> {
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
 }
