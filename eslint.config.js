@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'charts/**', '.didyma/**', 'bench/results/**', 'dashboard/public/vendor/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'charts/**', '.didyma/**', 'bench/results/**', 'dashboard/public/vendor/**', '.cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -59,6 +59,114 @@ build_metrics_adapter() {
   nice -n 10 go build -trimpath -o "$tmpbin/prometheus-adapter" sigs.k8s.io/prometheus-adapter/cmd/adapter
 }
 
+# kube-router's NetworkPolicy firewall (iptables and ipset) alone: the
+# NetworkPolicy implementation of the test cluster. Wired as kube-router's own
+# command wires it (pkg/cmd), with its flags, but without the router, service
+# proxy and load balancer, whose BGP and cloud SDKs would triple the build;
+# client-go pinned to the cluster's, which the other builds have cached.
+build_kube_router_netpol() {
+  local dir="$BUILD_DIR/kube-router-netpol"
+  write_wrapper "$dir" didyma.test/kube-router-netpol api apimachinery client-go
+  cd "$dir"
+  cat >main.go <<'EOF'
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/cloudnativelabs/kube-router/v2/pkg/controllers/netpol"
+	"github.com/cloudnativelabs/kube-router/v2/pkg/healthcheck"
+	"github.com/cloudnativelabs/kube-router/v2/pkg/options"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	klog.InitFlags(nil)
+	config := options.NewKubeRouterConfig()
+	config.AddFlags(pflag.CommandLine)
+	pflag.Parse()
+	if err := flag.Set("v", config.VLevel); err != nil {
+		return err
+	}
+	clientConfig, err := clientcmd.BuildConfigFromFlags(config.Master, config.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	client, err := kubernetes.NewForConfig(clientConfig)
+	if err != nil {
+		return err
+	}
+
+	var wg sync.WaitGroup
+	var ipsetMutex sync.Mutex
+	stopCh := make(chan struct{})
+	healthChan := make(chan *healthcheck.ControllerHeartbeat, 10)
+	hc, err := healthcheck.NewHealthController(config)
+	if err != nil {
+		return err
+	}
+	wg.Add(1)
+	go hc.RunServer(stopCh, &wg)
+
+	factory := informers.NewSharedInformerFactory(client, 0)
+	pods := factory.Core().V1().Pods().Informer()
+	namespaces := factory.Core().V1().Namespaces().Informer()
+	policies := factory.Networking().V1().NetworkPolicies().Informer()
+	factory.Start(stopCh)
+	factory.WaitForCacheSync(stopCh)
+	hc.SetAlive()
+	wg.Add(1)
+	go hc.RunCheck(healthChan, stopCh, &wg)
+
+	iptables, ipsets, err := netpol.NewIPTablesHandlers(config)
+	if err != nil {
+		return err
+	}
+	npc, err := netpol.NewNetworkPolicyController(client, config, pods, policies, namespaces, &ipsetMutex, iptables, ipsets)
+	if err != nil {
+		return err
+	}
+	if _, err := pods.AddEventHandler(npc.PodEventHandler); err != nil {
+		return err
+	}
+	if _, err := namespaces.AddEventHandler(npc.NamespaceEventHandler); err != nil {
+		return err
+	}
+	if _, err := policies.AddEventHandler(npc.NetworkPolicyEventHandler); err != nil {
+		return err
+	}
+	wg.Add(1)
+	go npc.Run(healthChan, stopCh, &wg)
+
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	<-signals
+	close(stopCh)
+	wg.Wait()
+	return nil
+}
+EOF
+  go get "github.com/cloudnativelabs/kube-router/v2@$KUBE_ROUTER_VERSION"
+  go mod tidy
+  nice -n 10 go build -trimpath -o "$tmpbin/kube-router-netpol" .
+}
+
 # The sandbox container of every pod: sleeps until a signal, reaps orphans.
 build_pause() {
   local dir="$BUILD_DIR/pause"
@@ -99,7 +207,8 @@ ensure_built() {
   bash "$KUBE_SCRIPT" build
   local c missing=0
   for c in "${NODE_BINARIES[@]}"; do built "$c" "$KUBE_VERSION" || missing=1; done
-  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION"; then
+  if [ "$missing" -eq 1 ] || ! built coredns "$COREDNS_VERSION" || ! built pause 1 || ! built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
+    ! built kube-router-netpol "$KUBE_ROUTER_STAMP"; then
     require_go "the cluster's binaries"
   fi
   [ "$missing" -eq 0 ] || run_build kubelet+controllers "$KUBE_VERSION" "$BUILD_DIR/kube.log" build_node_binaries
@@ -107,4 +216,6 @@ ensure_built() {
   built pause 1 || run_build pause 1 "$BUILD_DIR/pause.log" build_pause
   built prometheus-adapter "$METRICS_ADAPTER_VERSION" ||
     run_build prometheus-adapter "$METRICS_ADAPTER_VERSION" "$BUILD_DIR/metrics-adapter.log" build_metrics_adapter
+  built kube-router-netpol "$KUBE_ROUTER_STAMP" ||
+    run_build kube-router-netpol "$KUBE_ROUTER_STAMP" "$BUILD_DIR/kube-router-netpol.log" build_kube_router_netpol
 }

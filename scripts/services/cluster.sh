@@ -2,9 +2,10 @@
 # A real single-node Kubernetes cluster for the end-to-end tests, with no
 # Docker engine and no registry: containerd, runc and the CNI plugins from
 # Debian; etcd, kube-apiserver and helm as kube.sh builds them; kubelet,
-# kube-controller-manager, kube-scheduler, kube-proxy, kubectl and CoreDNS
-# built from the Go module proxy at the Kubernetes version of versions.sh (same Go
-# build cache), cached in $STATE_DIR/bin. The sandbox ("pause") image is built
+# kube-controller-manager, kube-scheduler, kube-proxy, kubectl, CoreDNS and
+# kube-router's NetworkPolicy firewall built from the Go module proxy at the
+# Kubernetes version of versions.sh (same Go build cache), cached in
+# $STATE_DIR/bin. The sandbox ("pause") image is built
 # here too and imported into containerd; images of the project are imported
 # the same way (scripts/image/), so pods never pull.
 #   network: bridge didyma0 10.88.0.1/16 (pods), services 10.96.0.0/16; the
@@ -12,6 +13,7 @@
 #   cluster.local only: nothing is forwarded outside) listen on the bridge.
 #   Pods reach the host's test services (loopback ports) through relays on
 #   10.88.0.1 (DIDYMA_CLUSTER_HOST_PORTS); nothing a pod sends leaves the host.
+#   NetworkPolicies are enforced by kube-router's firewall (iptables, ipset).
 # Separate from kube.sh's control plane: own etcd, apiserver, CA and data.
 # usage: cluster.sh start|stop|restart|status|env|build
 set -euo pipefail
@@ -35,6 +37,7 @@ ETCD_PEER_PORT="${DIDYMA_CLUSTER_ETCD_PEER_PORT:-52480}"
 APISERVER_PORT="${DIDYMA_CLUSTER_APISERVER_PORT:-56543}"
 DNS_HEALTH_PORT=58080
 DNS_READY_PORT=58181
+NETPOL_HEALTH_PORT=58244
 METRICS_ADAPTER_PORT=56544
 ADAPTER_SERVICE=didyma-metrics-adapter
 PROMETHEUS_URL="http://127.0.0.1:${DIDYMA_PROMETHEUS_PORT:-59090}"
@@ -61,7 +64,7 @@ env_lines() {
 # ---------------------------------------------------------------- the host
 
 install_packages() {
-  apt_install_once containerd runc containernetworking-plugins iptables conntrack socat openssl curl
+  apt_install_once containerd runc containernetworking-plugins iptables ipset conntrack socat openssl curl
 }
 
 # What the kernel must offer, checked up front so that a missing piece is one
@@ -297,12 +300,37 @@ EOF
   wait_until "CoreDNS did not become ready" 60 coredns curl -fsS -m 2 http://127.0.0.1:$DNS_READY_PORT/ready
 }
 
+# kube-router's firewall alone enforces NetworkPolicies (iptables and ipset
+# on the pods' addresses): kube-proxy and the bridge plugin do the rest. It
+# needs the node registered.
+start_network_policies() {
+  daemon kube-router-netpol "$BIN_DIR/kube-router-netpol" --kubeconfig "$KUBECONFIG_FILE" \
+    --hostname-override "$NODE_NAME" --service-cluster-ip-range "$SERVICE_CIDR" --health-port "$NETPOL_HEALTH_PORT" --v=1
+  wait_until "kube-router's NetworkPolicy firewall did not become healthy" 60 kube-router-netpol \
+    curl -fsS -m 2 "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz"
+}
+
+# kube-router leaves its chains and ipsets behind when it stops (its own
+# clean-up needs a running controller): they would go on judging the packets
+# of the pods that get the same addresses next time, with nobody to update them.
+cleanup_network_policies() {
+  local rule chain set
+  iptables -S | grep -- '--comment "kube-router netpol' | sed 's/^-A /-D /' | while read -r rule; do
+    eval "iptables $rule" || true
+  done
+  local chains
+  chains=$(iptables -S | awk '$1 == "-N" && $2 ~ /^KUBE-(ROUTER|POD-FW|NWPLCY)-/ { print $2 }')
+  for chain in $chains; do iptables -F "$chain" || true; done
+  for chain in $chains; do iptables -X "$chain" || true; done
+  for set in $(ipset list -n 2>/dev/null | grep -E '^(inet6:)?KUBE-(SRC|DST)-' || true); do ipset destroy "$set" || true; done
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 
 do_start() {
-  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$DNS_HEALTH_PORT" "$DNS_READY_PORT" "$METRICS_ADAPTER_PORT"
+  reserve_ports "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$DNS_HEALTH_PORT" "$DNS_READY_PORT" "$METRICS_ADAPTER_PORT" "$NETPOL_HEALTH_PORT"
   install_packages
   check_kernel
   mkdir -p "$CLUSTER_DIR"
@@ -312,6 +340,7 @@ do_start() {
   start_control_plane
   start_containerd
   start_node
+  start_network_policies
   start_metrics_adapter
   log "cluster ready in $SECONDS s (kubeconfig: $KUBECONFIG_FILE)"
 }
@@ -327,10 +356,11 @@ do_stop() {
     sleep 1
     for task in $(ctr_ tasks ls -q 2>/dev/null); do ctr_ tasks delete -f "$task" >/dev/null 2>&1 || true; done
   fi
-  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) prometheus-adapter coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in $(for p in $HOST_PORTS; do echo "relay-$p"; done) prometheus-adapter kube-router-netpol coredns kube-proxy containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop_named "$name"
   done
   [ -x "$BIN_DIR/kube-proxy" ] && "$BIN_DIR/kube-proxy" --cleanup >/dev/null 2>&1 || true
+  cleanup_network_policies
 }
 
 stop_named() {
@@ -345,7 +375,7 @@ stop_named() {
 
 do_status() {
   local name down=()
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns prometheus-adapter; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet kube-proxy coredns kube-router-netpol prometheus-adapter; do
     alive "$name" || down+=("$name")
   done
   if [ "${#down[@]}" -eq 0 ] && node_ready 2>/dev/null; then

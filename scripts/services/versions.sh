@@ -11,6 +11,8 @@ KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
 HELM_VERSION="${DIDYMA_HELM_VERSION:-v3.19.5}"
 COREDNS_VERSION="${DIDYMA_COREDNS_VERSION:-v1.14.0}"
 METRICS_ADAPTER_VERSION="${DIDYMA_METRICS_ADAPTER_VERSION:-v0.12.0}"
+# kube-router, run as the test cluster's NetworkPolicy firewall only (docs/decisions.md says why not kube-network-policies).
+KUBE_ROUTER_VERSION="${DIDYMA_KUBE_ROUTER_VERSION:-v2.1.0}"
 # MinIO tags its releases RELEASE.<date>, which Go cannot resolve as module
 # versions: the pin is the pseudo-version of a master commit (2026-02-12)
 # that builds with Go >= 1.24.
@@ -21,6 +23,8 @@ JAEGER_MODULE=github.com/jaegertracing/jaeger
 JAEGER_VERSION="${DIDYMA_JAEGER_VERSION:-v1.76.0}"
 # Helm's build also stamps the Kubernetes version `helm template` assumes (build_helm in kube.sh).
 HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
+# kube-router's controller is built on the cluster's client-go (build_kube_router_netpol in cluster-build.sh).
+KUBE_ROUTER_STAMP="$KUBE_ROUTER_VERSION (kubernetes $KUBE_VERSION)"
 
 BIN_DIR="$STATE_DIR/bin"
 

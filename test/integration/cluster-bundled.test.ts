@@ -1,13 +1,10 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
-import { requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, imageValues, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
@@ -16,14 +13,6 @@ const BUCKET = 'didyma';
 const DEMO_PORT = 8090;
 
 const eventually = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 120_000): Promise<T> => waitFor(what, check, timeoutMs, 250);
-
-type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
-
-/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them; their references. */
-function importDependencyImages(cluster: Cluster): DependencyImages {
-  const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(output.toString()) as DependencyImages;
-}
 
 /**
  * The chart with its own PostgreSQL, RabbitMQ and MinIO (postgresql.enabled,

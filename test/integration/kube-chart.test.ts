@@ -503,4 +503,81 @@ describe('Kubernetes: the Helm chart', function () {
       await demo.close();
     }
   });
+
+  describe('NetworkPolicies', () => {
+    /** The rendered NetworkPolicies' specs by name, as plain YAML (the typed objects rename `from`). */
+    const policies = async (...args: string[]) => {
+      const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...args);
+      const objects = YAML.parseAllDocuments(stdout).map((doc) => doc.toJS()).filter((o) => o?.kind === 'NetworkPolicy');
+      return new Map<string, any>(objects.map((o) => [o.metadata.name, o.spec]));
+    };
+    const platformPods = {
+      matchLabels: { 'app.kubernetes.io/name': 'didyma', 'app.kubernetes.io/instance': 'dy' },
+      matchExpressions: [{ key: 'app.kubernetes.io/component', operator: 'NotIn', values: ['postgresql', 'rabbitmq', 'minio'] }],
+    };
+
+    it('lets only the platform’s pods reach the bundled PostgreSQL, RabbitMQ and MinIO, which call nothing but DNS', async () => {
+      const rendered = await policies(...BUNDLED);
+      for (const [name, ports] of [['postgresql', ['postgresql']], ['rabbitmq', ['amqp']], ['minio', ['s3', 'console']]] as const) {
+        const spec = rendered.get(`dy-didyma-${name}`);
+        expect(spec.podSelector.matchLabels['app.kubernetes.io/component'], name).to.equal(name);
+        expect(spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
+        expect(spec.ingress).to.deep.equal([{ from: [{ podSelector: platformPods }], ports: ports.map((port) => ({ port, protocol: 'TCP' })) }]);
+        expect(spec.egress.map((rule: any) => rule.ports.map((p: any) => p.port))).to.deep.equal([[53, 53]]);
+      }
+      expect([...(await policies()).keys()].filter((name) => /postgresql|rabbitmq|minio/.test(name)), 'none without the bundled dependencies').to.deep.equal([]);
+    });
+
+    it('opens the servers’ HTTP port to all and the metrics ports only to the named namespaces', async () => {
+      const ingress = (await policies('--set', 'networkPolicy.ingress.metricsNamespaces={monitoring,observability}')).get('dy-didyma-ingress');
+      expect(ingress.podSelector).to.deep.equal(platformPods);
+      expect(ingress.policyTypes).to.deep.equal(['Ingress']);
+      expect(ingress.ingress).to.deep.equal([
+        { ports: [{ port: 'http', protocol: 'TCP' }] },
+        { from: [{ namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['monitoring', 'observability'] }] } }], ports: [{ port: 'metrics', protocol: 'TCP' }] },
+      ]);
+      expect((await policies('--set', 'networkPolicy.ingress.metricsNamespaces=null')).get('dy-didyma-ingress').ingress, 'no namespace: nobody scrapes').to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    });
+
+    it('lets the platform call only DNS, its own pods, egress.allowCidrs, the Kubernetes API and the extra rules', async () => {
+      const rendered = await policies(
+        '--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}',
+        '--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}',
+        '--set-json', 'networkPolicy.egress.extraRules=[{"to":[{"ipBlock":{"cidr":"198.51.100.0/24"}}],"ports":[{"port":5432}]}]',
+      );
+      const egress = rendered.get('dy-didyma-egress');
+      expect(egress.podSelector).to.deep.equal(platformPods);
+      expect(egress.egress).to.deep.equal([
+        { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
+        { to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'didyma', 'app.kubernetes.io/instance': 'dy' } } }] },
+        { to: [{ ipBlock: { cidr: '10.42.0.0/16' } }, { ipBlock: { cidr: '10.43.0.0/16' } }] },
+        { to: [{ ipBlock: { cidr: '198.51.100.0/24' } }], ports: [{ port: 5432 }] },
+      ]);
+      const api = rendered.get('dy-didyma-kube-api');
+      expect(api.podSelector.matchExpressions).to.deep.equal([{ key: 'app.kubernetes.io/component', operator: 'In', values: ['private', 'executor', 'operator'] }]);
+      expect(api.egress).to.deep.equal([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '192.0.2.10/32' } }] }]);
+      expect((await policies()).get('dy-didyma-kube-api').egress, 'no API address given: its ports anywhere').to.deep.equal([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
+    });
+
+    it('switches each group off on its own', async () => {
+      const names = async (...values: string[]) => [...(await policies(...BUNDLED, ...values.flatMap((value) => ['--set', value]))).keys()].sort();
+      const all = ['egress', 'ingress', 'kube-api', 'minio', 'postgresql', 'rabbitmq'].map((name) => `dy-didyma-${name}`);
+      expect(await names()).to.deep.equal(all);
+      expect(await names('networkPolicy.bundled.enabled=false')).to.deep.equal(['dy-didyma-egress', 'dy-didyma-ingress', 'dy-didyma-kube-api']);
+      expect(await names('networkPolicy.ingress.enabled=false')).to.deep.equal(all.filter((name) => name !== 'dy-didyma-ingress'));
+      expect(await names('networkPolicy.egress.enabled=false')).to.deep.equal(['dy-didyma-ingress', 'dy-didyma-minio', 'dy-didyma-postgresql', 'dy-didyma-rabbitmq']);
+      expect(await names('networkPolicy.bundled.enabled=false', 'networkPolicy.ingress.enabled=false', 'networkPolicy.egress.enabled=false')).to.deep.equal([]);
+    });
+
+    it('renders policies the API server accepts whole (server-side dry-run), extra rules and API addresses included', async () => {
+      const objects = (await render(...BUNDLED, '--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}', '--set-json', 'networkPolicy.egress.extraRules=[{"to":[{"ipBlock":{"cidr":"0.0.0.0/0","except":["10.0.0.0/8"]}}],"ports":[{"port":443,"protocol":"TCP"}]}]')).filter(
+        (o) => o.kind === 'NetworkPolicy',
+      );
+      expect(objects).to.have.length(6);
+      for (const policy of objects) {
+        const answer = await api.apply(policy, 'helm-dry-run', 'All');
+        expect((answer as any).spec, policy.metadata.name).to.deep.equal((policy as any).spec);
+      }
+    });
+  });
 });

@@ -75,6 +75,11 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
       await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
     }
   }
+  await testNamespace(cluster, namespace);
+}
+
+/** Creates a namespace labelled as a suite's, so that a later suite deletes it if this run is interrupted. */
+export async function testNamespace(cluster: Cluster, namespace: string): Promise<void> {
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
   await installCrds(cluster);
@@ -142,6 +147,8 @@ export const imageValues = (prefix: string, reference: string): string[] => [
 export const NODE_VALUES = [
   // This cluster's Pod and Service ranges (scripts/services/cluster.sh), as a user sets theirs.
   'egress.allowCidrs={10.88.0.0/16,10.96.0.0/16}',
+  // Its DNS answers on the node's bridge address, not from kube-system's pods (the NetworkPolicies' default).
+  'networkPolicy.egress.dns[0].ipBlock.cidr=10.88.0.1/32',
   // One replica each: a two-core node runs the whole platform.
   'servers.auth.replicas=1',
   'servers.private.replicas=1',
@@ -157,6 +164,14 @@ export function importProjectImage(cluster: Cluster): string {
   return execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
     .toString()
     .trim();
+}
+
+export type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
+
+/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them; their references. */
+export function importDependencyImages(cluster: Cluster): DependencyImages {
+  const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return JSON.parse(output.toString()) as DependencyImages;
 }
 
 /** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
