@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
-import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
+import { completedPrediction, demoDeployment, modelPayload, upload } from '../support/fixtures.js';
 import { waitFor } from '../support/kube.js';
 import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
 
@@ -45,16 +45,7 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     return reply.body.access as string;
   };
   /** Queues a prediction through the bundled RabbitMQ and waits for it; its id. */
-  const predict = async (pub: Client, token: string): Promise<string> => {
-    const invocation = await pub.post(`${MODEL}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
-    expect(invocation.status, invocation.text).to.equal(201);
-    const status = await eventually('the prediction', async () => {
-      const { body } = await pub.get(`${MODEL}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token });
-      return ['COMPLETED', 'ERROR'].includes(body.status) && (body.status as string);
-    });
-    expect(status).to.equal('COMPLETED');
-    return invocation.body.id as string;
-  };
+  const predict = (pub: Client, token: string) => completedPrediction(pub, token, MODEL, session);
   const kept = async (): Promise<string[]> =>
     (await kubectlJson(cluster, '-n', namespace, 'get', 'statefulsets,services,secrets,persistentvolumeclaims')).items
       .map((o: any) => `${o.kind}/${o.metadata.name}`)

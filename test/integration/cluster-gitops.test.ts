@@ -3,11 +3,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { Client } from '../support/http.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { helm, hostService, imageValues, importProjectImage, installCrds, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, type Cluster } from '../support/cluster.js';
+import { helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, installCrds, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'didyma';
@@ -60,15 +59,11 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
   before(async () => {
     cluster = runningCluster();
     image = importProjectImage(cluster);
-    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
-    await db.connect();
-    await db.query(`CREATE DATABASE ${database}`);
-    await db.end();
+    await createHostDatabase(database);
     await kubectl(cluster, 'create', 'namespace', namespace);
     await installCrds(cluster);
     await kubectlApply(cluster, [
-      ...hostService(namespace, 'postgresql', 5432, cluster.hostIp, 55432),
-      ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),
+      ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq']),
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'didyma-keys', namespace }, stringData: keys },
     ]);
   });
@@ -79,10 +74,7 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
     if (manifest) fs.rmSync(manifest, { force: true });
     await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
-    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
-    await db.connect();
-    await db.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-    await db.end();
+    await dropHostDatabase(database).catch(() => undefined);
   });
 
   it('installs with kubectl apply: the migration Job runs, every component becomes Ready, the admin logs in with the Secret\'s password', async () => {

@@ -1,14 +1,13 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
 import { Client as S3Client } from 'minio';
-import pg from 'pg';
 import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
 import { lineage, modelCallsOf, runsOf, tag, traceOf } from '../support/jaeger.js';
-import { freshTestNamespace, helm, hostService, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 // The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
@@ -114,19 +113,12 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   before(async () => {
     cluster = runningCluster();
     image = importProjectImage(cluster);
-    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
-    await db.connect();
-    await db.query(`CREATE DATABASE ${database}`);
-    await db.end();
+    await createHostDatabase(database);
     await s3Admin().makeBucket(bucket);
 
     await freshTestNamespace(cluster, namespace);
     await kubectlApply(cluster, [
-      ...hostService(namespace, 'postgresql', 5432, cluster.hostIp, 55432),
-      ...hostService(namespace, 'rabbitmq', 5672, cluster.hostIp, 55672),
-      ...hostService(namespace, 'minio', 9000, cluster.hostIp, 59000),
-      ...hostService(namespace, 'prometheus', 9090, cluster.hostIp, 59090),
-      ...hostService(namespace, 'jaeger', 4318, cluster.hostIp, 54318),
+      ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus', 'jaeger']),
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
     ]);
     // The demo model server as the README starts it.
@@ -145,10 +137,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
     await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
-    const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
-    await db.connect();
-    await db.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
-    await db.end();
+    await dropHostDatabase(database).catch(() => undefined);
     await emptyAndRemoveBucket(s3Admin(), bucket).catch(() => undefined);
   });
 

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
-import { demoDeployment, IRIS, modelPayload, upload } from '../support/fixtures.js';
+import { completedPrediction, demoDeployment, modelPayload, upload } from '../support/fixtures.js';
 import { waitFor } from '../support/kube.js';
 import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
 
@@ -144,13 +144,7 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     const registered = await priv.post('/api/platform_model', { token, json: modelPayload('iris-classifier', '1', card.file_id) });
     expect(registered.status, registered.text).to.equal(201);
     const session = (await pub.post(`${MODEL}/session`, { token })).body.id;
-    const invocation = await pub.post(`${MODEL}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
-    expect(invocation.status, invocation.text).to.equal(201);
-    const status = await eventually('the prediction', async () => {
-      const { body } = await pub.get(`${MODEL}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token });
-      return ['COMPLETED', 'ERROR'].includes(body.status) && (body.status as string);
-    });
-    expect(status).to.equal('COMPLETED');
+    await completedPrediction(pub, token, MODEL, session);
   });
 
   it('refuses the bundled PostgreSQL, RabbitMQ and MinIO to pods that are not the platform’s, here or in another namespace', async () => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { requireEnv } from './services.js';
 
 // The end-to-end tests' view of the real cluster of scripts/services/cluster.sh:
@@ -187,6 +188,42 @@ export function hostService(namespace: string, name: string, port: number, hostI
       endpoints: [{ addresses: [hostIp], conditions: { ready: true } }],
     },
   ];
+}
+
+/** The host's test services the pods reach through relays: their Service port, then the host port (scripts/services/cluster.sh). */
+const HOST_SERVICES = {
+  postgresql: [5432, 55432],
+  rabbitmq: [5672, 55672],
+  minio: [9000, 59000],
+  prometheus: [9090, 59090],
+  jaeger: [4318, 54318],
+} as const;
+
+/** Services named as the chart's external services expect, each relayed to the host's own. */
+export function hostServices(cluster: Cluster, namespace: string, names: Array<keyof typeof HOST_SERVICES>): object[] {
+  return names.flatMap((name) => hostService(namespace, name, HOST_SERVICES[name][0], cluster.hostIp, HOST_SERVICES[name][1]));
+}
+
+/** A new database on the host's PostgreSQL, for one release. */
+export async function createHostDatabase(name: string): Promise<void> {
+  const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
+  await db.connect();
+  try {
+    await db.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await db.end();
+  }
+}
+
+/** Drops a database createHostDatabase made, whoever is still connected. */
+export async function dropHostDatabase(name: string): Promise<void> {
+  const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
+  await db.connect();
+  try {
+    await db.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await db.end();
+  }
 }
 
 /** `kubectl apply` of objects (through a temporary file: kubectl reads a List). */

@@ -1,6 +1,8 @@
 import crypto from 'node:crypto';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
+import { expect } from 'chai';
 import type { Client } from './http.js';
+import { until } from './until.js';
 import type { QueuedInvocation } from '../../features/invocations/store.js';
 import { DEFAULT_PRIORITY } from '../../features/invocations/state.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
@@ -99,6 +101,19 @@ export function modelPayload(code: string, version: string, cardId: string, extr
 }
 
 export const IRIS = JSON.stringify({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
+
+/** Queues an iris prediction in `session` of the model at `modelPath` and waits until it is COMPLETED; its id. */
+export async function completedPrediction(pub: Client, token: string, modelPath: string, session: string): Promise<string> {
+  const invocation = await pub.post(`${modelPath}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+  expect(invocation.status, invocation.text).to.equal(201);
+  let status = '';
+  await until(async () => {
+    status = (await pub.get(`${modelPath}/session/${session}/invocation/${invocation.body.id}/check_progress`, { token })).body.status;
+    return status === 'COMPLETED' || status === 'ERROR';
+  }, 'the prediction', 120_000);
+  expect(status).to.equal('COMPLETED');
+  return invocation.body.id as string;
+}
 
 /** The iris classifier `version` registered for `owner` on a demo deployment of `demoUrl`, with a model card; its model id. */
 export async function registeredIris(t: TestPlatform, owner: Tenant, demoUrl: string, version: string): Promise<number> {
