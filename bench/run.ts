@@ -67,7 +67,7 @@ const MAX_RUN_SEC = 4;
 const LATENCY_ROUNDS = 3;
 // Pairs of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
-// …and the rate of their CPU runs: well below saturation on 2 vCPUs, so that neither server queues.
+// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
 const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';

@@ -127,6 +127,7 @@ describe('bench report: the tracing rows', () => {
     expect(rows.map((cells) => cells.length)).to.deep.equal([7, 7, 7, 7]);
     expect(rows[2]![4]).to.equal('3,000 + PostgreSQL 1,600');
     expect(rows[3]![4]).to.equal('4,200 + PostgreSQL 1,700');
-    expect(rows[3]!.slice(5)).to.deep.equal(['CPU per POST ≤ +5%: +28%', '**missed**']);
+    expect(rows[3]!.slice(5)).to.deep.equal(['CPU per POST ≤ +5%: +28% (median of the rounds)', '**missed**']);
+    expect(tracingRows({ ...report, cpuCost: -0.07 })[3]![5]).to.equal('CPU per POST ≤ +5%: -7% (median of the rounds)');
   });
 });

@@ -268,7 +268,7 @@ function tracingCpuRows(t: TracingCostReport): string[][] {
       '',
       '',
       both(t.tracedCpu),
-      `CPU per POST ≤ +${pct(TRACING_COST_BOUND)}: +${pct(t.cpuCost)}`,
+      `CPU per POST ≤ +${pct(TRACING_COST_BOUND)}: ${t.cpuCost >= 0 ? '+' : ''}${pct(t.cpuCost)} (median of the rounds)`,
       verdict(t.cpuCost <= TRACING_COST_BOUND),
     ],
   ];

@@ -40,7 +40,7 @@ export interface TracingCostReport {
   /** Medians over the rounds, each part on its own. */
   untracedCpu: PostCpu;
   tracedCpu: PostCpu;
-  /** traced / untraced − 1 of server and PostgreSQL together: the CPU tracing adds to a POST. */
+  /** The CPU tracing adds to a POST, server and PostgreSQL together: the median over the rounds of traced / untraced − 1, each round against itself so that a drift of the host cancels. */
   cpuCost: number;
 }
 
@@ -80,5 +80,6 @@ export async function measureTracingCost(control: TracingCostControl, rounds: nu
   const untracedCpu = medianCpu(measured.map((pair) => pair.untracedCpu));
   const tracedCpu = medianCpu(measured.map((pair) => pair.tracedCpu));
   const total = (cpu: PostCpu) => cpu.server + cpu.database;
-  return { rounds: measured, untracedRps, tracedRps, cost: 1 - tracedRps / untracedRps, cpuRate, untracedCpu, tracedCpu, cpuCost: total(tracedCpu) / total(untracedCpu) - 1 };
+  const cpuCost = median(measured.map((pair) => total(pair.tracedCpu) / total(pair.untracedCpu) - 1));
+  return { rounds: measured, untracedRps, tracedRps, cost: 1 - tracedRps / untracedRps, cpuRate, untracedCpu, tracedCpu, cpuCost };
 }
