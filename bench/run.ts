@@ -17,6 +17,7 @@
 // BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second at most; lower
 // when half its fair share of the drain at the largest flood is lower, bench/lib/fairness.ts lowRate).
 // BENCH_ONLY=notifications: only (8), at BENCH_NOTIFY_RATE (100) per second, printed and not written.
+// BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -24,7 +25,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
-import { cpuOfNamedSince, cpuSince, withCpu } from './lib/cpu.js';
+import { cpuOfDatabaseSince, cpuOfNamedSince, cpuSince, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -38,7 +39,7 @@ import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
-import { measureTracingCost, type TracingCostReport } from './lib/tracing-cost.js';
+import { measureTracingCost, type PostCpu, type TracingCostReport } from './lib/tracing-cost.js';
 import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
 import { ANY_VERSION } from '../demo/model-server/service.js';
 
@@ -66,6 +67,8 @@ const MAX_RUN_SEC = 4;
 const LATENCY_ROUNDS = 3;
 // Pairs of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
+// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
+const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
@@ -205,7 +208,22 @@ async function main() {
         // Both warm: the rounds compare the servers, not the first one's JIT and caches with the second's.
         await post(url(ports.public), WARMUP_SEC);
         await post(url(tracedPort), WARMUP_SEC);
-        const report = await measureTracingCost({ untraced: () => post(url(ports.public)), traced: () => post(url(tracedPort)) }, TRACING_ROUNDS);
+        const cpuOf = async (at: string, pid: number | undefined): Promise<PostCpu> => {
+          const server = cpuSince([pid]);
+          const database = cpuOfDatabaseSince(dbName);
+          const { requests } = await load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec: DURATION, overallRate: TRACING_CPU_RATE });
+          return { server: (server()[0]! * 1e6) / requests, database: (database() * 1e6) / requests };
+        };
+        const report = await measureTracingCost(
+          {
+            untraced: () => post(url(ports.public)),
+            traced: () => post(url(tracedPort)),
+            untracedCpu: () => cpuOf(url(ports.public), pidOf('public')),
+            tracedCpu: () => cpuOf(url(tracedPort), traced.process.pid),
+          },
+          TRACING_ROUNDS,
+          TRACING_CPU_RATE,
+        );
         // Out of (5)'s way: the executor drains (2)'s backlog alone.
         await db('invocations').whereIn('session_id', sessions).delete();
         return report;

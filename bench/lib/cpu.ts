@@ -30,14 +30,14 @@ export async function withCpu<R extends { requests: number }>(pid: number | unde
   return { ...result, cpuUsPerRequest: (spent * 1e6) / result.requests };
 }
 
-/** The pids of every process whose command name is `name` (PostgreSQL's backends come and go). */
-function pidsNamed(name: string): number[] {
+/** The pids of every process whose `/proc/<pid>/<file>` passes `test` (PostgreSQL's backends come and go). */
+function pidsWhere(file: 'comm' | 'cmdline', test: (text: string) => boolean): number[] {
   return fs
     .readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+        return test(fs.readFileSync(`/proc/${pid}/${file}`, 'utf8'));
       } catch {
         return false;
       }
@@ -45,12 +45,26 @@ function pidsNamed(name: string): number[] {
     .map(Number);
 }
 
-/** Starts counting the CPU of every process named `name`; the function returned gives the seconds they spent since, those started since included. */
-export function cpuOfNamedSince(name: string): () => number {
-  const before = new Map(pidsNamed(name).map((pid) => [pid, cpuSeconds(pid)]));
+/** Starts counting the CPU of the processes `pids()` finds; the function returned gives the seconds they spent since, those started since included. */
+function cpuOfFoundSince(pids: () => number[]): () => number {
+  const before = new Map(pids().map((pid) => [pid, cpuSeconds(pid)]));
   return () =>
-    pidsNamed(name)
+    pids()
       .map((pid) => cpuSeconds(pid) - (before.get(pid) ?? 0))
       .filter(Number.isFinite)
       .reduce((sum, seconds) => sum + seconds, 0);
+}
+
+/** Starts counting the CPU of every process named `name`; the function returned gives the seconds they spent since, those started since included. */
+export function cpuOfNamedSince(name: string): () => number {
+  return cpuOfFoundSince(() => pidsWhere('comm', (comm) => comm.trim() === name));
+}
+
+/**
+ * Starts counting the CPU of the PostgreSQL backends serving `database`, by
+ * their process title (`postgres: <user> <database> <client> <state>`): the
+ * server may serve other databases meanwhile, whose work is not the run's.
+ */
+export function cpuOfDatabaseSince(database: string): () => number {
+  return cpuOfFoundSince(() => pidsWhere('cmdline', (title) => title.startsWith('postgres: ') && title.includes(` ${database} `)));
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, endToEndMet, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, type BenchReport } from './report.js';
+import { drainCpu, endToEndMet, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
+import type { TracingCostReport } from './tracing-cost.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -105,5 +106,28 @@ describe('bench report: an overhead in floor units', () => {
     const units = inFloorUnits({ p50: 5, p99: 25 }, floors);
     expect(units).to.deep.equal({ postgres: { p50: 10, p99: 10 }, broker: { p50: 20, p99: 20 } });
     expect(floorUnitsText(units)).to.equal(" (10.0 / 10.0 PostgreSQL round trips, 20.0 / 20.0 broker hops: (0)'s p50 / p99)");
+  });
+});
+
+describe('bench report: the tracing rows', () => {
+  const saturated = (rps: number) => ({ rps, requests: rps, statuses: { '201': rps }, errors: 0, timeouts: 0, p50: 1, p99: 2 });
+  const report: TracingCostReport = {
+    rounds: [{ untraced: saturated(500), traced: saturated(400), untracedCpu: { server: 3000, database: 1600 }, tracedCpu: { server: 4200, database: 1700 } }],
+    untracedRps: 500,
+    tracedRps: 400,
+    cost: 0.2,
+    cpuRate: 100,
+    untracedCpu: { server: 3000, database: 1600 },
+    tracedCpu: { server: 4200, database: 1700 },
+    cpuCost: 5900 / 4600 - 1,
+  };
+
+  it('gives seven cells a row and the CPU per POST of server and PostgreSQL on each side, judged against the bound', () => {
+    const rows = tracingRows(report);
+    expect(rows.map((cells) => cells.length)).to.deep.equal([7, 7, 7, 7]);
+    expect(rows[2]![4]).to.equal('3,000 + PostgreSQL 1,600');
+    expect(rows[3]![4]).to.equal('4,200 + PostgreSQL 1,700');
+    expect(rows[3]!.slice(5)).to.deep.equal(['CPU per POST ≤ +5%: +28% (median of the rounds)', '**missed**']);
+    expect(tracingRows({ ...report, cpuCost: -0.07 })[3]![5]).to.equal('CPU per POST ≤ +5%: -7% (median of the rounds)');
   });
 });

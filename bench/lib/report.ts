@@ -7,7 +7,7 @@ import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
-import { TRACING_COST_BOUND, type TracingCostReport } from './tracing-cost.js';
+import { TRACING_COST_BOUND, type PostCpu, type TracingCostReport } from './tracing-cost.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -219,7 +219,7 @@ export function renderTable(r: BenchReport): string {
   }
   if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
   if (r.notifications) for (const cells of notificationRows(r.notifications)) push(cells);
-  if (r.tracing) for (const cells of tracingRows(r.tracing)) push(cells);
+  if (r.tracing) rows.push(...tracingRows(r.tracing));
   const lines = tableLines(rows);
   const load = (l: number[]) => l.map((v) => v.toFixed(2)).join(' ');
   lines.push(
@@ -236,19 +236,40 @@ const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...ro
 /** (9)'s rows alone under the table's header (BENCH_ONLY=tracing). */
 export const tracingTable = (t: TracingCostReport) => tableLines(tracingRows(t)).join('\n');
 
-/** (9): each side's median over the rounds, and the share of throughput tracing took. */
+/** (9): each side's median over the rounds, and the share of throughput tracing took; rows of all seven cells. */
 export function tracingRows(t: TracingCostReport): string[][] {
   const inOrder = (side: 'untraced' | 'traced') => t.rounds.map((round) => n0(round[side].rps)).join(', ');
   const failed = failures(totals(t.rounds.flatMap((round) => [round.untraced, round.traced])));
   return [
-    ['9', `POST …/invocation, saturation, on an untraced public server: median of ${t.rounds.length} rounds, in order ${inOrder('untraced')}`, n0(t.untracedRps) + failed, '', '', ''],
+    ['9', `POST …/invocation, saturation, on an untraced public server: median of ${t.rounds.length} rounds, in order ${inOrder('untraced')}`, n0(t.untracedRps) + failed, '', '', '', ''],
     [
       '9',
       `… on a public server tracing every request and exporting to Jaeger (OTLP/HTTP), rounds alternating with the untraced ones: in order ${inOrder('traced')}`,
       n0(t.tracedRps),
       '',
+      '',
       `cost ≤ ${pct(TRACING_COST_BOUND)}: ${pct(t.cost)}`,
       verdict(t.cost <= TRACING_COST_BOUND),
+    ],
+    ...tracingCpuRows(t),
+  ];
+}
+
+/** (9)'s CPU per POST at its fixed rate, server and PostgreSQL; absent in runs from before it was measured. */
+function tracingCpuRows(t: TracingCostReport): string[][] {
+  if (!t.untracedCpu || !t.tracedCpu) return [];
+  const inOrder = (side: 'untracedCpu' | 'tracedCpu') => t.rounds.map((round) => n0(round[side].server)).join(', ');
+  const both = (cpu: PostCpu) => `${n0(cpu.server)} + PostgreSQL ${n0(cpu.database)}`;
+  return [
+    ['9', `CPU µs per POST at ${n0(t.cpuRate)}/s, untraced: server + PostgreSQL, medians of ${t.rounds.length} rounds; server in order ${inOrder('untracedCpu')}`, '', '', both(t.untracedCpu), '', ''],
+    [
+      '9',
+      `… traced, the rounds alternating with the untraced ones; server in order ${inOrder('tracedCpu')}`,
+      '',
+      '',
+      both(t.tracedCpu),
+      `CPU per POST ≤ +${pct(TRACING_COST_BOUND)}: ${t.cpuCost >= 0 ? '+' : ''}${pct(t.cpuCost)} (median of the rounds)`,
+      verdict(t.cpuCost <= TRACING_COST_BOUND),
     ],
   ];
 }
