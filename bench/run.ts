@@ -25,7 +25,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
-import { cpuOfDatabaseSince, cpuOfNamedSince, cpuSince, withCpu } from './lib/cpu.js';
+import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -117,6 +117,8 @@ async function main() {
   const dbUrl = new URL(adminUrl);
   dbUrl.pathname = `/${dbName}`;
   const db = knexFactory({ client: 'pg', connection: dbUrl.toString(), pool: { min: 0, max: 2 } });
+  // The PostgreSQL server of the run, on this host: a drain's CPU is all of its processes', another server's is not.
+  const postmasterPid = parentPid(((await db.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid);
 
   const ports = { auth: await freePort(), private: await freePort(), public: await freePort(), executor: await freePort(), model: await freePort(), hello: await freePort() };
   const common: Record<string, string> = {
@@ -279,7 +281,7 @@ async function main() {
           drain: (flood, others) => drainOf(db, flood, others),
           cpuMeter: () => {
             const executor = cpuSince([executorPid]);
-            const database = cpuOfNamedSince('postgres');
+            const database = cpuOfServerSince(postmasterPid);
             return () => ({ executor: executor()[0]!, database: database() });
           },
           log: (message) => console.log(`bench: (7) ${message}`),

@@ -31,7 +31,7 @@ export async function withCpu<R extends { requests: number }>(pid: number | unde
 }
 
 /** The pids of every process whose `/proc/<pid>/<file>` passes `test` (PostgreSQL's backends come and go). */
-function pidsWhere(file: 'comm' | 'cmdline', test: (text: string) => boolean): number[] {
+function pidsWhere(file: 'comm' | 'cmdline' | 'stat', test: (text: string) => boolean): number[] {
   return fs
     .readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
@@ -55,9 +55,25 @@ function cpuOfFoundSince(pids: () => number[]): () => number {
       .reduce((sum, seconds) => sum + seconds, 0);
 }
 
-/** Starts counting the CPU of every process named `name`; the function returned gives the seconds they spent since, those started since included. */
-export function cpuOfNamedSince(name: string): () => number {
-  return cpuOfFoundSince(() => pidsWhere('comm', (comm) => comm.trim() === name));
+/** The parent pid in a `/proc/<pid>/stat` text (the second field after the command name). */
+const parentOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[1]);
+
+/** The parent pid of process `pid`, NaN when unreadable. */
+export function parentPid(pid: number): number {
+  try {
+    return parentOf(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Starts counting the CPU of every process of the PostgreSQL server whose
+ * postmaster is `postmaster`: its backends, and its autovacuum and writers,
+ * which a drain's churn keeps busy. Another server on the host does not count.
+ */
+export function cpuOfServerSince(postmaster: number): () => number {
+  return cpuOfFoundSince(() => pidsWhere('stat', (stat) => parentOf(stat) === postmaster));
 }
 
 /**

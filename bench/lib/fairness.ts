@@ -24,7 +24,7 @@ export interface Drain {
   cpu?: DrainCpu;
 }
 
-/** CPU milliseconds per COMPLETED invocation during a drain: the executor's, and every PostgreSQL process's. */
+/** CPU milliseconds per COMPLETED invocation during a drain: the executor's, and its PostgreSQL server's (every process of it). */
 export interface DrainCpu {
   executorMs: number;
   databaseMs: number;
