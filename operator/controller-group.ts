@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+
 /** A controller, or a watch feeding controllers: what runs while this replica leads. */
 export interface Loop {
   start(): Promise<void>;
