@@ -406,6 +406,11 @@ describe('Kubernetes: the Helm chart', function () {
       (error: Error) => error.message,
     );
     expect(refused).to.include('credentials.namespace must differ from the release namespace');
+    const malformed = await render('--set', 'credentials.namespace=Tenant_Keys').then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    expect(malformed).to.match(/credentials\.namespace/);
   });
 
   it("gives each component the access it needs and no more (the chart's RBAC, by impersonating its ServiceAccounts)", async () => {
