@@ -1,5 +1,10 @@
 import type { Logger } from 'pino';
-import type { Controller } from './controller.js';
+
+/** A controller, or a watch feeding controllers: what runs while this replica leads. */
+export interface Loop {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 /**
  * The controllers of the leader. Starting runs in the background and retries
@@ -8,12 +13,12 @@ import type { Controller } from './controller.js';
  * start in progress and stops every controller started.
  */
 export class ControllerGroup {
-  private controllers: Controller[] = [];
+  private controllers: Loop[] = [];
   private starting: Promise<void> | undefined;
   private active = false;
 
   constructor(
-    private readonly make: () => Controller[],
+    private readonly make: () => Loop[],
     private readonly logger: Logger,
     private readonly onRunning: (running: boolean) => void,
   ) {}

@@ -54,6 +54,11 @@ export class Controller {
     return this.queue.length;
   }
 
+  /** Queues every resource of the cache that `matches`: something it depends on (its Secret) changed. */
+  requeueWhere(matches: (resource: KubeObject) => boolean): void {
+    for (const resource of this.informer.list()) if (matches(resource)) this.queue.add(this.keyOf(resource.metadata.name));
+  }
+
   async start(): Promise<void> {
     await this.informer.start();
     this.workers = Array.from({ length: this.options.workers }, () => this.work());

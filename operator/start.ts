@@ -15,6 +15,7 @@ import { LeaderElector } from './leader.js';
 import { createOperatorMetrics } from './metrics.js';
 import { ProxyConfigMap } from './proxy-config-map.js';
 import { reconcile } from './reconcile.js';
+import { SecretWatch } from './secret-watch.js';
 import { startOperatorServer } from './server.js';
 
 export interface RunningOperator {
@@ -50,20 +51,22 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const events = new EventRecorder(fenced, identity, log);
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
   const group = new ControllerGroup(
-    () =>
-      handlers(config, log).map(
-        (handler) =>
-          new Controller({
-            kube: fenced,
-            kind: handler.kind,
-            reconcile: (name) => reconcile({ kube: fenced, handler, configMap, events, logger: log, probeIntervalMs }, name),
-            logger: log,
-            metrics,
-            workers: config.operatorWorkers,
-            retryBaseMs: config.operatorRetryMs,
-            maxBackoffMs: probeIntervalMs,
-          }),
-      ),
+    () => {
+      const users = handlers(config, log).map((handler) => ({
+        handler,
+        controller: new Controller({
+          kube: fenced,
+          kind: handler.kind,
+          reconcile: (name) => reconcile({ kube: fenced, handler, configMap, events, logger: log, probeIntervalMs }, name),
+          logger: log,
+          metrics,
+          workers: config.operatorWorkers,
+          retryBaseMs: config.operatorRetryMs,
+          maxBackoffMs: probeIntervalMs,
+        }),
+      }));
+      return [...users.map((user) => user.controller), new SecretWatch(fenced, users, log.child({ watch: 'secrets' }))];
+    },
     log,
     (running) => metrics.leader.set(running ? 1 : 0),
   );

@@ -9,7 +9,10 @@ import type { KubeApi } from './api.js';
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 export interface KubeConnection {
+  /** Of the custom resources, the proxy ConfigMap, the Lease and Events. */
   namespace: string;
+  /** Of the Secrets with the resources' credentials: the only Secrets any component reads or writes. */
+  credentialsNamespace: string;
   /** client-node's APIs on the cluster (a failure to load the kubeconfig surfaces here, on every call). */
   api(): Promise<KubeApi>;
 }
@@ -21,20 +24,22 @@ export interface KubeConnection {
  */
 export function kubeConnection(config: Config): KubeConnection | undefined {
   if (config.kubeMode === 'off') return undefined;
+  const credentialsNamespace = (namespace: string) => config.kubeCredentialsNamespace ?? namespace;
   if (config.kubeMode === 'in-cluster') {
     const namespace = config.kubeNamespace || readIfExists(SERVICE_ACCOUNT_NAMESPACE) || 'default';
-    return { namespace, api: loadApi((kc) => kc.loadFromCluster(), config.kubeTimeoutMs) };
+    return { namespace, credentialsNamespace: credentialsNamespace(namespace), api: loadApi((kc) => kc.loadFromCluster(), config.kubeTimeoutMs) };
   }
   const file = config.kubeconfig || path.join(os.homedir(), '.kube', 'config');
   if (!fs.existsSync(file)) throw new Error(`DIDYMA_KUBE_MODE=kubeconfig but the kubeconfig ${file} does not exist (set KUBECONFIG).`);
-  return { namespace: config.kubeNamespace || contextNamespace(file) || 'default', api: loadApi((kc) => kc.loadFromFile(file), config.kubeTimeoutMs) };
+  const namespace = config.kubeNamespace || contextNamespace(file) || 'default';
+  return { namespace, credentialsNamespace: credentialsNamespace(namespace), api: loadApi((kc) => kc.loadFromFile(file), config.kubeTimeoutMs) };
 }
 
 /** The same connection, refusing every write while `guard` throws. */
 export function fence(kube: KubeConnection, guard: () => void): KubeConnection {
   const api = kube.api().then((unfenced) => unfenced.fenced(guard));
   api.catch(() => undefined); // reported by the first call, which awaits it
-  return { namespace: kube.namespace, api: () => api };
+  return { namespace: kube.namespace, credentialsNamespace: kube.credentialsNamespace, api: () => api };
 }
 
 function loadApi(load: (kc: KubeConfig) => void, timeoutMs: number): () => Promise<KubeApi> {

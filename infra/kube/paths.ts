@@ -5,4 +5,5 @@ import { API_VERSION, KINDS, type ResourceKind } from './constants.js';
 export const paths = {
   resources: (kind: ResourceKind, namespace: string) => `/apis/${API_VERSION}/namespaces/${namespace}/${KINDS[kind].plural}`,
   configMaps: (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`,
+  secrets: (namespace: string) => `/api/v1/namespaces/${namespace}/secrets`,
 };

@@ -7,6 +7,7 @@ const NOW = Date.parse('2026-01-01T12:00:00Z');
 const GRACE = 60_000;
 const OLD = new Date(NOW - 10 * 60_000);
 const FRESH = new Date(NOW - 5_000);
+const NAMESPACES = { namespace: 'ns', credentialsNamespace: 'ns-credentials' };
 
 const desired = (key: string, secrets: Record<string, string> = {}): DesiredDeployment => ({
   kind: 'deployment',
@@ -26,7 +27,7 @@ const applied = (object: KubeObject, created = OLD, extra: Partial<KubeObject['m
 describe('resync plan', () => {
   it('leaves resources in sync alone', () => {
     const item = desired('a', { server_proxy_pat: 'p' });
-    const plan = planResync([item], { resources: [applied(customResource(item, 'ns'))], secrets: [applied(credentialsSecret(item, 'ns')!)] }, 'ns', NOW, GRACE);
+    const plan = planResync([item], { resources: [applied(customResource(item, 'ns'))], secrets: [applied(credentialsSecret(item, 'ns-credentials')!)] }, NAMESPACES, NOW, GRACE);
     expect(plan).to.deep.equal({ apply: [], deleteResources: [], deleteSecrets: [], unchanged: 1 });
   });
 
@@ -38,8 +39,8 @@ describe('resync plan', () => {
     (editedObject.spec as { serverProxy: { init: Record<string, string> } }).serverProxy.init = { server_proxy_url: 'http://elsewhere.example' };
     const plan = planResync(
       [missing, edited, rotated],
-      { resources: [editedObject, applied(customResource(rotated, 'ns'))], secrets: [applied(credentialsSecret({ ...rotated, secrets: { server_proxy_pat: 'old' } }, 'ns')!)] },
-      'ns',
+      { resources: [editedObject, applied(customResource(rotated, 'ns'))], secrets: [applied(credentialsSecret({ ...rotated, secrets: { server_proxy_pat: 'old' } }, 'ns-credentials')!)] },
+      NAMESPACES,
       NOW,
       GRACE,
     );
@@ -48,18 +49,18 @@ describe('resync plan', () => {
 
   it('applies again a resource being deleted that the database still wants', () => {
     const item = desired('back');
-    const plan = planResync([item], { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, 'ns', NOW, GRACE);
+    const plan = planResync([item], { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, NAMESPACES, NOW, GRACE);
     expect(plan.apply).to.have.length(1);
   });
 
   it('deletes resources and Secrets nobody wants, once past the grace period', () => {
     const gone = desired('gone', { server_proxy_pat: 'p' });
     const young = desired('young');
-    const orphanSecret = credentialsSecret(desired('orphan', { server_proxy_pat: 'p' }), 'ns')!;
+    const orphanSecret = credentialsSecret(desired('orphan', { server_proxy_pat: 'p' }), 'ns-credentials')!;
     const plan = planResync(
       [],
-      { resources: [applied(customResource(gone, 'ns')), applied(customResource(young, 'ns'), FRESH)], secrets: [applied(credentialsSecret(gone, 'ns')!), applied(orphanSecret)] },
-      'ns',
+      { resources: [applied(customResource(gone, 'ns')), applied(customResource(young, 'ns'), FRESH)], secrets: [applied(credentialsSecret(gone, 'ns-credentials')!), applied(orphanSecret)] },
+      NAMESPACES,
       NOW,
       GRACE,
     );
@@ -70,13 +71,13 @@ describe('resync plan', () => {
 
   it('ages an object by its creation time, a Date or the string client-node leaves in listed custom resources', () => {
     for (const [created, deleted] of [[OLD, 1], [OLD.toISOString(), 1], [FRESH.toISOString(), 0]] as const) {
-      const plan = planResync([], { resources: [applied(customResource(desired('x'), 'ns'), created as Date)], secrets: [] }, 'ns', NOW, GRACE);
+      const plan = planResync([], { resources: [applied(customResource(desired('x'), 'ns'), created as Date)], secrets: [] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources, String(created)).to.have.length(deleted);
     }
   });
 
   it('does not delete a resource already being deleted', () => {
-    const plan = planResync([], { resources: [applied(customResource(desired('x'), 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, 'ns', NOW, GRACE);
+    const plan = planResync([], { resources: [applied(customResource(desired('x'), 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, NAMESPACES, NOW, GRACE);
     expect(plan.deleteResources).to.deep.equal([]);
   });
 });

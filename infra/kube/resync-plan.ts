@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { KubeConnection } from './connection.js';
 import { KINDS, type ResourceKind } from './constants.js';
 import type { Desired } from './desired.js';
 import { secretName } from './names.js';
@@ -10,6 +11,9 @@ export interface ResyncPlan {
   deleteSecrets: string[];
   unchanged: number;
 }
+
+/** Where the custom resources and where their credentials Secrets live. */
+export type Namespaces = Pick<KubeConnection, 'namespace' | 'credentialsNamespace'>;
 
 export interface ClusterState {
   resources: KubeObject[];
@@ -36,7 +40,7 @@ function inSync(desired: KubeObject, actual: KubeObject | undefined): boolean {
  * `graceMs`: an API replica may have applied one inside a transaction that
  * has not committed yet, and deleting it would be wrong.
  */
-export function planResync(desired: readonly Desired[], actual: ClusterState, namespace: string, now: number, graceMs: number): ResyncPlan {
+export function planResync(desired: readonly Desired[], actual: ClusterState, namespaces: Namespaces, now: number, graceMs: number): ResyncPlan {
   const resources = new Map(actual.resources.map((object) => [`${kindOf(object)}/${object.metadata.name}`, object]));
   const secrets = new Map(actual.secrets.map((object) => [object.metadata.name, object]));
   const plan: ResyncPlan = { apply: [], deleteResources: [], deleteSecrets: [], unchanged: 0 };
@@ -45,9 +49,9 @@ export function planResync(desired: readonly Desired[], actual: ClusterState, na
   for (const item of desired) {
     const name = nameOf(item);
     wantedResources.add(`${item.kind}/${name}`);
-    const secret = credentialsSecret(item, namespace);
+    const secret = credentialsSecret(item, namespaces.credentialsNamespace);
     if (secret) wantedSecrets.add(secret.metadata.name);
-    const resourceOk = inSync(customResource(item, namespace), resources.get(`${item.kind}/${name}`));
+    const resourceOk = inSync(customResource(item, namespaces.namespace), resources.get(`${item.kind}/${name}`));
     const secretOk = secret ? inSync(secret, secrets.get(secret.metadata.name)) : !secrets.has(secretName(name));
     if (resourceOk && secretOk) plan.unchanged += 1;
     else plan.apply.push(item);

@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import type { KubeConnection } from './connection.js';
 
-/** The decoded data of a Secret. */
+/** The decoded data of a credentials Secret. */
 export async function readSecret(kube: KubeConnection, name: string): Promise<Record<string, string>> {
-  const secret = await (await kube.api()).core.readNamespacedSecret({ name, namespace: kube.namespace });
+  const secret = await (await kube.api()).core.readNamespacedSecret({ name, namespace: kube.credentialsNamespace });
   return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
 }
 

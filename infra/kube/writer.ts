@@ -25,12 +25,12 @@ export class DesiredStateWriter {
    * key deleted a moment ago) cannot take the new configuration: 503, retry.
    */
   async apply(desired: Desired): Promise<KubeObject> {
-    const { namespace } = this.kube;
+    const { namespace, credentialsNamespace } = this.kube;
     const api = await this.kube.api();
-    const secret = credentialsSecret(desired, namespace);
+    const secret = credentialsSecret(desired, credentialsNamespace);
     // Forced server-side apply: the API owns spec, labels and Secrets, and takes them back from anyone who edited them.
     if (secret) await api.apply(secret, FIELD_MANAGERS.api);
-    else await api.delete(secretRef(namespace, secretName(nameOf(desired))));
+    else await api.delete(secretRef(credentialsNamespace, secretName(nameOf(desired))));
     const applied = await api.apply(customResource(desired, namespace), FIELD_MANAGERS.api);
     if (applied.metadata.deletionTimestamp) {
       throw new UnavailableError(`The previous ${KINDS[desired.kind].kind} "${desired.key}" is still being removed from the cluster; retry in a few seconds.`);
@@ -48,7 +48,7 @@ export class DesiredStateWriter {
   async removeByName(kind: ResourceKind, name: string): Promise<void> {
     const api = await this.kube.api();
     await api.delete(resourceRef(kind, this.kube.namespace, name));
-    await api.delete(secretRef(this.kube.namespace, secretName(name)));
+    await api.delete(secretRef(this.kube.credentialsNamespace, secretName(name)));
   }
 }
 

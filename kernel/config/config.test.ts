@@ -35,6 +35,14 @@ describe('config', () => {
     }
   });
 
+  it('takes a credentials namespace only as a valid namespace name, none by default', () => {
+    expect(loadConfig({}).kubeCredentialsNamespace).to.equal(undefined);
+    expect(loadConfig({ DIDYMA_KUBE_CREDENTIALS_NAMESPACE: 'didyma-credentials' }).kubeCredentialsNamespace).to.equal('didyma-credentials');
+    for (const value of ['Didyma', 'didyma_credentials', '-didyma', 'didyma-', 'a'.repeat(64), 'ns/other']) {
+      expect(() => loadConfig({ DIDYMA_KUBE_CREDENTIALS_NAMESPACE: value }), value).to.throw(ConfigError, 'DIDYMA_KUBE_CREDENTIALS_NAMESPACE');
+    }
+  });
+
   it('is documented variable by variable in docs/configuration.md, as `npm run docs:config` writes it', () => {
     const page = fs.readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
     const table = /<!-- config-table:start -->\n([\s\S]*)\n<!-- config-table:end -->/.exec(page)?.[1];

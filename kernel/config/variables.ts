@@ -45,6 +45,11 @@ export const parsers = {
     if (!(values as readonly string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}`);
     return raw as T;
   },
+  /** A Kubernetes namespace name (an RFC 1123 label). */
+  namespace: (raw: string) => {
+    if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(raw)) throw new Error('expected a namespace name: at most 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit');
+    return raw;
+  },
   optional: <T>(parse: Parser<T>) => (raw: string) => (raw === '' ? undefined : parse(raw)),
   /** Comma-separated durations (`500ms`, `5s`, `30m`, `2h`) as milliseconds. */
   durations: (raw: string) => {
@@ -214,6 +219,12 @@ export const variables = {
   kubeMode: variable('DIDYMA_KUBE_MODE', 'off', 'Kubernetes mode: `in-cluster` (service account of the pod) or `kubeconfig` (file from `KUBECONFIG`). The API then writes ModelDeployment / StorageConfig resources and executors read the operator\'s proxy configuration. `off`: the embedded default, everything from the database.', parsers.oneOf(['off', 'in-cluster', 'kubeconfig'] as const)),
   kubeconfig: variable('KUBECONFIG', '', 'Kubeconfig file of `DIDYMA_KUBE_MODE=kubeconfig` (one path). Empty: `~/.kube/config`. Ignored in the other modes.', parsers.string),
   kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMap and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
+  kubeCredentialsNamespace: variable(
+    'DIDYMA_KUBE_CREDENTIALS_NAMESPACE',
+    '',
+    'Namespace of the Secrets holding the credentials of deployments and storage configurations: the API writes them, executors and the operator read them. A namespace of their own lets RBAC grant access to them and to nothing else (the chart sets `<release namespace>-credentials`). Empty: the namespace of the custom resources.',
+    parsers.optional(parsers.namespace),
+  ),
   kubeTimeoutMs: variable('DIDYMA_KUBE_TIMEOUT_MS', '10000', 'Timeout of one Kubernetes API call (the API makes them inside its database transaction).', parsers.integer(500, 120000)),
   kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the private server repairs drift between the database and the custom resources (0: never).', parsers.integer(0, 86400)),
   proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),

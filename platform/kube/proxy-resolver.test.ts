@@ -23,14 +23,14 @@ function fakeCluster(data: Record<string, string>, secrets: Record<string, Recor
   const api = {
     informer: () => informer,
     core: {
-      readNamespacedSecret: async ({ name }: { name: string }) => {
-        secretReads.push(name);
+      readNamespacedSecret: async ({ name, namespace }: { name: string; namespace: string }) => {
+        secretReads.push(namespace === 'ns-credentials' ? name : `${namespace}/${name}`);
         return { data: Object.fromEntries(Object.entries(secrets[name] ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')])) };
       },
     },
   };
   return {
-    kube: { namespace: 'ns', api: async () => api } as unknown as KubeConnection,
+    kube: { namespace: 'ns', credentialsNamespace: 'ns-credentials', api: async () => api } as unknown as KubeConnection,
     update: (entries: Record<string, string>) => callbacks.update!.forEach((callback) => callback(configMap(entries))),
     secretReads,
   };

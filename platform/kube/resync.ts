@@ -67,17 +67,17 @@ export class DesiredStateResync {
   }
 
   async runOnce(): Promise<ResyncReport> {
-    const { namespace } = this.kube;
+    const { namespace, credentialsNamespace } = this.kube;
     const api = await this.kube.api();
     const [desired, deployments, storage, secrets] = await Promise.all([
       liveDesired(this.db, this.box),
       api.list<KubeObject>(API_VERSION, KINDS.deployment.kind, namespace, { labelSelector: MANAGED }),
       api.list<KubeObject>(API_VERSION, KINDS.storage.kind, namespace, { labelSelector: MANAGED }),
       // Only Secrets this code made carry the kind label.
-      api.list<KubeObject>('v1', 'Secret', namespace, { labelSelector: `${MANAGED},${LABELS.kind}` }),
+      api.list<KubeObject>('v1', 'Secret', credentialsNamespace, { labelSelector: `${MANAGED},${LABELS.kind}` }),
     ]);
     const now = (this.options.now ?? Date.now)();
-    const plan = planResync(desired, { resources: [...deployments.items, ...storage.items], secrets: secrets.items }, namespace, now, this.options.graceMs ?? 60_000);
+    const plan = planResync(desired, { resources: [...deployments.items, ...storage.items], secrets: secrets.items }, this.kube, now, this.options.graceMs ?? 60_000);
     const report = await this.execute(plan);
     const log = report.applied || report.deleted || report.failed ? this.logger.info.bind(this.logger) : this.logger.debug.bind(this.logger);
     log({ ...report }, 'resync finished');
@@ -97,7 +97,7 @@ export class DesiredStateResync {
     };
     for (const item of plan.apply) await attempt({ kind: KINDS[item.kind].kind, workspace: item.workspace, key: item.key }, () => this.writer.apply(item), 'applied');
     for (const { kind, name } of plan.deleteResources) await attempt({ kind: KINDS[kind].kind, name }, () => this.writer.removeByName(kind, name), 'deleted');
-    for (const name of plan.deleteSecrets) await attempt({ secret: name }, async () => (await this.kube.api()).delete(secretRef(this.kube.namespace, name)), 'deleted');
+    for (const name of plan.deleteSecrets) await attempt({ secret: name }, async () => (await this.kube.api()).delete(secretRef(this.kube.credentialsNamespace, name)), 'deleted');
     return report;
   }
 }

@@ -61,7 +61,7 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
-    await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+    await kubectl(cluster, 'delete', 'namespace', namespace, `${namespace}-credentials`, '--wait=false', '--ignore-not-found').catch(() => undefined);
     await removeLocalVolumes(cluster, namespace, CLAIMS).catch(() => undefined);
   });
 

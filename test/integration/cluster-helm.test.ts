@@ -30,6 +30,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   this.timeout(600_000);
   const suffix = crypto.randomBytes(4).toString('hex');
   const namespace = `dy-e2e-${suffix}`;
+  // The chart's default: where the API writes tenant credentials.
+  const credentials = `${namespace}-credentials`;
   const database = `didyma_e2e_${suffix}`;
   const queue = `didyma.e2e.${suffix}`;
   const bucket = `dy-e2e-${suffix}`;
@@ -135,7 +137,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
-    await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
+    await kubectl(cluster, 'delete', 'namespace', namespace, credentials, '--wait=false', '--ignore-not-found').catch(() => undefined);
     await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
     await dropHostDatabase(database).catch(() => undefined);
     await emptyAndRemoveBucket(s3Admin(), bucket).catch(() => undefined);
@@ -169,6 +171,26 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(await kubectl(cluster, '-n', namespace, 'get', 'pods', '-o', 'name')).to.not.include(`pod/${RELEASE}-test`);
   });
 
+  it('lets no ServiceAccount read a Secret of the release namespace, and each do exactly its part with the credentials (kubectl auth can-i)', async () => {
+    const canI = async (serviceAccount: string, verb: string, resource: string, where: string): Promise<boolean> => {
+      const answer = await kubectl(cluster, 'auth', 'can-i', verb, resource, '-n', where, `--as=system:serviceaccount:${namespace}:${RELEASE}-${serviceAccount}`).catch((error: Error) => error.message);
+      if (/^yes\b/m.test(answer)) return true;
+      if (/^no\b/m.test(answer)) return false;
+      throw new Error(`kubectl auth can-i ${verb} ${resource} -n ${where} as ${serviceAccount}: ${answer}`);
+    };
+    const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+    const needs: Record<string, string[]> = { api: ['list', 'create', 'patch', 'delete'], executor: ['get'], operator: ['get', 'list', 'watch'], server: [] };
+    const granted: Record<string, string[]> = {};
+    for (const account of Object.keys(needs)) {
+      for (const [verb, resource] of [['get', `secrets/${RELEASE}`], ['get', 'secrets'], ['list', 'secrets'], ['watch', 'secrets']]) {
+        expect(await canI(account, verb!, resource!, namespace), `${account} may ${verb} ${resource} in the release namespace`).to.equal(false);
+      }
+      granted[account] = [];
+      for (const verb of verbs) if (await canI(account, verb, 'secrets', credentials)) granted[account]!.push(verb);
+    }
+    expect(granted).to.deep.equal(needs);
+  });
+
   it('REST registers a storage configuration and a deployment: kubectl get mdep,stcfg shows them Ready, the executor gets their proxy configuration', async () => {
     const storage = await priv.post('/api/storage', { token, json: cardStorage() });
     expect(storage.status, storage.text).to.equal(201);
@@ -192,6 +214,11 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(JSON.stringify(proxyConfig.data)).to.include(demoUrl);
     const [executor] = await podsOf('executor');
     expect(executor.spec.containers[0].env.find((e: any) => e.name === 'DIDYMA_PROXY_CONFIGMAP').value).to.equal(`${RELEASE}-proxy-config`);
+
+    // The storage's credentials went to the credentials namespace; the release namespace holds Helm's records, the platform's keys and the user's own Secret.
+    const secretsIn = async (where: string) => (await kubectlJson(cluster, '-n', where, 'get', 'secrets')).items.map((o: any) => o.metadata.name as string).filter((name: string) => !name.startsWith('sh.helm.release.'));
+    expect((await secretsIn(namespace)).sort()).to.deep.equal([RELEASE, 'user-database'].sort());
+    expect(await secretsIn(credentials)).to.have.length(1).and.to.satisfy((names: string[]) => /^default-cards-.*-credentials$/.test(names[0]!));
   });
 
   it('runs the README walkthrough through the Services: model → session → predict + explain → feedback → metrics', async () => {
@@ -397,18 +424,21 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|jaeger|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))
       .filter((name: string) => !['ConfigMap/kube-root-ca.crt', 'ServiceAccount/default'].includes(name));
     // The Secret the user brought, the one the chart keeps (helm.sh/resource-policy: keep: the encryption key of
-    // every stored credential), and what the API made: the users' resources and their credentials.
+    // every stored credential), and what the API made: the users' resources (their credentials are in the kept credentials namespace).
     const kept = [
       /^Secret\/user-database$/,
       new RegExp(`^Secret/${RELEASE}$`),
       ...[['default', 'demo'], ...FAIR.map((workspace) => [workspace, `${workspace}-demo`])].flatMap(([workspace, deployment]) => [
         new RegExp(`^ModelDeployment/${workspace}-${deployment}-`),
         new RegExp(`^StorageConfig/${workspace}-cards-`),
-        new RegExp(`^Secret/${workspace}-cards-.*-credentials$`),
       ]),
     ];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
+    // Their credentials, in the kept credentials namespace.
+    const credentialSecrets = (await kubectlJson(cluster, '-n', credentials, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=didyma')).items.map((o: any) => o.metadata.name as string);
+    expect(credentialSecrets.sort()).to.satisfy((names: string[]) => names.length === 1 + FAIR.length && names.every((name) => /-cards-.*-credentials$/.test(name)));
+    await kubectl(cluster, 'delete', 'namespace', credentials, '--wait=false');
     // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait', '--timeout', '120s');
     expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);

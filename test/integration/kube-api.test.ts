@@ -72,7 +72,7 @@ describe('Kubernetes: the API writes custom resources', function () {
       secretRef: { name: secretName(name) },
     });
     expect(JSON.stringify(resource)).to.not.include(PAT);
-    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.namespace });
+    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.credentialsNamespace });
     expect(Buffer.from(secret.data!.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
     expect(secret.metadata!.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment' });
   });
@@ -90,7 +90,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
     expect(reply.status).to.equal(204);
     await waitFor('the ModelDeployment to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
-    expect(await gone(secretRef(kube.namespace, secretName(name)))).to.equal(true);
+    expect(await gone(secretRef(kube.credentialsNamespace, secretName(name)))).to.equal(true);
     const configMap = await proxyConfig();
     expect(configMap.data ?? {}).to.not.have.property(entry);
   });
@@ -146,8 +146,12 @@ describe('Kubernetes: the API writes custom resources', function () {
 
     await api.delete(resourceRef('deployment', kube.namespace, name));
     await waitFor('the deleted resource to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
+    // A credentials namespace still empty (an upgrade from a chart that kept the Secrets beside the resources) is filled from the database.
+    await api.delete(secretRef(kube.credentialsNamespace, secretName(name)));
     await resync.runOnce();
     expect((await read('deployment', name)).spec.deploymentKey).to.equal(key);
+    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.credentialsNamespace });
+    expect(Buffer.from(secret.data!.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
     const again = await resync.runOnce();
     expect(again.applied).to.equal(0);
   });

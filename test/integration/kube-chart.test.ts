@@ -6,7 +6,7 @@ import { VersionApi, loadYaml } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import type { KubeApi } from '../../infra/kube/api.js';
 import { statusOf } from '../../infra/kube/errors.js';
-import { resourceRef, type KubeObject } from '../../infra/kube/resources.js';
+import { resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import { configEntryKey, secretName } from '../../infra/kube/names.js';
 import { readSecret } from '../../infra/kube/secrets.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
@@ -80,11 +80,12 @@ describe('Kubernetes: the Helm chart', function () {
   this.timeout(180_000);
   let api: KubeApi;
   let namespace: string;
+  let credentialsNamespace: string;
   let kubeVersion: string;
 
   before(async () => {
     const kube = await testNamespace('dy-chart');
-    ({ namespace } = kube);
+    ({ namespace, credentialsNamespace } = kube);
     api = await kube.api();
     kubeVersion = (await api.kc.makeApiClient(VersionApi).getCode()).gitVersion.replace(/[-+].*$/, '');
   });
@@ -101,7 +102,7 @@ describe('Kubernetes: the Helm chart', function () {
     YAML.parseAllDocuments(stdout)
       .filter((doc) => doc.contents)
       .map((doc) => loadYaml<KubeObject>(String(doc)))
-      .map((object): KubeObject => ({ ...object, metadata: { ...object.metadata, namespace } }));
+      .map((object): KubeObject => (object.kind === 'Namespace' ? object : { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? namespace } }));
 
   it('passes helm lint --strict, with default values and with every option on', async () => {
     for (const args of [[], EVERYTHING, BUNDLED]) {
@@ -450,16 +451,61 @@ describe('Kubernetes: the Helm chart', function () {
     }
   });
 
+  it('keeps tenant credentials in a namespace of their own, which the components that use them are told, and never the release namespace', async () => {
+    const credentialsEnv = (objects: KubeObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((o) => o.kind === 'Deployment')
+          .map((o) => [o.metadata.name, (o.spec as any).template.spec.containers[0].env?.find((e: any) => e.name === 'DIDYMA_KUBE_CREDENTIALS_NAMESPACE')?.value]),
+      );
+    const objects = await render();
+    expect(objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name)).to.deep.equal([credentialsNamespace]);
+    expect(credentialsEnv(objects)).to.deep.equal({
+      'dy-didyma-auth': undefined,
+      'dy-didyma-private': credentialsNamespace,
+      'dy-didyma-public': undefined,
+      'dy-didyma-executor': credentialsNamespace,
+      'dy-didyma-operator': credentialsNamespace,
+    });
+    // No component gets any Secret access in the release namespace.
+    const releaseRules = objects.filter((o) => o.kind === 'Role' && o.metadata.namespace === namespace).flatMap((o) => (o as any).rules);
+    expect(releaseRules.filter((rule: any) => rule.resources.includes('secrets'))).to.deep.equal([]);
+
+    const own = await render('--set', 'credentials.namespace=tenant-keys', '--set', 'credentials.createNamespace=false');
+    expect(own.filter((o) => o.kind === 'Namespace')).to.deep.equal([]);
+    expect(new Set(Object.values(credentialsEnv(own)).filter(Boolean))).to.deep.equal(new Set(['tenant-keys']));
+    expect(own.filter((o) => o.kind === 'RoleBinding' && o.metadata.namespace === 'tenant-keys')).to.have.length(3);
+    const refused = await render('--set', `credentials.namespace=${namespace}`).then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    expect(refused).to.include('credentials.namespace must differ from the release namespace');
+    const malformed = await render('--set', 'credentials.namespace=Tenant_Keys').then(
+      () => 'rendered',
+      (error: Error) => error.message,
+    );
+    expect(malformed).to.match(/credentials\.namespace/);
+  });
+
   it("gives each component the access it needs and no more (the chart's RBAC, by impersonating its ServiceAccounts)", async () => {
+    const objects = await render();
     const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding', 'ConfigMap'];
-    for (const object of (await render()).filter((o) => rbacKinds.includes(o.kind))) await api.apply(object, 'helm-test');
+    for (const object of objects.filter((o) => rbacKinds.includes(o.kind))) await api.apply(object, 'helm-test');
+    // The release Secret, with the platform's keys: no component may read it.
+    await api.apply(objects.find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma')!, 'helm-test');
+    expect(objects.filter((o) => o.kind === 'Role' && o.metadata.namespace === credentialsNamespace).map((o) => o.metadata.name).sort()).to.deep.equal(['dy-didyma-api', 'dy-didyma-executor', 'dy-didyma-operator']);
     const as = (component: string) => apiFor(kubeconfigAs(namespace, `dy-didyma-${component}`));
     const forbidden = (call: Promise<unknown>) => call.then(
       () => false,
       (error: unknown) => statusOf(error) === 403,
     );
+    const noReleaseSecrets = async (component: string) => {
+      const account = as(component);
+      expect(await forbidden(account.core.readNamespacedSecret({ name: 'dy-didyma', namespace })), `${component} reads the release Secret`).to.equal(true);
+      expect(await forbidden(account.core.listNamespacedSecret({ namespace })), `${component} lists the release namespace's Secrets`).to.equal(true);
+    };
 
-    // The API writes a deployment with its credentials.
+    // The API writes a deployment with its credentials, into the credentials namespace.
     const demo = await startDemoModelServer();
     const operator = await startTestOperator(namespace, {
       KUBECONFIG: kubeconfigAs(namespace, 'dy-didyma-operator'),
@@ -468,7 +514,7 @@ describe('Kubernetes: the Helm chart', function () {
     });
     try {
       const asApi = as('api');
-      const { metadata } = await new DesiredStateWriter({ namespace, api: async () => asApi }, createLogger('silent')).apply({
+      const { metadata } = await new DesiredStateWriter({ namespace, credentialsNamespace, api: async () => asApi }, createLogger('silent')).apply({
         kind: 'deployment',
         workspace: 'default',
         key: 'rbac',
@@ -476,28 +522,33 @@ describe('Kubernetes: the Helm chart', function () {
         serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
         secrets: { server_proxy_pat: 'rbac-pat' },
       });
-      await asApi.list('v1', 'Secret', namespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' });
+      await asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' });
+      expect(await forbidden(asApi.core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace })), 'the API reads credentials back').to.equal(true);
+      await noReleaseSecrets('api');
 
-      // The operator, as its ServiceAccount, reconciles it to Ready (Lease, Secret, ConfigMap, status, Events).
+      // The operator, as its ServiceAccount, reconciles it to Ready (Lease, Secret watch and read, ConfigMap, status, Events).
       await waitFor('the operator to make it Ready', async () => {
         const resource = await api.objects.read<any>(resourceRef('deployment', namespace, metadata.name));
         return resource.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True');
       });
       const operatorApi = as('operator');
-      expect(await forbidden(operatorApi.core.listNamespacedSecret({ namespace }))).to.equal(true);
+      await noReleaseSecrets('operator');
+      expect(await forbidden(operatorApi.delete(secretRef(credentialsNamespace, secretName(metadata.name))))).to.equal(true);
       expect(await forbidden(operatorApi.delete(resourceRef('deployment', namespace, metadata.name)))).to.equal(true);
 
       // Executors read the proxy ConfigMap (watched by name) and the Secret it names, nothing else.
       const executor = as('executor');
       const entries = await executor.core.listNamespacedConfigMap({ namespace, fieldSelector: 'metadata.name=dy-didyma-proxy-config' });
       expect(entries.items[0]!.data).to.have.property(configEntryKey('deployment', metadata.name));
-      expect(await readSecret({ namespace, api: async () => executor }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
+      expect(await readSecret({ namespace, credentialsNamespace, api: async () => executor }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
+      await noReleaseSecrets('executor');
       expect(await forbidden(executor.core.listNamespacedConfigMap({ namespace }))).to.equal(true);
-      expect(await forbidden(executor.core.listNamespacedSecret({ namespace }))).to.equal(true);
+      expect(await forbidden(executor.core.listNamespacedSecret({ namespace: credentialsNamespace }))).to.equal(true);
       expect(await forbidden(executor.objects.read(resourceRef('deployment', namespace, metadata.name)))).to.equal(true);
 
       // The auth and public servers' account may do nothing at all.
       expect(await forbidden(as('server').core.readNamespacedConfigMap({ name: 'dy-didyma-proxy-config', namespace }))).to.equal(true);
+      expect(await forbidden(as('server').core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace }))).to.equal(true);
     } finally {
       await operator.close();
       await demo.close();

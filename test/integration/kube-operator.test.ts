@@ -6,7 +6,7 @@ import type { KubeConnection } from '../../infra/kube/connection.js';
 import { configEntryKey, secretName } from '../../infra/kube/names.js';
 import { API_VERSION } from '../../infra/kube/constants.js';
 import { isNotFound } from '../../infra/kube/errors.js';
-import { customResource, resourceRef, type KubeObject } from '../../infra/kube/resources.js';
+import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import type { DesiredDeployment } from '../../infra/kube/desired.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
@@ -157,6 +157,17 @@ describe('Kubernetes: the operator', function () {
     await untilCondition(object.metadata.name, 'Ready', (c) => c.reason === 'SecretMissing');
     await writer.apply(item); // writes the Secret
     await untilCondition(object.metadata.name, 'Ready', (c) => c.status === 'True');
+  });
+
+  it('reconciles a resource again as soon as its Secret is fixed, with no retry of its own to wait for', async () => {
+    // Ready resources are probed hourly, and an invalid one is never retried: only the Secret's change can bring it back.
+    await operator!.close();
+    operator = await startTestOperator(kube.namespace, { DIDYMA_OPERATOR_PROBE_SECONDS: '3600' });
+    const { metadata } = await writer.apply(deployment(demo.url, { server_proxy_pat: 'not a token' }));
+    const invalid = await untilCondition(metadata.name, 'Ready', (c) => c.reason === 'InvalidInit');
+    expect(condition(invalid, 'Ready')!.message).to.include('server_proxy_pat');
+    await (await kube.api()).mergePatch({ ...secretRef(kube.credentialsNamespace, secretName(metadata.name)), data: { server_proxy_pat: Buffer.from(PAT).toString('base64') } }, 'kubectl-test');
+    await waitFor('Ready right after the Secret was fixed', async () => condition(await read(metadata.name), 'Ready')?.status === 'True', 10_000);
   });
 
   it('converges again after being killed in the middle of a reconcile', async function () {

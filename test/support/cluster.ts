@@ -70,7 +70,8 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
   fs.rmSync(volumesDir(cluster), { recursive: true, force: true });
   const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.map((item: any) => item.metadata.name as string);
   for (const name of stale) {
-    await kubectl(cluster, 'delete', 'namespace', name, '--wait=false', '--ignore-not-found');
+    // The chart's credentials namespace too: helm uninstall keeps it.
+    await kubectl(cluster, 'delete', 'namespace', name, `${name}-credentials`, '--wait=false', '--ignore-not-found');
     // Their operator is gone with them: nobody else would ever release its finalizers.
     for (const object of (await kubectl(cluster, '-n', name, 'get', 'mdep,stcfg', '-o', 'name')).split('\n').filter(Boolean)) {
       await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');

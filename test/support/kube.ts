@@ -31,17 +31,20 @@ export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storagec
 /** CRDs of other projects whose objects the chart renders, written for the tests; a cluster's own copy is left alone. */
 export const FOREIGN_CRD_FILES = ['monitoring.coreos.com_servicemonitors.yaml'].map((file) => path.resolve('test/fixtures/kube', file));
 
+/** The credentials namespace the tests pair with a namespace, as the chart's default names it. */
+export const credentialsNamespaceOf = (namespace: string) => `${namespace}-credentials`;
+
 /**
- * A fresh namespace for one test file, on the test cluster with the CRDs
- * installed (never deleted: a bare control plane has no namespace controller
- * to finish it).
+ * A fresh namespace for one test file and its credentials namespace, on the
+ * test cluster with the CRDs installed (never deleted: a bare control plane
+ * has no namespace controller to finish them).
  */
 export async function testNamespace(prefix: string): Promise<KubeConnection> {
   const api = apiFor();
   await installCrds(api);
   const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
-  await api.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } } });
-  return { namespace, api: async () => api };
+  for (const name of [namespace, credentialsNamespaceOf(namespace)]) await api.core.createNamespace({ body: { metadata: { name, labels: { 'didyma.io/test': 'true' } } } });
+  return { namespace, credentialsNamespace: credentialsNamespaceOf(namespace), api: async () => api };
 }
 
 /**
@@ -92,6 +95,7 @@ export function operatorEnv(namespace: string, extra: Record<string, string> = {
     DIDYMA_KUBE_MODE: 'kubeconfig',
     KUBECONFIG: kubeconfigPath(),
     DIDYMA_KUBE_NAMESPACE: namespace,
+    DIDYMA_KUBE_CREDENTIALS_NAMESPACE: credentialsNamespaceOf(namespace),
     // Test model servers listen on loopback.
     DIDYMA_DEV_MODE: 'true',
     DIDYMA_OPERATOR_PORT: '0',
@@ -105,7 +109,7 @@ export function operatorEnv(namespace: string, extra: Record<string, string> = {
 
 /** The platform config overrides of Kubernetes mode on one test namespace. */
 export function kubeOverrides(namespace: string): Partial<ConfigValues> {
-  return { kubeMode: 'kubeconfig', kubeconfig: kubeconfigPath(), kubeNamespace: namespace, kubeResyncSeconds: 0 };
+  return { kubeMode: 'kubeconfig', kubeconfig: kubeconfigPath(), kubeNamespace: namespace, kubeCredentialsNamespace: credentialsNamespaceOf(namespace), kubeResyncSeconds: 0 };
 }
 
 export function startTestOperator(namespace: string, extra: Record<string, string> = {}): Promise<RunningOperator> {

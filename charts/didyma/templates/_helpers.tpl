@@ -110,6 +110,18 @@ app.kubernetes.io/component: {{ .component }}
       optional: true
 {{- end -}}
 
+{{/* The namespace of the credentials Secrets: never the release namespace, where RBAC would then open the release Secret too. */}}
+{{- define "didyma.credentialsNamespace" -}}
+{{- $namespace := .Values.credentials.namespace | default (printf "%s-credentials" .Release.Namespace) -}}
+{{- if eq $namespace .Release.Namespace -}}
+{{- fail "credentials.namespace must differ from the release namespace: the components may read every Secret of that namespace" -}}
+{{- end -}}
+{{- if gt (len $namespace) 63 -}}
+{{- fail (printf "credentials.namespace: %q is longer than 63 characters; set a shorter one" $namespace) -}}
+{{- end -}}
+{{- $namespace -}}
+{{- end -}}
+
 {{/* Kubernetes mode, for the private server, the executors and the operator. */}}
 {{- define "didyma.kubeEnv" -}}
 - name: DIDYMA_KUBE_MODE
@@ -120,6 +132,8 @@ app.kubernetes.io/component: {{ .component }}
       fieldPath: metadata.namespace
 - name: DIDYMA_PROXY_CONFIGMAP
   value: {{ include "didyma.proxyConfigMap" . }}
+- name: DIDYMA_KUBE_CREDENTIALS_NAMESPACE
+  value: {{ include "didyma.credentialsNamespace" . }}
 {{- end -}}
 
 {{- define "didyma.podSecurity" -}}
