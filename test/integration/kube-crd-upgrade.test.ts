@@ -16,7 +16,8 @@ const CURRENT = 'charts/didyma';
 const RELEASE = 'dy';
 const CRDS = ['modeldeployments.didyma.io', 'storageconfigs.didyma.io'];
 // The control plane runs no controllers, so hooks (the migration Job) would never finish.
-const VALUES = ['--no-hooks', '--set', 'secrets.adminPassword=upgrade-test'];
+// The test namespace comes with its credentials namespace (testNamespace), so the chart does not make it.
+const VALUES = ['--no-hooks', '--set', 'secrets.adminPassword=upgrade-test', '--set', 'credentials.createNamespace=false'];
 const HELM_METADATA = /^(meta\.helm\.sh\/|helm\.sh\/|app\.kubernetes\.io\/(managed-by|instance|name|version)$)/;
 
 type Crd = V1CustomResourceDefinition & KubeObject;
