@@ -70,7 +70,7 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
 
   after(async () => {
     if (!cluster) return;
-    if (manifest) await kubectl(cluster, '-n', namespace, 'delete', '-f', manifest, '--wait=false', '--ignore-not-found').catch(() => undefined);
+    if (manifest) await kubectl(cluster, 'delete', '-f', manifest, '--wait=false', '--ignore-not-found').catch(() => undefined);
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait=false').catch(() => undefined);
     if (manifest) fs.rmSync(manifest, { force: true });
     await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
@@ -79,7 +79,7 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
 
   it('installs with kubectl apply: the migration Job runs, every component becomes Ready, the admin logs in with the Secret\'s password', async () => {
     manifest = await renderToFile();
-    const applied = await kubectl(cluster, '-n', namespace, 'apply', '-f', manifest);
+    const applied = await kubectl(cluster, 'apply', '-f', manifest);
     expect(applied).to.not.match(/secret\/didyma-keys/);
     await waitFor('the migration Job to complete', async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'job', `${RELEASE}-migrate`)).status?.succeeded === 1, 300_000, 1000);
     await waitFor('every component Ready', async () => {
@@ -97,8 +97,8 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
     try {
       expect(fs.readFileSync(again, 'utf8'), 'the second render').to.equal(fs.readFileSync(manifest, 'utf8'));
       // kubectl diff exits 0 only when the cluster already matches.
-      await kubectl(cluster, '-n', namespace, 'diff', '-f', again);
-      const lines = (await kubectl(cluster, '-n', namespace, 'apply', '-f', again)).trim().split('\n');
+      await kubectl(cluster, 'diff', '-f', again);
+      const lines = (await kubectl(cluster, 'apply', '-f', again)).trim().split('\n');
       // kubectl calls every PodDisruptionBudget "configured" (its selector's patch strategy is replace, so the patch is never empty); their generations below show nothing changed.
       expect(lines.filter((line) => !line.endsWith(' unchanged') && !line.startsWith('poddisruptionbudget.policy/')), 'objects kubectl apply changed').to.deep.equal([]);
     } finally {
