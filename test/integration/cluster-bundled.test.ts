@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { completedPrediction, demoDeployment, modelPayload, upload } from '../support/fixtures.js';
-import { waitFor } from '../support/kube.js';
+import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
 import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
@@ -61,7 +61,7 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
-    await kubectl(cluster, 'delete', 'namespace', namespace, `${namespace}-credentials`, '--wait=false', '--ignore-not-found').catch(() => undefined);
+    await kubectl(cluster, 'delete', 'namespace', namespace, credentialsNamespaceOf(namespace), '--wait=false', '--ignore-not-found').catch(() => undefined);
     await removeLocalVolumes(cluster, namespace, CLAIMS).catch(() => undefined);
   });
 

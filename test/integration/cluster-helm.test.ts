@@ -5,7 +5,7 @@ import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { waitFor } from '../support/kube.js';
+import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
 import { lineage, modelCallsOf, runsOf, tag, traceOf } from '../support/jaeger.js';
 import { freshTestNamespace, helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
@@ -31,7 +31,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
   const suffix = crypto.randomBytes(4).toString('hex');
   const namespace = `dy-e2e-${suffix}`;
   // The chart's default: where the API writes tenant credentials.
-  const credentials = `${namespace}-credentials`;
+  const credentials = credentialsNamespaceOf(namespace);
   const database = `didyma_e2e_${suffix}`;
   const queue = `didyma.e2e.${suffix}`;
   const bucket = `dy-e2e-${suffix}`;

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { credentialsNamespaceOf } from './kube.js';
 import { requireEnv } from './services.js';
 
 // The end-to-end tests' view of the real cluster of scripts/services/cluster.sh:
@@ -71,7 +72,7 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
   const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.map((item: any) => item.metadata.name as string);
   for (const name of stale) {
     // The chart's credentials namespace too: helm uninstall keeps it.
-    await kubectl(cluster, 'delete', 'namespace', name, `${name}-credentials`, '--wait=false', '--ignore-not-found');
+    await kubectl(cluster, 'delete', 'namespace', name, credentialsNamespaceOf(name), '--wait=false', '--ignore-not-found');
     // Their operator is gone with them: nobody else would ever release its finalizers.
     for (const object of (await kubectl(cluster, '-n', name, 'get', 'mdep,stcfg', '-o', 'name')).split('\n').filter(Boolean)) {
       await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
