@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Express } from 'express';
 import type { Platform } from '../platform/platform.js';
@@ -9,6 +10,7 @@ import { createPublicServer } from '../api/public/server.js';
 export type { ServerName } from '../api/shared/server-app.js';
 import type { ServerName } from '../api/shared/server-app.js';
 import { createHttpServer } from '../infra/http/http-server.js';
+import type { MetricsHandler } from '../infra/http/metrics-exposition.js';
 
 const factories: Record<ServerName, (platform: Platform) => Express> = {
   auth: createAuthServer,
@@ -17,7 +19,8 @@ const factories: Record<ServerName, (platform: Platform) => Express> = {
 };
 
 export interface RunningServer {
-  name: ServerName;
+  /** An API server, or the listener of their `/metrics` when `DIDYMA_METRICS_PORT` is set. */
+  name: ServerName | 'metrics';
   url: string;
   close(): Promise<void>;
 }
@@ -74,16 +77,28 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
   const running: RunningServer[] = [];
   // The private server writes custom resources (Kubernetes mode): it also repairs their drift.
   if (names.includes('private')) platform.kube?.resync.start();
-  for (const name of names) {
-    const server = createHttpServer(factories[name](platform));
+  const { metricsPort } = platform.config;
+  const listeners: Array<{ name: RunningServer['name']; app: http.RequestListener; port: number }> = names.map((name) => ({ name, app: factories[name](platform), port: ports[name] }));
+  if (metricsPort !== undefined) listeners.push({ name: 'metrics', app: metricsOnly(platform.metrics.handler(...names)), port: metricsPort });
+  for (const { name, app, port } of listeners) {
+    const server = createHttpServer(app);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(ports[name], platform.config.bindHost, resolve);
+      server.listen(port, platform.config.bindHost, resolve);
     });
-    const url = `http://${platform.config.bindHost === '0.0.0.0' ? '127.0.0.1' : platform.config.bindHost}:${ports[name]}`;
+    const url = `http://${platform.config.bindHost === '0.0.0.0' ? '127.0.0.1' : platform.config.bindHost}:${(server.address() as AddressInfo).port}`;
     platform.logger.info({ server: name, url }, 'listening');
     const traffic = trafficOf(server);
     running.push({ name, url, close: () => drainAndClose(server, traffic, platform.config.shutdownDrainSeconds * 1000, platform.config.shutdownGraceSeconds * 1000) });
   }
   return running;
+}
+
+/** The metrics port answers `/metrics` and nothing else. */
+function metricsOnly(metrics: MetricsHandler): http.RequestListener {
+  return (req, res) => {
+    if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) return void metrics(req, res);
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ message: 'Only /metrics is served on this port.', message_code: 'not_found' }));
+  };
 }

@@ -23,7 +23,8 @@ export function createServerApp(platform: Platform, name: ServerName, parts: { o
     validateResponses: config.validateResponses,
     ready: () => pingDatabase(platform.db),
     draining: () => platform.shutdown.draining,
-    metrics: platform.metrics.handler(name),
+    // With a metrics port, the process serves `/metrics` there (`startServers`), not on the API port.
+    metrics: config.metricsPort === undefined ? platform.metrics.handler(name) : undefined,
     audit: auditRequests(platform.audit),
   });
 }

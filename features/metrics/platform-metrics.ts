@@ -17,8 +17,8 @@ export interface PlatformMetrics {
   invocations: InvocationMetrics;
   /** Fed by the webhook deliverer's `onAttempt` hook. */
   webhooks: WebhookMetrics;
-  /** The `/metrics` handler of one component. */
-  handler(component: MetricsComponent): MetricsHandler;
+  /** The `/metrics` handler of one component, or of several that share a process (each part once). */
+  handler(...components: MetricsComponent[]): MetricsHandler;
 }
 
 /**
@@ -47,6 +47,6 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   return {
     invocations,
     webhooks,
-    handler: (component) => metricsHandler(parts[component], { token: options.token, logger }),
+    handler: (...components) => metricsHandler([...new Set(components.flatMap((component) => parts[component]))], { token: options.token, logger }),
   };
 }

@@ -165,8 +165,12 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     await settles('the auth server from an unlabelled pod', namespace, 'outsider', await podIp('auth'), 8080, 'open');
   });
 
-  it('serves the executors’ and the operator’s /metrics only to the namespaces the values name', async () => {
-    for (const [component, port] of [['executor', 9464], ['operator', 9465]] as const) {
+  it('serves every component’s /metrics only to the namespaces the values name, and the servers’ not on their API ports', async () => {
+    for (const [component, apiPort] of [['auth', 8080], ['private', 8081], ['public', 8082]] as const) {
+      const onApiPort = await kubectl(cluster, '-n', namespace, 'exec', 'outsider', '--', 'node', '-e', `fetch('http://${await podIp(component)}:${apiPort}/metrics').then((r) => console.log(r.status))`);
+      expect(onApiPort.trim(), component).to.equal('404');
+    }
+    for (const [component, port] of [['auth', 9464], ['private', 9464], ['public', 9464], ['executor', 9464], ['operator', 9465]] as const) {
       const ip = await podIp(component);
       await settles(`${component} metrics from the release's namespace`, namespace, 'outsider', ip, port, 'closed');
       await settles(`${component} metrics from the monitoring namespace`, monitoring, 'scraper', ip, port, 'open');

@@ -435,9 +435,19 @@ describe('Kubernetes: the Helm chart', function () {
 
   it('renders, with metrics on, a ServiceMonitor per component that the ServiceMonitor schema takes whole (server-side dry-run)', async () => {
     expect((await render()).filter((o) => o.kind === 'ServiceMonitor'), 'none with metrics off').to.deep.equal([]);
-    const monitors = (await render(...EVERYTHING)).filter((o) => o.kind === 'ServiceMonitor');
+    const objects = await render(...EVERYTHING);
+    const monitors = objects.filter((o) => o.kind === 'ServiceMonitor');
     expect(monitors.map((o) => o.metadata.name).sort()).to.deep.equal(['auth', 'executor', 'operator', 'private', 'public'].map((c) => `dy-didyma-${c}`));
     for (const monitor of monitors) {
+      // Every component is scraped on its metrics port, the one the NetworkPolicy keeps to the metrics namespaces.
+      const named = (kind: string) => objects.find((o) => o.kind === kind && o.metadata.name === monitor.metadata.name) as any;
+      const container = named('Deployment').spec.template.spec.containers[0];
+      const metricsPort = container.ports.find((p: any) => p.name === 'metrics')?.containerPort;
+      expect((monitor as any).spec.endpoints[0].port, monitor.metadata.name).to.equal('metrics');
+      expect(named('Service').spec.ports.find((p: any) => p.name === 'metrics')?.targetPort, monitor.metadata.name).to.equal('metrics');
+      expect(metricsPort, monitor.metadata.name).to.be.a('number');
+      const portVariable = container.env.find((e: any) => ['DIDYMA_METRICS_PORT', 'DIDYMA_EXECUTOR_PORT', 'DIDYMA_OPERATOR_PORT'].includes(e.name));
+      expect(Number(portVariable?.value), monitor.metadata.name).to.equal(metricsPort);
       const answer = await api.apply(monitor, 'helm-dry-run', 'All');
       // The API server prunes what the schema does not name: a spec that comes back whole had no field Prometheus would ignore.
       expect((answer as any).spec, monitor.metadata.name).to.deep.equal((monitor as any).spec);
