@@ -83,7 +83,7 @@ export class Executor {
   // does not stop queued work: a short-lived copy saves a query per invocation.
   private readonly models = new LRUCache<number, ModelRow>({ max: 1000, ttl: MODEL_CACHE_MS });
   private readonly writes: RunWrites;
-  /** Model calls in flight: at most `concurrency`, whatever the prefetch. */
+  /** Model calls in flight: at most `concurrency`, whatever the prefetch, a freed one to the workspace with fewest. */
   private readonly modelCalls: Slots;
   private readonly wakeup = new Wakeup(WAITING_TICK_MS);
   private stopping = false;
@@ -150,7 +150,7 @@ export class Executor {
       // Reads before the call wait out a database restart too, rather than failing the invocation.
       const input = await this.durably(() => this.inputOf(row, model));
       const proxy = await this.durably(() => this.deps.resolveProxy(model));
-      const { response } = await this.modelCalls.run(() => proxy.infer(input, { signal }));
+      const { response } = await this.modelCalls.run(row.workspace_id, () => proxy.infer(input, { signal }));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
       return this.failed(row, model, error, started, log);

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { Slots } from './slots.js';
 
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
 describe('executor slots', () => {
   it('lets at most `size` calls run at once, the rest in arrival order, and frees a slot on failure', async () => {
     const slots = new Slots(2);
@@ -8,10 +10,10 @@ describe('executor slots', () => {
     let peak = 0;
     const order: number[] = [];
     const call = (n: number, fail = false) =>
-      slots.run(async () => {
+      slots.run(1, async () => {
         running += 1;
         peak = Math.max(peak, running);
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        await tick();
         running -= 1;
         order.push(n);
         if (fail) throw new Error('model failed');
@@ -21,6 +23,21 @@ describe('executor slots', () => {
     expect(peak).to.equal(2);
     expect(order).to.deep.equal([1, 2, 3, 4, 5]);
     expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
-    expect(await slots.run(async () => 'free again')).to.equal('free again');
+    expect(await slots.run(1, async () => 'free again')).to.equal('free again');
+  });
+
+  it('gives a freed slot to a workspace with nothing running before the runs another claimed ahead, each workspace in its order', async () => {
+    const slots = new Slots(2);
+    const started: string[] = [];
+    const call = (workspace: number, name: string) =>
+      slots.run(workspace, async () => {
+        started.push(name);
+        await tick();
+      });
+    // Workspace 1 fills both slots and has four more waiting; workspace 2's one run arrives last.
+    const calls = ['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((name) => call(1, name));
+    calls.push(call(2, 'b1'));
+    await Promise.all(calls);
+    expect(started).to.deep.equal(['a1', 'a2', 'b1', 'a3', 'a4', 'a5', 'a6']);
   });
 });
