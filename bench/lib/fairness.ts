@@ -11,6 +11,8 @@ export interface Waits {
   count: number;
   p50: number;
   p99: number;
+  /** The longest wait, and how many other invocations were claimed while it waited: many, the claim's order kept it back; none, the platform stalled. */
+  slowest?: { waitMs: number; claimedMeanwhile: number };
 }
 
 export interface Drain {
@@ -85,13 +87,17 @@ export function waitsOf(values: number[]): Waits {
   return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
 }
 
-/** Queue waits of the invocations of `sessionIds` that were claimed. */
+/** Queue waits of the invocations of `sessionIds` that were claimed, and what was claimed while the slowest waited. */
 export async function queueWaits(db: Knex, sessionIds: string[]): Promise<Waits> {
   const rows = (await db('invocations')
     .whereIn('session_id', sessionIds)
     .whereNotNull('started_at')
-    .select(db.raw('extract(epoch from started_at - created_at) * 1000 as wait'))) as Array<{ wait: string }>;
-  return waitsOf(rows.map((row) => Number(row.wait)));
+    .select('created_at', 'started_at', db.raw('extract(epoch from started_at - created_at) * 1000 as wait'))) as Array<{ created_at: Date; started_at: Date; wait: string }>;
+  const waits = waitsOf(rows.map((row) => Number(row.wait)));
+  const slowest = rows.reduce<(typeof rows)[number] | undefined>((max, row) => (max && Number(max.wait) >= Number(row.wait) ? max : row), undefined);
+  if (!slowest) return waits;
+  const meanwhile = (await db('invocations').where('started_at', '>', slowest.created_at).where('started_at', '<', slowest.started_at).count('* as n').first()) as { n: string | number };
+  return { ...waits, slowest: { waitMs: Number(slowest.wait), claimedMeanwhile: Number(meanwhile.n) } };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
 import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
-import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport } from './fairness.js';
+import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport, type Waits } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
 import { TRACING_COST_BOUND, type PostCpu, type TracingCostReport } from './tracing-cost.js';
 
@@ -303,7 +303,7 @@ export function fairnessRows(r: FairnessReport): string[][] {
     rows.push(['7', `${who}: drain, first claim → last COMPLETED (${n1(flood.drain.seconds)} s), the quiet workspace's calls included${cpuText(flood.drain, flood.single)}`, n0(flood.drain.rps) + errored(flood.drain), '', `≥ ${pct(DRAIN_SHARE)} of ${against}: ${pct(v.drainRatio)}`, verdict(v.drain)]);
     rows.push([
       '7',
-      `${who}: the quiet workspace's queue wait, ${quietText} (${n0(flood.quiet.count)} invocations)`,
+      `${who}: the quiet workspace's queue wait, ${quietText} (${n0(flood.quiet.count)} invocations)${slowestText(flood.quiet)}`,
       n0(flood.quiet.load.rps) + failures(flood.quiet.load),
       lat(flood.quiet),
       `p99 ≤ alone + one model call + ${QUIET_SLACK_MS} ms = ${n1(quietBoundMs(r))} ms`,
@@ -386,4 +386,9 @@ export function stealText(steal: BenchReport['machine']['steal']): string {
   if (!steal) return '';
   const share = (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(1)}%` : 'n/a');
   return ` CPU time taken by the hypervisor (steal) during (2) ${share(steal.post)}, (3) ${share(steal.get)}, (4)'s latency run ${share(steal.endToEnd)}, (5) ${share(steal.executor)};`;
+}
+
+/** Whether the slowest quiet call waited for the claim's order (others claimed meanwhile) or for a stall (none). */
+function slowestText(waits: Waits): string {
+  return waits.slowest ? `; the slowest waited ${n1(waits.slowest.waitMs)} ms while ${n0(waits.slowest.claimedMeanwhile)} others were claimed` : '';
 }
