@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { invocationState } from '../../features/invocations/state.js';
-import { completedBetween, nextPollMs, throughput } from './invocations.js';
+import { completedBetween, nextPollMs, openCount, throughput } from './invocations.js';
 
 describe('bench: waiting for invocations to finish', () => {
   it('polls again in half the time the open invocations would take at the rate just seen', () => {
@@ -58,5 +58,25 @@ describe('bench: throughput from the invocations’ own timestamps', () => {
     expect(await between(4, 7)).to.equal(3); // at 4, 5 and 6
     expect(await between(0, 1)).to.equal(0); // the failure at 0.5 does not count
     expect(await between(10, 11)).to.equal(1);
+  });
+});
+
+describe('bench: counting the open invocations of sessions', () => {
+  let iris: IrisPlatform;
+  const version = unique('v');
+  after(() => iris?.close());
+
+  it('counts the QUEUED and IN_PROGRESS invocations of the sessions named, not the finished ones or other sessions’', async () => {
+    iris = await startIrisPlatform(version);
+    const { t, owner } = iris;
+    const session = async () => (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
+    const [mine, other] = [await session(), await session()];
+    const rows = (sessionId: string, n: number) => Array.from({ length: n }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId: iris.modelId }));
+    const [queued, running, done] = [rows(mine, 3), rows(mine, 2), rows(mine, 4)];
+    await invocationState.appendQueued(t.platform.db, [...queued, ...running, ...done, ...rows(other, 5)]);
+    await t.platform.db('invocations').whereIn('id', running.map((r) => r.id)).update({ status: 'IN_PROGRESS', lease_expires_at: new Date(Date.now() + 60_000) });
+    await t.platform.db('invocations').whereIn('id', done.map((r) => r.id)).update({ status: 'COMPLETED', completed_at: new Date() });
+    expect(await openCount(t.platform.db, [mine])).to.equal(5);
+    expect(await openCount(t.platform.db, [mine, other])).to.equal(10);
   });
 });
