@@ -97,11 +97,18 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     return reply.body.id;
   };
 
+  /** Status checks sent at once: well under the servers' in-flight limit (DIDYMA_MAX_IN_FLIGHT, 256). */
+  const CHECKS_AT_ONCE = 32;
+
   /** Waits until every invocation id finished; returns their statuses. */
   async function finished(ids: string[]): Promise<string[]> {
     let last: string[] = [];
     return eventually(`${ids.length} invocations to finish`, async () => {
-      last = await Promise.all(ids.map(async (id) => (await pub.get(`${model}/session/${session}/invocation/${id}/check_progress`, { token })).body.status as string));
+      // In slices: hundreds of requests at once would pass the server's in-flight limit and be shed (503, no status).
+      last = [];
+      for (let at = 0; at < ids.length; at += CHECKS_AT_ONCE) {
+        last.push(...(await Promise.all(ids.slice(at, at + CHECKS_AT_ONCE).map(async (id) => (await pub.get(`${model}/session/${session}/invocation/${id}/check_progress`, { token })).body.status as string))));
+      }
       return last.every((status) => ['COMPLETED', 'ERROR'].includes(status)) && last;
     }, 240_000).catch(async (error: Error) => {
       // What the executors were doing when the wait ran out: their pods, restarts and last log lines.
