@@ -1,4 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import pg from 'pg';
+import { serverUrlOf } from '../../infra/db/database.js';
+import { CHANGES_CHANNEL } from '../../infra/db/migrations/0005_change_notifications.js';
+import { until } from '../../test/support/until.js';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { needsPostgres } from '../../test/support/skips.js';
@@ -14,9 +19,9 @@ describe('invocation events: every status change, read by snapshot', () => {
     await iris?.close();
   });
 
-  const append = async (count: number) => {
+  const append = async (count: number, db = iris.t.platform.db) => {
     const rows = Array.from({ length: count }, () => queuedPredict({ workspaceId: iris.owner.ws.id, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId }));
-    return (await invocationState.appendQueued(iris.t.platform.db, rows)).map((row) => row!.id);
+    return (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
   };
 
   it('records each status an invocation takes, whichever transition wrote it, and a read gives what is new since the last', async () => {
@@ -52,6 +57,35 @@ describe('invocation events: every status change, read by snapshot', () => {
     } finally {
       if (!open.isCompleted()) await open.rollback();
     }
+  });
+
+  it('tells the other processes of each change once it is committed, with no NOTIFY in the writing transaction', async function () {
+    needsPostgres(this, 'PGlite belongs to one process: there is no other to tell');
+    const db = iris.t.platform.db;
+    const heard: string[] = [];
+    const elsewhere = new pg.Client({ connectionString: serverUrlOf(db) });
+    await elsewhere.connect();
+    try {
+      elsewhere.on('notification', (message) => heard.push(message.payload ?? ''));
+      await elsewhere.query(`listen ${CHANGES_CHANNEL}`);
+      const open = await db.transaction();
+      const [id] = await append(1, open);
+      await sleep(100);
+      expect(heard, 'before the commit').to.not.include('invocations');
+      await open.commit();
+      await until(async () => heard.includes('invocations'), 'the announcement after the commit');
+      heard.length = 0;
+      await invocationState.cancel(db, iris.sessionId, [id!]);
+      await until(async () => heard.includes('invocations'), 'the announcement of the cancel');
+    } finally {
+      await elsewhere.end();
+    }
+    // A NOTIFY in a trigger would hold the database's notification lock through each writing transaction's commit.
+    const triggers = (await db.raw(`select proname, prosrc from pg_proc where proname in ('didyma_invocation_appended', 'didyma_invocation_moved')`)) as {
+      rows: Array<{ proname: string; prosrc: string }>;
+    };
+    expect(triggers.rows).to.have.length(2);
+    for (const trigger of triggers.rows) expect(trigger.prosrc, trigger.proname).to.not.include('pg_notify');
   });
 
   it('refuses a Last-Event-ID it did not send', () => {

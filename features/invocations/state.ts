@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Db, Runner } from '../../infra/db/database.js';
 import type { ModelRow } from '../models/store.js';
 import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
+import { announceCommitted } from '../../infra/db/change-feed.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
 import { currentTraceparent } from '../../infra/telemetry/spans.js';
 import { invocationColumns, sessionsStore, type AttemptOutcome, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
@@ -299,6 +300,12 @@ select ${invocationColumns('(null::invocations)')},
 /** Serializes claims across executors: a claim counts the calls in flight, and a quota must not be raced past. */
 const CLAIM_LOCK = 0x64696479;
 
+/** `result`, once the event streams of every process were told that invocations moved through `db` (when `moved`), after the commit. */
+function announced<T>(db: Runner, moved: boolean, result: T): T {
+  if (moved) announceCommitted(db, 'invocations');
+  return result;
+}
+
 /**
  * Completions of many runs in one statement, the one place `complete` is
  * written, their attempts closed in it. Lists go in as JSON: `i.id = any(array(…))`
@@ -336,12 +343,14 @@ async function endAttempts(trx: Runner, runs: Lease[], outcome: AttemptOutcome, 
 const MAX_ERROR = 2000;
 
 /** A transition of one held run, with its attempt closed in the same transaction; false when the lease was lost. */
-const endRun = (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<number>, outcome: AttemptOutcome, error: string) =>
-  db.transaction(async (trx) => {
+const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<number>, outcome: AttemptOutcome, error: string) => {
+  const moved = await db.transaction(async (trx) => {
     const moved = (await move(trx)) > 0;
     if (moved) await endAttempts(trx, [lease], outcome, error);
     return moved;
   });
+  return announced(db, moved, moved);
+};
 
 /** Marks published the rows still QUEUED, skipping those an executor holds locked: a mark must never stall the run path. */
 const MARK_PUBLISHED_SQL = `
@@ -369,7 +378,7 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
     return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, executor]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
-  return { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) };
+  return announced(db, claimed.length > 0, { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
 }
 
 /** `complete` of many runs in one statement (COMPLETE_SQL): the ids of the completions accepted. */
@@ -379,7 +388,7 @@ async function completeAll(db: Runner, completions: Array<{ lease: Lease; respon
     TRANSITIONS.complete.to,
     COMPLETED,
   ]);
-  return new Set(rows.map((row) => row.id));
+  return announced(db, rows.length > 0, new Set(rows.map((row) => row.id)));
 }
 
 /** `explain`: the explainer's invocation of a run, next in its session (the caller holds the session's row lock). */
@@ -422,12 +431,12 @@ export const invocationState = {
     const full = outputs.find((output) => output.max_queued !== null);
     if (full) throw new QueueFullError(full.max_queued!);
     const byId = new Map(outputs.map((row) => [row.id, row as InvocationRow]));
-    return rows.map((row) => byId.get(row.id));
+    return announced(db, byId.size > 0, rows.map((row) => byId.get(row.id)));
   },
 
   /** `record`: feedback, COMPLETED as it is written. The caller holds the session's row lock and its order. */
   appendCompleted: async (trx: Runner, row: Omit<NewInvocation, 'status' | 'response' | 'completed_at'> & { order: number }) =>
-    (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow,
+    announced(trx, true, (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow),
 
   /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL), each a new attempt of `executor`. */
   claimNext: (db: Db, limit: number, leaseMs: number, executor: string) => claimNext(db, limit, leaseMs, executor),
@@ -482,8 +491,10 @@ export const invocationState = {
     ),
 
   /** `abandon`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
-  abandonQueuedOf: (db: Runner, modelIds: number[], reason: string) =>
-    movable(db, 'abandon').whereIn('model_id', modelIds).update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() }),
+  abandonQueuedOf: async (db: Runner, modelIds: number[], reason: string) => {
+    const abandoned = await movable(db, 'abandon').whereIn('model_id', modelIds).update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() });
+    return announced(db, abandoned > 0, abandoned);
+  },
 
   /**
    * `cancel` of a session's invocations not yet finished: the named ones and
@@ -491,27 +502,31 @@ export const invocationState = {
    * all of them (those in `status` only, when given). The rows cancelled;
    * the attempts of those that ran end CANCELLED.
    */
-  cancel: (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> =>
-    db.transaction(async (trx) => {
+  cancel: async (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> => {
+    const cancelled = await db.transaction(async (trx) => {
       const rows = movable(trx, 'cancel').where({ session_id: sessionId });
       if (ids) rows.where((scope) => scope.whereIn('id', ids).orWhereIn('related_to', ids));
       if (status) rows.where({ status });
       const cancelled = (await rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: trx.fn.now() }).returning('*')) as InvocationRow[];
       await endAttempts(trx, cancelled, 'CANCELLED');
       return cancelled;
-    }),
+    });
+    return announced(db, cancelled.length > 0, cancelled);
+  },
 
   /**
    * `expire`: IN_PROGRESS under leases that ran out (their workers died) →
    * QUEUED and unpublished, for the relay to send again; their attempts end
    * LOST. How many.
    */
-  expireLeases: (db: Runner): Promise<number> =>
-    db.transaction(async (trx) => {
+  expireLeases: async (db: Runner): Promise<number> => {
+    const expired = await db.transaction(async (trx) => {
       const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }).returning(['id', 'attempts'])) as Lease[];
       await endAttempts(trx, expired, 'LOST', LEASE_RAN_OUT);
       return expired.length;
-    }),
+    });
+    return announced(db, expired > 0, expired);
+  },
 
   /**
    * `requeue` of a failed or cancelled invocation of an OPEN session: QUEUED
@@ -519,9 +534,8 @@ export const invocationState = {
    * retry budget counted anew from the attempts made so far. The row, or
    * undefined when it is not in a `from` status or the session is not OPEN.
    */
-  requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> =>
-    (
-      (await movable(db, 'requeue')
+  requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> => {
+    const [row] = (await movable(db, 'requeue')
         .where({ id, session_id: sessionId })
         .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
         .update({
@@ -535,8 +549,9 @@ export const invocationState = {
           published_at: null,
           rerun_attempts: db.ref('attempts'),
         })
-        .returning('*')) as InvocationRow[]
-    )[0],
+        .returning('*')) as InvocationRow[];
+    return announced(db, row !== undefined, row);
+  },
 
   /** `publish`: marks dispatched rows published once the broker confirmed them. */
   markPublished: async (db: Db, ids: string[]) => {

@@ -1,6 +1,7 @@
+import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { serverUrlOf, type Db } from './database.js';
+import { rootOf, serverUrlOf, type Db, type Runner } from './database.js';
 import { ANNOUNCED_TABLES, CHANGES_CHANNEL } from './migrations/0005_change_notifications.js';
 
 /** What a cache on the request path may copy, or a stream follows; each topic is a set of announced tables. */
@@ -11,7 +12,7 @@ const TOPIC_OF_TABLE: Record<(typeof ANNOUNCED_TABLES)[number] | 'invocations' |
   workspaces: 'identity',
   memberships: 'identity',
   models: 'models',
-  // Announced by the triggers of 0016 with its events.
+  // Announced by the one writer of invocation state after each commit (announceCommitted).
   invocations: 'invocations',
   // Announced by the triggers of 0017 when deliveries are queued.
   webhook_deliveries: 'webhooks',
@@ -25,9 +26,10 @@ const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\
  * change of one of its tables, as seen two ways:
  * - this process's own writes, the moment knex sends them, so a request that
  *   follows a change in the same process never sees the old value;
- * - PostgreSQL's notification after the commit (the 0005 triggers), so every
- *   process learns of every change, whoever made it (on PostgreSQL; PGlite
- *   belongs to one process, whose own writes are all there is).
+ * - PostgreSQL's notification after the commit (the 0005 triggers, and
+ *   `announceCommitted` for invocations), so every process learns of every
+ *   change, whoever made it (on PostgreSQL; PGlite belongs to one process,
+ *   whose own writes are all there is).
  * While the notification connection is down, `generation` is undefined and
  * caches read through: a change can never be missed, only not cached.
  */
@@ -81,6 +83,68 @@ interface Shared {
 }
 
 const shared = new WeakMap<Db, Shared>();
+
+/** The tables whose changes the application announces itself, after the commit, rather than a trigger inside it. */
+export type AnnouncedAfterCommit = 'invocations';
+
+/**
+ * Announces a change of `table` made through `runner`, once it is committed:
+ * at once for a statement outside a transaction, after the commit for one
+ * inside. This process's feed moves first; the other processes hear it on
+ * the change channel. A NOTIFY sent inside the writing transaction would take
+ * PostgreSQL's database-wide notification lock through that transaction's
+ * commit, so every such commit would wait for the one before it
+ * (docs/decisions.md); an announcement lost with its process costs a
+ * follower its poll, never an event.
+ */
+export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit): void {
+  const db = rootOf(runner);
+  if (!db) return;
+  const announce = () => {
+    shared.get(db)?.feed.tableChanged(table);
+    if (serverUrlOf(db)) announcerOf(db).add(table);
+  };
+  if (runner.isTransaction) (runner as Knex.Transaction).executionPromise.then(announce, () => undefined);
+  else announce();
+}
+
+const announcers = new WeakMap<Db, Announcer>();
+
+function announcerOf(db: Db): Announcer {
+  let announcer = announcers.get(db);
+  if (!announcer) announcers.set(db, (announcer = new Announcer(db)));
+  return announcer;
+}
+
+/**
+ * The notifications of one process, one statement at a time: the tables
+ * announced while one is sent go together in the next. Each is a transaction
+ * of its own that needs no flush to disk: a notification lost in a crash of
+ * the server is lost with every listener's connection anyway.
+ */
+class Announcer {
+  private readonly pending = new Set<string>();
+  private sending = false;
+
+  constructor(private readonly db: Db) {}
+
+  add(table: string): void {
+    this.pending.add(table);
+    if (!this.sending) void this.send();
+  }
+
+  private async send(): Promise<void> {
+    this.sending = true;
+    while (this.pending.size) {
+      const tables = [...this.pending];
+      this.pending.clear();
+      await this.db.raw(ANNOUNCE_SQL, [CHANGES_CHANNEL, tables]).catch(() => undefined);
+    }
+    this.sending = false;
+  }
+}
+
+const ANNOUNCE_SQL = `select set_config('synchronous_commit', 'off', true), pg_notify(?, t) from unnest(?::text[]) as t`;
 
 /**
  * The change feed of a database, shared by every platform built on the same

@@ -22,11 +22,19 @@ export interface DatabaseOptions {
 }
 
 const serverUrls = new WeakMap<Db, string>();
+/** Each database by its client's config, which its transactions share (rootOf). */
+const roots = new WeakMap<object, Db>();
 
 export function createDatabase(options: DatabaseOptions): Db {
   const db = options.url ? postgres(options.url, options.poolMax ?? 10) : pglite(options.pgliteDir);
   if (options.url) serverUrls.set(db, options.url);
+  roots.set(db.client.config as object, db);
   return db;
+}
+
+/** The database a runner belongs to (itself, or the one a transaction was opened on); undefined when createDatabase did not make it. */
+export function rootOf(runner: Runner): Db | undefined {
+  return roots.get(runner.client.config as object);
 }
 
 /** The PostgreSQL URL a database was created with; undefined for the embedded PGlite. */

@@ -20,6 +20,7 @@ import * as auditRecords from './0018_audit_records.js';
 import * as invocationTraces from './0019_invocation_traces.js';
 import * as datasetTables from './0020_dataset_tables.js';
 import * as queueTurns from './0022_queue_turns.js';
+import * as eventsAnnouncedAfterCommit from './0023_events_announced_after_commit.js';
 
 interface Migration {
   name: string;
@@ -53,6 +54,7 @@ const migrations: Migration[] = [
   { name: '0019_invocation_traces', ...invocationTraces },
   { name: '0020_dataset_tables', ...datasetTables },
   { name: '0022_queue_turns', ...queueTurns },
+  { name: '0023_events_announced_after_commit', ...eventsAnnouncedAfterCommit },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
