@@ -81,6 +81,8 @@ const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=fairness runs (7) alone.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
+// BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
+const KEEP = Boolean(process.env.BENCH_KEEP);
 
 function required(name: string): string {
   const value = process.env[name];
@@ -475,10 +477,11 @@ async function main() {
   } finally {
     await Promise.allSettled([...children.map((child) => child.stop()), model?.close(), fairModelServer?.close()]);
     await db.destroy();
-    await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
+    if (KEEP) console.log(`bench: kept the database ${dbName} and ${dataDir}`);
+    else await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
     await admin.destroy();
     await deleteWorkQueue(amqpUrl, queueName);
-    if (!process.env.BENCH_KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
