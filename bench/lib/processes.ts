@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import YAML from 'yaml';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -64,19 +65,17 @@ export function script(file: string, args: string[]): string[] {
 const platformProcess = (nodeArgs: string[]) => nodeArgs[0] === 'bin/didyma.js' || nodeArgs.includes('cli/entry.ts');
 
 /**
- * Node options of a platform process: the API servers run as the Helm chart
- * runs them (its `serverNodeOptions`, a heap cap); BENCH_NODE_OPTIONS, when
- * set, replaces them for every platform process (e.g. to compare heap limits).
+ * Node options of a platform process: the API servers and the executor run
+ * as the Helm chart runs them (its `serverNodeOptions` and
+ * `executor.nodeOptions`, heap caps); BENCH_NODE_OPTIONS, when set, replaces
+ * them for every platform process (e.g. to compare heap limits).
  */
 export function nodeOptionsOf(nodeArgs: string[]): string[] {
   const override = process.env.BENCH_NODE_OPTIONS;
   if (override !== undefined) return override.split(' ').filter(Boolean);
-  return nodeArgs.includes('serve') ? chartServerNodeOptions() : [];
-}
-
-function chartServerNodeOptions(): string[] {
-  const values = fs.readFileSync(path.join(ROOT, 'charts/didyma/values.yaml'), 'utf8');
-  return (/^serverNodeOptions:\s*(.*)$/m.exec(values)?.[1] ?? '').trim().split(/\s+/).filter(Boolean);
+  const values = YAML.parse(fs.readFileSync(path.join(ROOT, 'charts/didyma/values.yaml'), 'utf8')) as { serverNodeOptions?: string; executor?: { nodeOptions?: string } };
+  const options = nodeArgs.includes('serve') ? values.serverNodeOptions : nodeArgs.includes('executor') ? values.executor?.nodeOptions : undefined;
+  return (options ?? '').split(/\s+/).filter(Boolean);
 }
 
 /** Runs node with `nodeArgs` from the repository root; stdout and stderr go to `logFile`. */

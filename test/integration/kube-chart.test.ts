@@ -325,6 +325,19 @@ describe('Kubernetes: the Helm chart', function () {
     expect(allowed(await render('--set', 'egress.allowCidrs=null'))).to.deep.equal(['', '']);
   });
 
+  it('gives the API servers and the executors the node options of their values, and none when those are empty', async () => {
+    const nodeOptions = (objects: KubeObject[], name: string) =>
+      ((objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as any).spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).find(
+        (e) => e.name === 'NODE_OPTIONS',
+      )?.value;
+    const defaults = await render();
+    for (const server of ['auth', 'private', 'public']) expect(nodeOptions(defaults, `dy-didyma-${server}`), server).to.equal('--max-old-space-size=128 --max-semi-space-size=16');
+    expect(nodeOptions(defaults, 'dy-didyma-executor')).to.equal('--max-semi-space-size=16');
+    const empty = await render('--set', 'serverNodeOptions=,executor.nodeOptions=');
+    expect(nodeOptions(empty, 'dy-didyma-public')).to.equal(undefined);
+    expect(nodeOptions(empty, 'dy-didyma-executor')).to.equal(undefined);
+  });
+
   it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {
     const operator = (await render('--set', 'operator.workers=4,operator.probeSeconds=30,operator.retryMs=250')).find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
     const env = Object.fromEntries((operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));
