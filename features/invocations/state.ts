@@ -536,20 +536,20 @@ export const invocationState = {
    */
   requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> => {
     const [row] = (await movable(db, 'requeue')
-        .where({ id, session_id: sessionId })
-        .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
-        .update({
-          status: TRANSITIONS.requeue.to,
-          error: null,
-          response: '',
-          started_at: null,
-          completed_at: null,
-          lease_expires_at: null,
-          available_at: null,
-          published_at: null,
-          rerun_attempts: db.ref('attempts'),
-        })
-        .returning('*')) as InvocationRow[];
+      .where({ id, session_id: sessionId })
+      .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
+      .update({
+        status: TRANSITIONS.requeue.to,
+        error: null,
+        response: '',
+        started_at: null,
+        completed_at: null,
+        lease_expires_at: null,
+        available_at: null,
+        published_at: null,
+        rerun_attempts: db.ref('attempts'),
+      })
+      .returning('*')) as InvocationRow[];
     return announced(db, row !== undefined, row);
   },
 
