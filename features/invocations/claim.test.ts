@@ -71,12 +71,17 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     const feed = acquireChangeFeed(db, pino({ level: 'silent' }));
     try {
       await until(async () => feed.generation('identity') !== undefined, 'the feed to listen');
+      // A change of models, not one this process's query hook would see: heard, it was announced after every earlier commit.
+      const announcedSoFar = async () => {
+        const models = feed.generation('models');
+        await db.raw('with touched as (update models set id = id where id = -1 returning id) select count(*) from touched');
+        await until(async () => feed.generation('models') !== models, 'a later change to be announced');
+      };
       await workspaceWith(3, 0);
-      const [identity, models] = [feed.generation('identity'), feed.generation('models')];
+      await announcedSoFar(); // the new workspace's own identity change is heard before the count starts
+      const identity = feed.generation('identity');
       expect((await invocationState.claimNext(db, 3, LEASE_MS, 'test')).rows).to.have.length(3);
-      // Announced after the claim's, in commit order; not a write this process's query hook would see.
-      await db.raw('with touched as (update models set id = id where id = -1 returning id) select count(*) from touched');
-      await until(async () => feed.generation('models') !== models, 'the later change to be announced');
+      await announcedSoFar();
       expect(feed.generation('identity')).to.equal(identity);
     } finally {
       await releaseChangeFeed(db);

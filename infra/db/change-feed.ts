@@ -90,20 +90,17 @@ export type AnnouncedAfterCommit = 'invocations';
 /**
  * Announces a change of `table` made through `runner`, once it is committed:
  * at once for a statement outside a transaction, after the commit for one
- * inside. This process's feed moves first; the other processes hear it on
- * the change channel. A NOTIFY sent inside the writing transaction would take
- * PostgreSQL's database-wide notification lock through that transaction's
- * commit, so every such commit would wait for the one before it
- * (docs/decisions.md); an announcement lost with its process costs a
- * follower its poll, never an event.
+ * inside. Every process, this one too, hears it on the change channel; on
+ * PGlite this process's feed is all there is. A NOTIFY sent inside the
+ * writing transaction would take PostgreSQL's database-wide notification lock
+ * through that transaction's commit, so every such commit would wait for the
+ * one before it (docs/decisions.md); an announcement lost with its process
+ * costs a follower its poll, never an event.
  */
 export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit): void {
   const db = rootOf(runner);
   if (!db) return;
-  const announce = () => {
-    shared.get(db)?.feed.tableChanged(table);
-    if (serverUrlOf(db)) announcerOf(db).add(table);
-  };
+  const announce = () => (serverUrlOf(db) ? announcerOf(db).add(table) : shared.get(db)?.feed.tableChanged(table));
   if (runner.isTransaction) (runner as Knex.Transaction).executionPromise.then(announce, () => undefined);
   else announce();
 }
@@ -123,12 +120,12 @@ function announcerOf(db: Db): Announcer {
  * the server is lost with every listener's connection anyway.
  */
 class Announcer {
-  private readonly pending = new Set<string>();
+  private readonly pending = new Set<AnnouncedAfterCommit>();
   private sending = false;
 
   constructor(private readonly db: Db) {}
 
-  add(table: string): void {
+  add(table: AnnouncedAfterCommit): void {
     this.pending.add(table);
     if (!this.sending) void this.send();
   }
