@@ -42,10 +42,15 @@ export function serverUrlOf(db: Db): string | undefined {
   return serverUrls.get(db);
 }
 
+/** Startup options of every connection to PostgreSQL: statements short enough that compiling them costs more than it saves. */
+export const NO_JIT = '-c jit=off';
+
 function postgres(url: string, poolMax: number): Db {
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: url, connectionTimeoutMillis: 3000, statement_timeout: 15000 } as Knex.PgConnectionConfig,
+    // No JIT: its trigger is the planner's cost estimate, which the claim's CTEs overestimate, and compiling
+    // took 90 of a claim's 110 ms on every execution (docs/decisions.md).
+    connection: { connectionString: url, connectionTimeoutMillis: 3000, statement_timeout: 15000, options: NO_JIT } as Knex.PgConnectionConfig,
     pool: { min: 0, max: poolMax, acquireTimeoutMillis: 5000, idleTimeoutMillis: 10000 },
     acquireConnectionTimeout: 5000,
     // Connection failures reach the callers as query errors (503 with Retry-After, executor retries);
