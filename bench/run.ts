@@ -26,7 +26,7 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
-import { fairnessTable, notificationsTable, renderTable, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
+import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, type Tenant } from './lib/tenant.js';
@@ -78,7 +78,7 @@ const FAIR_QUIET_SESSIONS = 4;
 // (8): the last notifications may arrive this long after the database says every invocation finished.
 const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
-// BENCH_ONLY=fairness runs (7) alone.
+// BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 // BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
@@ -90,9 +90,9 @@ function required(name: string): string {
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' {
-  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness') return value;
-  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' {
+  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain') return value;
+  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -292,6 +292,40 @@ async function main() {
       );
     };
 
+    // (5): a new executor drains the backlog of `loadSessions`, paired with the model server's maximum.
+    const drainSection = async (loadSessions: string[]) => {
+      console.log('bench: (5) executor drain, paired with the model server maximum');
+      await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
+      const backlog = await queuedCount(db, loadSessions);
+      gauges.executor = cpuGaugeMs();
+      const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
+      const executorPid = executorProcess.process.pid!;
+      pin(executorPid, PLACEMENT.executorCpus);
+      const drainControl: DrainControl = {
+        pause: () => process.kill(executorPid, 'SIGSTOP'),
+        resume: () => process.kill(executorPid, 'SIGCONT'),
+        measureMax: () => withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY, durationSec: MAX_RUN_SEC })),
+        completedBetween: (from, to) => completedBetween(db, loadSessions, from, to),
+        queued: () => queuedCount(db, loadSessions),
+        cpuSince: () => cpuSince([executorPid, modelServer.pid]) as () => [number, number],
+      };
+      // The executor starts cold: as every other load here, it is measured after a warm-up.
+      const drainOptions = { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS };
+      const [paired, stolenDrain] = await withSteal(() => pairedDrain(drainControl, drainOptions));
+      await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
+      const drained = await throughput(db, loadSessions, 'started_at');
+      return { backlog, executorPid, paired, stolenDrain, drained };
+    };
+
+    if (ONLY === 'drain') {
+      console.log('bench: only (5) executor drain, of the backlog of POSTs at saturation');
+      const sessions = await tenant.sessions(SESSIONS);
+      await postLoad(sessions);
+      const { backlog, paired } = await drainSection(sessions);
+      const segments = segmentsText({ segments: paired.segments, warmUpSec: WARMUP_SEC } as BenchReport['executor']);
+      console.log(`\n(5) ${backlog} queued: ${Math.round(paired.rps)}/s, ${Math.round(paired.ratio * 100)}% of the model server${segments}; executor ${Math.round(paired.cpuUsPerInvocation ?? 0)} µs per invocation\n`);
+      return;
+    }
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
       console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
@@ -343,26 +377,7 @@ async function main() {
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
-    console.log('bench: (5) executor drain, paired with the model server maximum');
-    await direct({ connections: EXECUTOR_CONCURRENCY, durationSec: WARMUP_SEC });
-    const backlog = await queuedCount(db, loadSessions);
-    gauges.executor = cpuGaugeMs();
-    const executorProcess = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
-    const executorPid = executorProcess.process.pid!;
-    pin(executorPid, PLACEMENT.executorCpus);
-    const drainControl: DrainControl = {
-      pause: () => process.kill(executorPid, 'SIGSTOP'),
-      resume: () => process.kill(executorPid, 'SIGCONT'),
-      measureMax: () => withCpu(modelServer.pid, () => direct({ connections: EXECUTOR_CONCURRENCY, durationSec: MAX_RUN_SEC })),
-      completedBetween: (from, to) => completedBetween(db, loadSessions, from, to),
-      queued: () => queuedCount(db, loadSessions),
-      cpuSince: () => cpuSince([executorPid, modelServer.pid]) as () => [number, number],
-    };
-    // The executor starts cold: as every other load here, it is measured after a warm-up.
-    const drainOptions = { warmUpSec: WARMUP_SEC, segmentSec: DRAIN_SEGMENT_SEC, maxSegments: DRAIN_SEGMENTS, settleMs: SETTLE_MS };
-    const [paired, stolenDrain] = await withSteal(() => pairedDrain(drainControl, drainOptions));
-    await waitFinal(db, loadSessions, 'the executor to drain the backlog', DRAIN_TIMEOUT_MS);
-    const drained = await throughput(db, loadSessions, 'started_at');
+    const { backlog, executorPid, paired, stolenDrain, drained } = await drainSection(loadSessions);
 
     // (4) what the whole path sustains. POST at saturation, then the drain, gives an upper bound (the
     // drain has the machine to itself); the sustained rate is found below it with POST and execution

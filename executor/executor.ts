@@ -150,7 +150,7 @@ export class Executor {
       // Reads before the call wait out a database restart too, rather than failing the invocation.
       const input = await this.durably(() => this.inputOf(row, model));
       const proxy = await this.durably(() => this.deps.resolveProxy(model));
-      const { response } = await this.modelCalls.run(row.workspace_id, () => proxy.infer(input, { signal }));
+      const { response } = await this.modelCalls.run(row.workspace_id, row.priority, () => proxy.infer(input, { signal }));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
       return this.failed(row, model, error, started, log);

@@ -2,20 +2,22 @@
  * At most `size` callers inside `run` at once. A freed slot goes to the
  * waiter whose key (its workspace) has the fewest calls running, the earliest
  * first among equals: runs claimed ahead then never keep a workspace that has
- * nothing running behind another's, and one key's calls keep their order.
+ * nothing running behind another's. Within that key, the waiter of the
+ * highest priority goes first, as the claim orders a workspace's work, then
+ * the earliest.
  */
 export class Slots {
   private free: number;
-  private readonly waiting: Array<{ key: number; enter: () => void }> = [];
+  private readonly waiting: Array<{ key: number; priority: number; enter: () => void }> = [];
   private readonly running = new Map<number, number>();
 
   constructor(size: number) {
     this.free = size;
   }
 
-  async run<T>(key: number, work: () => Promise<T>): Promise<T> {
+  async run<T>(key: number, priority: number, work: () => Promise<T>): Promise<T> {
     if (this.free > 0) this.free -= 1;
-    else await new Promise<void>((enter) => this.waiting.push({ key, enter }));
+    else await new Promise<void>((enter) => this.waiting.push({ key, priority, enter }));
     this.running.set(key, (this.running.get(key) ?? 0) + 1);
     try {
       return await work();
@@ -29,7 +31,7 @@ export class Slots {
     }
   }
 
-  /** The waiter of the key with the fewest calls running; the first of them in arrival order. */
+  /** Of the key with the fewest calls running (the earliest waiting first among equals), its waiter of the highest priority, the earliest among equals. */
   private takeNext(): { key: number; enter: () => void } | undefined {
     let chosen = -1;
     let fewest = Infinity;
@@ -38,6 +40,11 @@ export class Slots {
       if (running < fewest) [chosen, fewest] = [index, running];
       if (fewest === 0) break;
     }
-    return chosen < 0 ? undefined : this.waiting.splice(chosen, 1)[0];
+    if (chosen < 0) return undefined;
+    const { key } = this.waiting[chosen]!;
+    for (const [index, waiter] of this.waiting.entries()) {
+      if (waiter.key === key && waiter.priority > this.waiting[chosen]!.priority) chosen = index;
+    }
+    return this.waiting.splice(chosen, 1)[0];
   }
 }
