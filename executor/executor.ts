@@ -5,7 +5,7 @@ import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
 import type { Consumer, WorkQueue } from '../infra/queue/queue.js';
 import type { OutboxRelay } from '../features/invocations/relay.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
-import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
+import { DELETED_BEFORE_RUN, invocationState, type ClaimedRow } from '../features/invocations/state.js';
 import { modelsStore, type ModelRow } from '../features/models/store.js';
 import { RunWrites } from './run-writes.js';
 import { LeaseKeeper, LeaseLostError } from './lease.js';
@@ -94,8 +94,8 @@ export class Executor {
   }
 
   async start(): Promise<void> {
-    // Twice the model calls are claimed ahead: the claim and completion round
-    // trips of some runs overlap the model calls of others.
+    // Four times the model calls are claimed ahead: claims run one at a time, and
+    // with twice as many the executor waited on them (bench (5), docs/benchmarks.md).
     this.consumer = await this.deps.queue.consume(() => this.handle(), this.deps.options.concurrency * PREFETCH_PER_CALL);
   }
 
@@ -125,7 +125,7 @@ export class Executor {
   }
 
   /** Runs a claimed invocation under its lease; true when it was released for a retry. */
-  private async runClaimed(row: InvocationRow): Promise<boolean> {
+  private async runClaimed(row: ClaimedRow): Promise<boolean> {
     const log = this.deps.logger.child({ invocationId: row.id, attempt: row.attempts });
     // A lease lost (a cancel, or a takeover) aborts the model call: its result would be refused anyway.
     const call = new AbortController();
@@ -141,7 +141,7 @@ export class Executor {
     }
   }
 
-  private async run(row: InvocationRow, model: ModelRow, log: Logger, signal: AbortSignal): Promise<boolean> {
+  private async run(row: ClaimedRow, model: ModelRow, log: Logger, signal: AbortSignal): Promise<boolean> {
     const started = Date.now();
     // Appended while its model was being deleted: it does not run either.
     if (model.deleted_at) return this.failed(row, model, new Error(DELETED_BEFORE_RUN), started, log);
@@ -150,7 +150,7 @@ export class Executor {
       // Reads before the call wait out a database restart too, rather than failing the invocation.
       const input = await this.durably(() => this.inputOf(row, model));
       const proxy = await this.durably(() => this.deps.resolveProxy(model));
-      const { response } = await this.modelCalls.run(row.workspace_id, row.priority, () => proxy.infer(input, { signal }));
+      const { response } = await this.modelCalls.run({ key: row.workspace_id, weight: row.share_weight, priority: row.priority }, () => proxy.infer(input, { signal }));
       stored = await storedResponse(this.deps.uploads, row, model, response);
     } catch (error) {
       return this.failed(row, model, error, started, log);
@@ -253,4 +253,4 @@ export class Executor {
 const MODEL_CACHE_MS = 10_000;
 /** How often deliveries waiting for queued work they could not take claim again, when no run of theirs ends first. */
 const WAITING_TICK_MS = 100;
-const PREFETCH_PER_CALL = 2;
+const PREFETCH_PER_CALL = 4;

@@ -1,11 +1,10 @@
 import { isRolledBackConflict, type Db } from '../infra/db/database.js';
 import { MicroBatch } from '../infra/db/micro-batch.js';
-import { invocationState, type Lease } from '../features/invocations/state.js';
-import type { InvocationRow } from '../features/invocations/store.js';
+import { invocationState, type ClaimedRow, type Lease } from '../features/invocations/state.js';
 import { EXECUTOR_IDENTITY } from './identity.js';
 
 /** What one claim got: a row under a new lease, or none, and whether queued work is left it could not take yet. */
-export type Claim = { row: InvocationRow } | { row?: undefined; waiting: boolean };
+export type Claim = { row: ClaimedRow } | { row?: undefined; waiting: boolean };
 
 /**
  * The executor's two writes per run, grouped with those of other runs: the

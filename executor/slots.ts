@@ -1,44 +1,71 @@
+/** Who waits for a model call: its workspace, the workspace's weight, and the run's priority within it. */
+export interface SlotClaim {
+  key: number;
+  weight: number;
+  priority: number;
+}
+
 /**
- * At most `size` callers inside `run` at once. A freed slot goes to the
- * waiter whose key (its workspace) has the fewest calls running, the earliest
- * first among equals: runs claimed ahead then never keep a workspace that has
- * nothing running behind another's. Within that key, the waiter of the
- * highest priority goes first, as the claim orders a workspace's work, then
- * the earliest.
+ * At most `size` callers inside `run` at once. Slots go to workspaces in
+ * proportion to their weights, as the fair claim orders them: each grant
+ * moves its workspace's virtual time on by 1 / weight, and a freed slot goes
+ * to the waiting workspace whose virtual time is lowest (one that has had
+ * nothing for a while starts at the current one), the one waiting longest
+ * among equals. Runs claimed ahead then never keep a workspace that has
+ * nothing running behind another's, and weights hold however many runs are
+ * claimed ahead. Within that workspace, the waiter of the highest priority
+ * goes first, then the earliest.
  */
 export class Slots {
   private free: number;
-  private readonly waiting: Array<{ key: number; priority: number; enter: () => void }> = [];
-  private readonly running = new Map<number, number>();
+  private readonly waiting: Array<SlotClaim & { enter: () => void }> = [];
+  /** Virtual time of each workspace's next grant, for those ahead of `now`. */
+  private readonly next = new Map<number, number>();
+  /** Virtual time of the last grant. */
+  private now = 0;
 
   constructor(size: number) {
     this.free = size;
   }
 
-  async run<T>(key: number, priority: number, work: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free -= 1;
-    else await new Promise<void>((enter) => this.waiting.push({ key, priority, enter }));
-    this.running.set(key, (this.running.get(key) ?? 0) + 1);
+  async run<T>(claim: SlotClaim, work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) {
+      this.free -= 1;
+      this.grant(claim);
+    } else {
+      await new Promise<void>((enter) => this.waiting.push({ ...claim, enter }));
+    }
     try {
       return await work();
     } finally {
-      const left = this.running.get(key)! - 1;
-      if (left) this.running.set(key, left);
-      else this.running.delete(key);
       const next = this.takeNext();
-      if (next) next.enter();
-      else this.free += 1;
+      if (next) {
+        this.grant(next);
+        next.enter();
+      } else {
+        this.free += 1;
+      }
     }
   }
 
-  /** Of the key with the fewest calls running (the earliest waiting first among equals), its waiter of the highest priority, the earliest among equals. */
-  private takeNext(): { key: number; enter: () => void } | undefined {
+  private startOf(key: number): number {
+    return Math.max(this.next.get(key) ?? this.now, this.now);
+  }
+
+  private grant({ key, weight }: SlotClaim): void {
+    this.now = this.startOf(key);
+    this.next.set(key, this.now + 1 / weight);
+    // Workspaces at or behind the current time start from it anyway.
+    for (const [other, at] of this.next) if (at <= this.now) this.next.delete(other);
+  }
+
+  /** Of the waiting workspace with the lowest virtual time (the earliest waiting first among equals), its waiter of the highest priority, the earliest among equals. */
+  private takeNext(): (SlotClaim & { enter: () => void }) | undefined {
     let chosen = -1;
-    let fewest = Infinity;
+    let lowest = Infinity;
     for (const [index, { key }] of this.waiting.entries()) {
-      const running = this.running.get(key) ?? 0;
-      if (running < fewest) [chosen, fewest] = [index, running];
-      if (fewest === 0) break;
+      const start = this.startOf(key);
+      if (start < lowest) [chosen, lowest] = [index, start];
     }
     if (chosen < 0) return undefined;
     const { key } = this.waiting[chosen]!;

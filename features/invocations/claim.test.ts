@@ -65,6 +65,16 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
     expect(rows.map((row) => row.workspace_id)).to.have.members([quiet, ...flood.slice(0, 3)]);
   });
 
+  it("hands each claimed run its workspace's weight, for the executor's model slots", async () => {
+    const { db } = iris.t.platform;
+    await db('invocations').where({ session_id: iris.sessionId, status: 'QUEUED' }).delete();
+    const heavy = await workspaceWith(2, 0);
+    await db('workspaces').where({ id: heavy }).update({ share_weight: 3 });
+    const light = await workspaceWith(2, 0);
+    const { rows } = await invocationState.claimNext(db, 4, LEASE_MS, 'test');
+    expect(rows.map((row) => [row.workspace_id, row.share_weight])).to.have.deep.members([[heavy, 3], [heavy, 3], [light, 1], [light, 1]]);
+  });
+
   it('takes its turns without announcing an identity change, so the authentication caches stay warm', async function () {
     needsPostgres(this, 'only PostgreSQL announces the changes other processes make');
     const { db } = iris.t.platform;

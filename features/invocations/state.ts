@@ -189,7 +189,8 @@ const HEAD_COLUMNS = (alias: string) =>
  * work is left that this claim did not take, claimable now or not (`waiting`),
  * looked for workspace by workspace in the order of the fair index: a scan of
  * the table in its heap order would walk every finished invocation first.
- * Each claimed row's attempt is recorded, started by the claiming executor.
+ * Each claimed row's attempt is recorded, started by the claiming executor,
+ * and each comes with its workspace's weight.
  *
  * Only the rows that can be chosen are read: with at least `limit` workspaces
  * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
@@ -287,9 +288,9 @@ recorded as (
   select id, attempts, ?, started_at from claimed
   on conflict do nothing
 )
-select claimed.*, null::boolean as waiting from claimed
+select claimed.*, (select w.share_weight from workspaces w where w.id = claimed.workspace_id) as share_weight, null::boolean as waiting from claimed
 union all
-select ${invocationColumns('(null::invocations)')},
+select ${invocationColumns('(null::invocations)')}, null::integer,
        exists (
          select 1 from heads w cross join lateral (
            select 1 from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = w.workspace_id and q.id <> all(array(select id from claimed))
@@ -363,9 +364,12 @@ const held = (db: Runner, transition: Transition, lease: Lease) => movable(db, t
 /** A claimed run: its lease and what an explanation of it copies. */
 export type Run = Lease & Pick<InvocationRow, 'workspace_id' | 'session_id' | 'user_id' | 'request_type' | 'body' | 'priority' | 'traceparent'>;
 
+/** A claimed row, with the weight its workspace had at the claim: runs claimed ahead wait for a model call in the same shares (executor/slots.ts). */
+export type ClaimedRow = InvocationRow & { share_weight: number };
+
 /** What a claim found: the rows it took, and whether queued work is left that it could not take (quotas, backoff, or other claims). */
 export interface Claimed {
-  rows: InvocationRow[];
+  rows: ClaimedRow[];
   waiting: boolean;
 }
 
@@ -375,9 +379,9 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
     // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
     // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
     await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<InvocationRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, executor]);
+    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, executor]);
   });
-  const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as InvocationRow);
+  const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as ClaimedRow);
   return announced(db, claimed.length > 0, { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
 }
 
