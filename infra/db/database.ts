@@ -42,14 +42,16 @@ export function serverUrlOf(db: Db): string | undefined {
   return serverUrls.get(db);
 }
 
-/** Startup options of every connection to PostgreSQL: statements short enough that compiling them costs more than it saves. */
-export const NO_JIT = '-c jit=off';
+/**
+ * Startup options of every connection to PostgreSQL: no JIT. Its trigger is the
+ * planner's cost estimate, which the claim's CTEs overestimate, and compiling
+ * took 91 of a claim's 110 ms at every execution (docs/decisions.md).
+ */
+const NO_JIT = '-c jit=off';
 
 function postgres(url: string, poolMax: number): Db {
   return knexFactory({
     client: 'pg',
-    // No JIT: its trigger is the planner's cost estimate, which the claim's CTEs overestimate, and compiling
-    // took 90 of a claim's 110 ms on every execution (docs/decisions.md).
     connection: { connectionString: url, connectionTimeoutMillis: 3000, statement_timeout: 15000, options: NO_JIT } as Knex.PgConnectionConfig,
     pool: { min: 0, max: poolMax, acquireTimeoutMillis: 5000, idleTimeoutMillis: 10000 },
     acquireConnectionTimeout: 5000,
