@@ -94,8 +94,9 @@ export class Executor {
   }
 
   async start(): Promise<void> {
-    // Four times the model calls are claimed ahead: claims run one at a time, and
-    // with twice as many the executor waited on them (bench (5), docs/benchmarks.md).
+    // Twice the model calls are claimed ahead: the claim and completion round
+    // trips of some runs overlap the model calls of others. Four times drained a
+    // backlog faster but slowed webhook deliveries tenfold (docs/benchmarks.md).
     this.consumer = await this.deps.queue.consume(() => this.handle(), this.deps.options.concurrency * PREFETCH_PER_CALL);
   }
 
@@ -253,4 +254,4 @@ export class Executor {
 const MODEL_CACHE_MS = 10_000;
 /** How often deliveries waiting for queued work they could not take claim again, when no run of theirs ends first. */
 const WAITING_TICK_MS = 100;
-const PREFETCH_PER_CALL = 4;
+const PREFETCH_PER_CALL = 2;

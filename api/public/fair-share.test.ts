@@ -31,12 +31,12 @@ describe('fair share: no workspace can hold the executors from another', functio
     const rows = await platform.t.platform.db('invocations').whereIn('id', [...low, urgent!]).select('id', 'created_at', 'started_at');
     const urgentRow = rows.find((row) => row.id === urgent)!;
     // Those claimed after the urgent one was queued went after it, but for the claims already under way when it
-    // was committed: at most the executor's prefetch (four times its concurrency of 2). Those claimed ahead
+    // was committed: at most the executor's prefetch (twice its concurrency of 2). Those claimed ahead
     // still wait for a model call behind it (executor/slots.ts).
     const claimedLater = rows.filter((row) => row.id !== urgent && row.started_at > urgentRow.created_at);
     const ahead = claimedLater.filter((row) => row.started_at < urgentRow.started_at);
     expect(claimedLater.length, 'low-priority predictions still queued when the urgent one came').to.be.greaterThan(10);
-    expect(ahead.length, 'low-priority predictions claimed before the urgent one').to.be.at.most(8);
+    expect(ahead.length, 'low-priority predictions claimed before the urgent one').to.be.at.most(4);
   });
 
   it('shares the executors between flooding workspaces in proportion to their weights', async () => {
