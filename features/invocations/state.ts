@@ -190,7 +190,7 @@ const HEAD_COLUMNS = (alias: string) =>
  * looked for workspace by workspace in the order of the fair index: a scan of
  * the table in its heap order would walk every finished invocation first.
  * Each claimed row's attempt is recorded, started by the claiming executor,
- * and each comes with its workspace's weight.
+ * and each comes with the weight of its workspace the claim ordered it by.
  *
  * Only the rows that can be chosen are read: with at least `limit` workspaces
  * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
@@ -266,7 +266,7 @@ shares as (
    where c.max_in_flight is null or c.running + c.rank <= c.max_in_flight
 ),
 chosen as (
-  select s.id from shares s
+  select s.id, s.share_weight from shares s
     join deployments d on d.id = s.deployment_id
     left join deployment_running r on r.deployment_id = s.deployment_id
    where d.max_concurrent_calls is null or coalesce(r.n, 0) + s.deployment_rank <= d.max_concurrent_calls
@@ -288,7 +288,7 @@ recorded as (
   select id, attempts, ?, started_at from claimed
   on conflict do nothing
 )
-select claimed.*, (select w.share_weight from workspaces w where w.id = claimed.workspace_id) as share_weight, null::boolean as waiting from claimed
+select claimed.*, chosen.share_weight, null::boolean as waiting from claimed join chosen on chosen.id = claimed.id
 union all
 select ${invocationColumns('(null::invocations)')}, null::integer,
        exists (
