@@ -96,7 +96,8 @@ export class Executor {
   async start(): Promise<void> {
     // Twice the model calls are claimed ahead: the claim and completion round
     // trips of some runs overlap the model calls of others. Four times drained a
-    // backlog faster but slowed webhook deliveries tenfold (docs/benchmarks.md).
+    // backlog faster, but its completions came in bursts that queued tenfold
+    // longer behind one webhook endpoint's deliveries in flight (docs/benchmarks.md).
     this.consumer = await this.deps.queue.consume(() => this.handle(), this.deps.options.concurrency * PREFETCH_PER_CALL);
   }
 
