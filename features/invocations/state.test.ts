@@ -59,7 +59,8 @@ describe('invocation state: every write is one transition of the table, allowed 
   async function rowIn(start: Start, write: Write): Promise<InvocationRow> {
     const { t, owner, modelId, sessionId } = iris;
     const [row] = await invocationState.appendQueued(t.platform.db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
-    const leaseEnds = start === 'IN_PROGRESS' ? new Date(Date.now() + LEASE_MS) : start === 'IN_PROGRESS, lease run out' ? new Date(Date.now() - 1000) : null;
+    // A live lease shorter than a heartbeat's, so that a heartbeat within the same millisecond still moves it.
+    const leaseEnds = start === 'IN_PROGRESS' ? new Date(Date.now() + LEASE_MS / 2) : start === 'IN_PROGRESS, lease run out' ? new Date(Date.now() - 1000) : null;
     const publishedAt = WRITES[write].transition === 'unpublish' ? new Date(Date.now() - 3_600_000) : null;
     // Test setup only: production code moves a row only through state.ts.
     await t.platform.db('invocations').where({ id: row!.id }).update({ status: statusOf(start), attempts: 2, lease_expires_at: leaseEnds, published_at: publishedAt });
