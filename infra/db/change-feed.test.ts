@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { sharedDatabase, sharedDatabaseUrl } from '../../test/support/database.js';
 import { needsPostgres } from '../../test/support/skips.js';
 import { startTestPlatform, makeUser, makeWorkspace, login, type TestPlatform } from '../../test/support/platform.js';
-import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from './change-feed.js';
+import { acquireChangeFeed, Announcer, releaseChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Db } from './database.js';
 
 const quiet = pino({ level: 'silent' });
@@ -120,5 +120,33 @@ describe('change feed: request-path caches follow every change', () => {
       await db('memberships').where({ user_id: member.id, workspace_id: ws.id }).delete();
       expect((await t.public.get('/api/model', { token: access })).status).to.equal(401);
     });
+  });
+});
+
+describe('announcements of committed changes: paced, never dropped', () => {
+  it('sends the first change at once, the changes during the gap together after it, and the last change always', async () => {
+    const sent: Array<{ at: number; tables: string[] }> = [];
+    const announcer = new Announcer(async (tables) => void sent.push({ at: performance.now(), tables }), 60);
+    announcer.add('invocations');
+    expect(sent, 'the first, at once').to.have.length(1);
+    for (let i = 0; i < 5; i++) announcer.add('invocations');
+    await until(() => sent.length === 2, 'the changes made during the gap');
+    expect(sent[1]!.at - sent[0]!.at, 'not before the gap').to.be.at.least(55);
+    expect(sent[1]!.tables).to.deep.equal(['invocations']);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(sent, 'five changes in one gap, one statement').to.have.length(2);
+  });
+
+  it('keeps announcing after a statement that failed', async () => {
+    let calls = 0;
+    const announcer = new Announcer(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('connection lost');
+    }, 1);
+    announcer.add('invocations');
+    await until(() => calls === 1, 'the failed statement');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    announcer.add('invocations');
+    await until(() => calls === 2, 'the next change');
   });
 });
