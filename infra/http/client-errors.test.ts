@@ -51,6 +51,23 @@ describe('requests that never reach the app', () => {
     expect(isError(answer.body), JSON.stringify(answer.body)).to.equal(true);
   });
 
+  it('answers headers over the limit with a 431 on a kept-alive socket that served requests before', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let received = '';
+      socket.on('data', (chunk: Buffer) => {
+        const first = !received.includes('reached');
+        received += chunk.toString('utf8');
+        // The second request once the first is answered, as a client reusing its connection sends it.
+        if (first && received.includes('reached')) socket.end(`GET /b?q=${'x'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(received));
+    });
+    expect(raw.startsWith('HTTP/1.1 200'), raw.slice(0, 40)).to.equal(true);
+    expect(raw).to.include('HTTP/1.1 431 Request Header Fields Too Large');
+  });
+
   it('still serves well-formed requests', async () => {
     expect(await exchange(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).to.match(/reached$/);
   });

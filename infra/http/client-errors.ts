@@ -12,9 +12,15 @@ const ANSWERS: Record<string, { status: number; reason: string; code: string; me
 const MALFORMED = { status: 400, reason: 'Bad Request', code: 'bad_request', message: 'The request is not valid HTTP.' };
 
 export function answerClientErrors(server: http.Server): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
-    // Only a socket nothing was written to yet can still carry a whole answer.
-    if (error.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten !== 0) {
+  // Sockets with a response being written: an answer there would land inside it.
+  const answering = new WeakSet<Duplex>();
+  server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
+    answering.add(request.socket);
+    response.once('close', () => answering.delete(request.socket));
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A kept-alive socket whose earlier responses are complete still carries a whole answer.
+    if (error.code === 'ECONNRESET' || !socket.writable || answering.has(socket)) {
       socket.destroy();
       return;
     }
