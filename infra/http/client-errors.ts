@@ -16,7 +16,7 @@ export function answerClientErrors(server: http.Server): void {
   const answering = new WeakSet<Duplex>();
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     answering.add(request.socket);
-    response.once('close', () => answering.delete(request.socket));
+    response.once('finish', () => answering.delete(request.socket));
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // A kept-alive socket whose earlier responses are complete still carries a whole answer.
