@@ -78,7 +78,7 @@ const FAIR_QUIET_SESSIONS = 4;
 // (8): the last notifications may arrive this long after the database says every invocation finished.
 const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
-// BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation.
+// BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation, BENCH_ONLY=get (3) alone.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 // BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
@@ -90,9 +90,9 @@ function required(name: string): string {
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' {
-  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain') return value;
-  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' | 'get' {
+  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain' || value === 'get') return value;
+  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain, get or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -317,6 +317,19 @@ async function main() {
       return { backlog, executorPid, paired, stolenDrain, drained };
     };
 
+    // (3) GET …/invocation/{id}: polling of existing invocations, those of `loadSessions`.
+    const getSection = async (loadSessions: string[]) => {
+      console.log('bench: (3) GET invocation');
+      const polled = (await db('invocations').whereIn('session_id', loadSessions).select('id', 'session_id').limit(2000)) as Array<{ id: string; session_id: string }>;
+      const getLoad = (durationSec: number) =>
+        load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
+      await getLoad(WARMUP_SEC);
+      gauges.get = cpuGaugeMs();
+      const baselineForGet = await hello('(3)');
+      const [getSaturated, stolenGet] = await withSteal(() => withCpu(pidOf('public'), () => getLoad(DURATION)));
+      return { baselineForGet, getSaturated, stolenGet };
+    };
+
     if (ONLY === 'drain') {
       console.log('bench: only (5) executor drain, of the backlog of POSTs at saturation');
       const sessions = await tenant.sessions(SESSIONS);
@@ -324,6 +337,15 @@ async function main() {
       const { backlog, paired } = await drainSection(sessions);
       const segments = segmentsText({ segments: paired.segments, warmUpSec: WARMUP_SEC } as BenchReport['executor']);
       console.log(`\n(5) ${backlog} queued: ${Math.round(paired.rps)}/s, ${Math.round(paired.ratio * 100)}% of the model server${segments}; executor ${Math.round(paired.cpuUsPerInvocation ?? 0)} µs per invocation\n`);
+      return;
+    }
+    if (ONLY === 'get') {
+      console.log('bench: only (3) GET invocation, of POSTs at saturation');
+      const sessions = await tenant.sessions(SESSIONS);
+      await postLoad(sessions, undefined, WARMUP_SEC);
+      const { baselineForGet, getSaturated } = await getSection(sessions);
+      const cpu = (brief: Brief) => (brief.cpuUsPerRequest === undefined ? '' : `, ${Math.round(brief.cpuUsPerRequest)} µs CPU per request`);
+      console.log(`\n(3) ${Math.round(getSaturated.rps)}/s${cpu(getSaturated)}, ${Math.round((getSaturated.rps / baselineForGet.rps) * 100)}% of hello's ${Math.round(baselineForGet.rps)}/s${cpu(baselineForGet)}\n`);
       return;
     }
     if (ONLY === 'tracing') {
@@ -361,15 +383,7 @@ async function main() {
 
     const publicMemory = await memoryOf(url(ports.public));
 
-    // (3) GET …/invocation/{id}: polling of existing invocations.
-    console.log('bench: (3) GET invocation');
-    const polled = (await db('invocations').whereIn('session_id', loadSessions).select('id', 'session_id').limit(2000)) as Array<{ id: string; session_id: string }>;
-    const getLoad = (durationSec: number) =>
-      load({ url: url(ports.public), headers, paths: polled.map((row) => `${base}/session/${row.session_id}/invocation/${row.id}`), connections: CONNECTIONS, durationSec });
-    await getLoad(WARMUP_SEC);
-    gauges.get = cpuGaugeMs();
-    const baselineForGet = await hello('(3)');
-    const [getSaturated, stolenGet] = await withSteal(() => withCpu(pidOf('public'), () => getLoad(DURATION)));
+    const { baselineForGet, getSaturated, stolenGet } = await getSection(loadSessions);
 
     // (9) what tracing costs, before the executor runs: a second public server, traced and exporting to Jaeger.
     console.log('bench: (9) POST invocation, traced against untraced');

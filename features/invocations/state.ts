@@ -200,7 +200,12 @@ const HEAD_COLUMNS = (alias: string) =>
  * the workspaces with queued work (`heads`) returns each one's next
  * invocation in fair order, so a workspace whose one candidate is that row
  * is not read again.
- * Bindings: the limit (three times), the claim's status, the lease in milliseconds, the executor.
+ * The claimed rows are updated through the primary key: their statuses are
+ * bound, not written in, because with them written in the generic plan may
+ * read every queued row through a partial index of queued rows to find the
+ * few chosen.
+ * Bindings: the limit (three times), the claim's status, the lease in milliseconds,
+ * the statuses a claim moves from, the executor.
  */
 export const CLAIM_SQL = `
 with recursive heads as (
@@ -276,7 +281,7 @@ chosen as (
 claimed as (
   update invocations as i
      set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
-   where i.id = any(array(select id from chosen)) and ${fromStatuses('claim', 'i')}
+   where i.id = any(array(select id from chosen)) and i.status = any(array(select jsonb_array_elements_text(?::jsonb)))
   returning ${invocationColumns('i')}
 ),
 turns as (
@@ -379,7 +384,7 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
     // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
     // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
     await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, executor]);
+    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, JSON.stringify(TRANSITIONS.claim.from), executor]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as ClaimedRow);
   return announced(db, claimed.length > 0, { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
