@@ -98,6 +98,17 @@ export function fromStatuses(transition: Transition, alias?: string): string {
   return `${alias ? `${alias}.` : ''}status in (${statuses.map((status) => `'${status}'`).join(', ')})`;
 }
 
+/**
+ * `fromStatuses` for a statement that names its rows by id: the statuses bound
+ * to one parameter (`statusesOf`), not written in. Written in, they let the
+ * planner prove a partial index's predicate, and a generic plan may then read
+ * every row in those statuses (a whole backlog) to find the few it names.
+ */
+const boundStatuses = (alias: string) => `${alias}.status = any(array(select jsonb_array_elements_text(?::jsonb)))`;
+
+/** The binding of `boundStatuses` for `transition`. */
+const statusesOf = (transition: Transition) => JSON.stringify(TRANSITIONS[transition].from);
+
 /** The rows of `invocations` that `transition` may move. */
 const movable = (db: Runner, transition: Transition) => db('invocations').whereRaw(fromStatuses(transition));
 
@@ -200,10 +211,7 @@ const HEAD_COLUMNS = (alias: string) =>
  * the workspaces with queued work (`heads`) returns each one's next
  * invocation in fair order, so a workspace whose one candidate is that row
  * is not read again.
- * The claimed rows are updated through the primary key: their statuses are
- * bound, not written in, because with them written in the generic plan may
- * read every queued row through a partial index of queued rows to find the
- * few chosen.
+ * The chosen rows are updated through the primary key (`boundStatuses`).
  * Bindings: the limit (three times), the claim's status, the lease in milliseconds,
  * the statuses a claim moves from, the executor.
  */
@@ -281,7 +289,7 @@ chosen as (
 claimed as (
   update invocations as i
      set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
-   where i.id = any(array(select id from chosen)) and i.status = any(array(select jsonb_array_elements_text(?::jsonb)))
+   where i.id = any(array(select id from chosen)) and ${boundStatuses('i')}
   returning ${invocationColumns('i')}
 ),
 turns as (
@@ -315,8 +323,9 @@ function announced<T>(db: Runner, moved: boolean, result: T): T {
 /**
  * Completions of many runs in one statement, the one place `complete` is
  * written, their attempts closed in it. Lists go in as JSON: `i.id = any(array(…))`
- * keeps the generic plan on the primary key. Bindings: completions, the
- * completion's status, the attempts' outcome.
+ * and `boundStatuses` keep the generic plan on the primary key. Bindings:
+ * completions, the completion's status, the statuses it moves from, the
+ * attempts' outcome.
  */
 export const COMPLETE_SQL = `
 with completions as (select * from jsonb_to_recordset(?::jsonb) as v(id uuid, attempts integer, response text)),
@@ -324,7 +333,7 @@ done as (
   update invocations as i
      set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
     from completions as v
-   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${fromStatuses('complete', 'i')}
+   where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${boundStatuses('i')}
   returning i.id, i.attempts
 ),
 ended as (
@@ -358,10 +367,14 @@ const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<n
   return announced(db, moved, moved);
 };
 
-/** Marks published the rows still QUEUED, skipping those an executor holds locked: a mark must never stall the run path. */
-const MARK_PUBLISHED_SQL = `
+/**
+ * Marks published the rows still QUEUED, skipping those an executor holds
+ * locked: a mark must never stall the run path. Bindings: the ids (JSON), the
+ * statuses a publication moves from (`boundStatuses`).
+ */
+export const MARK_PUBLISHED_SQL = `
 update invocations set published_at = now()
- where id in (select id from invocations where id = any(${JSON_UUIDS}) and ${fromStatuses('publish')} and published_at is null for update skip locked)`;
+ where id in (select i.id from invocations i where i.id = any(${JSON_UUIDS}) and ${boundStatuses('i')} and i.published_at is null for update skip locked)`;
 
 /** The rows `transition` may move that the run under `lease` still holds: it was not taken over since. */
 const held = (db: Runner, transition: Transition, lease: Lease) => movable(db, transition).where({ id: lease.id, attempts: lease.attempts });
@@ -384,7 +397,7 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
     // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
     // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
     await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, JSON.stringify(TRANSITIONS.claim.from), executor]);
+    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, statusesOf('claim'), executor]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as ClaimedRow);
   return announced(db, claimed.length > 0, { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
@@ -395,6 +408,7 @@ async function completeAll(db: Runner, completions: Array<{ lease: Lease; respon
   const rows = await prepared<{ id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
     JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
     TRANSITIONS.complete.to,
+    statusesOf('complete'),
     COMPLETED,
   ]);
   return announced(db, rows.length > 0, new Set(rows.map((row) => row.id)));
@@ -564,7 +578,7 @@ export const invocationState = {
 
   /** `publish`: marks dispatched rows published once the broker confirmed them. */
   markPublished: async (db: Db, ids: string[]) => {
-    await prepared(db, 'invocations.mark-published', MARK_PUBLISHED_SQL, [JSON.stringify(ids)]);
+    await prepared(db, 'invocations.mark-published', MARK_PUBLISHED_SQL, [JSON.stringify(ids), statusesOf('publish')]);
   },
 
   /** `publish`, in the caller's transaction, of up to `limit` unpublished rows older than `graceMs`, oldest first, skipping rows other relays hold. */
