@@ -41,13 +41,28 @@ svc() {
   bash "$SERVICES_LIB_DIR/$name.sh" "$@"
 }
 
+# start_all ACTION: ACTION (start or restart) each service, the Python tools'
+# setup in the background meanwhile: it needs nothing the others install, and on
+# a cold machine its downloads overlap their builds.
+start_all() {
+  local action="$1" python_pid="" n
+  for n in "${names[@]}"; do
+    if [ "$n" = python ]; then
+      svc python setup &
+      python_pid=$!
+    fi
+  done
+  for n in "${names[@]}"; do
+    [ "$n" = python ] || svc "$n" "$action"
+  done
+  if [ -n "$python_pid" ]; then
+    wait "$python_pid" || die "the Python tools' setup failed (see its log above)"
+  fi
+  for n in "${names[@]}"; do svc "$n" env; done
+}
+
 case "$cmd" in
-  start)
-    for n in "${names[@]}"; do
-      if [ "$n" = python ]; then svc python setup; else svc "$n" start; fi
-    done
-    for n in "${names[@]}"; do svc "$n" env; done
-    ;;
+  start) start_all start ;;
   stop)
     rc=0
     for n in "${names[@]}"; do
@@ -56,12 +71,7 @@ case "$cmd" in
     done
     exit "$rc"
     ;;
-  restart)
-    for n in "${names[@]}"; do
-      if [ "$n" = python ]; then svc python setup; else svc "$n" restart; fi
-    done
-    for n in "${names[@]}"; do svc "$n" env; done
-    ;;
+  restart) start_all restart ;;
   status)
     rc=0
     for n in "${names[@]}"; do svc "$n" status || rc=1; done
