@@ -17,6 +17,9 @@ function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>
   return [plan, ...children.flatMap(planNodes)];
 }
 
+/** CLAIM_SQL's bindings for its plans: claims of 16 under a minute's lease. */
+const CLAIM_PARAMETERS = [16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans'];
+
 /** The indexes of invocations that the update of invocations in `plan` reads. */
 function updateIndexes(plan: Array<Record<string, unknown>>): unknown[] {
   const update = plan.find((node) => node['Node Type'] === 'ModifyTable' && node['Relation Name'] === 'invocations')!;
@@ -95,43 +98,40 @@ describe('invocations: statements that run often, or once per row, never read th
   }
 
   it("the executor's fair claim walks the queued and running rows through indexes on its generic plan", async () => {
-    const scans = await genericPlanScans(CLAIM_SQL, [16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans']);
+    const scans = await genericPlanScans(CLAIM_SQL, CLAIM_PARAMETERS);
     expect(scans).to.not.include('Seq Scan');
     expect(scans).to.have.length.greaterThan(3);
   });
 
-  it('the fair claim updates the rows it chose through the primary key, not among every queued row', async () => {
+  /** Runs `work` with 3,000 more invocations queued in a session of their own, deleted afterwards. */
+  async function withBacklog(work: (db: Knex) => Promise<void>): Promise<void> {
     const { t, owner, modelId } = iris;
     const db = t.platform.db;
     const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
-    // A backlog the statistics, taken when few rows were queued, do not know of yet: as a backlog's first claims see it.
     const backlog = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
     const backlogIds = (await invocationState.appendQueued(db, backlog)).map((row) => row!.id);
     try {
-      const plan = await genericPlan(CLAIM_SQL, [16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans']);
-      expect(updateIndexes(plan)).to.deep.equal(['invocations_pkey']);
+      await work(db);
     } finally {
       await db('invocations').whereIn('id', backlogIds).delete();
       await db.raw('analyze invocations');
     }
+  }
+
+  it('the fair claim updates the rows it chose through the primary key, not among every queued row', async () => {
+    // A backlog the statistics, taken when few rows were queued, do not know of yet: as a backlog's first claims see it.
+    await withBacklog(async () => {
+      expect(updateIndexes(await genericPlan(CLAIM_SQL, CLAIM_PARAMETERS))).to.deep.equal(['invocations_pkey']);
+    });
   });
 
   it('the fair claim keeps to its indexes when much of the table is queued', async () => {
-    const { t, owner, modelId } = iris;
-    const db = t.platform.db;
-    const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
     // A backlog as large as the finished rows: a first QUEUED row then looks one page away, and a scan of the
     // heap in its order would walk every finished row before the backlog's first.
-    const backlog = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
-    const backlogIds = (await invocationState.appendQueued(db, backlog)).map((row) => row!.id);
-    try {
+    await withBacklog(async (db) => {
       await db.raw('analyze invocations');
-      const scans = await genericPlanScans(CLAIM_SQL, [16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans']);
-      expect(scans).to.not.include('Seq Scan');
-    } finally {
-      await db('invocations').whereIn('id', backlogIds).delete();
-      await db.raw('analyze invocations');
-    }
+      expect(await genericPlanScans(CLAIM_SQL, CLAIM_PARAMETERS)).to.not.include('Seq Scan');
+    });
   });
 
   it("the scrape's count of queued and running invocations per workspace reads only their partial indexes", async () => {
