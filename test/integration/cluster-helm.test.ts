@@ -425,7 +425,12 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
 
   it('helm uninstall leaves nothing behind but the kept Secret and the resources the API made, which can then go with their namespace', async () => {
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
-    await eventually('the release pods gone', async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items.length === 0);
+    // The executor's pod may use its whole grace period (120 s) finishing its runs.
+    const releasePods = async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE}`)).items as any[];
+    await eventually('the release pods gone', async () => (await releasePods()).length === 0, 240_000).catch(async (error: Error) => {
+      const left = (await releasePods()).map((pod) => `${pod.metadata.name} (${pod.status?.phase}, deleted ${pod.metadata.deletionTimestamp ?? 'no'})`);
+      throw new Error(`${error.message}; pods left: ${left.join(', ')}`);
+    });
     const left = (await kubectlJson(cluster, '-n', namespace, 'get', 'deployments,replicasets,statefulsets,jobs,services,configmaps,secrets,serviceaccounts,roles,rolebindings,poddisruptionbudgets,horizontalpodautoscalers,ingresses,leases,mdep,stcfg')).items
       .map((o: any) => `${o.kind}/${o.metadata.name}`)
       .filter((name: string) => !/^(Service|EndpointSlice)\/(postgresql|rabbitmq|minio|prometheus|jaeger|demo-model)/.test(name) && !/^(Deployment|ReplicaSet)\/demo-model/.test(name))

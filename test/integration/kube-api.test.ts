@@ -43,6 +43,12 @@ describe('Kubernetes: the API writes custom resources', function () {
   const read = (kind: 'deployment' | 'storage', name: string) => api.objects.read<Resource>(resourceRef(kind, kube.namespace, name));
   const proxyConfig = () => api.core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
   const gone = (ref: KubeObject) => api.objects.read(ref).then(() => false, isNotFound);
+  // A finalizer is the operator's to remove: on a loaded host the operator may take a while, which these tests do not measure.
+  const finalized = (what: string, ref: KubeObject) =>
+    waitFor(`${what} to be gone`, () => gone(ref), 120_000).catch(async (error: Error) => {
+      const left = await api.objects.read<Resource>(ref).catch(() => undefined);
+      throw new Error(`${error.message}; operator leading: ${operator.isLeader()}; resource left: ${JSON.stringify(left?.metadata)}`);
+    });
 
   async function createDeployment(key: string, client = t.private) {
     return client.post('/api/deployment', {
@@ -89,7 +95,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     });
     const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
     expect(reply.status).to.equal(204);
-    await waitFor('the ModelDeployment to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
+    await finalized('the ModelDeployment', resourceRef('deployment', kube.namespace, name));
     expect(await gone(secretRef(kube.credentialsNamespace, secretName(name)))).to.equal(true);
     const configMap = await proxyConfig();
     expect(configMap.data ?? {}).to.not.have.property(entry);
@@ -103,7 +109,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     expect(resource.spec).to.not.have.property('secretRef');
     await waitFor('the StorageConfig to be Ready', async () => (await read('storage', name)).status?.conditions?.find((c: any) => c.type === 'Ready')?.status === 'True');
     expect((await t.private.delete(`/api/storage/${key}`, { token: owner.token })).status).to.equal(204);
-    await waitFor('the StorageConfig to be gone', () => gone(resourceRef('storage', kube.namespace, name)));
+    await finalized('the StorageConfig', resourceRef('storage', kube.namespace, name));
   });
 
   it('answers 503 and keeps nothing when the cluster refuses the write', async () => {
@@ -137,15 +143,10 @@ describe('Kubernetes: the API writes custom resources', function () {
     const report = await resync.runOnce();
     expect(report.failed).to.equal(0);
     expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
-    // Its finalizer is the operator's to remove: on a loaded host the operator may take a while, which this test does not measure.
-    const strayRef = resourceRef('deployment', kube.namespace, stray.metadata.name);
-    await waitFor('the stray resource to be gone', () => gone(strayRef), 120_000).catch(async (error: Error) => {
-      const left = await api.objects.read<Resource>(strayRef).catch(() => undefined);
-      throw new Error(`${error.message}; operator leading: ${operator.isLeader()}; resource left: ${JSON.stringify(left?.metadata)}`);
-    });
+    await finalized('the stray resource', resourceRef('deployment', kube.namespace, stray.metadata.name));
 
     await api.delete(resourceRef('deployment', kube.namespace, name));
-    await waitFor('the deleted resource to be gone', () => gone(resourceRef('deployment', kube.namespace, name)));
+    await finalized('the deleted resource', resourceRef('deployment', kube.namespace, name));
     // A credentials namespace still empty (an upgrade from a chart that kept the Secrets beside the resources) is filled from the database.
     await api.delete(secretRef(kube.credentialsNamespace, secretName(name)));
     await resync.runOnce();
