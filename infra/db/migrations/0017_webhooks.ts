@@ -11,6 +11,52 @@ import { CHANGES_CHANNEL } from './0005_change_notifications.js';
 /** An ISO 8601 UTC timestamp to the millisecond, as JavaScript prints one. */
 const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** The statuses whose events make deliveries, as SQL. */
+export const FINISHED = `'COMPLETED', 'ERROR', 'CANCELLED'`;
+
+/**
+ * The trigger function that queues the deliveries of invocation events; only
+ * workspaces with an enabled endpoint pay for more than one index probe per
+ * finished invocation. `guard` runs first (0024).
+ */
+export const webhookEventsFunction = (guard = '') => `
+    create or replace function didyma_webhook_invocation_events() returns trigger language plpgsql as $$
+    begin${guard}
+      with finished as (
+        select e.invocation_id, e.created_at,
+               case e.status when 'COMPLETED' then 'invocation.completed' when 'ERROR' then 'invocation.failed' else 'invocation.cancelled' end as event_type
+          from new_rows e
+         where e.status in (${FINISHED})
+           and exists (select 1 from webhook_endpoints ep where ep.workspace_id = e.workspace_id and ep.enabled)
+      ),
+      subject as (
+        select f.event_type, i.workspace_id, i.callback_endpoint_id, i.callback_url,
+               jsonb_build_object(
+                 'type', f.event_type,
+                 'timestamp', ${iso('f.created_at')},
+                 'data', jsonb_build_object(
+                   'workspace', w.name, 'invocation_id', i.id, 'session_id', i.session_id,
+                   'model_code', m.model_code, 'model_version', m.version, 'type', i.type, 'order', i."order",
+                   'status', i.status, 'error', i.error,
+                   'created_at', ${iso('i.created_at')}, 'completed_at', ${iso('i.completed_at')}))::text as payload
+          from finished f
+          join invocations i on i.id = f.invocation_id
+          join models m on m.id = i.model_id
+          join workspaces w on w.id = i.workspace_id
+         where i.type <> 'DATA_SUBMISSION'
+      ),
+      targets as (
+        select s.workspace_id, ep.id as endpoint_id, null::text as url, s.event_type, s.payload
+          from subject s join webhook_endpoints ep on ep.workspace_id = s.workspace_id and ep.enabled and ep.events @> jsonb_build_array(s.event_type)
+        union
+        select s.workspace_id, ep.id, nullif(s.callback_url, ep.url), s.event_type, s.payload
+          from subject s join webhook_endpoints ep on ep.id = s.callback_endpoint_id and ep.workspace_id = s.workspace_id and ep.enabled
+      )
+      insert into webhook_deliveries (workspace_id, endpoint_id, url, event_type, payload)
+        select workspace_id, endpoint_id, url, event_type, payload from targets;
+      return null;
+    end $$`;
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('webhook_endpoints', (t) => {
     t.increments('id');
@@ -75,44 +121,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('callback_url');
   });
 
-  // Only workspaces with an enabled endpoint pay for more than one index probe per finished invocation.
-  await knex.raw(`
-    create or replace function didyma_webhook_invocation_events() returns trigger language plpgsql as $$
-    begin
-      with finished as (
-        select e.invocation_id, e.created_at,
-               case e.status when 'COMPLETED' then 'invocation.completed' when 'ERROR' then 'invocation.failed' else 'invocation.cancelled' end as event_type
-          from new_rows e
-         where e.status in ('COMPLETED', 'ERROR', 'CANCELLED')
-           and exists (select 1 from webhook_endpoints ep where ep.workspace_id = e.workspace_id and ep.enabled)
-      ),
-      subject as (
-        select f.event_type, i.workspace_id, i.callback_endpoint_id, i.callback_url,
-               jsonb_build_object(
-                 'type', f.event_type,
-                 'timestamp', ${iso('f.created_at')},
-                 'data', jsonb_build_object(
-                   'workspace', w.name, 'invocation_id', i.id, 'session_id', i.session_id,
-                   'model_code', m.model_code, 'model_version', m.version, 'type', i.type, 'order', i."order",
-                   'status', i.status, 'error', i.error,
-                   'created_at', ${iso('i.created_at')}, 'completed_at', ${iso('i.completed_at')}))::text as payload
-          from finished f
-          join invocations i on i.id = f.invocation_id
-          join models m on m.id = i.model_id
-          join workspaces w on w.id = i.workspace_id
-         where i.type <> 'DATA_SUBMISSION'
-      ),
-      targets as (
-        select s.workspace_id, ep.id as endpoint_id, null::text as url, s.event_type, s.payload
-          from subject s join webhook_endpoints ep on ep.workspace_id = s.workspace_id and ep.enabled and ep.events @> jsonb_build_array(s.event_type)
-        union
-        select s.workspace_id, ep.id, nullif(s.callback_url, ep.url), s.event_type, s.payload
-          from subject s join webhook_endpoints ep on ep.id = s.callback_endpoint_id and ep.workspace_id = s.workspace_id and ep.enabled
-      )
-      insert into webhook_deliveries (workspace_id, endpoint_id, url, event_type, payload)
-        select workspace_id, endpoint_id, url, event_type, payload from targets;
-      return null;
-    end $$`);
+  await knex.raw(webhookEventsFunction());
   await knex.raw(
     'create trigger invocation_events_webhooks after insert on invocation_events referencing new table as new_rows for each statement execute function didyma_webhook_invocation_events()',
   );

@@ -21,6 +21,7 @@ import * as invocationTraces from './0019_invocation_traces.js';
 import * as datasetTables from './0020_dataset_tables.js';
 import * as queueTurns from './0022_queue_turns.js';
 import * as eventsAnnouncedAfterCommit from './0023_events_announced_after_commit.js';
+import * as webhookTriggerGuard from './0024_webhook_trigger_guard.js';
 
 interface Migration {
   name: string;
@@ -55,6 +56,7 @@ const migrations: Migration[] = [
   { name: '0020_dataset_tables', ...datasetTables },
   { name: '0022_queue_turns', ...queueTurns },
   { name: '0023_events_announced_after_commit', ...eventsAnnouncedAfterCommit },
+  { name: '0024_webhook_trigger_guard', ...webhookTriggerGuard },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
