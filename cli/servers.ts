@@ -43,8 +43,8 @@ function trafficOf(server: http.Server): Traffic {
 
 /** Quiet this long with nothing in flight, the clients have gone: a load balancer has stopped sending. */
 const QUIET_MS = 500;
-/** The end of the grace period left to the platform's own closing (outbound calls, queue, database) once connections are cut. */
-const CLOSING_MS = 1_000;
+/** The end of the grace period left to the platform's own closing (outbound calls, queue, database) once connections are cut, at most a quarter of it. */
+const CLOSING_MS = 3_000;
 
 /**
  * Closes a server without cutting a request: while the platform drains, every
