@@ -7,7 +7,7 @@ import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { didymaProcess } from '../support/didyma-process.js';
 import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { until } from '../support/until.js';
-import { lineage, modelCallsOf, runsOf, tag, traceOf, type JaegerSpan } from '../support/jaeger.js';
+import { lineage, modelCallsOf, runsOf, tag, traceIdsTagged, traceOf, type JaegerSpan } from '../support/jaeger.js';
 
 // One prediction with an explanation, sent with the client's own traceparent
 // through a public server and an executor in processes of their own (the
@@ -132,6 +132,13 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     // The audit records of both POSTs lead to the trace too.
     const audited = (await t.platform.db('audit_records').where({ trace_id: traceId }).select('action', 'outcome')) as Array<{ action: string; outcome: number }>;
     expect(audited.map((record) => record.outcome), 'the audit records of the trace').to.deep.equal([201, 201]);
+
+    // From the invocation's id alone, as an operator would: Jaeger's search by the runs' tag, and the audit record of the POST that queued it.
+    const id = String(invoked.body.id);
+    expect(await traceIdsTagged('didyma-executor', { 'didyma.invocation.id': id }), 'the traces Jaeger finds by the invocation id').to.deep.equal([traceId]);
+    const records = await t.auth.get(`/api/auth/audit?resource_type=invocation&resource_id=${id}`, { token: owner.token });
+    expect(records.status).to.equal(200);
+    expect(records.body.map((record: { action: string; trace_id: string }) => [record.action, record.trace_id])).to.deep.equal([['createInvocation', traceId]]);
 
     // No bodies in any span.
     expect(JSON.stringify(trace)).to.not.include('sepal_length');

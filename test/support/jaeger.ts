@@ -38,6 +38,14 @@ export async function traceOf(traceId: string, complete: (trace: JaegerTrace) =>
   return last!;
 }
 
+/** The ids of the traces holding a span of `service` with these tags, as an operator searches Jaeger. */
+export async function traceIdsTagged(service: string, tags: Record<string, string>): Promise<string[]> {
+  const query = requireEnv('TEST_JAEGER_QUERY_URL', 'jaeger');
+  const response = await fetch(`${query}/api/traces?${new URLSearchParams({ service, tags: JSON.stringify(tags), lookback: '1h' })}`);
+  if (!response.ok) throw new Error(`Jaeger's search answered ${response.status}`);
+  return ((await response.json()) as { data: Array<{ traceID: string }> }).data.map((trace) => trace.traceID);
+}
+
 /** The runs of invocations in the executor, and the calls to model servers, of a trace. */
 export const runsOf = (trace: JaegerTrace) => trace.spans.filter((span) => span.operationName === 'process invocation');
 export const modelCallsOf = (trace: JaegerTrace) =>
