@@ -4,9 +4,9 @@ import { FINISHED, webhookEventsFunction } from './0017_webhooks.js';
 // Every insert into invocation_events ran the whole statement that builds
 // deliveries, though most make none: appends and claims write QUEUED and
 // IN_PROGRESS events, and most workspaces have no endpoint. That statement
-// took about as much of PostgreSQL's time as the completion that fired it
-// (docs/benchmarks.md). A small query now says first whether any event of the
-// insert can make a delivery.
+// took a sixth of a completion's time in PostgreSQL (docs/benchmarks.md). A
+// small query now says first whether any event of the insert can make a
+// delivery.
 const GUARD = `
       if not exists (
         select 1 from new_rows e join webhook_endpoints ep on ep.workspace_id = e.workspace_id and ep.enabled
