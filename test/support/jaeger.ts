@@ -17,11 +17,14 @@ export interface JaegerTrace {
   processes: Record<string, { serviceName: string }>;
 }
 
+/** The test Jaeger's query API. */
+const queryUrl = () => requireEnv('TEST_JAEGER_QUERY_URL', 'jaeger');
+
 export const tag = (span: JaegerSpan, key: string) => span.tags.find((t) => t.key === key)?.value;
 
 /** Waits until Jaeger holds trace `traceId` and `complete` accepts it; the failure names the spans it held. */
 export async function traceOf(traceId: string, complete: (trace: JaegerTrace) => boolean, timeoutMs = 60_000): Promise<JaegerTrace> {
-  const query = requireEnv('TEST_JAEGER_QUERY_URL', 'jaeger');
+  const query = queryUrl();
   let last: JaegerTrace | undefined;
   await until(
     async () => {
@@ -40,8 +43,7 @@ export async function traceOf(traceId: string, complete: (trace: JaegerTrace) =>
 
 /** The ids of the traces holding a span of `service` with these tags, as an operator searches Jaeger. */
 export async function traceIdsTagged(service: string, tags: Record<string, string>): Promise<string[]> {
-  const query = requireEnv('TEST_JAEGER_QUERY_URL', 'jaeger');
-  const response = await fetch(`${query}/api/traces?${new URLSearchParams({ service, tags: JSON.stringify(tags), lookback: '1h' })}`);
+  const response = await fetch(`${queryUrl()}/api/traces?${new URLSearchParams({ service, tags: JSON.stringify(tags), lookback: '1h' })}`);
   if (!response.ok) throw new Error(`Jaeger's search answered ${response.status}`);
   return ((await response.json()) as { data: Array<{ traceID: string }> }).data.map((trace) => trace.traceID);
 }
