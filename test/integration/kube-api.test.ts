@@ -10,6 +10,7 @@ import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
+import { ownDatabase } from '../support/database.js';
 import { kubeOverrides, kubectlApply, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
 
 const PAT = 'pat-that-must-stay-in-the-secret';
@@ -27,11 +28,15 @@ describe('Kubernetes: the API writes custom resources', function () {
   let operator: RunningOperator;
   let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
   let owner: Tenant;
+  let own: Awaited<ReturnType<typeof ownDatabase>>;
 
   before(async () => {
     kube = await testNamespace('dy-api');
     api = await kube.api();
-    t = await startTestPlatform(kubeOverrides(kube.namespace));
+    // A database of its own: the resync below applies every live deployment of its database to this
+    // namespace, and the shared one holds those of every earlier test file, whose endpoints are gone.
+    own = await ownDatabase();
+    t = await startTestPlatform(kubeOverrides(kube.namespace), undefined, { db: own.db });
     // No failover here: the default lease, so a loaded host's pauses never cost the operator its leadership.
     operator = await startTestOperator(kube.namespace, { DIDYMA_LEASE_SECONDS: '15' });
     demo = await startDemoModelServer();
@@ -41,13 +46,14 @@ describe('Kubernetes: the API writes custom resources', function () {
     await operator?.close();
     await demo?.close();
     await t?.close();
+    await own?.drop();
   });
 
   const read = (kind: 'deployment' | 'storage', name: string) => api.objects.read<Resource>(resourceRef(kind, kube.namespace, name));
   const proxyConfig = () => api.core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
   const gone = (ref: KubeObject) => api.objects.read(ref).then(() => false, isNotFound);
   // A finalizer is the operator's to remove: on a loaded host the operator may take a while, which these tests do not measure.
-  // A slow one is printed: under CI's load some took a minute, against a second on an idle host.
+  // A slow one is printed.
   const finalized = async (what: string, ref: KubeObject) => {
     const started = Date.now();
     await waitFor(`${what} to be gone`, () => gone(ref), 120_000).catch(async (error: Error) => {
@@ -121,7 +127,7 @@ describe('Kubernetes: the API writes custom resources', function () {
   });
 
   it('answers 503 and keeps nothing when the cluster refuses the write', async () => {
-    const broken = await startTestPlatform(kubeOverrides(`missing-${unique('ns')}`));
+    const broken = await startTestPlatform(kubeOverrides(`missing-${unique('ns')}`), undefined, { db: own.db });
     try {
       const key = unique('refused');
       const reply = await createDeployment(key, broken.private);

@@ -32,6 +32,15 @@ export async function closeSharedDatabase(): Promise<void> {
 
 export const usingPostgres = () => Boolean(process.env.TEST_DATABASE_URL);
 
+/**
+ * A migrated database of its own, for a test that acts on every row of its
+ * kind (the cluster resync applies every live deployment): the shared one
+ * holds what every earlier test file made. Drop it when done.
+ */
+export function ownDatabase(): Promise<{ db: Db; drop: () => Promise<void> }> {
+  return open();
+}
+
 async function open() {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {

@@ -17,6 +17,7 @@ import { createPrivateServer } from '../../api/private/server.js';
 import { createPublicServer } from '../../api/public/server.js';
 import { SecretBox } from '../../infra/crypto/secrets.js';
 import { createHttpServer } from '../../infra/http/http-server.js';
+import type { Db } from '../../infra/db/database.js';
 import { sharedDatabase } from './database.js';
 import { Client } from './http.js';
 
@@ -47,8 +48,12 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
   return { url: `http://127.0.0.1:${port}`, server };
 }
 
-/** A platform over the shared test database, its servers listening on free ports. */
-export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, now?: () => number, options: { resumeQueuedAtStart?: boolean; logger?: Logger } = {}): Promise<TestPlatform> {
+/** A platform over the shared test database (or `options.db`), its servers listening on free ports. */
+export async function startTestPlatform(
+  overrides: Partial<ConfigValues> = {},
+  now?: () => number,
+  options: { resumeQueuedAtStart?: boolean; logger?: Logger; db?: Db } = {},
+): Promise<TestPlatform> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-test-'));
   const config = loadConfig(
     {
@@ -67,7 +72,7 @@ export async function startTestPlatform(overrides: Partial<ConfigValues> = {}, n
     overrides,
   );
   // Every platform of a test process shares one database: a start must not republish other tests' queued work.
-  const platform = createPlatform(config, { db: await sharedDatabase(), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
+  const platform = createPlatform(config, { db: options.db ?? (await sharedDatabase()), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
   platform.start();
   return {
