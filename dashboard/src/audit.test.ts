@@ -32,6 +32,7 @@ describe('dashboard audit trail', () => {
     const trail = await client.get('/dashboard/audit?action=dashboard%3APOST+%2Ftokens');
     expect(trail.status).to.equal(200);
     expect(trail.text).to.contain('Audit trail').and.contain('dashboard:POST /tokens').and.contain(row.request_id);
+    expect(trail.text).to.contain('1 record matches.');
   });
 
   it("hides other workspaces' records from a supervisor and the page from a plain member", async () => {

@@ -28,7 +28,7 @@ export function auditBody(page: AuditPage): Html {
   ${textField({ name: 'resource_id', label: 'Resource id', type: 'search', value: f.resource_id })}
   <button type="submit" class="button primary">Filter</button>
 </form>
-<p class="muted">${String(page.total)} records match. Each state-changing or refused request leaves one; none holds a body or a secret.</p>
+<p class="muted">${String(page.total)} ${page.total === 1 ? 'record matches' : 'records match'}. Each state-changing or refused request leaves one; none holds a body or a secret.</p>
 ${dataTable({
   caption: 'Audit records',
   headers: ['Time', 'Actor', 'Workspace', 'Action', 'Target', 'Outcome', 'Source', 'Request id'],
