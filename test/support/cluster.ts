@@ -162,19 +162,34 @@ export const NODE_VALUES = [
   'crds.enabled=false',
 ];
 
-/** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd; returns its reference. */
+// Images built and imported by this test process, by containerd socket: the work tree and the
+// machine's services do not change during a run, and each build takes half a minute.
+const projectImages = new Map<string, string>();
+const dependencyImages = new Map<string, DependencyImages>();
+
+/** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd, once per test process; returns its reference. */
 export function importProjectImage(cluster: Cluster): string {
-  return execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
-    .toString()
-    .trim();
+  let image = projectImages.get(cluster.containerd);
+  if (!image) {
+    image = execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
+      .toString()
+      .trim();
+    projectImages.set(cluster.containerd, image);
+  }
+  return image;
 }
 
 export type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
 
-/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them; their references. */
+/** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them, once per test process; their references. */
 export function importDependencyImages(cluster: Cluster): DependencyImages {
-  const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return JSON.parse(output.toString()) as DependencyImages;
+  let images = dependencyImages.get(cluster.containerd);
+  if (!images) {
+    const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
+    images = JSON.parse(output.toString()) as DependencyImages;
+    dependencyImages.set(cluster.containerd, images);
+  }
+  return images;
 }
 
 /** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
