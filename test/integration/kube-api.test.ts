@@ -17,9 +17,6 @@ const PAT = 'pat-that-must-stay-in-the-secret';
 
 type Resource = KubeObject & { spec: any; status?: any };
 
-/** A finalizer removed slower than this is printed with the test's output. */
-const SLOW_FINALIZER_MS = 5_000;
-
 describe('Kubernetes: the API writes custom resources', function () {
   this.timeout(120_000);
   let kube: KubeConnection;
@@ -53,16 +50,11 @@ describe('Kubernetes: the API writes custom resources', function () {
   const proxyConfig = () => api.core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
   const gone = (ref: KubeObject) => api.objects.read(ref).then(() => false, isNotFound);
   // A finalizer is the operator's to remove: on a loaded host the operator may take a while, which these tests do not measure.
-  // A slow one is printed.
-  const finalized = async (what: string, ref: KubeObject) => {
-    const started = Date.now();
-    await waitFor(`${what} to be gone`, () => gone(ref), 120_000).catch(async (error: Error) => {
+  const finalized = (what: string, ref: KubeObject) =>
+    waitFor(`${what} to be gone`, () => gone(ref), 120_000).catch(async (error: Error) => {
       const left = await api.objects.read<Resource>(ref).catch(() => undefined);
       throw new Error(`${error.message}; operator leading: ${operator.isLeader()}; resource left: ${JSON.stringify(left?.metadata)}`);
     });
-    const took = Date.now() - started;
-    if (took > SLOW_FINALIZER_MS) console.log(`      ${what} took ${took} ms to go (operator leading: ${operator.isLeader()})`);
-  };
 
   async function createDeployment(key: string, client = t.private) {
     return client.post('/api/deployment', {

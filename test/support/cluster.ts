@@ -164,32 +164,31 @@ export const NODE_VALUES = [
 
 // Images built and imported by this test process, by containerd socket: the work tree and the
 // machine's services do not change during a run, and each build takes half a minute.
-const projectImages = new Map<string, string>();
-const dependencyImages = new Map<string, DependencyImages>();
+const imports = new Map<string, unknown>();
+
+function importOnce<T>(what: string, cluster: Cluster, build: () => T): T {
+  const key = `${what} ${cluster.containerd}`;
+  if (!imports.has(key)) imports.set(key, build());
+  return imports.get(key) as T;
+}
 
 /** Builds the image from the Dockerfile's recipe and imports it into the cluster's containerd, once per test process; returns its reference. */
 export function importProjectImage(cluster: Cluster): string {
-  let image = projectImages.get(cluster.containerd);
-  if (!image) {
-    image = execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
+  return importOnce('project', cluster, () =>
+    execFileSync(process.execPath, [path.resolve('scripts/image/didyma-image.mjs'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] })
       .toString()
-      .trim();
-    projectImages.set(cluster.containerd, image);
-  }
-  return image;
+      .trim(),
+  );
 }
 
 export type DependencyImages = { postgresql: string; rabbitmq: string; minio: string };
 
 /** Builds the bundled dependencies' images from this machine's PostgreSQL, RabbitMQ and MinIO and imports them, once per test process; their references. */
 export function importDependencyImages(cluster: Cluster): DependencyImages {
-  let images = dependencyImages.get(cluster.containerd);
-  if (!images) {
+  return importOnce('dependencies', cluster, () => {
     const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
-    images = JSON.parse(output.toString()) as DependencyImages;
-    dependencyImages.set(cluster.containerd, images);
-  }
-  return images;
+    return JSON.parse(output.toString()) as DependencyImages;
+  });
 }
 
 /** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
