@@ -20,6 +20,7 @@
 // BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import YAML from 'yaml';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
@@ -39,7 +40,7 @@ import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
-import { measureTracingCost, type PostCpu, type TracingCostReport } from './lib/tracing-cost.js';
+import { measureTracingCost, type PostCpu, type TracingCostReport, type TracingSampling } from './lib/tracing-cost.js';
 import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
 import { ANY_VERSION } from '../demo/model-server/service.js';
 
@@ -69,6 +70,12 @@ const LATENCY_ROUNDS = 3;
 const TRACING_ROUNDS = 5;
 // …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
 const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
+// (9)'s traced server samples as the chart ships it.
+const CHART_SAMPLE_RATIO = String((YAML.parse(fs.readFileSync('charts/didyma/values.yaml', 'utf8')) as { tracing: { sampleRatio: string | number } }).tracing.sampleRatio);
+const CHART_SAMPLING: TracingSampling = {
+  label: Number(CHART_SAMPLE_RATIO) === 1 ? "every request, as the chart's default" : `a sampled share of its traces, as the chart's default (parentbased_traceidratio, ${CHART_SAMPLE_RATIO})`,
+  env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: CHART_SAMPLE_RATIO },
+};
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
@@ -202,9 +209,10 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
-    const tracingCostOfPost = async (): Promise<TracingCostReport> => {
+    const tracingCostOfPost = async (sampling: TracingSampling): Promise<TracingCostReport> => {
       const tracedPort = await freePort();
-      const traced = startNode('public-traced', cli(['serve', 'public']), { ...common, DIDYMA_PUBLIC_PORT: String(tracedPort), OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: 'didyma-bench-public' }, logFile('public-traced'));
+      const tracedEnv = { ...common, ...sampling.env, DIDYMA_PUBLIC_PORT: String(tracedPort), OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: 'didyma-bench-public' };
+      const traced = startNode('public-traced', cli(['serve', 'public']), tracedEnv, logFile('public-traced'));
       try {
         await waitReady(traced, `${url(tracedPort)}/readyz`);
         const sessions = await tenant.sessions(SESSIONS);
@@ -227,6 +235,7 @@ async function main() {
           },
           TRACING_ROUNDS,
           TRACING_CPU_RATE,
+          sampling,
         );
         // Out of (5)'s way: the executor drains (2)'s backlog alone.
         await db('invocations').whereIn('session_id', sessions).delete();
@@ -350,7 +359,7 @@ async function main() {
     }
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
-      console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
+      console.log(`\n${tracingTable(await tracingCostOfPost(CHART_SAMPLING))}\n`);
       return;
     }
     if (ONLY === 'fairness') {
@@ -387,7 +396,7 @@ async function main() {
 
     // (9) what tracing costs, before the executor runs: a second public server, traced and exporting to Jaeger.
     console.log('bench: (9) POST invocation, traced against untraced');
-    const tracing = await tracingCostOfPost();
+    const tracing = await tracingCostOfPost(CHART_SAMPLING);
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).

@@ -130,4 +130,9 @@ describe('bench report: the tracing rows', () => {
     expect(rows[3]!.slice(5)).to.deep.equal(['CPU per POST ≤ +5%: +28% (median of the rounds)', '**missed**']);
     expect(tracingRows({ ...report, cpuCost: -0.07 })[3]![5]).to.equal('CPU per POST ≤ +5%: -7% (median of the rounds)');
   });
+
+  it('names what the traced server recorded', () => {
+    expect(tracingRows(report)[1]![1]).to.include('tracing every request and exporting');
+    expect(tracingRows({ ...report, sampling: 'a share (parentbased_traceidratio, 0.1)' })[1]![1]).to.include('tracing a share (parentbased_traceidratio, 0.1) and exporting');
+  });
 });

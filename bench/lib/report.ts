@@ -244,7 +244,7 @@ export function tracingRows(t: TracingCostReport): string[][] {
     ['9', `POST …/invocation, saturation, on an untraced public server: median of ${t.rounds.length} rounds, in order ${inOrder('untraced')}`, n0(t.untracedRps) + failed, '', '', '', ''],
     [
       '9',
-      `… on a public server tracing every request and exporting to Jaeger (OTLP/HTTP), rounds alternating with the untraced ones: in order ${inOrder('traced')}`,
+      `… on a public server tracing ${t.sampling ?? 'every request'} and exporting to Jaeger (OTLP/HTTP), rounds alternating with the untraced ones: in order ${inOrder('traced')}`,
       n0(t.tracedRps),
       '',
       '',

@@ -21,8 +21,10 @@ describe('bench (9): the cost of tracing', () => {
       },
       3,
       100,
+      { label: 'every request', env: { OTEL_TRACES_SAMPLER: 'always_on' } },
     );
     expect(order).to.deep.equal(['off', 'off cpu', 'on', 'on cpu', 'on', 'on cpu', 'off', 'off cpu', 'off', 'off cpu', 'on', 'on cpu']);
+    expect(report.sampling).to.equal('every request');
     expect(report.untracedRps).to.equal(1000);
     expect(report.tracedRps).to.equal(960);
     expect(report.cost).to.be.closeTo(0.04, 1e-9);

@@ -29,7 +29,15 @@ interface Side {
   cpu: PostCpu;
 }
 
+/** The traced server's sampler: its variables, and how the table names it. */
+export interface TracingSampling {
+  label: string;
+  env: Record<string, string>;
+}
+
 export interface TracingCostReport {
+  /** What the traced server recorded; absent in runs from before it was chosen, which recorded every request. */
+  sampling?: string;
   rounds: Array<{ untraced: Brief; traced: Brief; untracedCpu: PostCpu; tracedCpu: PostCpu }>;
   untracedRps: number;
   tracedRps: number;
@@ -60,7 +68,7 @@ async function side(saturated: () => Promise<Brief>, cpu: () => Promise<PostCpu>
 }
 
 /** `rounds` pairs, the first of each pair alternating, and the costs from the medians of each side. */
-export async function measureTracingCost(control: TracingCostControl, rounds: number, cpuRate: number): Promise<TracingCostReport> {
+export async function measureTracingCost(control: TracingCostControl, rounds: number, cpuRate: number, sampling: TracingSampling): Promise<TracingCostReport> {
   const measured: TracingCostReport['rounds'] = [];
   const off = () => side(control.untraced, control.untracedCpu);
   const on = () => side(control.traced, control.tracedCpu);
@@ -81,5 +89,5 @@ export async function measureTracingCost(control: TracingCostControl, rounds: nu
   const tracedCpu = medianCpu(measured.map((pair) => pair.tracedCpu));
   const total = (cpu: PostCpu) => cpu.server + cpu.database;
   const cpuCost = median(measured.map((pair) => total(pair.tracedCpu) / total(pair.untracedCpu) - 1));
-  return { rounds: measured, untracedRps, tracedRps, cost: 1 - tracedRps / untracedRps, cpuRate, untracedCpu, tracedCpu, cpuCost };
+  return { sampling: sampling.label, rounds: measured, untracedRps, tracedRps, cost: 1 - tracedRps / untracedRps, cpuRate, untracedCpu, tracedCpu, cpuCost };
 }

@@ -1,3 +1,5 @@
+import { outsideAnyTrace } from '../telemetry/spans.js';
+
 /**
  * Groups calls into one database statement. Calls made in the same turn of
  * the event loop form a batch; with `maxInFlight`, calls arriving while that
@@ -67,7 +69,8 @@ export class MicroBatch<I, O> {
   private flush(): void {
     while (this.pending.length && this.running.size < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxItems);
-      const running: Promise<void> = this.run(batch.map((entry) => entry.item))
+      // A statement for many callers belongs to none of their traces: it would show in the first one's alone.
+      const running: Promise<void> = outsideAnyTrace(() => this.run(batch.map((entry) => entry.item)))
         .then(
           (outputs) =>
             batch.forEach((entry, index) => {

@@ -8,6 +8,7 @@ import { requestLog } from './request-log.js';
 import { redactUrl, secretParameters } from './secret-parameters.js';
 import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
 import { serveOperations } from './operations/serve.js';
+import { serverSpans } from '../telemetry/server-span.js';
 import type { OperationRoutes } from './operations/routes.js';
 
 export interface HttpAppOptions {
@@ -39,7 +40,7 @@ export interface HttpAppOptions {
   secretQuery?: readonly string[];
 }
 
-/** Probes and scrapes: answered, not logged. */
+/** Probes and scrapes: answered, not logged or traced. */
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
@@ -60,6 +61,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // Request lines are made of fixed fields (id, method, redacted URL, status, time, address), never a
   // credential: their logger skips the redaction pass, which cost more than the line itself.
   const secrets = secretParameters([options.openApi], options.secretQuery);
+  const spans = serverSpans(QUIET_PATHS, (url) => redactUrl(url, secrets).split('?')[0]!);
   const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS, (url) => redactUrl(url, secrets), options.requestLogLevel);
   const published = structuredClone(options.openApi);
   const draining = options.draining ?? (() => false);
@@ -83,6 +85,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // request. Probes, metrics and the document always answer; everything after them is shed under overload.
   app.use(
     inTurn(
+      spans,
       log,
       commonHeaders(draining),
       probes,

@@ -15,6 +15,11 @@ export function currentTraceId(): string | null {
   return active && trace.isSpanContextValid(active) ? active.traceId : null;
 }
 
+/** Runs `work` in no trace: its spans (a database statement's, say) start no trace and join none. */
+export function outsideAnyTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
+}
+
 /**
  * Names the server span of a request by its documented route (`POST
  * /api/model/{code}/…`), as the HTTP conventions ask: the route, not the path

@@ -6,12 +6,10 @@ import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import type { Telemetry } from './preload.js';
 
-/** Paths of probes and scrapes: polled all day, they would drown the traces of work. */
-const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/livez', '/metrics']);
-
 /** The instrumentations by the names OTEL_NODE_ENABLED_INSTRUMENTATIONS and OTEL_NODE_DISABLED_INSTRUMENTATIONS use. */
 const INSTRUMENTATIONS: Record<string, () => Instrumentation> = {
-  http: () => new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0]!) }),
+  // Outgoing calls only (model servers, registries, webhooks): the servers make their requests' spans (server-span.ts).
+  http: () => new HttpInstrumentation({ disableIncomingRequestInstrumentation: true }),
   // Statement text only, never the values bound to it (bodies, hashes, secrets); and only within a
   // traced request or run: the background loops' polls would each start a trace of their own.
   pg: () => new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true }),

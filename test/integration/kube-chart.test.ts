@@ -290,6 +290,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect(await refusal('--set-json', 'operator.extraEnv=[{"value":"x"}]')).to.match(/'\/operator\/extraEnv\/0': missing property 'name'/);
     expect(await refusal('--set-json', 'servers.public.topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"Sometimes"}]')).to.match(/whenUnsatisfiable/);
     expect(await refusal('--set', 'config.logLevel=loud')).to.match(/'\/config\/logLevel'/);
+    expect(await refusal('--set-string', 'tracing.sampleRatio=1.5')).to.match(/'\/tracing\/sampleRatio'/);
     expect(await refusal('--set', 'servers.auth.resources.limits.memory=lots')).to.match(/'\/servers\/auth\/resources\/limits\/memory'/);
     // IPv6 ranges, an all-digit tag given with --set (a number) and an empty range list are all fine.
     expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101', '--set', 'secrets.existingSecret=keys')).to.equal('rendered');
@@ -336,6 +337,20 @@ describe('Kubernetes: the Helm chart', function () {
     const empty = await render('--set', 'serverNodeOptions=,executor.nodeOptions=');
     expect(nodeOptions(empty, 'dy-didyma-public')).to.equal(undefined);
     expect(nodeOptions(empty, 'dy-didyma-executor')).to.equal(undefined);
+  });
+
+  it('traces only with an endpoint, recording the share of the traces it starts that sampleRatio says, unless extraEnv names another sampler', async () => {
+    const tracing = (objects: KubeObject[]) =>
+      Object.fromEntries(Object.entries((objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as any).data as Record<string, string>).filter(([name]) => name.startsWith('OTEL_')));
+    expect(tracing(await render())).to.deep.equal({});
+    expect(tracing(await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318'))).to.deep.equal({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '1',
+    });
+    expect(tracing(await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318,tracing.sampleRatio=0.05')).OTEL_TRACES_SAMPLER_ARG).to.equal('0.05');
+    const own = await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318,config.extraEnv.OTEL_TRACES_SAMPLER=always_on');
+    expect(tracing(own)).to.deep.equal({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_TRACES_SAMPLER: 'always_on' });
   });
 
   it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {

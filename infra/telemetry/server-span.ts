@@ -1,0 +1,33 @@
+import type { RequestHandler } from 'express';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+
+const tracer = trace.getTracer('didyma');
+
+/**
+ * The server span of each request, child of the caller's `traceparent`, made
+ * here rather than by the HTTP instrumentation's incoming side, whose
+ * per-request work took 28% of `POST …/invocation`'s throughput even with no
+ * span recorded (docs/decisions.md). Named `METHOD` until the OpenAPI
+ * dispatcher names it by its route (`nameServerSpan`). `urlPath` gives the
+ * path as logs show it: secret segments redacted, never a query string.
+ * Without the SDK, or for a request the sampler drops with no trace to carry,
+ * it costs a no-op span and nothing else.
+ */
+export function serverSpans(untracedPaths: ReadonlySet<string>, urlPath: (originalUrl: string) => string): RequestHandler {
+  return (req, res, next) => {
+    if (untracedPaths.has(req.path)) return next();
+    const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
+    if (!trace.isSpanContextValid(span.spanContext())) return next();
+    if (span.isRecording()) {
+      span.setAttributes({ 'url.path': urlPath(req.originalUrl), 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
+      res.once('close', () => {
+        span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (!res.writableFinished) span.setAttribute('error.type', 'aborted');
+        span.end();
+      });
+    }
+    context.with(trace.setSpan(parent, span), next);
+  };
+}
