@@ -17,10 +17,11 @@ export function serverSpans(untracedPaths: ReadonlySet<string>, urlPath: (origin
   return (req, res, next) => {
     if (untracedPaths.has(req.path)) return next();
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } }, parent);
+    // Attributes only once sampled: given to startSpan, the SDK would check them for requests it drops too.
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
     if (!trace.isSpanContextValid(span.spanContext())) return next();
     if (span.isRecording()) {
-      span.setAttributes({ 'url.path': urlPath(req.originalUrl), 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
+      span.setAttributes({ 'http.request.method': req.method, 'url.path': urlPath(req.originalUrl), 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
       res.once('close', () => {
         span.setAttribute('http.response.status_code', res.statusCode);
         if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
