@@ -20,10 +20,10 @@
 // BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import YAML from 'yaml';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
+import YAML from 'yaml';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
@@ -73,7 +73,7 @@ const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
 // (9)'s traced server samples as the chart ships it.
 const CHART_SAMPLE_RATIO = String((YAML.parse(fs.readFileSync('charts/didyma/values.yaml', 'utf8')) as { tracing: { sampleRatio: string | number } }).tracing.sampleRatio);
 const CHART_SAMPLING: TracingSampling = {
-  label: Number(CHART_SAMPLE_RATIO) === 1 ? "every request, as the chart's default" : `a sampled share of its traces, as the chart's default (parentbased_traceidratio, ${CHART_SAMPLE_RATIO})`,
+  label: Number(CHART_SAMPLE_RATIO) === 1 ? "every request (the chart's default)" : `a share of its traces (parentbased_traceidratio ${CHART_SAMPLE_RATIO}, the chart's default)`,
   env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: CHART_SAMPLE_RATIO },
 };
 const SETTLE_MS = 500;
