@@ -10,8 +10,8 @@ const tracer = trace.getTracer('didyma');
  * span recorded (docs/decisions.md). Named `METHOD` until the OpenAPI
  * dispatcher names it by its route (`nameServerSpan`). `urlPath` gives the
  * path as logs show it: secret segments redacted, never a query string.
- * Without the SDK, or for a request the sampler drops with no trace to carry,
- * it costs a no-op span and nothing else.
+ * Without the SDK it costs a no-op span; a request the sampler drops still
+ * runs in its span's context, so its trace id reaches the queue and the logs.
  */
 export function serverSpans(untracedPaths: ReadonlySet<string>, urlPath: (originalUrl: string) => string): RequestHandler {
   return (req, res, next) => {
