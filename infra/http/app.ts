@@ -61,7 +61,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // Request lines are made of fixed fields (id, method, redacted URL, status, time, address), never a
   // credential: their logger skips the redaction pass, which cost more than the line itself.
   const secrets = secretParameters([options.openApi], options.secretQuery);
-  const spans = serverSpans(QUIET_PATHS, (url) => redactUrl(url, secrets).split('?')[0]!);
   const log = requestLog(options.logger.child({ server: options.name }, { redact: { paths: [] } }), QUIET_PATHS, (url) => redactUrl(url, secrets), options.requestLogLevel);
   const published = structuredClone(options.openApi);
   const draining = options.draining ?? (() => false);
@@ -85,7 +84,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   // request. Probes, metrics and the document always answer; everything after them is shed under overload.
   app.use(
     inTurn(
-      spans,
+      // The server span first, so that it covers all of the request.
+      serverSpans(QUIET_PATHS),
       log,
       commonHeaders(draining),
       probes,

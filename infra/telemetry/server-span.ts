@@ -8,12 +8,13 @@ const tracer = trace.getTracer('didyma');
  * here rather than by the HTTP instrumentation's incoming side, whose
  * per-request work took 28% of `POST …/invocation`'s throughput even with no
  * span recorded (docs/decisions.md). Named `METHOD` until the OpenAPI
- * dispatcher names it by its route (`nameServerSpan`). `urlPath` gives the
- * path as logs show it: secret segments redacted, never a query string.
+ * dispatcher names it by its route (`nameServerSpan`). Its `url.path` is
+ * the request log's URL (`req.logUrl`: secret segments redacted) without
+ * the query string.
  * Without the SDK it costs a no-op span; a request the sampler drops still
  * runs in its span's context, so its trace id reaches the queue and the logs.
  */
-export function serverSpans(untracedPaths: ReadonlySet<string>, urlPath: (originalUrl: string) => string): RequestHandler {
+export function serverSpans(untracedPaths: ReadonlySet<string>): RequestHandler {
   return (req, res, next) => {
     if (untracedPaths.has(req.path)) return next();
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
@@ -21,9 +22,9 @@ export function serverSpans(untracedPaths: ReadonlySet<string>, urlPath: (origin
     const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
     if (!trace.isSpanContextValid(span.spanContext())) return next();
     if (span.isRecording()) {
-      span.setAttributes({ 'http.request.method': req.method, 'url.path': urlPath(req.originalUrl), 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
+      span.setAttributes({ 'http.request.method': req.method, 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
       res.once('close', () => {
-        span.setAttribute('http.response.status_code', res.statusCode);
+        span.setAttributes({ 'url.path': req.logUrl.split('?')[0]!, 'http.response.status_code': res.statusCode });
         if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         if (!res.writableFinished) span.setAttribute('error.type', 'aborted');
         span.end();
