@@ -63,7 +63,7 @@ type OnResponse = (response: IncomingMessage) => void;
  * every request still open, so no peer can hold the process at shutdown.
  */
 export class Outbound {
-  private readonly agents = { http: new http.Agent({ keepAlive: true, noDelay: true }), https: new https.Agent({ keepAlive: true, noDelay: true }) };
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   /** Each open request, with its answer once it has begun. */
   private readonly open = new Map<ClientRequest, Exchange>();
   private closed = false;
