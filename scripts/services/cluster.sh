@@ -302,9 +302,12 @@ EOF
 
 # kube-router's firewall alone enforces NetworkPolicies (iptables and ipset
 # on the pods' addresses): kube-proxy and the bridge plugin do the rest. It
-# needs the node registered.
+# needs the node registered. Its health check expects a heartbeat from every
+# controller its options turn on: the router and service proxy, which do not
+# run here, are off, or the check fails a minute after the start.
 start_network_policies() {
   daemon kube-router-netpol "$BIN_DIR/kube-router-netpol" --kubeconfig "$KUBECONFIG_FILE" \
+    --run-firewall=true --run-router=false --run-service-proxy=false \
     --hostname-override "$NODE_NAME" --service-cluster-ip-range "$SERVICE_CIDR" --health-port "$NETPOL_HEALTH_PORT" --v=1
   wait_until "kube-router's NetworkPolicy firewall did not become healthy" 60 kube-router-netpol \
     curl -fsS -m 2 "http://127.0.0.1:$NETPOL_HEALTH_PORT/healthz"
