@@ -52,9 +52,9 @@ services:
 services-stop:
 	bash scripts/services/all.sh stop
 
+# The fast pass and every suite on the real services, the cluster suite beside them (scripts/test-lanes.ts).
 test: install services lint typecheck build
-	npm test --silent
-	eval "$$(bash scripts/services/all.sh env $(SERVICES))" && npm run test:all --silent
+	npx tsx scripts/test-lanes.ts $(SERVICES)
 
 KUBE_TESTS := 'test/integration/kube-*.test.ts'
 KUBE_MOCHA := npx mocha --node-option import=tsx --require test/support/hooks.ts --timeout 180000 --exit $(KUBE_TESTS)

@@ -1,0 +1,112 @@
+// `make test`'s run of every test, in two lanes side by side. Much of a full
+// run waits on other processes (pods starting and stopping, services
+// restarting, servers draining), so each lane keeps one of the two cores busy
+// while the other waits: the cluster suite, then the fast pass on PGlite; and
+// the tests beside the code on PostgreSQL, then the other integration suites.
+// A third lane measured no faster and made tests miss their waits. The suites
+// that stop or restart a shared service run last and alone, because the pods
+// and every other suite use those services. `npm run test:all` still runs
+// everything in one process, one file after the other.
+// usage: tsx scripts/test-lanes.ts SERVICE...   (the services whose variables the tests need)
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export interface Groups {
+  /** The chart's pods on the single-node cluster. */
+  cluster: string[];
+  /** The other suites of test/integration that leave the shared services running. */
+  integration: string[];
+  /** The tests beside the code. */
+  units: string[];
+  /** Integration suites that stop or restart a shared service (PostgreSQL, RabbitMQ, Prometheus). */
+  alone: string[];
+}
+
+const INTEGRATION = /^test\/integration\//;
+const CLUSTER_SUITE = /^test\/integration\/cluster-[^/]+\.test\.ts$/;
+
+/** Whether a suite's source stops or restarts one of the services every suite shares, through their scripts. */
+export function stopsSharedService(source: string): boolean {
+  return /serviceScript|scripts\/services/.test(source) && /'(stop|restart)'/.test(source);
+}
+
+/** The test files, each in one group. */
+export function groupsOf(files: string[], sourceOf: (file: string) => string): Groups {
+  const integration = files.filter((file) => INTEGRATION.test(file));
+  const alone = integration.filter((file) => stopsSharedService(sourceOf(file)));
+  const cluster = integration.filter((file) => CLUSTER_SUITE.test(file) && !alone.includes(file));
+  return {
+    cluster,
+    integration: integration.filter((file) => !alone.includes(file) && !cluster.includes(file)),
+    units: files.filter((file) => !INTEGRATION.test(file)),
+    alone,
+  };
+}
+
+/** The files the spec globs of a mocha config name, as mocha would find them. */
+export function specFiles(specs: string[]): string[] {
+  return [...new Set(specs.flatMap((spec) => fs.globSync(spec)))].sort();
+}
+
+/** One mocha process. */
+interface Run {
+  label: string;
+  config: string;
+  /** With the test services' variables (TEST_DATABASE_URL …), or without any, as the fast pass runs. */
+  services: boolean;
+}
+
+/** A config file for some of the files: the whole run's options, with only those files. */
+function configFor(base: Record<string, unknown>, files: string[], label: string): string {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-lane-')), `${label}.json`);
+  fs.writeFileSync(file, JSON.stringify({ ...base, spec: files }));
+  return file;
+}
+
+/** Runs mocha, its output into `output`. Resolves with its exit code. */
+function mocha(run: Run, services: string[], output: NodeJS.WritableStream): Promise<number> {
+  const command = `${run.services ? `eval "$(bash scripts/services/all.sh env ${services.join(' ')})" && ` : ''}exec npx mocha --config ${run.config}`;
+  const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.pipe(output, { end: false });
+  child.stderr.pipe(output, { end: false });
+  return new Promise((resolve) => child.once('close', (code) => resolve(code ?? 1)));
+}
+
+/** The runs one after the other, into `output`. */
+async function lane(runs: Run[], services: string[], output: NodeJS.WritableStream): Promise<number[]> {
+  const codes: number[] = [];
+  for (const run of runs) {
+    output.write(`\n# ${run.label}\n`);
+    codes.push(await mocha(run, services, output));
+  }
+  return codes;
+}
+
+/** A lane whose output waits in a file, to be printed once the live lane is done. */
+function buffered(name: string): { output: fs.WriteStream; file: string; print(): Promise<void> } {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-lane-')), `${name}.log`);
+  const output = fs.createWriteStream(file);
+  return { output, file, print: () => new Promise<void>((done) => output.end(() => (process.stdout.write(fs.readFileSync(file, 'utf8')), done()))) };
+}
+
+async function main(services: string[]): Promise<number> {
+  const base = JSON.parse(fs.readFileSync('.mocharc.all.json', 'utf8')) as Record<string, unknown> & { spec: string[] };
+  const groups = groupsOf(specFiles(base.spec), (file) => fs.readFileSync(file, 'utf8'));
+  // Mocha refuses a run without files: an empty group is no run.
+  const runs = (name: keyof Groups): Run[] =>
+    groups[name].length ? [{ label: `${name}: ${groups[name].length} files on the services`, config: configFor(base, groups[name], name), services: true }] : [];
+  const fastPass: Run = { label: 'fast pass: the tests beside the code on PGlite, no services', config: '.mocharc.fast.json', services: false };
+  const first = buffered('cluster-and-fast-pass');
+  console.log(`# two lanes side by side; the cluster suite's and the fast pass's output follows (meanwhile in ${first.file})`);
+  const beside = await Promise.all([lane([...runs('cluster'), fastPass], services, first.output), lane([...runs('units'), ...runs('integration')], services, process.stdout)]);
+  await first.print();
+  const last = await lane(runs('alone'), services, process.stdout);
+  return [...beside.flat(), ...last].some((code) => code !== 0) ? 1 : 0;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  main(process.argv.slice(2)).then((code) => process.exit(code));
+}
