@@ -52,7 +52,7 @@ services:
 services-stop:
 	bash scripts/services/all.sh stop
 
-# The fast pass and every suite on the real services, the cluster suite beside them (scripts/test-lanes.ts).
+# Every suite, in two lanes side by side: the fast pass on PGlite and the rest on the real services (scripts/test-lanes.ts).
 test: install services lint typecheck build
 	npx tsx scripts/test-lanes.ts $(SERVICES)
 
