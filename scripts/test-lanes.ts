@@ -46,7 +46,7 @@ export function groupsOf(files: string[], sourceOf: (file: string) => string): G
   };
 }
 
-/** The files the spec globs of a mocha config name, as mocha would find them. */
+/** The files the spec globs of a mocha config name, each once, in name order. */
 export function specFiles(specs: string[]): string[] {
   return [...new Set(specs.flatMap((spec) => fs.globSync(spec)))].sort();
 }
