@@ -89,7 +89,11 @@ async function lane(runs: Run[], services: string[], output: NodeJS.WritableStre
 function buffered(name: string): { output: fs.WriteStream; file: string; print(): Promise<void> } {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-lane-')), `${name}.log`);
   const output = fs.createWriteStream(file);
-  return { output, file, print: () => new Promise<void>((done) => output.end(() => (process.stdout.write(fs.readFileSync(file, 'utf8')), done()))) };
+  const print = async () => {
+    await new Promise<void>((done) => output.end(done));
+    process.stdout.write(fs.readFileSync(file, 'utf8'));
+  };
+  return { output, file, print };
 }
 
 async function main(services: string[]): Promise<number> {

@@ -4,6 +4,7 @@ import type { AuditEntry, AuditTrail } from '../../features/audit/trail.js';
 import type { ActorType } from '../../features/audit/store.js';
 import { matchedOperationOf } from '../../infra/http/operations/serve.js';
 import { currentTraceId } from '../../infra/telemetry/spans.js';
+import { loggedPath } from '../../infra/http/request-log.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The outcome of a request whose client left before its answer was written (nginx's convention). */
@@ -48,7 +49,7 @@ function entryOf(req: Request, res: Response, outcome: number, created: string |
     workspace_id: principal?.workspace?.id ?? null,
     action: target.action,
     method: req.method,
-    path: req.logUrl.split('?')[0]!,
+    path: loggedPath(req),
     ...resourceOf(target.template, target.params, target.secrets, created),
     outcome,
     request_id: req.id,

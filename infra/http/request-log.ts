@@ -13,6 +13,9 @@ declare module 'http' {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** The path of the URL as log lines show it (`logUrl`), without its query string: for spans and audit records. */
+export const loggedPath = (req: { logUrl: string }): string => req.logUrl.split('?')[0]!;
+
 /**
  * Request ids and one log line per request at `level`: method, URL (its
  * secret parameters redacted), status and time, never headers or bodies. 5xx
