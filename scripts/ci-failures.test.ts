@@ -4,14 +4,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 
-// Mocha's own report, not a hand-written one, so a change of its layout fails here rather than hiding CI's failures.
+// Mocha's own report (an error with a diff is laid out apart), not a hand-written one, so a change of its layout fails here rather than hiding CI's failures.
 function mochaReport(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-ci-failures-'));
   const spec = path.join(dir, 'sample.test.mjs');
   fs.writeFileSync(
     spec,
-    `describe('outer', () => {
+    `import assert from 'node:assert';
+     describe('outer', () => {
        describe('inner', () => { it('passes', () => {}); it('fails', () => { throw new Error('boom\\nsecond line'); }); });
+       it('differs', () => assert.deepStrictEqual(['a'], []));
        it('fails at the top', () => { throw new Error('bang'); });
      });`,
   );
@@ -24,6 +26,7 @@ describe("CI's closing list of failures (.ci/failures.awk)", () => {
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-ci-log-')), 'make-test.log');
     fs.writeFileSync(log, mochaReport());
     expect(execFileSync('awk', ['-f', '.ci/failures.awk', log], { encoding: 'utf8' }).trim().split('\n')).to.deep.equal([
+      'failed: outer › differs — AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:',
       'failed: outer › fails at the top — Error: bang',
       'failed: outer › inner › fails — Error: boom',
     ]);
