@@ -339,6 +339,17 @@ describe('Kubernetes: the Helm chart', function () {
     expect(nodeOptions(empty, 'dy-didyma-executor')).to.equal(undefined);
   });
 
+  it("keeps an API server's pod serving for serverStopDelaySeconds before its SIGTERM, within its grace period, so a roll refuses no connection", async () => {
+    const stop = (objects: KubeObject[], name: string) => {
+      const pod = (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as any).spec.template.spec;
+      return { grace: pod.terminationGracePeriodSeconds, preStop: pod.containers[0].lifecycle?.preStop };
+    };
+    const defaults = await render();
+    for (const server of ['auth', 'private', 'public']) expect(stop(defaults, `dy-didyma-${server}`), server).to.deep.equal({ grace: 35, preStop: { sleep: { seconds: 5 } } });
+    expect(stop(await render('--set', 'serverStopDelaySeconds=0'), 'dy-didyma-public')).to.deep.equal({ grace: 30, preStop: undefined });
+    expect(stop(await render('--set', 'serverStopDelaySeconds=20'), 'dy-didyma-public')).to.deep.equal({ grace: 50, preStop: { sleep: { seconds: 20 } } });
+  });
+
   it('traces only with an endpoint, recording the share of the traces it starts that sampleRatio says, unless extraEnv names another sampler', async () => {
     const tracing = (objects: KubeObject[]) =>
       Object.fromEntries(Object.entries((objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as any).data as Record<string, string>).filter(([name]) => name.startsWith('OTEL_')));
