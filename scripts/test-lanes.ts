@@ -2,10 +2,13 @@
 // run waits on other processes (pods starting and stopping, services
 // restarting, servers draining), so each lane keeps one of the two cores busy
 // while the other waits: the cluster suite, then the fast pass on PGlite; and
-// the tests beside the code on PostgreSQL, then the other integration suites.
+// the tests beside the code that use a service, on PostgreSQL, then the other
+// integration suites. The tests beside the code that use none run in the fast
+// pass only.
 // A third lane measured no faster and made tests miss their waits. The suites
-// that stop or restart a shared service run last and alone, because the pods
-// and every other suite use those services. `npm run test:all` still runs
+// that stop or restart a shared service run last, once every other suite on
+// the services is done (the pods use them too), beside the rest of the fast
+// pass, which uses none. `npm run test:all` still runs
 // everything in one process, one file after the other.
 // usage: tsx scripts/test-lanes.ts SERVICE...   (the services whose variables the tests need)
 import { spawn } from 'node:child_process';
@@ -19,8 +22,10 @@ export interface Groups {
   cluster: string[];
   /** The other suites of test/integration that leave the shared services running. */
   integration: string[];
-  /** The tests beside the code. */
+  /** The tests beside the code that use a test service, directly or through what they import. */
   units: string[];
+  /** The tests beside the code that use none: the fast pass runs them, and a second run would check nothing new. */
+  serviceFree: string[];
   /** Integration suites that stop or restart a shared service (PostgreSQL, RabbitMQ, Prometheus). */
   alone: string[];
 }
@@ -33,15 +38,41 @@ export function stopsSharedService(source: string): boolean {
   return /serviceScript|scripts\/services/.test(source) && /'(stop|restart)'/.test(source);
 }
 
-/** The test files, each in one group. */
-export function groupsOf(files: string[], sourceOf: (file: string) => string): Groups {
+/** The files a source imports by a relative specifier, as paths from the repository's root (`./x.js` is `x.ts`). */
+export function relativeImports(file: string, source: string): string[] {
+  const specifiers = [...source.matchAll(/(?:\bfrom|\bimport\s*\(?)\s*['"](\.{1,2}\/[^'"]+)['"]/g)].map((match) => match[1]!);
+  return specifiers.map((specifier) => path.posix.join(path.posix.dirname(file), specifier).replace(/\.js$/, '.ts'));
+}
+
+/**
+ * Whether a file or anything it imports, however deep, names a test
+ * service's variable (TEST_DATABASE_URL, TEST_AMQP_URL …): without them,
+ * the file runs the same with or without the services.
+ */
+export function usesServices(file: string, sourceOf: (file: string) => string | undefined): boolean {
+  const seen = new Set<string>();
+  const visit = (at: string): boolean => {
+    if (seen.has(at)) return false;
+    seen.add(at);
+    const source = sourceOf(at);
+    if (source === undefined) return false;
+    return /\bTEST_[A-Z]/.test(source) || relativeImports(at, source).some(visit);
+  };
+  return visit(file);
+}
+
+/** The test files, each in one group. `sourceOf` is undefined for a file that is not there (an import of a package's file, say). */
+export function groupsOf(files: string[], sourceOf: (file: string) => string | undefined): Groups {
   const integration = files.filter((file) => INTEGRATION.test(file));
-  const alone = integration.filter((file) => stopsSharedService(sourceOf(file)));
+  const alone = integration.filter((file) => stopsSharedService(sourceOf(file) ?? ''));
   const cluster = integration.filter((file) => CLUSTER_SUITE.test(file) && !alone.includes(file));
+  const beside = files.filter((file) => !INTEGRATION.test(file));
+  const units = beside.filter((file) => usesServices(file, sourceOf));
   return {
     cluster,
     integration: integration.filter((file) => !alone.includes(file) && !cluster.includes(file)),
-    units: files.filter((file) => !INTEGRATION.test(file)),
+    units,
+    serviceFree: beside.filter((file) => !units.includes(file)),
     alone,
   };
 }
@@ -96,19 +127,27 @@ function buffered(name: string): { output: fs.WriteStream; file: string; print()
   return { output, file, print };
 }
 
+function sourceIfThere(file: string): string | undefined {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+}
+
 async function main(services: string[]): Promise<number> {
   const base = JSON.parse(fs.readFileSync('.mocharc.all.json', 'utf8')) as Record<string, unknown> & { spec: string[] };
-  const groups = groupsOf(specFiles(base.spec), (file) => fs.readFileSync(file, 'utf8'));
-  // Mocha refuses a run without files: an empty group is no run.
-  const runs = (name: keyof Groups): Run[] =>
+  const groups = groupsOf(specFiles(base.spec), sourceIfThere);
+  // Mocha refuses a run without files: an empty group is no run. The service-free tests run in the fast pass only.
+  const runs = (name: Exclude<keyof Groups, 'serviceFree'>): Run[] =>
     groups[name].length ? [{ label: `${name}: ${groups[name].length} files on the services`, config: configFor(base, groups[name], name), services: true }] : [];
   const fastPass: Run = { label: 'fast pass: the tests beside the code on PGlite, no services', config: '.mocharc.fast.json', services: false };
   const first = buffered('cluster-and-fast-pass');
   console.log(`# two lanes side by side; the cluster suite's and the fast pass's output follows (meanwhile in ${first.file})`);
-  const beside = await Promise.all([lane([...runs('cluster'), fastPass], services, first.output), lane([...runs('units'), ...runs('integration')], services, process.stdout)]);
+  const cluster = lane(runs('cluster'), services, first.output);
+  const clusterThenFast = cluster.then(async (codes) => [...codes, ...(await lane([fastPass], services, first.output))]);
+  const shared = lane([...runs('units'), ...runs('integration')], services, process.stdout);
+  // The suites that stop services wait for every other suite that uses them; the fast pass uses none, so it goes on beside them.
+  const alone = Promise.all([cluster, shared]).then(() => lane(runs('alone'), services, process.stdout));
+  const codes = await Promise.all([clusterThenFast, shared, alone]);
   await first.print();
-  const last = await lane(runs('alone'), services, process.stdout);
-  return [...beside.flat(), ...last].some((code) => code !== 0) ? 1 : 0;
+  return codes.flat().some((code) => code !== 0) ? 1 : 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
