@@ -8,8 +8,8 @@
 // A third lane measured no faster and made tests miss their waits. The suites
 // that stop or restart a shared service run last, once every other suite on
 // the services is done (the pods use them too), beside the rest of the fast
-// pass, which uses none. `npm run test:all` still runs
-// everything in one process, one file after the other.
+// pass, which uses none. `npm run test:all` still runs everything in one
+// process, one file after the other.
 // usage: tsx scripts/test-lanes.ts SERVICE...   (the services whose variables the tests need)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
