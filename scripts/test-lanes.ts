@@ -116,7 +116,7 @@ async function lane(runs: Run[], services: string[], output: NodeJS.WritableStre
   return codes;
 }
 
-/** A lane whose output waits in a file, to be printed once the live lane is done. */
+/** A lane whose output waits in a file, to be printed once every run is done. */
 function buffered(name: string): { output: fs.WriteStream; file: string; print(): Promise<void> } {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-lane-')), `${name}.log`);
   const output = fs.createWriteStream(file);
@@ -127,13 +127,18 @@ function buffered(name: string): { output: fs.WriteStream; file: string; print()
   return { output, file, print };
 }
 
-function sourceIfThere(file: string): string | undefined {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+/** Each file read once: the import walks of the test files meet the same support and source files over and over. */
+function sourcesOnce(): (file: string) => string | undefined {
+  const sources = new Map<string, string | undefined>();
+  return (file) => {
+    if (!sources.has(file)) sources.set(file, fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined);
+    return sources.get(file);
+  };
 }
 
 async function main(services: string[]): Promise<number> {
   const base = JSON.parse(fs.readFileSync('.mocharc.all.json', 'utf8')) as Record<string, unknown> & { spec: string[] };
-  const groups = groupsOf(specFiles(base.spec), sourceIfThere);
+  const groups = groupsOf(specFiles(base.spec), sourcesOnce());
   // Mocha refuses a run without files: an empty group is no run. The service-free tests run in the fast pass only.
   const runs = (name: Exclude<keyof Groups, 'serviceFree'>): Run[] =>
     groups[name].length ? [{ label: `${name}: ${groups[name].length} files on the services`, config: configFor(base, groups[name], name), services: true }] : [];
