@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { groupsOf, relativeImports, specFiles, stopsSharedService, usesServices } from './test-lanes.js';
+import { chunks, groupsOf, relativeImports, specFiles, stopsSharedService, usesServices } from './test-lanes.js';
 
 describe("make test's lanes (scripts/test-lanes.ts)", () => {
   it('tells a suite that stops or restarts a shared service from one that only uses it', () => {
@@ -59,5 +59,14 @@ describe("make test's lanes (scripts/test-lanes.ts)", () => {
     // Those run in the fast pass only.
     const fast = specFiles((JSON.parse(fs.readFileSync('.mocharc.fast.json', 'utf8')) as { spec: string[] }).spec);
     expect(groups.serviceFree.filter((file) => !fast.includes(file))).to.deep.equal([]);
+  });
+
+  it('splits the integration suites into runs of consecutive files, every file once, none empty', () => {
+    const files = Array.from({ length: 22 }, (_, index) => `f${String(index).padStart(2, '0')}`);
+    const runs = chunks(files, 3);
+    expect(runs.map((run) => run.length)).to.deep.equal([8, 8, 6]);
+    expect(runs.flat()).to.deep.equal(files);
+    expect(chunks(['a', 'b'], 3)).to.deep.equal([['a'], ['b']]);
+    expect(chunks([], 3)).to.deep.equal([]);
   });
 });

@@ -1,15 +1,14 @@
 // `make test`'s run of every test, in two lanes side by side. Much of a full
 // run waits on other processes (pods starting and stopping, services
 // restarting, servers draining), so each lane keeps one of the two cores busy
-// while the other waits: the cluster suite, then the fast pass on PGlite; and
-// the tests beside the code that use a service, on PostgreSQL, then the other
-// integration suites. The tests beside the code that use none run in the fast
-// pass only.
-// A third lane measured no faster and made tests miss their waits. The suites
-// that stop or restart a shared service run last, once every other suite on
-// the services is done (the pods use them too), beside the rest of the fast
-// pass, which uses none. `npm run test:all` still runs everything in one
-// process, one file after the other.
+// while the other waits. The suites that stop or restart a shared service go
+// first, while nothing else uses the services, beside the fast pass on PGlite,
+// which uses none (the tests beside the code that use no service run there
+// only). Then the cluster suite, and the other runs on the services, which
+// each lane takes in turn as it comes free, so that neither waits idle at the
+// end. A third lane measured no faster and made tests miss their waits.
+// `npm run test:all` still runs everything in one process, one file after the
+// other.
 // usage: tsx scripts/test-lanes.ts SERVICE...   (the services whose variables the tests need)
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -106,14 +105,23 @@ function mocha(run: Run, services: string[], output: NodeJS.WritableStream): Pro
   return new Promise((resolve) => child.once('close', (code) => resolve(code ?? 1)));
 }
 
-/** The runs one after the other, into `output`. */
-async function lane(runs: Run[], services: string[], output: NodeJS.WritableStream): Promise<number[]> {
+/**
+ * The runs one after the other, into `output`, then the runs of `shared`
+ * that no other lane has taken yet, one at a time.
+ */
+async function lane(runs: Run[], shared: Run[], services: string[], output: NodeJS.WritableStream): Promise<number[]> {
   const codes: number[] = [];
-  for (const run of runs) {
+  for (let run = runs.shift() ?? shared.shift(); run; run = runs.shift() ?? shared.shift()) {
     output.write(`\n# ${run.label}\n`);
     codes.push(await mocha(run, services, output));
   }
   return codes;
+}
+
+/** `files` in `count` runs of consecutive files, as even in number as they go. */
+export function chunks(files: string[], count: number): string[][] {
+  const size = Math.ceil(files.length / count);
+  return Array.from({ length: Math.ceil(files.length / size) }, (_, index) => files.slice(index * size, (index + 1) * size));
 }
 
 /** A lane whose output waits in a file, to be printed once every run is done. */
@@ -136,21 +144,29 @@ function sourcesOnce(): (file: string) => string | undefined {
   };
 }
 
+/** Runs of the integration suites: enough that the lane free first takes the next, few enough that starting mocha costs little. */
+const INTEGRATION_RUNS = 3;
+
 async function main(services: string[]): Promise<number> {
   const base = JSON.parse(fs.readFileSync('.mocharc.all.json', 'utf8')) as Record<string, unknown> & { spec: string[] };
   const groups = groupsOf(specFiles(base.spec), sourcesOnce());
   // Mocha refuses a run without files: an empty group is no run. The service-free tests run in the fast pass only.
-  const runs = (name: Exclude<keyof Groups, 'serviceFree'>): Run[] =>
-    groups[name].length ? [{ label: `${name}: ${groups[name].length} files on the services`, config: configFor(base, groups[name], name), services: true }] : [];
+  const run = (name: string, files: string[]): Run[] =>
+    files.length ? [{ label: `${name}: ${files.length} files on the services`, config: configFor(base, files, name.replace(/\W+/g, '-')), services: true }] : [];
   const fastPass: Run = { label: 'fast pass: the tests beside the code on PGlite, no services', config: '.mocharc.fast.json', services: false };
-  const first = buffered('cluster-and-fast-pass');
-  console.log(`# two lanes side by side; the cluster suite's and the fast pass's output follows (meanwhile in ${first.file})`);
-  const cluster = lane(runs('cluster'), services, first.output);
-  const clusterThenFast = cluster.then(async (codes) => [...codes, ...(await lane([fastPass], services, first.output))]);
-  const shared = lane([...runs('units'), ...runs('integration')], services, process.stdout);
-  // The suites that stop services wait for every other suite that uses them; the fast pass uses none, so it goes on beside them.
-  const alone = Promise.all([cluster, shared]).then(() => lane(runs('alone'), services, process.stdout));
-  const codes = await Promise.all([clusterThenFast, shared, alone]);
+  // The suites that stop services run while no other suite uses them, beside the fast pass, which uses none.
+  const first = buffered('stopping-then-cluster');
+  console.log(`# two lanes side by side; the first lane's output follows the second's (meanwhile in ${first.file})`);
+  const alone = lane(run('alone', groups.alone), [], services, first.output);
+  const fast = lane([fastPass], [], services, process.stdout);
+  const shared = [
+    ...run('units', groups.units),
+    ...chunks(groups.integration, INTEGRATION_RUNS).flatMap((files, index) => run(`integration ${index + 1}`, files)),
+  ];
+  const codes = await Promise.all([
+    alone.then(async (codes) => [...codes, ...(await lane(run('cluster', groups.cluster), shared, services, first.output))]),
+    Promise.all([alone, fast]).then(async ([, codes]) => [...codes, ...(await lane([], shared, services, process.stdout))]),
+  ]);
   await first.print();
   return codes.flat().some((code) => code !== 0) ? 1 : 0;
 }
