@@ -109,7 +109,7 @@ function mocha(run: Run, services: string[], output: NodeJS.WritableStream): Pro
  * The runs one after the other, into `output`, then the runs of `shared`
  * that no other lane has taken yet, one at a time.
  */
-async function lane(runs: Run[], shared: Run[], services: string[], output: NodeJS.WritableStream): Promise<number[]> {
+async function lane(runs: Run[], services: string[], output: NodeJS.WritableStream, shared: Run[] = []): Promise<number[]> {
   const codes: number[] = [];
   for (let run = runs.shift() ?? shared.shift(); run; run = runs.shift() ?? shared.shift()) {
     output.write(`\n# ${run.label}\n`);
@@ -157,18 +157,18 @@ async function main(services: string[]): Promise<number> {
   // The suites that stop services run while no other suite uses them, beside the fast pass, which uses none.
   const first = buffered('stopping-then-cluster');
   console.log(`# two lanes side by side; the first lane's output follows the second's (meanwhile in ${first.file})`);
-  const alone = lane(run('alone', groups.alone), [], services, first.output);
-  const fast = lane([fastPass], [], services, process.stdout);
+  const alone = lane(run('alone', groups.alone), services, first.output);
+  const fast = lane([fastPass], services, process.stdout);
   const shared = [
     ...run('units', groups.units),
     ...chunks(groups.integration, INTEGRATION_RUNS).flatMap((files, index) => run(`integration ${index + 1}`, files)),
   ];
-  const codes = await Promise.all([
-    alone.then(async (codes) => [...codes, ...(await lane(run('cluster', groups.cluster), shared, services, first.output))]),
-    Promise.all([alone, fast]).then(async ([, codes]) => [...codes, ...(await lane([], shared, services, process.stdout))]),
+  const lanes = await Promise.all([
+    alone.then(async (stoppingCodes) => [...stoppingCodes, ...(await lane(run('cluster', groups.cluster), services, first.output, shared))]),
+    Promise.all([alone, fast]).then(async ([, fastCodes]) => [...fastCodes, ...(await lane([], services, process.stdout, shared))]),
   ]);
   await first.print();
-  return codes.flat().some((code) => code !== 0) ? 1 : 0;
+  return lanes.flat().some((code) => code !== 0) ? 1 : 0;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
