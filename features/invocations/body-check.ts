@@ -7,7 +7,7 @@ import { compileSchema, firstViolation, validateNotingFiles, type FileConstraint
 // An invocation or feedback body against its model's schema: parsing,
 // validation and the walk for file references, all synchronous and all
 // proportional to the body and the schema. The validation pool runs it off
-// the event loop that answers requests.
+// the event loop that answers requests, unless its cost is bounded small.
 
 // Bodies are JSON text inside JSON: nested deeper than this, they are refused
 // before anything (the validator, the file-reference walk) recurses into them.

@@ -40,8 +40,26 @@ describe('validation pool: tenant schemas checked off the event loop, within a d
     expect(await pool.check(input('2:input', { type: 'array' }, numbersBody(10)))).to.deep.equal({ files: [] });
   });
 
+  it('checks a small body against a small schema in place, and a costly check on a thread', async () => {
+    pool = new ValidationPool({ threads: 1, timeoutMs: 5000 });
+    const schema = { type: 'object', required: ['rating'], properties: { rating: { type: 'integer' } } };
+    expect(await pool.check(input('6:input', schema, '{"rating": "4"}'))).to.deep.equal({ refused: 'request.body.rating: must be integer' });
+    expect(await pool.check(input('6:input', schema, '{"rating": 4}'))).to.deep.equal({ files: [] });
+    expect(pool.threads).to.equal(0);
+    // The same schema with a long body, and a short body against a schema that expands to thousands of subschemas.
+    expect(await pool.check(input('6:input', schema, `{"rating": 4, "note": "${'x'.repeat(20_000)}"}`))).to.deep.equal({ files: [] });
+    expect(pool.threads).to.equal(1);
+    expect(await pool.check(input('7:input', COSTLY_PER_ITEM, numbersBody(3)))).to.deep.equal({ files: [] });
+  });
+
+  it('checks on a thread every schema with uniqueItems, whose cost grows with the square of the body', async () => {
+    pool = new ValidationPool({ threads: 1, timeoutMs: 5000 });
+    expect(await pool.check(input('8:input', { type: 'array', uniqueItems: true, maxItems: 10 }, '[1, 1]'))).to.deep.equal({ refused: 'request.body: must NOT have duplicate items (items ## 0 and 1 are identical)' });
+    expect(pool.threads).to.equal(1);
+  });
+
   it('counts only the check itself against the deadline, not the wait for a thread', async () => {
-    pool = new ValidationPool({ threads: 1, timeoutMs: 300 });
+    pool = new ValidationPool({ threads: 1, timeoutMs: 300, inlineCost: 0 });
     await pool.check(input('3:small', { type: 'array' }, '[]'));
     // The small check waits on the one thread for the costly one to be cut off, longer than the deadline, then takes microseconds.
     // Two million items: checked whole, they take seconds even on a host where 200,000 take under 300 ms.

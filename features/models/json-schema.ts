@@ -8,10 +8,10 @@ import { checkReferences } from './schema-references.js';
 // schemas and feedback schemas. Compiled once per model and cached by the
 // caller; remote $refs are never fetched. `fileConstraints` and
 // `contentSchema` are annotations the platform reads, not validation keywords.
-// A tenant's schema runs on every invocation of its model (on a worker thread,
-// features/invocations/validation-pool.ts): its patterns run on RE2 (time
-// linear in the input), and its size, depth, expansion through `$ref` and
-// pairwise `uniqueItems` checks are bounded.
+// A tenant's schema runs on every invocation of its model (on a worker thread
+// unless the check is bounded small, features/invocations/validation-pool.ts):
+// its patterns run on RE2 (time linear in the input), and its size, depth,
+// expansion through `$ref` and pairwise `uniqueItems` checks are bounded.
 
 /** Limits of a tenant's schema; `expandedNodes` counts subschemas with each `$ref` expanded where it is used. */
 export const SCHEMA_LIMITS = { bytes: 64 * 1024, depth: 32, uniqueItems: 1000, expandedNodes: 10_000 } as const;

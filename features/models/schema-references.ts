@@ -85,9 +85,10 @@ const named = (pointer: string) => `#${pointer}`;
  * Refuses a schema whose references form a cycle, naming it, and one whose
  * expansion, each `$ref` counted every time it is used, holds more than
  * `maxNodes` subschemas. Each subschema's expanded size is computed once, so
- * the check costs the size of the schema, not of its expansion.
+ * the check costs the size of the schema, not of its expansion. Returns
+ * that expanded size.
  */
-export function checkReferences(schema: object, field: string, maxNodes: number): void {
+export function checkReferences(schema: object, field: string, maxNodes: number): number {
   const anchors = anchorsOf(schema, field);
   const sizes = new Map<string, number>();
   const tooLarge = () => new InputError(`${field}: the schema expands to more than ${maxNodes} subschemas once each $ref is counted where it is used; at most ${maxNodes}.`);
@@ -132,4 +133,5 @@ export function checkReferences(schema: object, field: string, maxNodes: number)
     }
     if (frame.size > maxNodes) throw tooLarge();
   }
+  return sizes.get('')!;
 }
