@@ -46,13 +46,19 @@ export interface FileReference {
 /** Refused with the message of the 400, or valid with the body's file references. */
 export type BodyVerdict = { refused: string } | { refused?: undefined; files: FileReference[] };
 
-const cache = new LRUCache<string, ValidateFunction>({ max: 5000 });
+/** Compiled validators by check key; keys are unique within one database, so each platform keeps its own. */
+export type Validators = LRUCache<string, ValidateFunction>;
 
-function validatorFor(check: BodyCheck): ValidateFunction {
-  let validate = cache.get(check.key);
+export const newValidators = (): Validators => new LRUCache<string, ValidateFunction>({ max: 5000 });
+
+// A worker thread serves one validation pool, so one platform.
+const threadValidators = newValidators();
+
+function validatorFor(check: BodyCheck, validators: Validators): ValidateFunction {
+  let validate = validators.get(check.key);
   if (!validate) {
     validate = compileSchema(check.schema, check.schemaField);
-    cache.set(check.key, validate);
+    validators.set(check.key, validate);
   }
   return validate;
 }
@@ -62,9 +68,9 @@ function validatorFor(check: BodyCheck): ValidateFunction {
  * crosses a thread intact. `compiled` is called once the schema is compiled
  * (bounded by the schema limits), before the work that grows with the body.
  */
-export function checkBody(check: BodyCheck, compiled?: () => void): BodyVerdict {
+export function checkBody(check: BodyCheck, compiled?: () => void, validators: Validators = threadValidators): BodyVerdict {
   try {
-    const validate = validatorFor(check);
+    const validate = validatorFor(check, validators);
     compiled?.();
     const value = parseJson(check.body, 'request.body');
     if (!check.withFiles) return validate(value) ? { files: [] } : { refused: firstViolation(validate.errors, check.root) };

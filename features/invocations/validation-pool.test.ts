@@ -52,6 +52,17 @@ describe('validation pool: tenant schemas checked off the event loop, within a d
     expect(await pool.check(input('7:input', COSTLY_PER_ITEM, numbersBody(3)))).to.deep.equal({ files: [] });
   });
 
+  it('keeps the validators of each pool its own, as keys repeat across databases', async () => {
+    pool = new ValidationPool({ threads: 1, timeoutMs: 5000 });
+    const other = new ValidationPool({ threads: 1, timeoutMs: 5000 });
+    try {
+      expect(await pool.check(input('9:input', { type: 'number' }, '1'))).to.deep.equal({ files: [] });
+      expect(await other.check(input('9:input', { type: 'string' }, '1'))).to.deep.equal({ refused: 'request.body: must be string' });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('checks on a thread every schema with uniqueItems, whose cost grows with the square of the body', async () => {
     pool = new ValidationPool({ threads: 1, timeoutMs: 5000 });
     expect(await pool.check(input('8:input', { type: 'array', uniqueItems: true, maxItems: 10 }, '[1, 1]'))).to.deep.equal({ refused: 'request.body: must NOT have duplicate items (items ## 0 and 1 are identical)' });

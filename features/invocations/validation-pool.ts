@@ -4,7 +4,7 @@ import { Piscina } from 'piscina';
 import { InputError, UnavailableError } from '../../kernel/errors/errors.js';
 import { SCHEMA_LIMITS } from '../models/json-schema.js';
 import { checkReferences } from '../models/schema-references.js';
-import { checkBody, type BodyCheck, type BodyVerdict } from './body-check.js';
+import { checkBody, newValidators, type BodyCheck, type BodyVerdict } from './body-check.js';
 
 export interface ValidationPoolOptions {
   /** Most worker threads: the first starts on the first check, more while checks wait, and those idle for a minute stop. */
@@ -52,12 +52,14 @@ export class ValidationPool {
   private readonly waiting = new Map<number, () => void>();
   /** inlineSize of each model's schema, by the check's key (a registered model's schemas never change). */
   private readonly sizes = new LRUCache<string, number>({ max: 5000 });
+  /** The validators of the checks run in place. */
+  private readonly validators = newValidators();
 
   constructor(private readonly options: ValidationPoolOptions) {}
 
   async check(check: BodyCheck): Promise<BodyVerdict> {
     if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
-    if (this.sizeOf(check) * check.body.length <= (this.options.inlineCost ?? INLINE_COST)) return checkBody(check);
+    if (this.sizeOf(check) * check.body.length <= (this.options.inlineCost ?? INLINE_COST)) return checkBody(check, undefined, this.validators);
     const id = ++this.lastId;
     const deadline = new AbortController();
     let timer: NodeJS.Timeout | undefined;
