@@ -51,9 +51,6 @@ export type Validators = LRUCache<string, ValidateFunction>;
 
 export const newValidators = (): Validators => new LRUCache<string, ValidateFunction>({ max: 5000 });
 
-// A worker thread serves one validation pool, so one platform.
-const threadValidators = newValidators();
-
 function validatorFor(check: BodyCheck, validators: Validators): ValidateFunction {
   let validate = validators.get(check.key);
   if (!validate) {
@@ -68,7 +65,7 @@ function validatorFor(check: BodyCheck, validators: Validators): ValidateFunctio
  * crosses a thread intact. `compiled` is called once the schema is compiled
  * (bounded by the schema limits), before the work that grows with the body.
  */
-export function checkBody(check: BodyCheck, compiled?: () => void, validators: Validators = threadValidators): BodyVerdict {
+export function checkBody(check: BodyCheck, validators: Validators, compiled?: () => void): BodyVerdict {
   try {
     const validate = validatorFor(check, validators);
     compiled?.();

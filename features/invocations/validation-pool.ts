@@ -59,7 +59,7 @@ export class ValidationPool {
 
   async check(check: BodyCheck): Promise<BodyVerdict> {
     if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
-    if (this.sizeOf(check) * check.body.length <= (this.options.inlineCost ?? INLINE_COST)) return checkBody(check, undefined, this.validators);
+    if (this.sizeOf(check) * check.body.length <= (this.options.inlineCost ?? INLINE_COST)) return checkBody(check, this.validators);
     const id = ++this.lastId;
     const deadline = new AbortController();
     let timer: NodeJS.Timeout | undefined;
@@ -99,7 +99,6 @@ export class ValidationPool {
   }
 
   private workers() {
-    if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
     if (!this.pool) {
       this.pool = new Piscina({ filename: WORKER, minThreads: 1, maxThreads: this.options.threads, idleTimeout: 60_000 });
       this.pool.on('message', ({ validationStarted: id }: { validationStarted?: number }) => {
