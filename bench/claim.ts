@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { queuedPredict, startIrisSession } from '../test/support/fixtures.js';
+import { queuedPredict, sessionIn, startIrisSession } from '../test/support/fixtures.js';
 import { makeWorkspace, unique } from '../test/support/platform.js';
 import { closeSharedDatabase } from '../test/support/database.js';
 import { invocationState } from '../features/invocations/state.js';
@@ -40,7 +40,9 @@ async function main() {
       for (let i = 0; i < size; i++) workspaces.push((await makeWorkspace(iris.t.platform)).id);
       const perWorkspace = Math.ceil(TOTAL / size);
       for (const workspaceId of workspaces) {
-        const queued = Array.from({ length: perWorkspace }, () => queuedPredict({ workspaceId, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId }));
+        const owner = { workspaceId, userId: iris.owner.user.id, modelId: iris.modelId };
+        const sessionId = await sessionIn(db, owner);
+        const queued = Array.from({ length: perWorkspace }, () => queuedPredict({ ...owner, sessionId }));
         await invocationState.appendQueued(db, queued);
       }
       await db.raw('analyze invocations');

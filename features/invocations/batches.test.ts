@@ -37,6 +37,20 @@ describe('invocation batches: appends and reads of concurrent requests in one st
     expect(Number(((await t.platform.db('invocations').where({ session_id: closed }).count('* as n').first()) as { n: unknown }).n)).to.equal(0);
   });
 
+  it("keeps each row to its session's workspace and user, and goes with the session's user", async () => {
+    const leaving = await colleague(t, owner);
+    const session = await openSession(leaving);
+    const [row] = await invocationState.appendQueued(t.platform.db, [queued(session, leaving)]);
+    const stored = await t.platform.db('invocations').where({ id: row!.id }).first();
+    const copy = (changes: Record<string, unknown>) => t.platform.db('invocations').insert({ ...stored, id: crypto.randomUUID(), order: 100, ...changes });
+    for (const changes of [{ user_id: owner.user.id }, { workspace_id: other.ws.id + 1_000_000 }]) {
+      const refused = await copy(changes).then(() => undefined, (error: { code?: string }) => error.code);
+      expect(refused, JSON.stringify(changes)).to.equal('23503');
+    }
+    await t.platform.db('users').where({ id: leaving.user.id }).delete();
+    expect(await t.platform.db('invocations').where({ id: row!.id }).first()).to.equal(undefined);
+  });
+
   it('reads many (session, invocation) pairs at once, each only for the session owner', async () => {
     const session = await openSession(owner);
     const [row] = await invocationState.appendQueued(t.platform.db, [queued(session, owner)]);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { makeWorkspace, unique } from '../../test/support/platform.js';
-import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
+import { queuedPredict, sessionIn, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { pino } from 'pino';
 import { needsPostgres } from '../../test/support/skips.js';
 import { until } from '../../test/support/until.js';
@@ -11,18 +11,27 @@ const LEASE_MS = 60_000;
 
 describe('the fair claim with more workspaces queued than rows claimed', () => {
   let iris: IrisSession;
+  // The session of the iris model's owner in each new workspace.
+  const sessions = new Map<number, string>();
   before(async () => {
     iris = await startStillIrisSession(unique('v'));
   });
   after(async () => {
+    await iris?.t.platform.db('invocations').whereIn('session_id', [...sessions.values()]).delete();
     await iris?.close();
   });
+
+  const queuedIn = (workspaceId: number) => queuedPredict({ workspaceId, sessionId: sessions.get(workspaceId)!, userId: iris.owner.user.id, modelId: iris.modelId });
+
+  /** Leaves only the QUEUED rows the test makes next. */
+  const clearQueued = () => iris.t.platform.db('invocations').whereIn('session_id', [...sessions.values()]).where({ status: 'QUEUED' }).delete();
 
   /** `count` QUEUED predictions of a new workspace, of which the first `running` are in flight under a live lease. */
   async function workspaceWith(count: number, running: number): Promise<number> {
     const { db } = iris.t.platform;
     const workspace = await makeWorkspace(iris.t.platform);
-    const rows = Array.from({ length: count }, () => queuedPredict({ workspaceId: workspace.id, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId }));
+    sessions.set(workspace.id, await sessionIn(db, { workspaceId: workspace.id, userId: iris.owner.user.id, modelId: iris.modelId }));
+    const rows = Array.from({ length: count }, () => queuedIn(workspace.id));
     const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
     if (running) {
       await db('invocations').whereIn('id', ids.slice(0, running)).update({ status: 'IN_PROGRESS', lease_expires_at: db.raw(`now() + interval '1 minute'`) });
@@ -54,12 +63,12 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
 
   it('serves a workspace served before ahead of a backlog that arrived all at once after its last turn', async () => {
     const { db } = iris.t.platform;
-    await db('invocations').where({ session_id: iris.sessionId, status: 'QUEUED' }).delete();
+    await clearQueued();
     const quiet = await workspaceWith(0, 0);
     await db('workspace_turns').insert({ workspace_id: quiet, last_claimed_at: db.raw(`now() - interval '1 second'`) });
     const flood: number[] = [];
     for (let i = 0; i < 12; i++) flood.push(await workspaceWith(3, 0));
-    await invocationState.appendQueued(db, [queuedPredict({ workspaceId: quiet, sessionId: iris.sessionId, userId: iris.owner.user.id, modelId: iris.modelId })]);
+    await invocationState.appendQueued(db, [queuedIn(quiet)]);
     // All at share 1: the flood's workspaces were never served, and count from when their work arrived.
     const { rows } = await invocationState.claimNext(db, 4, LEASE_MS, 'test');
     expect(rows.map((row) => row.workspace_id)).to.have.members([quiet, ...flood.slice(0, 3)]);
@@ -67,7 +76,7 @@ describe('the fair claim with more workspaces queued than rows claimed', () => {
 
   it("hands each claimed run its workspace's weight, for the executor's model slots", async () => {
     const { db } = iris.t.platform;
-    await db('invocations').where({ session_id: iris.sessionId, status: 'QUEUED' }).delete();
+    await clearQueued();
     const heavy = await workspaceWith(2, 0);
     await db('workspaces').where({ id: heavy }).update({ share_weight: 3 });
     const light = await workspaceWith(2, 0);

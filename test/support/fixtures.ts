@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type { Knex } from 'knex';
 import { createDemoModelServer, type DemoModelServer } from '../../demo/model-server/server.js';
 import { expect } from 'chai';
 import type { Client } from './http.js';
@@ -173,6 +174,17 @@ export async function startStillIrisSession(version: string): Promise<IrisSessio
       await iris.close();
     },
   };
+}
+
+/**
+ * An OPEN session of `to.userId` for `to.modelId` in another workspace, written
+ * straight to the store: tests of the fair claim fill many workspaces at once,
+ * and an invocation must belong to its session's workspace.
+ */
+export async function sessionIn(db: Knex, to: { workspaceId: number; userId: number; modelId: number }): Promise<string> {
+  const id = crypto.randomUUID();
+  await db('sessions').insert({ id, workspace_id: to.workspaceId, user_id: to.userId, model_id: to.modelId });
+  return id;
 }
 
 /** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */

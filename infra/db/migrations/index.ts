@@ -22,6 +22,7 @@ import * as datasetTables from './0020_dataset_tables.js';
 import * as queueTurns from './0022_queue_turns.js';
 import * as eventsAnnouncedAfterCommit from './0023_events_announced_after_commit.js';
 import * as webhookTriggerGuard from './0024_webhook_trigger_guard.js';
+import * as invocationSessionOwner from './0025_invocation_session_owner.js';
 
 interface Migration {
   name: string;
@@ -57,6 +58,7 @@ const migrations: Migration[] = [
   { name: '0022_queue_turns', ...queueTurns },
   { name: '0023_events_announced_after_commit', ...eventsAnnouncedAfterCommit },
   { name: '0024_webhook_trigger_guard', ...webhookTriggerGuard },
+  { name: '0025_invocation_session_owner', ...invocationSessionOwner },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
