@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { unique, type TestPlatform } from '../../test/support/platform.js';
+import { makeWorkspace, unique, type TestPlatform } from '../../test/support/platform.js';
 import { colleague, IRIS, queuedPredict, startIrisPlatform, type IrisPlatform, type Tenant } from '../../test/support/fixtures.js';
 import { InvocationBatches } from './batches.js';
 import { invocationState } from './state.js';
@@ -43,7 +43,8 @@ describe('invocation batches: appends and reads of concurrent requests in one st
     const [row] = await invocationState.appendQueued(t.platform.db, [queued(session, leaving)]);
     const stored = await t.platform.db('invocations').where({ id: row!.id }).first();
     const copy = (changes: Record<string, unknown>) => t.platform.db('invocations').insert({ ...stored, id: crypto.randomUUID(), order: 100, ...changes });
-    for (const changes of [{ user_id: owner.user.id }, { workspace_id: other.ws.id + 1_000_000 }]) {
+    // An existing user and workspace, but not the session's.
+    for (const changes of [{ user_id: owner.user.id }, { workspace_id: (await makeWorkspace(t.platform)).id }]) {
       const refused = await copy(changes).then(() => undefined, (error: { code?: string }) => error.code);
       expect(refused, JSON.stringify(changes)).to.equal('23503');
     }
