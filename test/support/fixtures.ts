@@ -4,7 +4,7 @@ import { createDemoModelServer, type DemoModelServer } from '../../demo/model-se
 import { expect } from 'chai';
 import type { Client } from './http.js';
 import { until } from './until.js';
-import type { QueuedInvocation } from '../../features/invocations/store.js';
+import { sessionsStore, type QueuedInvocation } from '../../features/invocations/store.js';
 import { DEFAULT_PRIORITY } from '../../features/invocations/state.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform, type TestUser } from './platform.js';
 
@@ -182,9 +182,7 @@ export async function startStillIrisSession(version: string): Promise<IrisSessio
  * and an invocation must belong to its session's workspace.
  */
 export async function sessionIn(db: Knex, to: { workspaceId: number; userId: number; modelId: number }): Promise<string> {
-  const id = crypto.randomUUID();
-  await db('sessions').insert({ id, workspace_id: to.workspaceId, user_id: to.userId, model_id: to.modelId });
-  return id;
+  return (await sessionsStore.insert(db, { id: crypto.randomUUID(), workspace_id: to.workspaceId, user_id: to.userId, model_id: to.modelId })).id;
 }
 
 /** A QUEUED PREDICT of `body` as a POST …/invocation appends it, for store-level tests. */
