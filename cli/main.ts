@@ -13,6 +13,7 @@ import { describeBootstrap, welcomeText } from './welcome.js';
 import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
+import type { ClosingSteps } from '../infra/process/closing.js';
 
 /** Entry point of the `didyma` command (bin/didyma.js). */
 export async function main(argv: string[]): Promise<void> {
@@ -38,7 +39,8 @@ export async function main(argv: string[]): Promise<void> {
       await runUntilSignal(loadConfig(), async (platform) => {
         // Executors queue explanations and hold leases: each publishes and sweeps too, so no lost run waits for a public server.
         platform.start();
-        return [await startExecutor(platform, { healthPort: platform.config.executorPort })];
+        const executor = await startExecutor(platform, { healthPort: platform.config.executorPort });
+        return [{ name: 'executor', close: () => executor.close() }];
       });
     });
 
@@ -85,7 +87,7 @@ export async function main(argv: string[]): Promise<void> {
         // The start-up lines are written out first, so that nothing logged before it comes after the welcome.
         await new Promise<void>((resolve) => platform.logger.flush(() => resolve()));
         console.log(welcomeText(config, servers, result, demoUrl));
-        return [...servers, executor, demo];
+        return [...servers, { name: 'executor', close: () => executor.close() }, { name: 'demo model server', close: () => demo.close() }];
       });
     });
 
@@ -205,6 +207,8 @@ async function withPlatform(config: Config, work: (platform: Platform) => Promis
 }
 
 interface Closable {
+  /** What the shutdown log names it, should it still be closing when the grace period runs out. */
+  name: string;
   close(): Promise<void>;
 }
 
@@ -222,13 +226,17 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
     const stop = (signal: string) => {
       platform.logger.info({ signal }, 'shutting down');
       platform.shutdown.draining = true;
-      exitAtGraceDeadline(platform.logger, config.shutdownGraceSeconds);
+      exitAtGraceDeadline(platform.logger, config.shutdownGraceSeconds, platform.shutdown.closing);
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  await Promise.allSettled(parts.map((part) => part.close()));
+  const { closing } = platform.shutdown;
+  const closed = await Promise.allSettled(parts.map((part) => closing.run(part.name, () => part.close())));
+  closed.forEach((result, i) => {
+    if (result.status === 'rejected') platform.logger.error({ err: result.reason, step: parts[i]!.name }, 'could not close a part of the process');
+  });
   await platform.close();
 }
 
@@ -237,9 +245,9 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
  * (a model call that never returns, a peer that keeps a socket open), so it
  * goes before the orchestrator kills it; unref'd, it never keeps the process alive.
  */
-function exitAtGraceDeadline(logger: Logger, graceSeconds: number): void {
+function exitAtGraceDeadline(logger: Logger, graceSeconds: number, closing?: ClosingSteps): void {
   const timer = setTimeout(() => {
-    logger.error({ graceSeconds }, 'shutdown grace period over: exiting with work still open');
+    logger.error({ graceSeconds, open: closing?.pending() }, 'shutdown grace period over: exiting with work still open');
     process.exit(1);
   }, graceSeconds * 1000);
   timer.unref();

@@ -1,4 +1,5 @@
 import { createMailer } from '../infra/mail/mailer.js';
+import { ClosingSteps } from '../infra/process/closing.js';
 import path from 'node:path';
 import type { Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
@@ -174,6 +175,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   );
   const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy);
   let started = false;
+  const closing = new ClosingSteps();
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
@@ -196,8 +198,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   return {
     config,
     logger,
-    /** Set on SIGTERM: servers report not ready and close each connection after its answer. */
-    shutdown: { draining: false },
+    /** Set on SIGTERM: servers report not ready and close each connection after its answer; `closing` names what has yet to close. */
+    shutdown: { draining: false, closing },
     /** The process's change feed (LISTEN), opened on first use. */
     changes: changeFeed,
     db,
@@ -239,12 +241,27 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       storageClasses.close();
       webhookClient.close();
       prometheus?.close();
+      // Every step is tried even when one fails, so a failed drain never leaves the queue or the pool open.
+      const failed: string[] = [];
+      const step = (name: string, close: () => Promise<unknown> | undefined) =>
+        closing.run(name, close).catch((error: unknown) => {
+          failed.push(name);
+          logger.error({ err: error, step: name }, 'could not close a part of the platform');
+        });
       // Side by side: on a loaded host their waits add up past the moment the grace period leaves for closing.
-      await Promise.all([deliverer.stop(), kube?.resync.stop(), sweeper.stop(), relay.stop(), validation.close(), audit.drain()]);
-      if (!options.queue) await queue.close();
-      if (changes) await releaseChangeFeed(db);
+      await Promise.all([
+        step('webhook deliverer', () => deliverer.stop()),
+        step('custom resource resync', () => kube?.resync.stop()),
+        step('sweeper', () => sweeper.stop()),
+        step('outbox relay', () => relay.stop()),
+        step('validation threads', () => validation.close()),
+        step('audit records', () => audit.drain()),
+      ]);
+      if (!options.queue) await step('queue', () => queue.close());
+      if (changes) await step('change feed', () => releaseChangeFeed(db));
       // A database handed in (tests share one) belongs to whoever made it.
-      if (!options.db) await db.destroy();
+      if (!options.db) await step('database pool', () => db.destroy());
+      if (failed.length) throw new Error(`could not close: ${failed.join(', ')}`);
     },
   };
 }

@@ -22,13 +22,32 @@ function mochaReport(): string {
 }
 
 describe("CI's closing list of failures (.ci/failures.awk)", () => {
-  it('prints each failing test once, with its titles and the first line of its error, and nothing of passing runs', () => {
+  const failures = (report: string) => {
     const log = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-ci-log-')), 'make-test.log');
-    fs.writeFileSync(log, mochaReport());
-    expect(execFileSync('awk', ['-f', '.ci/failures.awk', log], { encoding: 'utf8' }).trim().split('\n')).to.deep.equal([
+    fs.writeFileSync(log, report);
+    return execFileSync('awk', ['-f', '.ci/failures.awk', log], { encoding: 'utf8' }).trimEnd().split('\n');
+  };
+
+  it('prints each failing test once, with its titles and the first line of its error, then the rest of the error up to its stack, and nothing of passing runs', () => {
+    const lines = failures(mochaReport());
+    expect(lines.filter((line) => line.startsWith('failed: '))).to.deep.equal([
       'failed: outer › differs — AssertionError [ERR_ASSERTION]: Expected values to be strictly deep-equal:',
       'failed: outer › fails at the top — Error: bang',
       'failed: outer › inner › fails — Error: boom',
+    ]);
+    expect(lines.slice(1, 3)).to.deep.equal(['    + actual - expected', '    + [']);
+    expect(lines.slice(-2)).to.deep.equal(['failed: outer › inner › fails — Error: boom', '    second line']);
+    expect(lines.join('\n')).not.to.match(/^ +at |passes/m);
+  });
+
+  it('keeps a long error to its first and last six lines, and says how many it left out', () => {
+    const output = Array.from({ length: 20 }, (_, i) => `child line ${i + 1}`).join('\n');
+    const report = `\n  1 passing (1ms)\n  1 failing\n\n  1) suite\n       test:\n     AssertionError: the server's exit:\n${output}\n      at Context.<anonymous> (x.ts:1:1)\n\n`;
+    expect(failures(report)).to.deep.equal([
+      "failed: suite › test — AssertionError: the server's exit:",
+      ...Array.from({ length: 6 }, (_, i) => `    child line ${i + 1}`),
+      '    … 8 more line(s)',
+      ...Array.from({ length: 6 }, (_, i) => `    child line ${i + 15}`),
     ]);
   });
 });
