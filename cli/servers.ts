@@ -11,6 +11,7 @@ export type { ServerName } from '../api/shared/server-app.js';
 import type { ServerName } from '../api/shared/server-app.js';
 import { createHttpServer } from '../infra/http/http-server.js';
 import type { MetricsHandler } from '../infra/http/metrics-exposition.js';
+import { onResponseClose } from '../infra/http/response-close.js';
 
 const factories: Record<ServerName, (platform: Platform) => Express> = {
   auth: createAuthServer,
@@ -36,7 +37,7 @@ function trafficOf(server: http.Server): Traffic {
   server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     traffic.inFlight += 1;
     traffic.lastRequestAt = Date.now();
-    res.once('close', () => (traffic.inFlight -= 1));
+    onResponseClose(res, () => (traffic.inFlight -= 1));
   });
   return traffic;
 }

@@ -5,6 +5,7 @@ import type { ActorType } from '../../features/audit/store.js';
 import { matchedOperationOf } from '../../infra/http/operations/serve.js';
 import { currentTraceId } from '../../infra/telemetry/spans.js';
 import { loggedPath } from '../../infra/http/request-log.js';
+import { onResponseClose } from '../../infra/http/response-close.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The outcome of a request whose client left before its answer was written (nginx's convention). */
@@ -29,7 +30,7 @@ export function auditRequests(trail: AuditTrail): RequestHandler {
         return send(body);
       };
     }
-    res.once('close', () => {
+    onResponseClose(res, () => {
       const outcome = res.writableFinished ? res.statusCode : CLIENT_CLOSED;
       if (SAFE_METHODS.has(req.method) && outcome !== 401 && outcome !== 403) return;
       const entry = entryOf(req, res, outcome, created, traceId);

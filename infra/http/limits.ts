@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { InputError } from '../../kernel/errors/errors.js';
 import { nulError } from './operations/request.js';
+import { onResponseClose } from './response-close.js';
 
 /**
  * Load shedding: at most `max` requests of this server in flight at once; the
@@ -17,7 +18,7 @@ export function inFlightLimit(max: number): RequestHandler {
       return;
     }
     inFlight += 1;
-    res.once('close', () => {
+    onResponseClose(res, () => {
       inFlight -= 1;
     });
     next();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Level, Logger } from 'pino';
+import { onResponseClose } from './response-close.js';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -30,14 +31,12 @@ export function requestLog(logger: Logger, quiet: ReadonlySet<string>, redact: (
     res.setHeader('X-Request-Id', req.id);
     if (quiet.has(req.url)) return next();
     const started = performance.now();
-    const done = () => {
-      res.off('close', done);
+    onResponseClose(res, () => {
       const line = { reqId: req.id, method: req.method, url: req.logUrl, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10, remoteAddress: req.ip };
       if (!res.writableFinished) logger[level](line, 'request abandoned by the client');
       else if (res.statusCode >= 500) logger.error(line, 'request failed');
       else logger[level](line, 'request completed');
-    };
-    res.once('close', done);
+    });
     next();
   };
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { loggedPath } from '../http/request-log.js';
+import { onResponseClose } from '../http/response-close.js';
 
 const tracer = trace.getTracer('didyma');
 
@@ -24,7 +25,7 @@ export function serverSpans(untracedPaths: ReadonlySet<string>): RequestHandler 
     if (!trace.isSpanContextValid(span.spanContext())) return next();
     if (span.isRecording()) {
       span.setAttributes({ 'http.request.method': req.method, 'url.scheme': req.protocol, 'client.address': req.ip ?? '' });
-      res.once('close', () => {
+      onResponseClose(res, () => {
         span.setAttributes({ 'url.path': loggedPath(req), 'http.response.status_code': res.statusCode });
         if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         if (!res.writableFinished) span.setAttribute('error.type', 'aborted');
