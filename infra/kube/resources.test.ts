@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import YAML from 'yaml';
 import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { DesiredDeployment, DesiredStorage } from './desired.js';
 import { ANNOTATIONS, API_VERSION, KINDS, LABELS } from './constants.js';
 import { credentialsSecret, customResource } from './resources.js';
@@ -29,6 +30,9 @@ const crd = (file: string) => YAML.parse(fs.readFileSync(new URL(`../../crds/${f
 /** The CRD's structural schema as JSON Schema (x-kubernetes-* keywords and CEL rules are the API server's). */
 function schemaOf(file: string) {
   const ajv = new Ajv({ strict: false, allErrors: true });
+  (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  // Kubernetes' own integer format: the API server checks the range.
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
   return ajv.compile(crd(file).spec.versions[0].schema.openAPIV3Schema);
 }
 
