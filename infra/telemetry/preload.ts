@@ -1,10 +1,5 @@
 import { register } from 'node:module';
-
-/** What a process that started tracing can still do with it. */
-export interface Telemetry {
-  /** Sends the spans still buffered; the process calls it as it exits. */
-  shutdown(): Promise<void>;
-}
+import type { Telemetry } from './telemetry.js';
 
 /**
  * Whether the standard OpenTelemetry variables ask for traces: an exporter

@@ -4,7 +4,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
-import type { Telemetry } from './preload.js';
+import type { Telemetry } from './telemetry.js';
 
 /** The instrumentations by the names OTEL_NODE_ENABLED_INSTRUMENTATIONS and OTEL_NODE_DISABLED_INSTRUMENTATIONS use. */
 const INSTRUMENTATIONS: Record<string, () => Instrumentation> = {

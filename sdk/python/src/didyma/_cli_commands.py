@@ -5,24 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from . import __version__
 from ._cli_input import fields_of, read_body, read_json
 from ._cli_login import cmd_login, cmd_logout, show_claims, show_login
 from ._cli_output import plain
+from ._cli_registrar import Registrar
 from ._cli_results import show_invocation_table, show_invocations
 from ._cli_webhooks import add_webhooks
 from .client import Didyma
 from .errors import ValidationError, WaitTimeout
 from .models import AuditRecord, Invocation
 from .sessions import PendingInvocation
-
-Run = Callable[[argparse.Namespace, Any], Any]
-# How a command shows its answer to people, when a table or key/value lines would not do.
-Show = Callable[[Any, argparse.Namespace, TextIO], None]
 
 SESSION_COLUMNS = ["id", "state", "model_key", "created_at"]
 INVOCATION_COLUMNS = ["id", "order", "type", "status", "related_to", "response", "error"]
@@ -34,42 +30,6 @@ QUOTA_COLUMNS = ["workspace_id", "share_weight", "max_in_flight", "max_queued"]
 STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
 SESSION_ARGS = ("model_code", "version", "session_id")
 AUDIT_COLUMNS = ["created_at", "actor", "workspace_id", "action", "resource", "outcome", "request_id"]
-
-
-def accept_json(parser: argparse.ArgumentParser) -> None:
-    """`--json` wherever it is written, after a command as before it; not given there, the earlier one stands."""
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of tables")
-
-
-class Registrar:
-    """Adds commands: each names what it runs, the table columns it prints (or how it shows its answer) and its
-    positional arguments."""
-
-    def __init__(self, groups: Any) -> None:
-        self.groups = groups
-
-    def command(
-        self,
-        sub: Any,
-        name: str,
-        run: Run,
-        help: str,
-        columns: list[str] | None = None,
-        args: Iterable[str] = (),
-        needs_client: bool = True,
-        show: Show | None = None,
-    ) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
-        parser.set_defaults(run=run, columns=columns, needs_client=needs_client, show=show)
-        accept_json(parser)
-        for arg in args:
-            parser.add_argument(arg)
-        return parser
-
-    def group(self, name: str, help: str) -> Any:
-        parser = self.groups.add_parser(name, help=help, description=help)
-        accept_json(parser)
-        return parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
 
 def add_login(r: Registrar) -> None:

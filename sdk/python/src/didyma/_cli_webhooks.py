@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ._cli_registrar import Registrar
 from .client import Didyma
 from .webhooks import EVENTS
-
-if TYPE_CHECKING:
-    from ._cli_commands import Registrar
 
 ENDPOINT_COLUMNS = ["id", "url", "events", "enabled", "description", "created_at"]
 DELIVERY_COLUMNS = ["id", "event_type", "status", "attempt_count", "last_status_code", "last_error", "created_at"]
