@@ -66,7 +66,10 @@ describe('fair share: no workspace can hold the executors from another', functio
   it('answers 429 with Retry-After past max_queued, and queues nothing of the refused request', async () => {
     const tenant = await tenantOf(5000); // long enough that none finishes before the count, even on a loaded machine
     await setWorkspace(tenant, { max_queued: 3, max_in_flight: 1 });
-    await tenant.invoke(4, { parallel: 1 }); // one runs (slowly), three wait
+    // One runs (slowly), three wait: the first is claimed before the others come, or all four would count as queued.
+    await tenant.invoke(1);
+    await until(async () => (await tenant.statuses()).IN_PROGRESS === 1, 'the first prediction to start', 60_000);
+    await tenant.invoke(3, { parallel: 1 });
     const path = `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/invocation`;
     const refused = await platform.t.public.post(path, { token: tenant.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: '{"sepal_length":1,"sepal_width":1,"petal_length":1,"petal_width":1}' } } });
     expect(refused.status).to.equal(429);

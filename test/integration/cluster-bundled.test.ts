@@ -133,7 +133,8 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
     expect(await secrets()).to.deep.equal(before);
     const [database] = (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=postgresql`)).items;
     expect(database.metadata.uid).to.equal(postgresql.metadata.uid);
-    await login(auth);
+    // A kept-alive connection may still lead to an auth pod the upgrade replaced: a client logs in again on a new one.
+    await eventually('a login once the upgrade has replaced the auth pod', () => login(auth));
 
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait', '--timeout', '3m');
     // The volumes outlive the release, and so do the credentials they were initialised with.
