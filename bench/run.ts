@@ -147,6 +147,7 @@ async function main() {
     // The drain pauses the executor (SIGSTOP) between its segments: a lease must outlast a pause.
     DIDYMA_EXECUTOR_LEASE_SECONDS: '60',
     // (7) signs the staff user in to a hundred and one workspaces in a few seconds.
+    DIDYMA_LOGIN_LIMIT_PER_SOURCE: '1000',
     DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '1000',
     DIDYMA_LOGIN_LIMIT_PER_CLIENT: '1000',
   };

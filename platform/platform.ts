@@ -8,10 +8,11 @@ import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/
 import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
 import { Authenticator } from '../features/identity/authenticator.js';
-import { RateLimiter } from '../features/auth/rate-limit.js';
+import { LoginGuard } from '../features/auth/login-guard.js';
 import { rateLimitStore } from '../features/auth/rate-limit.store.js';
 import { loadSecretBox, type SecretBox } from '../infra/crypto/secrets.js';
 import { LoginService } from '../features/identity/login.service.js';
+import { LockoutsService } from '../features/identity/lockouts.service.js';
 import { WorkspacesService } from '../features/identity/workspaces.service.js';
 import { ApiTokensService } from '../features/identity/api-tokens.service.js';
 import { OAuthApplicationsService } from '../features/identity/oauth.service.js';
@@ -101,7 +102,20 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     { issuer: config.jwtIssuer, audience: config.jwtAudience, accessTtlSeconds: config.accessTokenTtl, refreshTtlSeconds: config.refreshTokenTtl, cacheSize: config.tokenCacheSize },
     now,
   );
-  const windowMs = config.loginLimitWindow * 1000;
+  const loginGuard = new LoginGuard(
+    db,
+    rateLimitStore,
+    {
+      perSource: config.loginLimitPerSource,
+      perAccount: config.loginLimitPerAccount,
+      perAddress: config.loginLimitPerClient,
+      windowMs: config.loginLimitWindow * 1000,
+      maxDelayMs: config.loginDelayMaxMs,
+      maxWaiting: config.loginDelayMaxWaiting,
+      knownSourceMs: config.loginKnownSourceDays * 86_400_000,
+    },
+    now,
+  );
   const mailer = createMailer(config.smtpUrl, config.mailFrom, logger, {
     connectMs: config.upstreamConnectTimeoutMs,
     greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
@@ -112,9 +126,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       db,
       stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
       tokens,
-      accountLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerAccount, windowMs }, now),
-      clientLimiter: new RateLimiter(db, rateLimitStore, { limit: config.loginLimitPerClient, windowMs }, now),
+      guard: loginGuard,
     }),
+    lockouts: new LockoutsService(loginGuard),
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
     apiTokens: new ApiTokensService(db, apiTokensStore, now),
     oauth: new OAuthApplicationsService(db, { oauth: oauthStore, users: usersStore }),

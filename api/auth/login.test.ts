@@ -4,6 +4,7 @@ import { SignJWT, UnsecuredJWT } from 'jose';
 import { TokenService } from '../../features/auth/tokens.js';
 import { generateSigningKeys } from '../../features/auth/keys.js';
 import { login, makeUser, makeWorkspace, startTestPlatform, testKeys, type TestPlatform } from '../../test/support/platform.js';
+import { randomAddress } from '../../test/support/sources.js';
 
 describe('auth server: login, refresh and verify', () => {
   let t: TestPlatform;
@@ -146,11 +147,11 @@ describe('auth server: login, refresh and verify', () => {
 describe('auth server: rate limits', () => {
   let t: TestPlatform;
   before(async () => {
-    t = await startTestPlatform({ loginLimitPerAccount: 3, loginLimitPerClient: 100000 });
+    t = await startTestPlatform({ loginLimitPerSource: 3, loginLimitPerClient: 100000 });
   });
   after(() => t.close());
 
-  it('answers 429 with Retry-After once an account is over its login limit', async () => {
+  it('answers 429 with Retry-After once a source is over its login limit on an account', async () => {
     const user = await makeUser(t.platform);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: 'wrong' } })).status);
@@ -179,8 +180,8 @@ describe('auth server: rate limits', () => {
 
   it('limits per client address too, counting every replica’s attempts', async () => {
     // Two replicas behind one proxy hop; the client address is one no other test uses.
-    const replicas = await Promise.all([1, 2].map(() => startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2, trustProxy: '1' })));
-    const address = `2001:db8::${crypto.randomBytes(2).toString('hex')}:${crypto.randomBytes(2).toString('hex')}`;
+    const replicas = await Promise.all([1, 2].map(() => startTestPlatform({ loginLimitPerClient: 2, trustProxy: '1' })));
+    const address = randomAddress();
     try {
       const statuses: number[] = [];
       for (const replica of [0, 1, 0]) {
@@ -189,7 +190,7 @@ describe('auth server: rate limits', () => {
       }
       expect(statuses).to.deep.equal([401, 401, 429]);
       // Another address is not affected.
-      const other = await replicas[1]!.auth.post('/api/auth/token/obtain', { json: { email: 'a@x.test', password: 'x' }, headers: { 'x-forwarded-for': '2001:db8::1:2' } });
+      const other = await replicas[1]!.auth.post('/api/auth/token/obtain', { json: { email: 'a@x.test', password: 'x' }, headers: { 'x-forwarded-for': randomAddress() } });
       expect(other.status).to.equal(401);
     } finally {
       await Promise.all(replicas.map((replica) => replica.close()));
@@ -197,8 +198,8 @@ describe('auth server: rate limits', () => {
   });
 
   it('counts only the failures of a client address', async () => {
-    const replica = await startTestPlatform({ loginLimitPerAccount: 1000, loginLimitPerClient: 2, trustProxy: '1' });
-    const headers = { 'x-forwarded-for': `2001:db8::${crypto.randomBytes(2).toString('hex')}:${crypto.randomBytes(2).toString('hex')}` };
+    const replica = await startTestPlatform({ loginLimitPerClient: 2, trustProxy: '1' });
+    const headers = { 'x-forwarded-for': randomAddress() };
     try {
       const user = await makeUser(replica.platform);
       const statuses: number[] = [];

@@ -4,7 +4,7 @@ import { makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/
 describe('auth server: OAuth 2.0 client credentials', () => {
   let t: TestPlatform;
   before(async () => {
-    t = await startTestPlatform({ loginLimitPerAccount: 5, loginLimitPerClient: 100000 });
+    t = await startTestPlatform({ loginLimitPerSource: 5, loginLimitPerClient: 100000 });
   });
   after(() => t.close());
 
@@ -65,7 +65,7 @@ describe('auth server: OAuth 2.0 client credentials', () => {
     expect((await t.auth.post('/o/token/', { form })).status).to.equal(401);
   });
 
-  it('rate limits attempts per client id with 429', async () => {
+  it('rate limits attempts per client id and source with 429', async () => {
     const { client_id } = await app();
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {

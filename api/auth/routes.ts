@@ -88,6 +88,21 @@ export function authRoutes(platform: Platform): OperationRoutes {
     sendPage(req, res, await platform.audit.list(principalOf(res), auditFilterOf(req), pageOf(req)));
   });
 
+  router.get('/api/auth/lockout/account/:email', auth('staff'), async (req, res) => {
+    res.json(await identity.lockouts.state('account', String(req.params.email)));
+  });
+  router.delete('/api/auth/lockout/account/:email', auth('staff'), async (req, res) => {
+    await identity.lockouts.lift('account', String(req.params.email));
+    res.status(204).end();
+  });
+  router.get('/api/auth/lockout/client/:clientId', auth('staff'), async (req, res) => {
+    res.json(await identity.lockouts.state('client', String(req.params.clientId)));
+  });
+  router.delete('/api/auth/lockout/client/:clientId', auth('staff'), async (req, res) => {
+    await identity.lockouts.lift('client', String(req.params.clientId));
+    res.status(204).end();
+  });
+
   if (config.exposeTokenApi) mountTokenApi(router, platform, auth);
 
   router.post('/api/auth/invitation', auth('workspace'), async (req, res) => {

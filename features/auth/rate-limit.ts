@@ -15,6 +15,8 @@ export interface RateLimit {
 export interface Attempt {
   keyHash: string;
   resetAt: Date;
+  /** Attempts in the window, this one included. */
+  count: number;
 }
 
 /**
@@ -33,15 +35,19 @@ export class RateLimiter {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Counts one attempt for `key`; throws RateLimitedError (429, with the seconds left) past the limit. */
-  async hit(key: string): Promise<Attempt> {
+  /**
+   * Counts one attempt for `key` (part of the lock of the account whose key
+   * hashes to `accountHash`, if any); throws RateLimitedError (429, with the
+   * seconds left) past the limit.
+   */
+  async hit(key: string, accountHash: string | null = null): Promise<Attempt> {
     const now = this.now();
     const at = new Date(now);
     const keyHash = sha256(key);
-    const { count, reset_at: resetAt } = await this.store.hit(this.db, keyHash, new Date(now + this.rate.windowMs), at);
+    const { count, reset_at: resetAt } = await this.store.hit(this.db, keyHash, new Date(now + this.rate.windowMs), at, accountHash);
     await this.pruneNowAndThen(at);
-    if (count > this.rate.limit) throw new RateLimitedError(Math.max(1, Math.ceil((resetAt.getTime() - now) / 1000)));
-    return { keyHash, resetAt };
+    if (count > this.rate.limit) throw new RateLimitedError(secondsUntil(resetAt, now));
+    return { keyHash, resetAt, count };
   }
 
   /** Takes back an attempt that succeeded: only failures count towards the limit. */
@@ -59,4 +65,9 @@ export class RateLimiter {
     this.hits = (this.hits + 1) % PRUNE_EVERY;
     if (this.hits === 0) await this.store.removeEnded(this.db, at);
   }
+}
+
+/** Whole seconds from `now` until `at`, at least one: what Retry-After says. */
+export function secondsUntil(at: Date, now: number): number {
+  return Math.max(1, Math.ceil((at.getTime() - now) / 1000));
 }

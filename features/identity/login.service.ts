@@ -4,7 +4,7 @@ import { NotAllowedError, NotAuthenticatedError, OAuthError } from '../../kernel
 import { constantTimeEqual, sha256 } from '../../infra/crypto/random.js';
 import { verifyPassword } from '../auth/passwords.js';
 import { permissionsFor, type Principal } from '../auth/principal.js';
-import type { Attempt, RateLimiter } from '../auth/rate-limit.js';
+import type { LoginGuard } from '../auth/login-guard.js';
 import type { Subject, TokenService } from '../auth/tokens.js';
 import { normaliseEmail, type UsersStore } from './users.store.js';
 import type { WorkspacesStore } from './workspaces.store.js';
@@ -27,8 +27,7 @@ export interface LoginDeps {
   db: Db;
   stores: { users: UsersStore; workspaces: WorkspacesStore; refresh: RefreshStore; oauth: OAuthStore };
   tokens: TokenService;
-  accountLimiter: RateLimiter;
-  clientLimiter: RateLimiter;
+  guard: LoginGuard;
 }
 
 export class LoginService {
@@ -37,12 +36,11 @@ export class LoginService {
   /** POST /api/auth/token/obtain */
   async obtain(input: { email: string; password: string; workspace?: string | null }, clientAddress: string): Promise<TokenPair> {
     const email = normaliseEmail(input.email);
-    const client = await this.deps.clientLimiter.hit(`login-ip:${clientAddress}`);
-    const account = await this.deps.accountLimiter.hit(`login-account:${email}`);
+    const pass = await this.deps.guard.admit('login', email, clientAddress);
     const user = await this.deps.stores.users.byEmail(this.deps.db, email);
     const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
-    await this.forgive(client, account);
+    await this.deps.guard.succeeded(pass);
     const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
     return this.openFamily(subject);
   }
@@ -98,12 +96,11 @@ export class LoginService {
   ): Promise<ClientCredentialsResponse> {
     if (input.grant_type !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
     if (!input.client_id || !input.client_secret) throw new OAuthError(400, 'invalid_request', 'client_id and client_secret are required.');
-    const client = await this.deps.clientLimiter.hit(`oauth-ip:${clientAddress}`);
-    const account = await this.deps.accountLimiter.hit(`oauth-client:${input.client_id}`);
+    const pass = await this.deps.guard.admit('oauth', input.client_id, clientAddress);
     const app = await this.deps.stores.oauth.byClientId(this.deps.db, input.client_id);
     const secretOk = app ? constantTimeEqual(app.client_secret_hash, sha256(input.client_secret)) : false;
     if (!app || !secretOk) throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
-    await this.forgive(client, account);
+    await this.deps.guard.succeeded(pass);
     const workspace = await this.deps.stores.workspaces.liveById(this.deps.db, app.workspace_id);
     if (!workspace || (input.workspace && input.workspace !== workspace.name)) {
       throw new OAuthError(401, 'invalid_client', 'Client authentication failed.');
@@ -112,14 +109,6 @@ export class LoginService {
     const permissions = permissionsFor(false, app.role);
     const access = await this.deps.tokens.issueAccess({ userId: app.service_user_id, workspace: { id: workspace.id, name: workspace.name }, permissions });
     return { access_token: access, token_type: 'Bearer', expires_in: this.deps.tokens.accessTtlSeconds, scope: permissions.join(' ') };
-  }
-
-  /**
-   * The lock-out counts failures only: proven credentials take their attempt
-   * back from the client address and clear the account's earlier failures.
-   */
-  private async forgive(client: Attempt, account: Attempt): Promise<void> {
-    await Promise.all([this.deps.clientLimiter.forgive(client), this.deps.accountLimiter.reset(account)]);
   }
 
   private async subjectFor(db: Runner, userId: number, staff: boolean, workspaceName: string | null): Promise<Subject> {

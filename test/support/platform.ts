@@ -66,6 +66,7 @@ export async function startTestPlatform(
       DIDYMA_EXECUTOR_RETRY_BACKOFF_MS: '10',
       // Login windows live in the shared test database, so every platform of a test process
       // counts into them from 127.0.0.1: the rate-limit tests set their own limits and addresses.
+      DIDYMA_LOGIN_LIMIT_PER_SOURCE: '100000',
       DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '100000',
       DIDYMA_LOGIN_LIMIT_PER_CLIENT: '100000',
     },
