@@ -149,6 +149,9 @@ async function main() {
     // (7) signs the staff user in to a hundred and one workspaces in a few seconds.
     DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '1000',
     DIDYMA_LOGIN_LIMIT_PER_CLIENT: '1000',
+    // The notification probe follows every session of one user (BENCH_SESSIONS) with a stream each.
+    DIDYMA_MAX_EVENT_STREAMS_PER_USER: String(Math.max(10, SESSIONS)),
+    DIDYMA_MAX_EVENT_STREAMS_PER_WORKSPACE: String(Math.max(100, SESSIONS)),
   };
   const children: Child[] = [];
   const start = async (name: string, nodeArgs: string[], readyUrl: string) => {
