@@ -28,9 +28,6 @@ export interface StreamOptions<T> {
 /** How often a quiet stream looks at `stopping` and whether its client left; a batch wakes it at once. */
 const TICK_MS = 250;
 
-/** A client that reads slower than its stream writes is cut past this much unsent text; it resumes with Last-Event-ID. */
-const MAX_UNSENT_BYTES = 1 << 20;
-
 /**
  * Server-Sent Events until the client leaves or the server stops. Only the
  * last item of a batch carries the position as its `id:`, so a client cut
@@ -52,7 +49,7 @@ export async function sendEventStream<T>(req: Request, res: Response, options: S
   });
   let quietSince = Date.now();
   try {
-    while (!gone && !options.stopping() && !failure && res.writableLength <= MAX_UNSENT_BYTES) {
+    while (!gone && !options.stopping() && !failure) {
       for (const { position, items } of batches.splice(0)) {
         items.forEach((item, index) => res.write(frame(options.event, options.data(item), index === items.length - 1 ? position : undefined)));
         if (items.length) quietSince = Date.now();
