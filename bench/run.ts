@@ -150,6 +150,9 @@ async function main() {
     DIDYMA_LOGIN_LIMIT_PER_SOURCE: '1000',
     DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '1000',
     DIDYMA_LOGIN_LIMIT_PER_CLIENT: '1000',
+    // The notification probe follows every session of one user (BENCH_SESSIONS) with a stream each.
+    DIDYMA_MAX_EVENT_STREAMS_PER_USER: String(Math.max(10, SESSIONS)),
+    DIDYMA_MAX_EVENT_STREAMS_PER_WORKSPACE: String(Math.max(100, SESSIONS)),
   };
   const children: Child[] = [];
   const start = async (name: string, nodeArgs: string[], readyUrl: string) => {

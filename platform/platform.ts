@@ -45,7 +45,9 @@ import { createPlatformMetrics } from '../features/metrics/platform-metrics.js';
 import { createPrometheusClient } from '../features/metrics/prometheus.js';
 import { MetricsQueryService } from '../features/metrics/query.service.js';
 import { invocationsStore, sessionsStore } from '../features/invocations/store.js';
-import { eventsPurge, invocationEventsStore } from '../features/invocations/events.js';
+import { eventsPurge } from '../features/invocations/events.js';
+import { SessionEventReaders } from '../features/invocations/session-readers.js';
+import { StreamSlots } from '../features/invocations/stream-slots.js';
 import { filesStore, storageConfigsStore, uploadsStore } from '../features/files/store.js';
 import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
@@ -78,6 +80,9 @@ export interface PlatformOptions {
   deploymentListener?: DeploymentListener;
   storageListener?: StorageListener;
 }
+
+/** Without change notifications (the LISTEN connection is down), each session with event streams is read this often. */
+const EVENT_POLL_MS = 1_000;
 
 const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -202,7 +207,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
     models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
     catalog,
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore, events: invocationEventsStore }, catalog, relay, validation, webhooks),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation, webhooks),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
     idempotency,
@@ -216,6 +221,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     shutdown: { draining: false, closing },
     /** The process's change feed (LISTEN), opened on first use. */
     changes: changeFeed,
+    /** Session event streams: their slots (apart from the request slots), and one reader per session shared by its streams. */
+    eventStreams: {
+      slots: new StreamSlots({ perUser: config.maxEventStreamsPerUser, perWorkspace: config.maxEventStreamsPerWorkspace, perProcess: config.maxEventStreams }),
+      readers: new SessionEventReaders(db, changeFeed, EVENT_POLL_MS),
+    },
     db,
     keys,
     box,

@@ -73,6 +73,21 @@ describe('session events: status changes as Server-Sent Events', function () {
     expect(bad.body.message).to.include('Last-Event-ID');
   });
 
+  it('answers a Last-Event-ID PostgreSQL would refuse with a 400 before any stream starts', async () => {
+    // xmin after xmax, an in-progress id outside [xmin, xmax), out of order, and id 0: each once a 200 and a stream that died on its first read.
+    for (const id of ['5:3:', '3:9:12', '3:9:2', '3:9:7,4', '0:0:']) {
+      for (const headers of [{ 'last-event-id': id }, undefined]) {
+        const path = `${new URL(eventsUrl(tenant)).pathname}${headers ? '' : `?last_event_id=${encodeURIComponent(id)}`}`;
+        const reply = await t.public.get(path, { token: tenant.token, headers });
+        expect(reply.status, id).to.equal(400);
+        expect(reply.headers.get('content-type'), id).to.match(/^application\/json/);
+        expect(reply.body.message, id).to.include('Last-Event-ID');
+      }
+    }
+    // The earlier tests' streams, closed by their clients, give their slots back too.
+    await eventually(() => t.platform.eventStreams.slots.open === 0, 'no stream slot kept by a refused or closed stream');
+  });
+
   it('ends its streams when the server drains, for the client to resume elsewhere', async () => {
     const stream = await openStream(eventsUrl(tenant), tenant.token);
     t.platform.shutdown.draining = true;

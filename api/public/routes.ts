@@ -6,12 +6,11 @@ import { pageOf, queryText, sendPage } from '../../infra/http/pagination.js';
 import type { InvocationStatus, InvocationType, SessionRow } from '../../features/invocations/store.js';
 import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
 import { sendEventStream } from '../../infra/http/event-stream.js';
+import { releaseInFlightSlot } from '../../infra/http/limits.js';
 import { idempotencyKeys } from '../shared/idempotency.js';
 
 /** A comment line this often keeps proxies from closing a quiet event stream. */
 const EVENT_HEARTBEAT_MS = 15_000;
-/** Without change notifications (the LISTEN connection is down), a stream reads this often. */
-const EVENT_POLL_MS = 1_000;
 
 const model = (req: Request) => [String(req.params.modelCode), String(req.params.modelVersion)] as const;
 const session = (req: Request) => [...model(req), String(req.params.sessionId)] as const;
@@ -70,18 +69,23 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     res.json({ status });
   });
   router.get(`${base}/session/:sessionId/events`, member, async (req, res) => {
-    const source = await invocations.events(principalOf(res), ...session(req), req.get('last-event-id') ?? queryText(req, 'last_event_id'));
-    const changes = platform.changes();
-    await sendEventStream(req, res, source, {
-      event: 'invocation',
-      data: (event) => event,
-      subscribe: (listener) => changes.subscribe('invocations', listener),
-      following: () => changes.isListening,
-      stopping: () => platform.shutdown.draining,
-      heartbeatMs: EVENT_HEARTBEAT_MS,
-      pollMs: EVENT_POLL_MS,
-      logger: platform.logger,
-    });
+    const { slots, readers } = platform.eventStreams;
+    const release = slots.take(principalOf(res));
+    try {
+      const { sessionId, from } = await invocations.events(principalOf(res), ...session(req), req.get('last-event-id') ?? queryText(req, 'last_event_id'));
+      // Admitted like any request; from here on it holds a stream slot, not a request slot.
+      releaseInFlightSlot(res);
+      await sendEventStream(req, res, {
+        event: 'invocation',
+        data: (event) => event,
+        follow: (follower) => readers.follow(sessionId, from, follower),
+        stopping: () => platform.shutdown.draining,
+        heartbeatMs: EVENT_HEARTBEAT_MS,
+        logger: platform.logger,
+      });
+    } finally {
+      release();
+    }
   });
   router.post(`${invocationsPath}/:invocationId/cancel`, member, async (req, res) => {
     res.json(await invocations.cancel(principalOf(res), ...session(req), String(req.params.invocationId)));

@@ -1,6 +1,5 @@
 import type { Runner } from '../../infra/db/database.js';
 import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
-import { InputError } from '../../kernel/errors/errors.js';
 import type { InvocationStatus } from './store.js';
 
 /** One status an invocation took (migration 0016's triggers write them). */
@@ -11,17 +10,19 @@ export interface InvocationEvent {
   created_at: string;
 }
 
+/** An event as read, with the transaction that wrote it: whether a stream has seen it depends on that stream's snapshot. */
+export interface StoredEvent extends InvocationEvent {
+  tx: string;
+}
+
 /** What became visible in a session since a snapshot, and the snapshot to read from next. */
 export interface EventsSince {
   snapshot: string;
-  events: InvocationEvent[];
+  events: StoredEvent[];
 }
 
 /** Before every transaction: all events are new to it. */
 export const FIRST_SNAPSHOT = '1:1:';
-
-/** `xmin:xmax:xip,…` as pg_snapshot prints it; bounded, as it comes back from clients. */
-const SNAPSHOT = /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20}){0,1000})?$/;
 
 /**
  * A session's events committed since `snapshot` and invisible to it, with the
@@ -33,21 +34,15 @@ const SNAPSHOT = /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20}){0,1000})?$/;
 const SINCE_SQL = `
 select pg_current_snapshot()::text as snapshot,
        coalesce((select json_agg(e order by e.id) from (
-         select id::text as id, invocation_id, status, created_at from invocation_events
+         select id::text as id, invocation_id, status, created_at, tx::text as tx from invocation_events
           where session_id = ? and tx >= pg_snapshot_xmin(?::pg_snapshot) and not pg_visible_in_snapshot(tx, ?::pg_snapshot)
        ) e), '[]'::json) as events`;
 
 export const invocationEventsStore = {
-  /** The client's resume point (Last-Event-ID), or a 400. */
-  checkSnapshot(text: string): string {
-    if (!SNAPSHOT.test(text)) throw new InputError('Last-Event-ID: not an id this stream sent.');
-    return text;
-  },
-
   async since(db: Runner, sessionId: string, snapshot: string): Promise<EventsSince> {
-    const result = (await db.raw(SINCE_SQL, [sessionId, snapshot, snapshot])) as { rows: Array<{ snapshot: string; events: InvocationEvent[] | string }> };
+    const result = (await db.raw(SINCE_SQL, [sessionId, snapshot, snapshot])) as { rows: Array<{ snapshot: string; events: StoredEvent[] | string }> };
     const row = result.rows[0]!;
-    const events = typeof row.events === 'string' ? (JSON.parse(row.events) as InvocationEvent[]) : row.events;
+    const events = typeof row.events === 'string' ? (JSON.parse(row.events) as StoredEvent[]) : row.events;
     return { snapshot: row.snapshot, events: events.map((event) => ({ ...event, created_at: new Date(event.created_at).toISOString() })) };
   },
 

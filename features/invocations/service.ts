@@ -14,7 +14,8 @@ import { validateFeedback, validateInput } from './validate.js';
 import { InvocationBatches } from './batches.js';
 import type { ValidationPool } from './validation-pool.js';
 import { DEFAULT_PRIORITY, invocationState } from './state.js';
-import { FIRST_SNAPSHOT, type invocationEventsStore } from './events.js';
+import { FIRST_SNAPSHOT } from './events.js';
+import { parseSnapshot } from './snapshot.js';
 import type { WebhooksService } from '../webhooks/service.js';
 
 export interface InvokeInput {
@@ -34,7 +35,7 @@ export class InvocationsService {
 
   constructor(
     private readonly db: Db,
-    private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore; events: typeof invocationEventsStore },
+    private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore },
     private readonly models: ModelCatalogService,
     private readonly relay: OutboxRelay,
     private readonly validation: ValidationPool,
@@ -120,17 +121,13 @@ export class InvocationsService {
   }
 
   /**
-   * The status changes of the caller's session, from the start of what is
-   * kept, or after `lastEventId` (an id the stream sent): where to start and
-   * how to read on.
+   * Where the status changes of the caller's session are streamed from: the
+   * start of what is kept, or after `lastEventId` (an id the stream sent;
+   * anything else is a 400 before the stream starts).
    */
   async events(principal: Principal, code: string, version: string, sessionId: string, lastEventId?: string) {
     const { session } = await this.session(principal, code, version, sessionId, 'read');
-    const from = lastEventId === undefined ? FIRST_SNAPSHOT : this.stores.events.checkSnapshot(lastEventId);
-    return { from, read: async (snapshot: string) => {
-      const { snapshot: position, events } = await this.stores.events.since(this.db, session.id, snapshot);
-      return { position, items: events };
-    } };
+    return { sessionId: session.id, from: parseSnapshot(lastEventId ?? FIRST_SNAPSHOT) };
   }
 
   /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */

@@ -314,11 +314,13 @@ select ${invocationColumns('(null::invocations)')}, null::integer,
 /** Serializes claims across executors: a claim counts the calls in flight, and a quota must not be raced past. */
 const CLAIM_LOCK = 0x64696479;
 
-/** `result`, once the event streams of every process were told that invocations moved through `db` (when `moved`), after the commit. */
-function announced<T>(db: Runner, moved: boolean, result: T): T {
-  if (moved) announceCommitted(db, 'invocations');
+/** `result`, once the event streams of every process were told, after the commit, that invocations of these sessions moved through `db`. */
+function announced<T>(db: Runner, sessionIds: Iterable<string>, result: T): T {
+  announceCommitted(db, 'invocations', [...new Set(sessionIds)]);
   return result;
 }
+
+const sessionsOf = (rows: Array<Pick<InvocationRow, 'session_id'>>) => rows.map((row) => row.session_id);
 
 /**
  * Completions of many runs in one statement, the one place `complete` is
@@ -334,13 +336,13 @@ done as (
      set status = ?, response = v.response, error = null, lease_expires_at = null, completed_at = now()
     from completions as v
    where i.id = any(array(select id from completions)) and i.id = v.id and i.attempts = v.attempts and ${boundStatuses('i')}
-  returning i.id, i.attempts
+  returning i.id, i.attempts, i.session_id
 ),
 ended as (
   update invocation_attempts as a set ended_at = now(), outcome = ?
     from done where a.invocation_id = done.id and a.attempt = done.attempts and a.ended_at is null
 )
-select id from done`;
+select id, session_id from done`;
 
 /** Outcome of the attempts a completion ends. */
 const COMPLETED: AttemptOutcome = 'COMPLETED';
@@ -358,13 +360,13 @@ async function endAttempts(trx: Runner, runs: Lease[], outcome: AttemptOutcome, 
 const MAX_ERROR = 2000;
 
 /** A transition of one held run, with its attempt closed in the same transaction; false when the lease was lost. */
-const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<number>, outcome: AttemptOutcome, error: string) => {
+const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<Array<Pick<InvocationRow, 'session_id'>>>, outcome: AttemptOutcome, error: string) => {
   const moved = await db.transaction(async (trx) => {
-    const moved = (await move(trx)) > 0;
-    if (moved) await endAttempts(trx, [lease], outcome, error);
+    const moved = await move(trx);
+    if (moved.length) await endAttempts(trx, [lease], outcome, error);
     return moved;
   });
-  return announced(db, moved, moved);
+  return announced(db, sessionsOf(moved), moved.length > 0);
 };
 
 /**
@@ -400,18 +402,18 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
     return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, statusesOf('claim'), executor]);
   });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as ClaimedRow);
-  return announced(db, claimed.length > 0, { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
+  return announced(db, sessionsOf(claimed), { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
 }
 
 /** `complete` of many runs in one statement (COMPLETE_SQL): the ids of the completions accepted. */
 async function completeAll(db: Runner, completions: Array<{ lease: Lease; response: string }>): Promise<Set<string>> {
-  const rows = await prepared<{ id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
+  const rows = await prepared<{ id: string; session_id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
     JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
     TRANSITIONS.complete.to,
     statusesOf('complete'),
     COMPLETED,
   ]);
-  return announced(db, rows.length > 0, new Set(rows.map((row) => row.id)));
+  return announced(db, sessionsOf(rows), new Set(rows.map((row) => row.id)));
 }
 
 /** `explain`: the explainer's invocation of a run, next in its session (the caller holds the session's row lock). */
@@ -454,12 +456,12 @@ export const invocationState = {
     const full = outputs.find((output) => output.max_queued !== null);
     if (full) throw new QueueFullError(full.max_queued!);
     const byId = new Map(outputs.map((row) => [row.id, row as InvocationRow]));
-    return announced(db, byId.size > 0, rows.map((row) => byId.get(row.id)));
+    return announced(db, sessionsOf([...byId.values()]), rows.map((row) => byId.get(row.id)));
   },
 
   /** `record`: feedback, COMPLETED as it is written. The caller holds the session's row lock and its order. */
   appendCompleted: async (trx: Runner, row: Omit<NewInvocation, 'status' | 'response' | 'completed_at'> & { order: number }) =>
-    announced(trx, true, (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow),
+    announced(trx, [row.session_id], (await trx<InvocationRow>('invocations').insert({ ...row, status: TRANSITIONS.record.to, response: '', completed_at: new Date() } as never).returning('*'))[0] as InvocationRow),
 
   /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL), each a new attempt of `executor`. */
   claimNext: (db: Db, limit: number, leaseMs: number, executor: string) => claimNext(db, limit, leaseMs, executor),
@@ -487,7 +489,10 @@ export const invocationState = {
     endRun(
       db,
       lease,
-      (trx) => held(trx, 'fail', lease).update({ status: TRANSITIONS.fail.to, error: reason.slice(0, MAX_ERROR), response: '', completed_at: trx.fn.now(), lease_expires_at: null }),
+      (trx) =>
+        held(trx, 'fail', lease)
+          .update({ status: TRANSITIONS.fail.to, error: reason.slice(0, MAX_ERROR), response: '', completed_at: trx.fn.now(), lease_expires_at: null })
+          .returning('session_id'),
       'ERROR',
       attemptError,
     ),
@@ -508,15 +513,19 @@ export const invocationState = {
           published_at: trx.fn.now(),
           lease_expires_at: null,
           available_at: trx.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
-        }),
+        })
+        .returning('session_id'),
       'RETRY',
       reason,
     ),
 
   /** `abandon`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
   abandonQueuedOf: async (db: Runner, modelIds: number[], reason: string) => {
-    const abandoned = await movable(db, 'abandon').whereIn('model_id', modelIds).update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() });
-    return announced(db, abandoned > 0, abandoned);
+    const abandoned = (await movable(db, 'abandon')
+      .whereIn('model_id', modelIds)
+      .update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() })
+      .returning('session_id')) as Array<Pick<InvocationRow, 'session_id'>>;
+    return announced(db, sessionsOf(abandoned), abandoned.length);
   },
 
   /**
@@ -534,7 +543,7 @@ export const invocationState = {
       await endAttempts(trx, cancelled, 'CANCELLED');
       return cancelled;
     });
-    return announced(db, cancelled.length > 0, cancelled);
+    return announced(db, sessionsOf(cancelled), cancelled);
   },
 
   /**
@@ -544,11 +553,11 @@ export const invocationState = {
    */
   expireLeases: async (db: Runner): Promise<number> => {
     const expired = await db.transaction(async (trx) => {
-      const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }).returning(['id', 'attempts'])) as Lease[];
+      const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }).returning(['id', 'attempts', 'session_id'])) as Array<Lease & Pick<InvocationRow, 'session_id'>>;
       await endAttempts(trx, expired, 'LOST', LEASE_RAN_OUT);
-      return expired.length;
+      return expired;
     });
-    return announced(db, expired > 0, expired);
+    return announced(db, sessionsOf(expired), expired.length);
   },
 
   /**
@@ -573,7 +582,7 @@ export const invocationState = {
         rerun_attempts: db.ref('attempts'),
       })
       .returning('*')) as InvocationRow[];
-    return announced(db, row !== undefined, row);
+    return announced(db, row ? [row.session_id] : [], row);
   },
 
   /** `publish`: marks dispatched rows published once the broker confirmed them. */

@@ -1,10 +1,11 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
 import { pino } from 'pino';
 import { sharedDatabase, sharedDatabaseUrl } from '../../test/support/database.js';
 import { needsPostgres } from '../../test/support/skips.js';
 import { startTestPlatform, makeUser, makeWorkspace, login, type TestPlatform } from '../../test/support/platform.js';
-import { acquireChangeFeed, Announcer, releaseChangeFeed, type ChangeFeed } from './change-feed.js';
+import { acquireChangeFeed, Announcer, ChangeFeed, parseAnnouncement, payloadsOf, releaseChangeFeed } from './change-feed.js';
 import type { Db } from './database.js';
 
 const quiet = pino({ level: 'silent' });
@@ -125,14 +126,15 @@ describe('change feed: request-path caches follow every change', () => {
 
 describe('announcements of committed changes: paced, never dropped', () => {
   it('sends the first change at once, the changes during the gap together after it, and the last change always', async () => {
-    const sent: Array<{ at: number; tables: string[] }> = [];
-    const announcer = new Announcer(async (tables) => void sent.push({ at: performance.now(), tables }), 60);
-    announcer.add('invocations');
+    const sent: Array<{ at: number; payloads: string[] }> = [];
+    const announcer = new Announcer(async (payloads) => void sent.push({ at: performance.now(), payloads }), 60);
+    announcer.add('invocations', ['s1']);
     expect(sent, 'the first, at once').to.have.length(1);
-    for (let i = 0; i < 5; i++) announcer.add('invocations');
+    expect(sent[0]!.payloads).to.deep.equal(['invocations:s1']);
+    for (let i = 0; i < 5; i++) announcer.add('invocations', [`s${i % 2}`]);
     await until(() => sent.length === 2, 'the changes made during the gap');
     expect(sent[1]!.at - sent[0]!.at, 'not before the gap').to.be.at.least(55);
-    expect(sent[1]!.tables).to.deep.equal(['invocations']);
+    expect(sent[1]!.payloads, 'each session once').to.deep.equal(['invocations:s0,s1']);
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(sent, 'five changes in one gap, one statement').to.have.length(2);
   });
@@ -143,10 +145,32 @@ describe('announcements of committed changes: paced, never dropped', () => {
       calls += 1;
       if (calls === 1) throw new Error('connection lost');
     }, 1);
-    announcer.add('invocations');
+    announcer.add('invocations', ['s1']);
     await until(() => calls === 1, 'the failed statement');
     await new Promise((resolve) => setTimeout(resolve, 5));
-    announcer.add('invocations');
+    announcer.add('invocations', ['s1']);
     await until(() => calls === 2, 'the next change');
+  });
+
+  it('splits the sessions into payloads PostgreSQL accepts, and names the whole table when too many changed at once', () => {
+    const sessions = (count: number) => new Set(Array.from({ length: count }, () => crypto.randomUUID()));
+    const some = payloadsOf('invocations', sessions(500));
+    expect(some.length).to.be.within(2, 4);
+    for (const payload of some) expect(Buffer.byteLength(payload), 'under the 8000-byte limit').to.be.below(8000);
+    expect(some.flatMap((payload) => parseAnnouncement(payload).keys)).to.have.length(500);
+    expect(payloadsOf('invocations', sessions(5000)), 'everything moved').to.deep.equal(['invocations']);
+    expect(parseAnnouncement('invocations')).to.deep.equal({ table: 'invocations' });
+  });
+
+  it('wakes the followers of the sessions named, and every follower when the whole table moved', () => {
+    const feed = new ChangeFeed();
+    const woken: string[] = [];
+    for (const session of ['a', 'b', 'c']) feed.subscribeKey('invocations', session, () => woken.push(session));
+    feed.tableChanged('invocations', ['b']);
+    expect(woken).to.deep.equal(['b']);
+    feed.tableWritten('invocations'); // not yet committed: nothing to read
+    expect(woken).to.deep.equal(['b']);
+    feed.tableChanged('invocations');
+    expect(woken).to.deep.equal(['b', 'a', 'b', 'c']);
   });
 });

@@ -37,6 +37,7 @@ const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\
 export class ChangeFeed {
   private readonly generations = new Map<ChangeTopic, number>(TOPICS.map((topic) => [topic, 0]));
   private readonly subscribers = new Map<ChangeTopic, Set<() => void>>(TOPICS.map((topic) => [topic, new Set()]));
+  private readonly keyed = new Map<ChangeTopic, Map<string, Set<() => void>>>(TOPICS.map((topic) => [topic, new Map()]));
   private listening = false;
 
   generation(topic: ChangeTopic): number | undefined {
@@ -55,9 +56,36 @@ export class ChangeFeed {
     return () => listeners.delete(listener);
   }
 
-  tableChanged(table: string): void {
-    const topic = TOPIC_OF_TABLE[table as keyof typeof TOPIC_OF_TABLE];
-    if (topic) this.moved(topic);
+  /**
+   * Calls `listener` when the topic changes for `key` (a session, for
+   * invocations), or as a whole, until the returned function is called:
+   * a change of other keys costs it nothing.
+   */
+  subscribeKey(topic: ChangeTopic, key: string, listener: () => void): () => void {
+    const byKey = this.keyed.get(topic)!;
+    let listeners = byKey.get(key);
+    if (!listeners) byKey.set(key, (listeners = new Set()));
+    listeners.add(listener);
+    return () => {
+      listeners.delete(listener);
+      if (!listeners.size && byKey.get(key) === listeners) byKey.delete(key);
+    };
+  }
+
+  /** A committed change of `table`: of the named keys only, or (without them) of everything in it. */
+  tableChanged(table: string, keys?: readonly string[]): void {
+    const topic = topicOf(table);
+    if (topic) this.moved(topic, keys);
+  }
+
+  /**
+   * A change this process is sending, not yet committed: the topic's caches
+   * and whole-topic followers move; keyed followers wait for the
+   * announcement after the commit, the first moment a read can see it.
+   */
+  tableWritten(table: string): void {
+    const topic = topicOf(table);
+    if (topic) this.moved(topic, []);
   }
 
   /** Whether notifications are arriving; every change of state starts all topics afresh. */
@@ -66,10 +94,25 @@ export class ChangeFeed {
     for (const topic of TOPICS) this.moved(topic);
   }
 
-  private moved(topic: ChangeTopic): void {
+  private moved(topic: ChangeTopic, keys?: readonly string[]): void {
     this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
     for (const listener of this.subscribers.get(topic)!) listener();
+    const byKey = this.keyed.get(topic)!;
+    const woken = keys === undefined ? [...byKey.values()] : keys.map((key) => byKey.get(key)).filter((set) => set !== undefined);
+    for (const listeners of woken) for (const listener of [...listeners]) listener();
   }
+}
+
+const topicOf = (table: string): ChangeTopic | undefined => TOPIC_OF_TABLE[table as keyof typeof TOPIC_OF_TABLE];
+
+/**
+ * A notification's payload: a table, everything of it changed; or
+ * `table:key,key,…`, those keys of it (announceCommitted).
+ */
+export function parseAnnouncement(payload: string): { table: string; keys?: string[] } {
+  const colon = payload.indexOf(':');
+  if (colon < 0) return { table: payload };
+  return { table: payload.slice(0, colon), keys: payload.slice(colon + 1).split(',').filter(Boolean) };
 }
 
 interface Listener {
@@ -89,7 +132,8 @@ const shared = new WeakMap<Db, Shared>();
 export type AnnouncedAfterCommit = 'invocations';
 
 /**
- * Announces a change of `table` made through `runner`, once it is committed:
+ * Announces a change of `table` made through `runner` to the rows of `keys`
+ * (the sessions whose invocations moved), once it is committed:
  * at once for a statement outside a transaction, after the commit for one
  * inside. Every process, this one too, hears it on the change channel; on
  * PGlite this process's feed is all there is. A NOTIFY sent inside the
@@ -98,10 +142,10 @@ export type AnnouncedAfterCommit = 'invocations';
  * one before it (docs/decisions.md); an announcement lost with its process
  * costs a follower its poll, never an event.
  */
-export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit): void {
+export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit, keys: readonly string[]): void {
   const db = rootOf(runner);
-  if (!db) return;
-  const announce = () => (serverUrlOf(db) ? announcerOf(db).add(table) : shared.get(db)?.feed.tableChanged(table));
+  if (!db || !keys.length) return;
+  const announce = () => (serverUrlOf(db) ? announcerOf(db).add(table, keys) : shared.get(db)?.feed.tableChanged(table, keys));
   if (runner.isTransaction) (runner as Knex.Transaction).executionPromise.then(announce, () => undefined);
   else announce();
 }
@@ -110,31 +154,46 @@ const announcers = new WeakMap<Db, Announcer>();
 
 function announcerOf(db: Db): Announcer {
   let announcer = announcers.get(db);
-  if (!announcer) announcers.set(db, (announcer = new Announcer((tables) => db.raw(ANNOUNCE_SQL, [CHANGES_CHANNEL, tables]))));
+  if (!announcer) announcers.set(db, (announcer = new Announcer((payloads) => db.raw(ANNOUNCE_SQL, [CHANGES_CHANNEL, payloads]))));
   return announcer;
 }
 
 /**
  * The notifications of one process: at most one statement every `gapMs`, the
- * tables announced meanwhile together in the next; the first after a quiet
+ * changes announced meanwhile together in the next; the first after a quiet
  * spell goes at once. Each NOTIFY wakes every listening backend, about 160 µs
  * of PostgreSQL's CPU with four processes listening (docs/benchmarks.md), and
  * a drain changes invocations a thousand times a second. Each is a
  * transaction of its own that needs no flush to disk: a notification lost in
  * a crash of the server is lost with every listener's connection anyway.
+ *
+ * A statement names the keys that changed, in payloads under PostgreSQL's
+ * 8000-byte limit, at most MAX_PAYLOADS of them: past that, its table alone,
+ * which every follower of the table reads as "everything moved".
  */
 export class Announcer {
-  private readonly pending = new Set<AnnouncedAfterCommit>();
+  /** Per table, the keys changed since the last statement, or 'all' when too many did. */
+  private readonly pending = new Map<AnnouncedAfterCommit, Set<string> | 'all'>();
+  private pendingBytes = 0;
   private sending = false;
   private lastSentAt = -Infinity;
 
   constructor(
-    private readonly notify: (tables: AnnouncedAfterCommit[]) => Promise<unknown>,
+    private readonly notify: (payloads: string[]) => Promise<unknown>,
     private readonly gapMs = ANNOUNCE_GAP_MS,
   ) {}
 
-  add(table: AnnouncedAfterCommit): void {
-    this.pending.add(table);
+  add(table: AnnouncedAfterCommit, keys: readonly string[]): void {
+    let changed = this.pending.get(table);
+    if (changed === undefined) this.pending.set(table, (changed = new Set()));
+    if (changed !== 'all') {
+      for (const key of keys) {
+        if (changed.has(key)) continue;
+        changed.add(key);
+        this.pendingBytes += Buffer.byteLength(key) + 1;
+      }
+      if (this.pendingBytes > MAX_PAYLOADS * MAX_PAYLOAD_BYTES) this.pending.set(table, 'all');
+    }
     if (!this.sending) void this.send();
   }
 
@@ -143,13 +202,38 @@ export class Announcer {
     while (this.pending.size) {
       const wait = this.lastSentAt + this.gapMs - performance.now();
       if (wait > 0) await sleep(wait);
-      const tables = [...this.pending];
+      const payloads = [...this.pending].flatMap(([table, keys]) => payloadsOf(table, keys));
       this.pending.clear();
+      this.pendingBytes = 0;
       this.lastSentAt = performance.now();
-      await this.notify(tables).catch(() => undefined);
+      await this.notify(payloads).catch(() => undefined);
     }
     this.sending = false;
   }
+}
+
+/** PostgreSQL refuses a NOTIFY payload of 8000 bytes or more; the table's name and a margin fit beside the keys. */
+const MAX_PAYLOAD_BYTES = 7800;
+/** The most notifications one statement sends for a table before it announces the whole table instead. */
+const MAX_PAYLOADS = 4;
+
+/** `table:k1,k2,…` payloads of at most MAX_PAYLOAD_BYTES of keys each; the table alone when there are too many. */
+export function payloadsOf(table: string, keys: Set<string> | 'all'): string[] {
+  if (keys === 'all') return [table];
+  const payloads: string[] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const key of keys) {
+    if (bytes + Buffer.byteLength(key) + 1 > MAX_PAYLOAD_BYTES && chunk.length) {
+      payloads.push(`${table}:${chunk.join(',')}`);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(key);
+    bytes += Buffer.byteLength(key) + 1;
+  }
+  if (chunk.length) payloads.push(`${table}:${chunk.join(',')}`);
+  return payloads.length > MAX_PAYLOADS ? [table] : payloads;
 }
 
 /** What an event stream may wait, at most, for the announcement of a change made by another process. */
@@ -168,7 +252,7 @@ export function acquireChangeFeed(db: Db, logger: Logger): ChangeFeed {
     const feed = new ChangeFeed();
     const onQuery = (query: { sql?: string }) => {
       const table = WRITE.exec(query.sql ?? '')?.[1];
-      if (table) feed.tableChanged(table);
+      if (table) feed.tableWritten(table);
     };
     db.on('query', onQuery);
     entry = { feed, users: 0, listener: listen(db, feed, logger), onQuery };
@@ -222,7 +306,10 @@ class PostgresListener implements Listener {
     // keepAlive: a silently dropped connection must be noticed, or changes would go unseen.
     const client = new pg.Client({ connectionString: this.url, keepAlive: true });
     this.client = client;
-    client.on('notification', (message) => this.feed.tableChanged(message.payload ?? ''));
+    client.on('notification', (message) => {
+      const { table, keys } = parseAnnouncement(message.payload ?? '');
+      this.feed.tableChanged(table, keys);
+    });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     try {

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppError, OAuthError, type ErrorDetail } from '../../kernel/errors/errors.js';
+import { AppError, OAuthError, OverloadedError, type ErrorDetail } from '../../kernel/errors/errors.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 
 interface ErrorBody {
@@ -34,7 +34,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     const { status, body, headers } = describe(error);
-    if (status >= 500) logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'request failed');
+    // Load shed by design is no failure: one error line per refusal would let any client flood the log.
+    if (status >= 500 && !(error instanceof OverloadedError)) logger.error({ err: error, reqId: req.id, url: req.logUrl }, 'request failed');
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     res.status(status).json(body);
   };

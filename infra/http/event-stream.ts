@@ -1,28 +1,31 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 
-/** Where a stream reads from: items after a position, and the position after them. */
-export interface StreamSource<T> {
-  from: string;
-  read(position: string): Promise<{ position: string; items: T[] }>;
+/** What a stream is handed: items after its position, and the position after them. */
+export interface StreamBatch<T> {
+  position: string;
+  items: T[];
+}
+
+/** The receiving end of a stream's source: batches as they come, or the error that ends it. */
+export interface StreamFollower<T> {
+  deliver(batch: StreamBatch<T>): void;
+  fail(error: unknown): void;
 }
 
 export interface StreamOptions<T> {
   /** The SSE `event:` of every item, and its `data:` as JSON. */
   event: string;
   data: (item: T) => unknown;
-  /** Calls its listener when new items may be there; returns the unsubscribe. */
-  subscribe: (listener: () => void) => () => void;
-  /** Whether `subscribe` sees every change as it happens; when not, the stream reads every `pollMs`. */
-  following: () => boolean;
+  /** Starts handing batches to the follower (the first: what is there already); returns the stop. */
+  follow: (follower: StreamFollower<T>) => () => void;
   /** The server is shutting down: streams end, and clients resume elsewhere. */
   stopping: () => boolean;
   heartbeatMs: number;
-  pollMs: number;
   logger: Logger;
 }
 
-/** How often a quiet stream looks at `stopping` and whether its client left; a change wakes it at once. */
+/** How often a quiet stream looks at `stopping` and whether its client left; a batch wakes it at once. */
 const TICK_MS = 250;
 
 /**
@@ -32,28 +35,23 @@ const TICK_MS = 250;
  * an item again, never miss one. A comment line every `heartbeatMs` keeps
  * proxies from closing a quiet stream.
  */
-export async function sendEventStream<T>(req: Request, res: Response, source: StreamSource<T>, options: StreamOptions<T>): Promise<void> {
+export async function sendEventStream<T>(req: Request, res: Response, options: StreamOptions<T>): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
   res.write(`retry: 1000\n\n`);
   let gone = false;
   res.once('close', () => (gone = true));
-  let woken = true;
+  const batches: Array<StreamBatch<T>> = [];
+  let failure: { error: unknown } | undefined;
   let wake: (() => void) | undefined;
-  const unsubscribe = options.subscribe(() => {
-    woken = true;
-    wake?.();
+  const stop = options.follow({
+    deliver: (batch) => (batches.push(batch), wake?.()),
+    fail: (error) => ((failure = { error }), wake?.()),
   });
-  let position = source.from;
   let quietSince = Date.now();
-  let lastRead = 0;
   try {
-    while (!gone && !options.stopping()) {
-      if (woken || (!options.following() && Date.now() - lastRead >= options.pollMs)) {
-        woken = false;
-        lastRead = Date.now();
-        const { position: next, items } = await source.read(position);
-        items.forEach((item, index) => res.write(frame(options.event, options.data(item), index === items.length - 1 ? next : undefined)));
-        position = next;
+    while (!gone && !options.stopping() && !failure) {
+      for (const { position, items } of batches.splice(0)) {
+        items.forEach((item, index) => res.write(frame(options.event, options.data(item), index === items.length - 1 ? position : undefined)));
         if (items.length) quietSince = Date.now();
       }
       if (Date.now() - quietSince >= options.heartbeatMs) {
@@ -61,8 +59,7 @@ export async function sendEventStream<T>(req: Request, res: Response, source: St
         quietSince = Date.now();
       }
       await new Promise<void>((resolve) => {
-        // A change announced while the last read ran is read at once, not a tick later.
-        if (woken) return resolve();
+        if (batches.length || failure) return resolve();
         const timer = setTimeout(resolve, TICK_MS);
         wake = () => {
           clearTimeout(timer);
@@ -71,11 +68,10 @@ export async function sendEventStream<T>(req: Request, res: Response, source: St
       });
       wake = undefined;
     }
-  } catch (error) {
     // The client resumes from its last id on another connection.
-    options.logger.warn({ err: error }, 'event stream ended by an error');
+    if (failure) options.logger.warn({ err: failure.error }, 'event stream ended by an error');
   } finally {
-    unsubscribe();
+    stop();
     if (!gone) res.end();
   }
 }

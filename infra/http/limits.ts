@@ -18,11 +18,28 @@ export function inFlightLimit(max: number): RequestHandler {
       return;
     }
     inFlight += 1;
-    onResponseClose(res, () => {
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
       inFlight -= 1;
-    });
+    };
+    slotOf.set(res, release);
+    onResponseClose(res, release);
     next();
   };
+}
+
+/** The release of each response's in-flight slot. */
+const slotOf = new WeakMap<object, () => void>();
+
+/**
+ * Gives the response's in-flight slot back before it ends: a long-lived
+ * answer (an event stream) is admitted like any request, then counted by a
+ * limit of its own, so it never holds the capacity requests need.
+ */
+export function releaseInFlightSlot(res: object): void {
+  slotOf.get(res)?.();
 }
 
 /**

@@ -122,6 +122,24 @@ export const variables = {
   maxBodyBytes: variable('DIDYMA_MAX_BODY_BYTES', '1048576', 'Largest JSON or form body accepted.', parsers.integer(1024, 104857600)),
   maxJsonDepth: variable('DIDYMA_MAX_JSON_DEPTH', '100', 'Deepest nesting of a JSON request body accepted; deeper is a 400 before it is parsed. (JSON text inside an invocation or feedback body: at most 100.)', parsers.integer(8, 10000)),
   maxInFlight: variable('DIDYMA_MAX_IN_FLIGHT', '256', 'Load shedding: requests one HTTP server handles at once; more are refused with 503 and `Retry-After` (health checks and `/metrics` excepted). 0: no limit.', parsers.integer(0, 1000000)),
+  maxEventStreams: variable(
+    'DIDYMA_MAX_EVENT_STREAMS',
+    '1000',
+    'Session event streams (`GET …/session/{id}/events`) one public server process holds at once, counted apart from DIDYMA_MAX_IN_FLIGHT (a stream gives its request slot back once it starts); more are refused with 503 and `Retry-After`.',
+    parsers.integer(1, 1000000),
+  ),
+  maxEventStreamsPerUser: variable(
+    'DIDYMA_MAX_EVENT_STREAMS_PER_USER',
+    '10',
+    'Session event streams one user (or API token\'s user, or OAuth application) may hold open at once on one public server process; more are refused with 429 and `Retry-After`. A browser keeps six connections per host, so ten leaves room for a few tabs and a script.',
+    parsers.integer(1, 1000000),
+  ),
+  maxEventStreamsPerWorkspace: variable(
+    'DIDYMA_MAX_EVENT_STREAMS_PER_WORKSPACE',
+    '100',
+    'Session event streams the members of one workspace may hold open at once on one public server process; more are refused with 429 and `Retry-After`. Keep it well under DIDYMA_MAX_EVENT_STREAMS, so several workspaces fit.',
+    parsers.integer(1, 1000000),
+  ),
   validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a small body against a small schema is checked in place).', parsers.integer(1, 64)),
   validationTimeoutMs: variable(
     'DIDYMA_VALIDATION_TIMEOUT_MS',

@@ -117,6 +117,13 @@ export class UnavailableError extends AppError {
   }
 }
 
+/** This server holds as much of a shared capacity as it may: another replica, or a later try, may serve. */
+export class OverloadedError extends AppError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(503, 'overloaded', message, undefined, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** RFC 6749 error of the token endpoint: carries `error` and `error_description` too. */
 export class OAuthError extends AppError {
   constructor(status: number, error: string, description: string) {

@@ -42,7 +42,7 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
 
   before(async () => {
     // The API servers and their relay only: every run happens in the two executor processes.
-    run = await AuditedRun.start('kill', MODEL_DELAY_MS, { maxInFlight: 256 });
+    run = await AuditedRun.start('kill', MODEL_DELAY_MS, { maxInFlight: 256, maxEventStreamsPerUser: 16 }); // a stream on each of its 16 sessions
     ({ t, owner, model, audit, modelId } = run);
   });
 

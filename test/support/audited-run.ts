@@ -1,3 +1,4 @@
+import type { ConfigValues } from '../../kernel/config/variables.js';
 import { startTestPlatform, unique, type TestPlatform } from './platform.js';
 import { sharedDatabaseUrl } from './database.js';
 import { registeredIris, tenant, type Tenant } from './fixtures.js';
@@ -26,7 +27,7 @@ export class AuditedRun {
     private readonly databaseUrl: string,
   ) {}
 
-  static async start(prefix: string, modelDelayMs: number, platform: { maxInFlight?: number } = {}): Promise<AuditedRun> {
+  static async start(prefix: string, modelDelayMs: number, platform: Pick<Partial<ConfigValues>, 'maxInFlight' | 'maxEventStreamsPerUser'> = {}): Promise<AuditedRun> {
     const amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
     const databaseUrl = await sharedDatabaseUrl();
     const queueName = unique(`dy-${prefix}`);

@@ -86,6 +86,12 @@ def test_an_answer_that_is_not_an_event_stream_makes_it_poll() -> None:
     assert done.status == "COMPLETED"
 
 
+def test_streams_at_their_cap_make_it_poll() -> None:
+    capped = httpx.Response(429, headers={"retry-after": "10"}, json={"message": "You have 10 event streams open on this server, the most one user may.", "message_code": "quota_exceeded"})
+    done = client_answering(["QUEUED", "COMPLETED"], [capped]).invoke("m", "1", "s1", {}).wait(sleep=lambda _: None)
+    assert done.status == "COMPLETED"
+
+
 class Silent(httpx.SyncByteStream):
     """A stream that never sends a line: its first read times out, as behind a proxy that holds it back."""
 

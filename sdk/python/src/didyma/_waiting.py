@@ -14,8 +14,9 @@ from .errors import DidymaError, NotAnEventStream
 from .models import Invocation
 
 FINAL_STATUSES = frozenset({"COMPLETED", "ERROR", "CANCELLED"})
-# What a server without an event stream, or a proxy that cannot pass one on, answers instead.
-NO_STREAM_STATUSES = frozenset({404, 405, 406, 501, 502, 503, 504})
+# What a server without an event stream, or a proxy that cannot pass one on, answers instead; and 429,
+# the caller's or its workspace's streams at their cap: a wait then polls rather than fails.
+NO_STREAM_STATUSES = frozenset({404, 405, 406, 429, 501, 502, 503, 504})
 # Longer than the server's 15 s heartbeat: a connection silent this long is dead.
 SILENCE_LIMIT_S = 20.0
 # A read may end this long after the deadline before the connection is opened again with a shorter read timeout.
