@@ -203,6 +203,37 @@ describe('public server: closed sessions exported as datasets', () => {
     expect(exported.body.format).to.equal('application/x-ndjson');
   });
 
+  it('keeps the platform’s feedback_count when feedback carries a field named count, and exports it as Parquet', async () => {
+    const session = (await t.public.post(`${base()}/session`, { token: owner.token })).body.id as string;
+    const path = `${base()}/session/${session}`;
+    const predict = await t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+    await until(async () => (await t.public.get(`${path}/invocation/${predict.body.id}`, { token: owner.token })).body.status === 'COMPLETED', 'the prediction');
+    // The model has no feedback schema, so any JSON object is feedback: this one names the platform's column.
+    const feedback = await t.public.post(`${path}/invocation/${predict.body.id}/feedback`, { token: owner.token, json: { request: { body: '{"count":"seven","correct":true}' } } });
+    expect(feedback.status, feedback.text).to.equal(201);
+    expect((await t.public.patch(`${path}?state=CLOSED`, { token: owner.token })).status).to.equal(200);
+    const exported = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage, format: 'parquet' } });
+    expect(exported.status, exported.text).to.equal(201);
+    const download = await fetch(`${t.public.baseUrl}/api/dataset/${exported.body.id}/table`, { headers: { authorization: `Bearer ${owner.token}` } });
+    expect(download.status).to.equal(200);
+    const bytes = Buffer.from(await download.arrayBuffer());
+    const [row] = await parquetReadObjects({ file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer });
+    expect(Number(row!.feedback_count)).to.equal(1);
+    expect(row!.feedback_correct).to.equal(true);
+    // The field is not lost: the records keep every feedback body as sent.
+    const records = lines((await t.public.get(`/api/dataset/${exported.body.id}/records`, { token: owner.token })).text);
+    expect(records[0].feedback[0].body).to.equal('{"count":"seven","correct":true}');
+  });
+
+  it('refuses a feedback schema that declares a property named count, naming it', async () => {
+    const card = await upload(t.private, owner.token, storage, '# card');
+    const payload = modelPayload('iris-classifier', unique('v'), card.file_id, { feedback_schema: { type: 'object', properties: { count: { type: 'integer' } } } });
+    const refused = await t.private.post('/api/platform_model', { token: owner.token, json: payload });
+    expect(refused.status, refused.text).to.equal(400);
+    expect(refused.body.message).to.include('feedback_schema.properties.count');
+    expect(refused.body.details.map((detail: { field: string }) => detail.field)).to.deep.equal(['feedback_schema.properties.count']);
+  });
+
   it('refuses a format it does not write with a 400 naming the ones it does', async () => {
     const { path } = await workedSession(owner);
     const refused = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage, format: 'csv' } });

@@ -5,6 +5,7 @@ import { colleague, filesystemStorage, IRIS, registeredIris, startDemoModelServe
 import type { DemoModelServer } from '../../demo/model-server/server.js';
 import { IdempotencyService, DEFAULT_IDEMPOTENCY_OPTIONS } from '../../features/idempotency/service.js';
 import { idempotencyStore, type KeyScope } from '../../features/idempotency/store.js';
+import { until } from '../../test/support/until.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../kernel/errors/errors.js';
 
 const HOUR = 3_600_000;
@@ -40,6 +41,11 @@ describe('public server: Idempotency-Key on the POSTs that create work', () => {
 
   const invoke = (who: Tenant, session: string, key: string | undefined, json: unknown = predict()) =>
     t.public.post(`${base()}/session/${session}/invocation`, { token: who.token, json, headers: key === undefined ? {} : { 'idempotency-key': key } });
+
+  const storedKeys = async (keys: string[]) => Number(((await t.platform.db('idempotency_keys').whereIn('key', keys).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
+
+  /** The answer goes out before its key is freed: wait for the release (a retry meanwhile waits for it too). */
+  const noneStored = (keys: string[]) => until(async () => (await storedKeys(keys)) === 0, 'the keys of the failed requests freed');
 
   const invocationsOf = async (session: string) => Number(((await t.platform.db('invocations').where({ session_id: session }).count({ n: '*' })) as Array<{ n: number }>)[0]!.n);
 
@@ -148,17 +154,89 @@ describe('public server: Idempotency-Key on the POSTs that create work', () => {
     expect(await invocationsOf(session)).to.equal(1);
   });
 
-  it('keeps a client error for the retries: a closed session stays a 409', async () => {
+  it('holds the key of a request whose client went away: the retry gets its answer, and the work runs once', async () => {
+    const session = await openSession(owner);
+    const key = crypto.randomUUID();
+    const service = t.platform.services.invocations;
+    const invokeOnce = service.invoke.bind(service);
+    let arrived!: () => void;
+    const running = new Promise<void>((resolve) => (arrived = resolve));
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    service.invoke = async (...args) => {
+      arrived();
+      await held;
+      return invokeOnce(...args);
+    };
+    try {
+      const gone = new AbortController();
+      const sent = fetch(`${t.public.baseUrl}${base()}/session/${session}/invocation`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(predict()),
+        signal: gone.signal,
+      }).catch(() => undefined);
+      await running;
+      gone.abort();
+      await sent;
+      // The work still runs after the client left: its retry must wait for it, not run it again.
+      const retry = invoke(owner, session, key);
+      answer();
+      const replayed = await retry;
+      expect(replayed.status, replayed.text).to.equal(201);
+      expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+      expect(await invocationsOf(session)).to.equal(1);
+    } finally {
+      answer();
+      service.invoke = invokeOnce;
+    }
+  });
+
+  it('frees the key of a client error: once the session is open again, the retry runs', async () => {
     const session = await openSession(owner);
     expect((await t.public.patch(`${base()}/session/${session}?state=CLOSED`, { token: owner.token })).status).to.equal(200);
     const key = crypto.randomUUID();
     const closed = await invoke(owner, session, key);
     expect(closed.status).to.equal(409);
+    await noneStored([key]);
     expect((await t.public.patch(`${base()}/session/${session}?state=OPEN`, { token: owner.token })).status).to.equal(200);
     const again = await invoke(owner, session, key);
-    expect(again.status).to.equal(409);
-    expect(again.headers.get('idempotent-replayed')).to.equal('true');
-    expect(await invocationsOf(session)).to.equal(0);
+    expect(again.status, again.text).to.equal(201);
+    expect(again.headers.get('idempotent-replayed')).to.equal(null);
+    expect(await invocationsOf(session)).to.equal(1);
+  });
+
+  it('stores no key of the many sent with requests that fail, while a 201 still replays', async () => {
+    const session = await openSession(owner);
+    const keys = Array.from({ length: 200 }, () => crypto.randomUUID());
+    const missing = `${base()}/session/${crypto.randomUUID()}/invocation`;
+    for (let sent = 0; sent < keys.length; sent += 20) {
+      const replies = await Promise.all(keys.slice(sent, sent + 20).map((key) => t.public.post(missing, { token: owner.token, json: predict(), headers: { 'idempotency-key': key } })));
+      expect(replies.map((reply) => reply.status)).to.deep.equal(Array(replies.length).fill(404));
+    }
+    await noneStored(keys);
+    const created = await invoke(owner, session, keys[0]);
+    expect(created.status).to.equal(201);
+    await until(async () => (await storedKeys(keys)) === 1, 'the created request’s key stored');
+    const replayed = await invoke(owner, session, keys[0]);
+    expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+    expect(replayed.body.id).to.equal(created.body.id);
+    expect(await invocationsOf(session)).to.equal(1);
+  });
+
+  it('lets every concurrent retry of a failing request run and free the key, and runs the work once when they succeed', async () => {
+    const session = await openSession(owner);
+    const key = crypto.randomUUID();
+    expect((await t.public.patch(`${base()}/session/${session}?state=CLOSED`, { token: owner.token })).status).to.equal(200);
+    const refused = await Promise.all(Array.from({ length: 10 }, () => invoke(owner, session, key)));
+    expect(refused.map((reply) => reply.status)).to.deep.equal(Array(10).fill(409));
+    expect(refused.filter((reply) => reply.headers.get('idempotent-replayed') === 'true')).to.have.length(0);
+    await noneStored([key]);
+    expect((await t.public.patch(`${base()}/session/${session}?state=OPEN`, { token: owner.token })).status).to.equal(200);
+    const created = await Promise.all(Array.from({ length: 10 }, () => invoke(owner, session, key)));
+    expect(created.map((reply) => reply.status)).to.deep.equal(Array(10).fill(201));
+    expect(new Set(created.map((reply) => reply.body.id)).size).to.equal(1);
+    expect(await invocationsOf(session)).to.equal(1);
   });
 
   it('opens one session and exports one dataset version per key', async () => {

@@ -18,7 +18,8 @@ export function principalName(principal: Principal): string {
  * Opts an operation in to the `Idempotency-Key` header, after its guards and
  * its request's check: `router.post(path, member, idempotent('createInvocation'), handler)`.
  * Without the header the request runs as before; with it, the first request
- * runs and its answer is kept, a retry gets that answer with `Idempotent-Replayed: true`.
+ * runs and its answer is kept when it is a success, a retry gets that answer
+ * with `Idempotent-Replayed: true`; a failure frees the key.
  */
 export function idempotencyKeys(service: IdempotencyService, logger: Logger) {
   return (operation: string): RequestHandler =>

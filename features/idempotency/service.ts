@@ -36,13 +36,13 @@ export interface StoredAnswer {
 export type Begun = { replay: StoredAnswer; claim?: undefined } | { claim: Claim; replay?: undefined };
 
 /**
- * Whether an answer is kept for the key's retries: successes and client errors
- * are what the same request would get again; a 5xx, or a refusal that may not
- * hold next time (401, 403, 429), frees the key so a retry runs anew.
+ * Whether an answer is kept for the key's retries: only a success, the answer
+ * of a request that created something. A failure created nothing to repeat,
+ * so it frees the key: a retry runs anew, and keys sent with failing requests
+ * (a 404 per key, say) leave no row behind for the retention.
  */
 export function isKept(status: number): boolean {
-  if (status >= 200 && status < 300) return true;
-  return status >= 400 && status < 500 && status !== 401 && status !== 403 && status !== 429;
+  return status >= 200 && status < 300;
 }
 
 /**

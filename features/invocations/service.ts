@@ -86,7 +86,7 @@ export class InvocationsService {
   async retry(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
     const { session } = await this.session(principal, code, version, sessionId);
     if (session.state === 'CLOSED') throw new ConflictError('The session is CLOSED; reopen it to re-run an invocation.', 'session_closed');
-    const row = await invocationState.requeue(this.db, session.id, invocationId);
+    const row = await invocationState.requeue(this.db, session, invocationId);
     if (!row) return this.refuseRetry(session.id, invocationId);
     this.relay.dispatch(row.id);
     return presentInvocation(row, { attempts: await this.stores.invocations.attemptsOf(this.db, row.id) });

@@ -93,7 +93,7 @@ describe('invocation state: every write is one transition of the table, allowed 
       case 'cancel':
         return (await invocationState.cancel(db, iris.sessionId, [lease.id])).some((row) => row.id === lease.id);
       case 'requeue':
-        return (await invocationState.requeue(db, iris.sessionId, lease.id)) !== undefined;
+        return (await invocationState.requeue(db, { id: iris.sessionId, workspace_id: iris.owner.ws.id }, lease.id)) !== undefined;
       case 'publish':
         return void (await invocationState.markPublished(db, [lease.id]));
       case 'unpublish':
@@ -178,7 +178,7 @@ describe('invocation state: every write is one transition of the table, allowed 
     const db = iris.t.platform.db;
     const { id, claim } = await queuedRow();
     expect(await invocationState.fail(db, await claim(), 'broken')).to.equal(true);
-    expect(await invocationState.requeue(db, iris.sessionId, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null, published_at: null });
+    expect(await invocationState.requeue(db, { id: iris.sessionId, workspace_id: iris.owner.ws.id }, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null, published_at: null });
     expect(await invocationState.complete(db, [{ lease: await claim(), response: '{"ok":1}' }])).to.deep.equal(new Set([id]));
     expect((await outcomes(id)).map((attempt) => attempt.outcome)).to.deep.equal(['ERROR', 'COMPLETED']);
   });

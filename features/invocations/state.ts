@@ -6,7 +6,7 @@ import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
 import { announceCommitted } from '../../infra/db/change-feed.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
 import { currentTraceparent } from '../../infra/telemetry/spans.js';
-import { invocationColumns, sessionsStore, type AttemptOutcome, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
+import { invocationColumns, sessionsStore, type AttemptOutcome, type SessionRow, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
 // lease or publication goes through this module, each one transition of
@@ -140,18 +140,27 @@ const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${colum
  * number of its items, under its row lock, and the items take the orders in
  * batch order. When a workspace's queued invocations would pass its
  * `max_queued`, nothing is written, and one row names the limit.
+ *
+ * A count is exact only under the workspace's queue lock (QUEUE_LOCK_SQL,
+ * taken by an earlier statement of the transaction, so this one's snapshot
+ * sees every append before it). Unlocked (`locked` false), a batch with a
+ * limited workspace writes nothing and answers one row with `unlocked` true,
+ * so appends to workspaces without a limit stay one statement.
  */
 const APPEND_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as t(${APPEND_RECORD})),
+settings as (select ?::boolean as locked),
+limited as (select w.id, w.max_queued from workspaces w where w.id in (select workspace_id from input) and w.max_queued is not null),
 full_workspaces as (
-  select w.id, w.max_queued from workspaces w
-    join (select workspace_id, count(*)::integer as n from input group by workspace_id) a on a.workspace_id = w.id
-   where w.max_queued is not null
-     and a.n + (select count(*) from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = w.id) > w.max_queued
+  select l.id, l.max_queued from limited l
+    join (select workspace_id, count(*)::integer as n from input group by workspace_id) a on a.workspace_id = l.id
+   where (select locked from settings)
+     and a.n + (select count(*) from invocations q where ${fromStatuses('claim', 'q')} and q.workspace_id = l.id) > l.max_queued
 ),
+unlocked as (select 1 from limited where not (select locked from settings) limit 1),
 wanted as (
   select session_id, model_id, user_id, count(*)::integer as n from input
-   where not exists (select 1 from full_workspaces) group by session_id, model_id, user_id
+   where not exists (select 1 from full_workspaces) and not exists (select 1 from unlocked) group by session_id, model_id, user_id
 ),
 s as (
   update sessions set next_order = sessions.next_order + wanted.n
@@ -165,9 +174,38 @@ appended as (
   from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
   returning ${invocationColumns('invocations')}
 )
-select appended.*, null::integer as max_queued from appended
+select appended.*, null::integer as max_queued, false as unlocked from appended
 union all
-select ${invocationColumns('(null::invocations)')}, f.max_queued from full_workspaces f`;
+select ${invocationColumns('(null::invocations)')}, f.max_queued, false from full_workspaces f
+union all
+select ${invocationColumns('(null::invocations)')}, null::integer, true from unlocked`;
+
+/**
+ * The advisory-lock class of a workspace's queue (the two-key form: this
+ * class and the workspace's id, a key space apart from CLAIM_LOCK's): whoever
+ * adds to a limited workspace's queue holds it until commit, so concurrent
+ * appends on any replica count one after another and `max_queued` holds.
+ */
+const QUEUE_LOCK_CLASS = 0x71756575;
+
+/**
+ * Takes the queue locks of the workspaces of a JSON list of ids that have a
+ * `max_queued`, in id order (so two batches cannot deadlock), and answers
+ * those workspaces and their limits. Workspaces without a limit take no lock.
+ */
+const QUEUE_LOCK_SQL = `
+select w.id, w.max_queued, pg_advisory_xact_lock(${QUEUE_LOCK_CLASS}, w.id)::text as locked
+  from workspaces w
+ where w.id = any(array(select jsonb_array_elements_text(?::jsonb)::integer)) and w.max_queued is not null
+ order by w.id`;
+
+/** The queue locks of `workspaceIds` that have a limit, in the caller's transaction: their limits. */
+const lockQueues = (trx: Runner, workspaceIds: number[]) =>
+  prepared<{ id: number; max_queued: number }>(trx, 'invocations.lock-queues', QUEUE_LOCK_SQL, [JSON.stringify([...new Set(workspaceIds)])]);
+
+/** How many invocations of a workspace are queued: read after its queue lock, the count no concurrent append can change. */
+const queuedIn = async (trx: Runner, workspaceId: number) =>
+  Number(((await movable(trx, 'claim').where({ workspace_id: workspaceId }).count({ n: '*' })) as Array<{ n: string | number }>)[0]!.n);
 
 /** A QUEUED row of `alias` the claim may take now: past its backoff, its deployment not full (CLAIM_SQL's `blocked_models`). */
 const HEAD_CLAIMABLE = (alias: string) => `((${alias}.available_at is null or ${alias}.available_at <= now()) and ${alias}.model_id not in (select id from blocked_models))`;
@@ -451,8 +489,15 @@ export const invocationState = {
    */
   async appendQueued(db: Runner, rows: QueuedInvocation[]): Promise<Array<InvocationRow | undefined>> {
     const input = rows.map((row, ord) => ({ ord, ...row }));
-    type Output = InvocationRow & { max_queued: number | null };
-    const outputs = await prepared<Output>(db, 'invocations.append', APPEND_SQL, [JSON.stringify(input), TRANSITIONS.append.to]);
+    type Output = InvocationRow & { max_queued: number | null; unlocked: boolean };
+    const append = (runner: Runner, locked: boolean) => prepared<Output>(runner, 'invocations.append', APPEND_SQL, [JSON.stringify(input), locked, TRANSITIONS.append.to]);
+    let outputs = await append(db, false);
+    if (outputs.some((output) => output.unlocked)) {
+      outputs = await db.transaction(async (trx) => {
+        await lockQueues(trx, rows.map((row) => row.workspace_id));
+        return append(trx, true);
+      });
+    }
     const full = outputs.find((output) => output.max_queued !== null);
     if (full) throw new QueueFullError(full.max_queued!);
     const byId = new Map(outputs.map((row) => [row.id, row as InvocationRow]));
@@ -565,23 +610,30 @@ export const invocationState = {
    * again, unpublished for the relay, its error and result cleared, and its
    * retry budget counted anew from the attempts made so far. The row, or
    * undefined when it is not in a `from` status or the session is not OPEN.
+   * Throws QueueFullError, and moves nothing, when the workspace's queue is
+   * at its `max_queued`: a re-run queues work as an append does.
    */
-  requeue: async (db: Runner, sessionId: string, id: string): Promise<InvocationRow | undefined> => {
-    const [row] = (await movable(db, 'requeue')
-      .where({ id, session_id: sessionId })
-      .whereExists((open) => open.select(db.raw('1')).from('sessions').where({ id: sessionId, state: 'OPEN' }))
-      .update({
-        status: TRANSITIONS.requeue.to,
-        error: null,
-        response: '',
-        started_at: null,
-        completed_at: null,
-        lease_expires_at: null,
-        available_at: null,
-        published_at: null,
-        rerun_attempts: db.ref('attempts'),
-      })
-      .returning('*')) as InvocationRow[];
+  requeue: async (db: Runner, session: Pick<SessionRow, 'id' | 'workspace_id'>, id: string): Promise<InvocationRow | undefined> => {
+    const row = await db.transaction(async (trx) => {
+      const [limit] = await lockQueues(trx, [session.workspace_id]);
+      if (limit && (await queuedIn(trx, session.workspace_id)) >= limit.max_queued) throw new QueueFullError(limit.max_queued);
+      const [moved] = (await movable(trx, 'requeue')
+        .where({ id, session_id: session.id })
+        .whereExists((open) => open.select(trx.raw('1')).from('sessions').where({ id: session.id, state: 'OPEN' }))
+        .update({
+          status: TRANSITIONS.requeue.to,
+          error: null,
+          response: '',
+          started_at: null,
+          completed_at: null,
+          lease_expires_at: null,
+          available_at: null,
+          published_at: null,
+          rerun_attempts: trx.ref('attempts'),
+        })
+        .returning('*')) as InvocationRow[];
+      return moved;
+    });
     return announced(db, row ? [row.session_id] : [], row);
   },
 

@@ -4,6 +4,13 @@ import type { RetryPolicyPayload } from './retry-policy.js';
 
 export const MAX_EXPLAINERS = 10;
 
+/**
+ * Feedback properties a feedback schema may not declare: a dataset table
+ * names a feedback field's column `feedback_<field>`, and these columns are
+ * the platform's own (`feedback_count`, features/datasets/table/cells.ts).
+ */
+export const RESERVED_FEEDBACK_FIELDS: ReadonlySet<string> = new Set(['count']);
+
 export interface IoSchema {
   type: 'json' | 'file';
   description?: string;
@@ -64,7 +71,21 @@ export function chainOf(payload: ModelPayload): ChainLink[] {
 function checkLink(payload: ModelPayload, field: string): void {
   if (payload.input_schema) checkIoSchema(payload.input_schema, `${field}input_schema`, true);
   if (payload.output_schema) checkIoSchema(payload.output_schema, `${field}output_schema`, false);
-  if (payload.feedback_schema !== undefined) compileSchema(payload.feedback_schema, `${field}feedback_schema`);
+  if (payload.feedback_schema !== undefined) {
+    compileSchema(payload.feedback_schema, `${field}feedback_schema`);
+    checkFeedbackFields(payload.feedback_schema, `${field}feedback_schema`);
+  }
+}
+
+/** A feedback schema declares no property whose dataset column would be one of the platform's. */
+function checkFeedbackFields(schema: Record<string, unknown>, field: string): void {
+  const properties = schema.properties;
+  if (typeof properties !== 'object' || properties === null) return;
+  const reserved = Object.keys(properties).find((name) => RESERVED_FEEDBACK_FIELDS.has(name));
+  if (reserved === undefined) return;
+  const where = `${field}.properties.${reserved}`;
+  const message = `reserved: a dataset table names this field's column feedback_${reserved}, which is the platform's own; name the property otherwise.`;
+  throw new InputError(`${where}: ${message}`, [{ field: where, message }]);
 }
 
 /** The checks a given schema passes, for one a registry gave (a tenant's registry: the same limits apply). */

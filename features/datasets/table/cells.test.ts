@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { DatasetRecord } from '../records.js';
-import { declaredColumns, recordCells, tensorValue, type Cell, type ModelShape } from './cells.js';
+import { RESERVED_FEEDBACK_FIELDS } from '../../models/payload.js';
+import { declaredColumns, FEEDBACK_COLUMNS, recordCells, tensorValue, type Cell, type ModelShape } from './cells.js';
 
 const IRIS_SHAPE: ModelShape = {
   model_code: 'iris',
@@ -101,6 +102,16 @@ describe('dataset table cells of a record', () => {
     expect(byName(recordCells(record({ feedback }), IRIS_SHAPE))).to.deep.include({ feedback_count: 2, last_feedback_at: '2026-01-01T00:00:04.000Z', feedback_correct: false, feedback_score: 2 });
     const text = [{ invocation_id: 'f1', order: 3, body: 'looks right', created_at: '2026-01-01T00:00:03.000Z' }];
     expect(byName(recordCells(record({ feedback: text }), IRIS_SHAPE))).to.deep.include({ feedback_count: 1, feedback_body: 'looks right' });
+  });
+
+  it('never lets a feedback field take a platform column: each one inside the feedback_ family is a reserved field', () => {
+    const inFamily = FEEDBACK_COLUMNS.map(([key]) => key.name).filter((name) => name.startsWith('feedback_'));
+    expect(inFamily.map((name) => name.slice('feedback_'.length)).filter((field) => !RESERVED_FEEDBACK_FIELDS.has(field))).to.deep.equal([]);
+    const feedback = [{ invocation_id: 'f1', order: 3, body: '{"count":"many","correct":true}', created_at: '2026-01-01T00:00:03.000Z' }];
+    const cells = recordCells(record({ feedback }), IRIS_SHAPE);
+    expect(cells.filter((cell) => cell.name === 'feedback_count')).to.deep.equal([{ name: 'feedback_count', source: 'feedback', value: 1 }]);
+    const shape = { ...IRIS_SHAPE, feedback_schema: { type: 'object', properties: { count: { type: 'string' } } } };
+    expect(declaredColumns(shape).map((column) => column.name)).to.not.include('feedback_count');
   });
 
   it('declares the columns the schemas name, typed as the schemas say', () => {

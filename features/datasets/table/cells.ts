@@ -1,4 +1,4 @@
-import type { IoSchema } from '../../models/payload.js';
+import { RESERVED_FEEDBACK_FIELDS, type IoSchema } from '../../models/payload.js';
 import { isInferenceRequest, toInferenceRequest, type Tensor } from '../../../infra/connectors/open-inference/tensors.js';
 import type { DatasetRecord } from '../records.js';
 import { scalar, typeOfSchema, type ColumnType } from './column-type.js';
@@ -8,7 +8,9 @@ import { scalar, typeOfSchema, type ColumnType } from './column-type.js';
 // object), the outputs of each explanation of the chain, and the last feedback's
 // fields. Families keep their prefix (`input_`, `output_`, `explanation_<k>_`,
 // `feedback_`), and the few columns about them are named so that no field can
-// take their name.
+// take their name: `feedback_count` is the one inside a family, so a feedback
+// field `count` (refused in feedback schemas, but feedback without a schema
+// may carry one) stays out of the table, kept in the records.
 
 /** Where a column's values come from. */
 export type Source = 'invocation' | 'input' | 'output' | 'explanation' | 'feedback';
@@ -87,7 +89,7 @@ export function declaredColumns(shape: ModelShape): Array<ColumnKey & { type: Co
       { ...explanationKey(index + 1, 'status'), type: text },
       ...declared((field) => explanationKey(index + 1, 'output', field), ioPayloadSchema(explainer.output_schema)),
     ]),
-    ...declared(feedbackKey, shape.feedback_schema),
+    ...declared(feedbackKey, shape.feedback_schema).filter((column) => !RESERVED_FEEDBACK_FIELDS.has(column.field!)),
   ];
 }
 
@@ -116,7 +118,7 @@ function feedbackCells(feedback: DatasetRecord['feedback']): Cell[] {
   cells.push({ ...LAST_FEEDBACK_AT, value: last.created_at });
   const body = parseJson(last.body);
   const fields = isPlainObject(body.value) ? Object.entries(body.value) : [['body', last.body] as [string, unknown]];
-  return [...cells, ...fields.map(([field, value]) => ({ ...feedbackKey(field), value }))];
+  return [...cells, ...fields.filter(([field]) => !RESERVED_FEEDBACK_FIELDS.has(field)).map(([field, value]) => ({ ...feedbackKey(field), value }))];
 }
 
 /**
