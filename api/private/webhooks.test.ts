@@ -175,6 +175,14 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
       `callback_url: no enabled webhook endpoint of the workspace allows ${receiver.url}/elsewhere; a supervisor registers one with the same origin and this path or a parent of it.`,
     );
     expect(await tenant.statuses(), 'nothing queued').to.deep.equal({});
+    const escaping = await platform.t.public.post(invocationPath(tenant), {
+      token: tenant.token,
+      json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, callback_url: `${receiver.url}/callbacks/..%2felsewhere` },
+    });
+    expect(escaping.status).to.equal(400);
+    expect(escaping.body.message).to.equal('callback_url is not allowed: the path contains an encoded slash or backslash (%2F, %5C).');
+    expect(escaping.body.details).to.deep.equal([{ field: 'callback_url', message: 'the path contains an encoded slash or backslash (%2F, %5C)' }]);
+    expect(await tenant.statuses(), 'nothing queued').to.deep.equal({});
 
     const reply = await platform.t.public.post(invocationPath(tenant), {
       token: tenant.token,

@@ -4,7 +4,7 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { UrlPolicy } from '../../infra/net/url-policy.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { endpointForCallback } from './callback.js';
+import { callbackPathProblem, endpointForCallback } from './callback.js';
 import type { DeliveryStatus, WebhookDeliveriesStore } from './deliveries.store.js';
 import type { EndpointChanges, EndpointRow, WebhookEndpointsStore, WebhookEvent } from './endpoints.store.js';
 import { presentDelivery, presentEndpoint } from './present.js';
@@ -99,9 +99,11 @@ export class WebhooksService {
     throw new ConflictError('An attempt of this delivery is in flight; redeliver it once it has ended.', 'delivery_in_flight');
   }
 
-  /** The endpoint of the workspace that allows `callbackUrl` (same origin, a parent path), or a 400 saying what would. */
+  /** The endpoint of the workspace that allows `callbackUrl` (same origin, a parent path after percent-decoding), or a 400 saying what would. */
   async allowCallback(workspaceId: number, callbackUrl: string): Promise<AllowedCallback> {
     const url = this.policy.checkSyntax(callbackUrl, 'callback_url');
+    const problem = callbackPathProblem(callbackUrl, url);
+    if (problem) throw new InputError(`callback_url is not allowed: ${problem}.`, [{ field: 'callback_url', message: problem }]);
     const endpoint = endpointForCallback(await this.stores.endpoints.enabledInWorkspace(this.db, workspaceId), url);
     if (!endpoint) {
       const message = `callback_url: no enabled webhook endpoint of the workspace allows ${url.origin}${url.pathname}; a supervisor registers one with the same origin and this path or a parent of it.`;
