@@ -65,8 +65,8 @@ export interface WebhookDeliveriesStore {
   ofEndpoint(db: Runner, endpointId: number, id: string): Promise<DeliveryRow | undefined>;
   /** The attempts of these deliveries, in order. */
   attemptsOf(db: Runner, ids: readonly string[]): Promise<AttemptRow[]>;
-  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds), at most `perEndpoint` of an endpoint in flight. */
-  claimDue(db: Runner, limit: number, leaseMs: number, perEndpoint: number): Promise<ClaimedDelivery[]>;
+  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds), in turns between workspaces, within `caps`. */
+  claimDue(db: Runner, limit: number, leaseMs: number, caps: ClaimCaps): Promise<ClaimedDelivery[]>;
   /** Records an attempt and, when the claim still holds, its outcome; whether it did. */
   finish(db: Runner, claim: Pick<ClaimedDelivery, 'id' | 'attempts'>, outcome: AttemptOutcome): Promise<boolean>;
   /** Queues it again at once, same id; undefined when not found or an attempt is in flight. */
@@ -75,29 +75,66 @@ export interface WebhookDeliveriesStore {
   removeFinishedBefore(db: Runner, cutoff: Date, limit: number): Promise<number>;
 }
 
+/** The caps of a claim, counted across processes: deliveries in flight at once of one workspace, and of one endpoint. */
+export interface ClaimCaps {
+  perWorkspace: number;
+  perEndpoint: number;
+}
+
 /**
- * Takes due deliveries, oldest due first, at most `perEndpoint` of an
- * endpoint in flight (counting those other passes hold), so one slow or
- * dead receiver with a backlog cannot take every slot from the others. A
- * claim moves the next attempt a lease ahead and takes the next attempt
- * number, under which its result is written.
+ * Takes due deliveries in turns between workspaces: a workspace's k-th next
+ * delivery goes in the order of (its deliveries in flight + k), the fewest
+ * first, then the oldest due; so a workspace whose slow receivers hold its
+ * slots waits behind one that has none in flight. A workspace gets at most
+ * `perWorkspace` in flight, an endpoint `perEndpoint`, counting the attempts
+ * every process holds (the caller holds CLAIM_LOCK, so no other claim races
+ * the counts). The workspaces with pending deliveries are found one index
+ * probe each (`heads`, through webhook_deliveries_fair), and only their due
+ * rows that can be chosen are read, not another workspace's backlog. A claim
+ * moves the next attempt a lease ahead and takes the next attempt number,
+ * under which its result is written.
+ * Bindings: limit, perWorkspace (twice), perEndpoint, rows read per slot,
+ * perEndpoint, limit, the lease in milliseconds (twice).
  */
 const CLAIM_SQL = `
-with busy as (
-  select endpoint_id, count(*)::integer as n from webhook_deliveries
-   where lease_expires_at is not null and lease_expires_at > now() and status = 'pending' group by endpoint_id
+with recursive heads as (
+  (select d.workspace_id, d.next_attempt_at from webhook_deliveries d where d.status = 'pending' order by d.workspace_id, d.next_attempt_at limit 1)
+  union all
+  select n.* from heads h cross join lateral (
+    select d.workspace_id, d.next_attempt_at from webhook_deliveries d
+     where d.status = 'pending' and d.workspace_id > h.workspace_id order by d.workspace_id, d.next_attempt_at limit 1
+  ) n
+),
+leased as (
+  select d.workspace_id, d.endpoint_id from webhook_deliveries d
+   where d.lease_expires_at is not null and d.lease_expires_at > now() and d.status = 'pending'
+),
+workspace_busy as (select workspace_id, count(*)::integer as n from leased group by workspace_id),
+endpoint_busy as (select endpoint_id, count(*)::integer as n from leased group by endpoint_id),
+open_workspaces as (
+  select h.workspace_id, coalesce(b.n, 0) as running, least(?::integer, ?::integer - coalesce(b.n, 0)) as allowance
+    from heads h left join workspace_busy b on b.workspace_id = h.workspace_id
+   where h.next_attempt_at <= now() and coalesce(b.n, 0) < ?::integer
 ),
 candidates as (
-  select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
-   where d.status = 'pending' and d.next_attempt_at <= now()
-     and not exists (select 1 from busy b where b.endpoint_id = d.endpoint_id and b.n >= ?)
-   order by d.next_attempt_at limit ?
+  select c.id, c.endpoint_id, c.next_attempt_at, o.workspace_id, o.running, o.allowance
+    from open_workspaces o cross join lateral (
+      select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
+       where d.status = 'pending' and d.workspace_id = o.workspace_id and d.next_attempt_at <= now()
+         and d.endpoint_id not in (select endpoint_id from endpoint_busy where n >= ?::integer)
+       order by d.next_attempt_at limit o.allowance * ?::integer
+    ) c
+),
+within_endpoints as (
+  select c.*, row_number() over (partition by c.endpoint_id order by c.next_attempt_at) + coalesce(b.n, 0) as endpoint_load
+    from candidates c left join endpoint_busy b on b.endpoint_id = c.endpoint_id
+),
+ranked as (
+  select w.*, row_number() over (partition by w.workspace_id order by w.next_attempt_at) as rank
+    from within_endpoints w where w.endpoint_load <= ?::integer
 ),
 picked as (
-  select r.id from (select c.*, row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as nth from candidates c) r
-    left join busy b on b.endpoint_id = r.endpoint_id
-   where r.nth + coalesce(b.n, 0) <= ?
-   order by r.next_attempt_at limit ?
+  select r.id from ranked r where r.rank <= r.allowance order by r.running + r.rank, r.next_attempt_at limit ?::integer
 ),
 due as (
   select d.id from webhook_deliveries d
@@ -109,6 +146,9 @@ update webhook_deliveries d
   from due, webhook_endpoints ep
  where d.id = due.id and ep.id = d.endpoint_id
 returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.created_at, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
+
+/** Serializes claims across processes: a claim counts the deliveries in flight, and a cap must not be raced past. */
+const CLAIM_LOCK = 0x64697768;
 
 /** Due rows a pass looks at, per delivery it may take: enough to find other endpoints' behind a capped one's. */
 const CANDIDATES_PER_SLOT = 4;
@@ -132,10 +172,12 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
   },
   ofEndpoint: (db, endpointId, id) => db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId, id }).first(),
   attemptsOf: async (db, ids) => (ids.length ? db<AttemptRow>('webhook_attempts').whereIn('delivery_id', ids).orderBy(['delivery_id', 'attempt']) : []),
-  async claimDue(db, limit, leaseMs, perEndpoint) {
-    const result = (await db.raw(CLAIM_SQL, [perEndpoint, limit * CANDIDATES_PER_SLOT, perEndpoint, limit, leaseMs, leaseMs])) as { rows: ClaimedDelivery[] };
-    return result.rows;
-  },
+  claimDue: (db, limit, leaseMs, { perWorkspace, perEndpoint }) =>
+    db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?)', [CLAIM_LOCK]);
+      const bindings = [limit, perWorkspace, perWorkspace, perEndpoint, CANDIDATES_PER_SLOT, perEndpoint, limit, leaseMs, leaseMs];
+      return ((await trx.raw(CLAIM_SQL, bindings)) as { rows: ClaimedDelivery[] }).rows;
+    }),
   finish: (db, claim, outcome) =>
     db.transaction(async (trx) => {
       await trx('webhook_attempts').insert({ delivery_id: claim.id, attempt: claim.attempts, ...outcome.attempt }).onConflict(['delivery_id', 'attempt']).ignore();

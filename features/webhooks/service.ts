@@ -17,6 +17,13 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
+/** A workspace has its maximum of webhook endpoints: nothing was registered. */
+export class EndpointLimitError extends ConflictError {
+  constructor(max: number) {
+    super(`The workspace has ${max} webhook endpoints, the most it may have (DIDYMA_WEBHOOK_MAX_ENDPOINTS); delete one before registering another.`, 'endpoint_limit');
+  }
+}
+
 /** Where an invocation's callback goes, and which endpoint's secret signs it. */
 export interface AllowedCallback {
   callback_endpoint_id: number;
@@ -34,12 +41,13 @@ export class WebhooksService {
     private readonly stores: { endpoints: WebhookEndpointsStore; deliveries: WebhookDeliveriesStore },
     private readonly box: SecretBox,
     private readonly policy: UrlPolicy,
+    private readonly limits: { maxEndpoints: number },
   ) {}
 
   /** The endpoint, with its secret: the only answer that ever shows it. */
   async create(principal: Principal, input: EndpointInput) {
     const secret = newWebhookSecret();
-    const row = await this.stores.endpoints.insert(this.db, {
+    const row = await this.stores.endpoints.insertWithin(this.db, {
       workspace_id: principal.workspace!.id,
       url: this.checkedUrl(input.url, 'url'),
       description: input.description ?? '',
@@ -47,7 +55,8 @@ export class WebhooksService {
       secret_sealed: this.box.seal(secret),
       enabled: input.enabled ?? true,
       created_by_id: principal.user.id,
-    });
+    }, this.limits.maxEndpoints);
+    if (!row) throw new EndpointLimitError(this.limits.maxEndpoints);
     return { ...this.present(principal, row), secret };
   }
 

@@ -23,6 +23,7 @@ import * as queueTurns from './0022_queue_turns.js';
 import * as eventsAnnouncedAfterCommit from './0023_events_announced_after_commit.js';
 import * as webhookTriggerGuard from './0024_webhook_trigger_guard.js';
 import * as invocationSessionOwner from './0025_invocation_session_owner.js';
+import * as webhookFairClaim from './0026_webhook_fair_claim.js';
 
 interface Migration {
   name: string;
@@ -59,6 +60,7 @@ const migrations: Migration[] = [
   { name: '0023_events_announced_after_commit', ...eventsAnnouncedAfterCommit },
   { name: '0024_webhook_trigger_guard', ...webhookTriggerGuard },
   { name: '0025_invocation_session_owner', ...invocationSessionOwner },
+  { name: '0026_webhook_fair_claim', ...webhookFairClaim },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
