@@ -88,13 +88,15 @@ export interface ClaimCaps {
  * slots waits behind one that has none in flight. A workspace gets at most
  * `perWorkspace` in flight, an endpoint `perEndpoint`, counting the attempts
  * every process holds (the caller holds CLAIM_LOCK, so no other claim races
- * the counts). The workspaces with pending deliveries are found one index
- * probe each (`heads`, through webhook_deliveries_fair), and only their due
- * rows that can be chosen are read, not another workspace's backlog. A claim
- * moves the next attempt a lease ahead and takes the next attempt number,
- * under which its result is written.
- * Bindings: limit, perWorkspace (twice), perEndpoint, rows read per slot,
- * perEndpoint, limit, the lease in milliseconds (twice).
+ * the counts). Only what can be chosen is read: the workspaces with pending
+ * deliveries one index probe each (`heads`, webhook_deliveries_fair), then,
+ * of those under their cap, each endpoint's first due deliveries up to what
+ * it may still take (webhook_deliveries_endpoint_due): never a backlog, and a
+ * capped endpoint's never hides the others'. A claim moves the next attempt a
+ * lease ahead and takes the next attempt number, under which its result is
+ * written.
+ * Bindings: limit, perWorkspace (twice), perEndpoint (twice), perWorkspace,
+ * limit, the lease in milliseconds (twice).
  */
 const CLAIM_SQL = `
 with recursive heads as (
@@ -111,30 +113,28 @@ leased as (
 ),
 workspace_busy as (select workspace_id, count(*)::integer as n from leased group by workspace_id),
 endpoint_busy as (select endpoint_id, count(*)::integer as n from leased group by endpoint_id),
-open_workspaces as (
-  select h.workspace_id, coalesce(b.n, 0) as running, least(?::integer, ?::integer - coalesce(b.n, 0)) as allowance
-    from heads h left join workspace_busy b on b.workspace_id = h.workspace_id
-   where h.next_attempt_at <= now() and coalesce(b.n, 0) < ?::integer
+open_endpoints as (
+  select h.workspace_id, ep.id as endpoint_id, coalesce(wb.n, 0) as running,
+         least(?::integer, ?::integer - coalesce(wb.n, 0), ?::integer - coalesce(eb.n, 0)) as allowance
+    from heads h
+    join webhook_endpoints ep on ep.workspace_id = h.workspace_id
+    left join workspace_busy wb on wb.workspace_id = h.workspace_id
+    left join endpoint_busy eb on eb.endpoint_id = ep.id
+   where h.next_attempt_at <= now() and coalesce(wb.n, 0) < ?::integer and coalesce(eb.n, 0) < ?::integer
 ),
 candidates as (
-  select c.id, c.endpoint_id, c.next_attempt_at, o.workspace_id, o.running, o.allowance
-    from open_workspaces o cross join lateral (
-      select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
-       where d.status = 'pending' and d.workspace_id = o.workspace_id and d.next_attempt_at <= now()
-         and d.endpoint_id not in (select endpoint_id from endpoint_busy where n >= ?::integer)
-       order by d.next_attempt_at limit o.allowance * ?::integer
+  select c.id, c.next_attempt_at, o.workspace_id, o.running
+    from open_endpoints o cross join lateral (
+      select d.id, d.next_attempt_at from webhook_deliveries d
+       where d.status = 'pending' and d.endpoint_id = o.endpoint_id and d.workspace_id = o.workspace_id and d.next_attempt_at <= now()
+       order by d.next_attempt_at limit o.allowance
     ) c
 ),
-within_endpoints as (
-  select c.*, row_number() over (partition by c.endpoint_id order by c.next_attempt_at) + coalesce(b.n, 0) as endpoint_load
-    from candidates c left join endpoint_busy b on b.endpoint_id = c.endpoint_id
-),
 ranked as (
-  select w.*, row_number() over (partition by w.workspace_id order by w.next_attempt_at) as rank
-    from within_endpoints w where w.endpoint_load <= ?::integer
+  select c.*, c.running + row_number() over (partition by c.workspace_id order by c.next_attempt_at) as load from candidates c
 ),
 picked as (
-  select r.id from ranked r where r.rank <= r.allowance order by r.running + r.rank, r.next_attempt_at limit ?::integer
+  select r.id from ranked r where r.load <= ?::integer order by r.load, r.next_attempt_at limit ?::integer
 ),
 due as (
   select d.id from webhook_deliveries d
@@ -149,9 +149,6 @@ returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d
 
 /** Serializes claims across processes: a claim counts the deliveries in flight, and a cap must not be raced past. */
 const CLAIM_LOCK = 0x64697768;
-
-/** Due rows a pass looks at, per delivery it may take: enough to find other endpoints' behind a capped one's. */
-const CANDIDATES_PER_SLOT = 4;
 
 const ENQUEUE_SQL = `
 insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
@@ -175,7 +172,7 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
   claimDue: (db, limit, leaseMs, { perWorkspace, perEndpoint }) =>
     db.transaction(async (trx) => {
       await trx.raw('select pg_advisory_xact_lock(?)', [CLAIM_LOCK]);
-      const bindings = [limit, perWorkspace, perWorkspace, perEndpoint, CANDIDATES_PER_SLOT, perEndpoint, limit, leaseMs, leaseMs];
+      const bindings = [limit, perWorkspace, perEndpoint, perWorkspace, perEndpoint, perWorkspace, limit, leaseMs, leaseMs];
       return ((await trx.raw(CLAIM_SQL, bindings)) as { rows: ClaimedDelivery[] }).rows;
     }),
   finish: (db, claim, outcome) =>
