@@ -33,8 +33,9 @@ const DISABLED = 'The endpoint is disabled; nothing was sent.';
  * a receiver. Each pass claims due deliveries under a lease, in turns between
  * workspaces and within their caps (claimDue), so any number of processes
  * deliver at once without sending one attempt twice, and one workspace's slow
- * receivers hold only its own slots; each result is written under its claim. A new delivery
- * wakes the loop through the change feed; the poll is the fallback.
+ * receivers hold only its own slots; each result is written under its claim.
+ * A new delivery wakes the loop through the change feed; the poll is the
+ * fallback.
  */
 export class WebhookDeliverer {
   private readonly inFlight = new Set<Promise<void>>();

@@ -47,7 +47,7 @@ export class WebhooksService {
   /** The endpoint, with its secret: the only answer that ever shows it. */
   async create(principal: Principal, input: EndpointInput) {
     const secret = newWebhookSecret();
-    const row = await this.stores.endpoints.insertWithin(this.db, {
+    const draft = {
       workspace_id: principal.workspace!.id,
       url: this.checkedUrl(input.url, 'url'),
       description: input.description ?? '',
@@ -55,7 +55,8 @@ export class WebhooksService {
       secret_sealed: this.box.seal(secret),
       enabled: input.enabled ?? true,
       created_by_id: principal.user.id,
-    }, this.limits.maxEndpoints);
+    };
+    const row = await this.stores.endpoints.insertWithin(this.db, draft, this.limits.maxEndpoints);
     if (!row) throw new EndpointLimitError(this.limits.maxEndpoints);
     return { ...this.present(principal, row), secret };
   }
