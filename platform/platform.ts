@@ -1,7 +1,7 @@
 import { createMailer } from '../infra/mail/mailer.js';
 import { ClosingSteps } from '../infra/process/closing.js';
 import path from 'node:path';
-import { webhookWorkspaceCap, type Config } from '../kernel/config/config.js';
+import { webhookEndpointCap, webhookWorkspaceCap, type Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/db/change-feed.js';
@@ -166,8 +166,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       schedule: config.webhookRetrySchedule,
       pollMs: config.webhookPollMs,
       concurrency: config.webhookConcurrency,
-      // A workspace's slow receivers hold only its own slots, and one receiver at most half of them.
-      caps: { perWorkspace: webhookWorkspaceCap(config), perEndpoint: Math.max(1, Math.floor(webhookWorkspaceCap(config) / 2)) },
+      // A workspace's slow receivers hold only its own slots, and one receiver fewer than those.
+      caps: { perWorkspace: webhookWorkspaceCap(config), perEndpoint: webhookEndpointCap(config) },
       leaseMs: config.webhookTimeoutMs + 30_000,
       onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
     },

@@ -5,7 +5,7 @@ import { floodPlatform, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import { startTestPlatform } from '../../test/support/platform.js';
-import { webhookWorkspaceCap } from '../../kernel/config/config.js';
+import { webhookEndpointCap, webhookWorkspaceCap } from '../../kernel/config/config.js';
 
 // Completion webhooks end to end: a supervisor's endpoint, an invocation that
 // finishes, the deliverer's signed POSTs, retries while the receiver is away,
@@ -96,14 +96,15 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(list.flatMap((delivery) => delivery.attempts).some((attempt) => attempt.status_code === 503 && attempt.error === 'The receiver answered HTTP 503.')).to.equal(true);
   });
 
-  it('keeps a slow receiver with a backlog to half of its workspace’s slots: another endpoint of the workspace delivers meanwhile', async () => {
+  it('keeps a slow receiver with a backlog to half of the deliverer’s slots: another endpoint of its workspace delivers meanwhile', async () => {
     const tenant = await platform.tenant(0);
     const slowHook = await endpoint(tenant, `${receiver.url}/slow`, { events: ['dataset.exported'] });
     receiver.delay(3000);
     const other = await startWebhookReceiver();
     try {
       await endpoint(tenant, `${other.url}/fast`, { events: ['invocation.completed'] });
-      const half = Math.floor(webhookWorkspaceCap(platform.t.platform.config) / 2);
+      const half = webhookEndpointCap(platform.t.platform.config);
+      expect(half, 'fewer than the workspace may have in flight').to.be.below(webhookWorkspaceCap(platform.t.platform.config));
       for (let i = 0; i < 3 * half; i++) await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, tenant.ws.id, { id: `slow-${i}` });
       await until(async () => receiver.pending() === half, 'the slow receiver to hold half of the slots');
       await tenant.invoke(1);

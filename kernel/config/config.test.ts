@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { ConfigError, configTable, loadConfig, loadDevConfig, webhookWorkspaceCap } from './config.js';
+import { ConfigError, configTable, loadConfig, loadDevConfig, webhookEndpointCap, webhookWorkspaceCap } from './config.js';
 import { variables } from './variables.js';
 
 describe('config', () => {
@@ -35,10 +35,13 @@ describe('config', () => {
     }
   });
 
-  it('caps one workspace’s webhook deliveries below a process’s slots: a quarter of them unless set', () => {
-    expect(webhookWorkspaceCap(loadConfig({}))).to.equal(8);
+  it('caps one workspace’s webhook deliveries below a process’s slots, three quarters of them unless set, and one endpoint’s at half', () => {
+    expect(webhookWorkspaceCap(loadConfig({}))).to.equal(24);
+    expect(webhookEndpointCap(loadConfig({}))).to.equal(16);
     expect(webhookWorkspaceCap(loadConfig({ DIDYMA_WEBHOOK_CONCURRENCY: '2' }))).to.equal(1);
+    expect(webhookEndpointCap(loadConfig({ DIDYMA_WEBHOOK_CONCURRENCY: '2' }))).to.equal(1);
     expect(webhookWorkspaceCap(loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '20' }))).to.equal(20);
+    expect(webhookEndpointCap(loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '4' })), 'within the workspace’s').to.equal(4);
     expect(() => loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '32' })).to.throw(ConfigError, 'DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE="32": must be less than DIDYMA_WEBHOOK_CONCURRENCY (32)');
     expect(loadConfig({}).webhookMaxEndpoints).to.equal(20);
   });

@@ -40,9 +40,14 @@ function checkRelations(config: ConfigValues, env: Env): void {
   }
 }
 
-/** Webhook deliveries of one workspace in flight at once: the setting, or a quarter of a process's slots. */
+/** Webhook deliveries of one workspace in flight at once: the setting, or three quarters of a process's slots. */
 export function webhookWorkspaceCap(config: Config): number {
-  return config.webhookMaxInFlightPerWorkspace ?? Math.max(1, Math.floor(config.webhookConcurrency / 4));
+  return config.webhookMaxInFlightPerWorkspace ?? Math.max(1, Math.floor((config.webhookConcurrency * 3) / 4));
+}
+
+/** Webhook deliveries of one endpoint in flight at once: half of a process's slots, within its workspace's cap. */
+export function webhookEndpointCap(config: Config): number {
+  return Math.min(Math.max(1, Math.floor(config.webhookConcurrency / 2)), webhookWorkspaceCap(config));
 }
 
 /**
