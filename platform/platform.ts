@@ -1,7 +1,7 @@
 import { createMailer } from '../infra/mail/mailer.js';
 import { ClosingSteps } from '../infra/process/closing.js';
 import path from 'node:path';
-import type { Config } from '../kernel/config/config.js';
+import { webhookEndpointCap, webhookWorkspaceCap, type Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/db/change-feed.js';
@@ -185,14 +185,14 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       schedule: config.webhookRetrySchedule,
       pollMs: config.webhookPollMs,
       concurrency: config.webhookConcurrency,
-      // No receiver takes more than half of a process's slots, so a slow one leaves the others theirs.
-      perEndpoint: Math.max(1, Math.floor(config.webhookConcurrency / 2)),
+      // A workspace's slow receivers hold only its own slots, and one receiver fewer than those.
+      caps: { perWorkspace: webhookWorkspaceCap(config), perEndpoint: webhookEndpointCap(config) },
       leaseMs: config.webhookTimeoutMs + 30_000,
       onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
     },
     now,
   );
-  const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy);
+  const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy, { maxEndpoints: config.webhookMaxEndpoints });
   let started = false;
   const closing = new ClosingSteps();
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);

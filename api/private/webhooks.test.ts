@@ -5,6 +5,7 @@ import { floodPlatform, type FloodTenant } from '../../test/support/flood.js';
 import { until } from '../../test/support/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 import { startTestPlatform } from '../../test/support/platform.js';
+import { webhookEndpointCap, webhookWorkspaceCap } from '../../kernel/config/config.js';
 
 // Completion webhooks end to end: a supervisor's endpoint, an invocation that
 // finishes, the deliverer's signed POSTs, retries while the receiver is away,
@@ -95,24 +96,24 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(list.flatMap((delivery) => delivery.attempts).some((attempt) => attempt.status_code === 503 && attempt.error === 'The receiver answered HTTP 503.')).to.equal(true);
   });
 
-  it('keeps a slow receiver with a backlog to half of the deliverer’s slots: another endpoint’s delivery goes out meanwhile', async () => {
-    const slow = await newTenant(platform.t);
-    const slowHook = await endpoint(slow, `${receiver.url}/slow`, { events: ['dataset.exported'] });
+  it('keeps a slow receiver with a backlog to half of the deliverer’s slots: another endpoint of its workspace delivers meanwhile', async () => {
+    const tenant = await platform.tenant(0);
+    const slowHook = await endpoint(tenant, `${receiver.url}/slow`, { events: ['dataset.exported'] });
     receiver.delay(3000);
     const other = await startWebhookReceiver();
     try {
-      const fast = await newTenant(platform.t);
-      await endpoint(fast, `${other.url}/fast`, { events: ['dataset.exported'] });
-      const half = Math.floor(platform.t.platform.config.webhookConcurrency / 2);
-      for (let i = 0; i < 3 * half; i++) await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, slow.ws.id, { id: `slow-${i}` });
+      await endpoint(tenant, `${other.url}/fast`, { events: ['invocation.completed'] });
+      const half = webhookEndpointCap(platform.t.platform.config);
+      expect(half, 'fewer than the workspace may have in flight').to.be.below(webhookWorkspaceCap(platform.t.platform.config));
+      for (let i = 0; i < 3 * half; i++) await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, tenant.ws.id, { id: `slow-${i}` });
       await until(async () => receiver.pending() === half, 'the slow receiver to hold half of the slots');
-      await platform.t.platform.services.webhooks.queueDatasetExported(platform.t.platform.db, fast.ws.id, { id: 'fast' });
-      await until(async () => other.received.length === 1, 'the other endpoint’s delivery', 2000);
+      await tenant.invoke(1);
+      await until(async () => other.received.length === 1, 'the other endpoint’s delivery', 5000);
       expect(receiver.pending(), 'still held by the slow receiver').to.equal(half);
       expect(receiver.received.length).to.equal(0);
     } finally {
       await other.close();
-      await platform.t.private.delete(`/api/webhook/${slowHook.id}`, { token: slow.token });
+      await platform.t.private.delete(`/api/webhook/${slowHook.id}`, { token: tenant.token });
     }
   });
 
@@ -174,6 +175,14 @@ describe('webhooks: endpoints, signed deliveries, retries and redelivery', funct
     expect(refused.body.message).to.equal(
       `callback_url: no enabled webhook endpoint of the workspace allows ${receiver.url}/elsewhere; a supervisor registers one with the same origin and this path or a parent of it.`,
     );
+    expect(await tenant.statuses(), 'nothing queued').to.deep.equal({});
+    const escaping = await platform.t.public.post(invocationPath(tenant), {
+      token: tenant.token,
+      json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS }, callback_url: `${receiver.url}/callbacks/..%2felsewhere` },
+    });
+    expect(escaping.status).to.equal(400);
+    expect(escaping.body.message).to.equal('callback_url is not allowed: the path contains an encoded slash or backslash (%2F, %5C).');
+    expect(escaping.body.details).to.deep.equal([{ field: 'callback_url', message: 'the path contains an encoded slash or backslash (%2F, %5C)' }]);
     expect(await tenant.statuses(), 'nothing queued').to.deep.equal({});
 
     const reply = await platform.t.public.post(invocationPath(tenant), {

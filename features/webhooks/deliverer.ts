@@ -3,7 +3,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { DeliveryResult } from '../../infra/net/delivery-client.js';
 import { excerptOf } from '../../infra/net/excerpt.js';
-import type { AttemptOutcome, ClaimedDelivery, WebhookDeliveriesStore } from './deliveries.store.js';
+import type { AttemptOutcome, ClaimCaps, ClaimedDelivery, WebhookDeliveriesStore } from './deliveries.store.js';
 import { retryDelayMs } from './schedule.js';
 import { webhookHeaders } from './signature.js';
 
@@ -13,8 +13,8 @@ export interface DelivererOptions {
   pollMs: number;
   /** Deliveries in flight at once in this process. */
   concurrency: number;
-  /** Deliveries of one endpoint in flight at once, across processes (about: passes that run at once may each take this many). */
-  perEndpoint: number;
+  /** Deliveries in flight at once across processes: of one workspace, of one endpoint. */
+  caps: ClaimCaps;
   /** A claim outlives the attempt's own deadlines by this much: only a deliverer that died loses one. */
   leaseMs: number;
   random?: () => number;
@@ -30,10 +30,12 @@ const DISABLED = 'The endpoint is disabled; nothing was sent.';
 /**
  * Sends the outbox of webhook deliveries, in its own loop: the transactions
  * that queue them (a finished invocation, an exported dataset) never wait on
- * a receiver. Each pass claims due deliveries under a lease (`for update skip
- * locked`), so any number of processes deliver at once without sending one
- * attempt twice; each result is written under its claim. A new delivery
- * wakes the loop through the change feed; the poll is the fallback.
+ * a receiver. Each pass claims due deliveries under a lease, in turns between
+ * workspaces and within their caps (claimDue), so any number of processes
+ * deliver at once without sending one attempt twice, and one workspace's slow
+ * receivers hold only its own slots; each result is written under its claim.
+ * A new delivery wakes the loop through the change feed; the poll is the
+ * fallback.
  */
 export class WebhookDeliverer {
   private readonly inFlight = new Set<Promise<void>>();
@@ -81,7 +83,7 @@ export class WebhookDeliverer {
   async runOnce(): Promise<number> {
     const room = this.options.concurrency - this.inFlight.size;
     if (room <= 0) return 0;
-    const claimed = await this.store.claimDue(this.db, room, this.options.leaseMs, this.options.perEndpoint);
+    const claimed = await this.store.claimDue(this.db, room, this.options.leaseMs, this.options.caps);
     for (const claim of claimed) {
       const attempt = this.attempt(claim).finally(() => {
         this.inFlight.delete(attempt);

@@ -65,8 +65,8 @@ export interface WebhookDeliveriesStore {
   ofEndpoint(db: Runner, endpointId: number, id: string): Promise<DeliveryRow | undefined>;
   /** The attempts of these deliveries, in order. */
   attemptsOf(db: Runner, ids: readonly string[]): Promise<AttemptRow[]>;
-  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds), at most `perEndpoint` of an endpoint in flight. */
-  claimDue(db: Runner, limit: number, leaseMs: number, perEndpoint: number): Promise<ClaimedDelivery[]>;
+  /** Takes up to `limit` due deliveries under a lease of `leaseMs` (none another deliverer holds), in turns between workspaces, within `caps`. */
+  claimDue(db: Runner, limit: number, leaseMs: number, caps: ClaimCaps): Promise<ClaimedDelivery[]>;
   /** Records an attempt and, when the claim still holds, its outcome; whether it did. */
   finish(db: Runner, claim: Pick<ClaimedDelivery, 'id' | 'attempts'>, outcome: AttemptOutcome): Promise<boolean>;
   /** Queues it again at once, same id; undefined when not found or an attempt is in flight. */
@@ -75,29 +75,66 @@ export interface WebhookDeliveriesStore {
   removeFinishedBefore(db: Runner, cutoff: Date, limit: number): Promise<number>;
 }
 
+/** The caps of a claim, counted across processes: deliveries in flight at once of one workspace, and of one endpoint. */
+export interface ClaimCaps {
+  perWorkspace: number;
+  perEndpoint: number;
+}
+
 /**
- * Takes due deliveries, oldest due first, at most `perEndpoint` of an
- * endpoint in flight (counting those other passes hold), so one slow or
- * dead receiver with a backlog cannot take every slot from the others. A
- * claim moves the next attempt a lease ahead and takes the next attempt
- * number, under which its result is written.
+ * Takes due deliveries in turns between workspaces: a workspace's k-th next
+ * delivery goes in the order of (its deliveries in flight + k), the fewest
+ * first, then the oldest due; so a workspace whose slow receivers hold its
+ * slots waits behind one that has none in flight. A workspace gets at most
+ * `perWorkspace` in flight, an endpoint `perEndpoint`, counting the attempts
+ * every process holds (the caller holds CLAIM_LOCK, so no other claim races
+ * the counts). Only what can be chosen is read: the workspaces with pending
+ * deliveries one index probe each (`heads`, webhook_deliveries_fair), then,
+ * of those under their cap, each endpoint's first due deliveries up to what
+ * it may still take (webhook_deliveries_endpoint_due): never a backlog, and a
+ * capped endpoint's never hides the others'. A claim moves the next attempt a
+ * lease ahead and takes the next attempt number, under which its result is
+ * written.
+ * Bindings: limit, perWorkspace (twice), perEndpoint (twice), perWorkspace,
+ * limit, the lease in milliseconds (twice).
  */
 const CLAIM_SQL = `
-with busy as (
-  select endpoint_id, count(*)::integer as n from webhook_deliveries
-   where lease_expires_at is not null and lease_expires_at > now() and status = 'pending' group by endpoint_id
+with recursive heads as (
+  (select d.workspace_id, d.next_attempt_at from webhook_deliveries d where d.status = 'pending' order by d.workspace_id, d.next_attempt_at limit 1)
+  union all
+  select n.* from heads h cross join lateral (
+    select d.workspace_id, d.next_attempt_at from webhook_deliveries d
+     where d.status = 'pending' and d.workspace_id > h.workspace_id order by d.workspace_id, d.next_attempt_at limit 1
+  ) n
+),
+leased as (
+  select d.workspace_id, d.endpoint_id from webhook_deliveries d
+   where d.lease_expires_at is not null and d.lease_expires_at > now() and d.status = 'pending'
+),
+workspace_busy as (select workspace_id, count(*)::integer as n from leased group by workspace_id),
+endpoint_busy as (select endpoint_id, count(*)::integer as n from leased group by endpoint_id),
+open_endpoints as (
+  select h.workspace_id, ep.id as endpoint_id, coalesce(wb.n, 0) as running,
+         least(?::integer, ?::integer - coalesce(wb.n, 0), ?::integer - coalesce(eb.n, 0)) as allowance
+    from heads h
+    join webhook_endpoints ep on ep.workspace_id = h.workspace_id
+    left join workspace_busy wb on wb.workspace_id = h.workspace_id
+    left join endpoint_busy eb on eb.endpoint_id = ep.id
+   where h.next_attempt_at <= now() and coalesce(wb.n, 0) < ?::integer and coalesce(eb.n, 0) < ?::integer
 ),
 candidates as (
-  select d.id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
-   where d.status = 'pending' and d.next_attempt_at <= now()
-     and not exists (select 1 from busy b where b.endpoint_id = d.endpoint_id and b.n >= ?)
-   order by d.next_attempt_at limit ?
+  select c.id, c.next_attempt_at, o.workspace_id, o.running
+    from open_endpoints o cross join lateral (
+      select d.id, d.next_attempt_at from webhook_deliveries d
+       where d.status = 'pending' and d.endpoint_id = o.endpoint_id and d.workspace_id = o.workspace_id and d.next_attempt_at <= now()
+       order by d.next_attempt_at limit o.allowance
+    ) c
+),
+ranked as (
+  select c.*, c.running + row_number() over (partition by c.workspace_id order by c.next_attempt_at) as load from candidates c
 ),
 picked as (
-  select r.id from (select c.*, row_number() over (partition by c.endpoint_id order by c.next_attempt_at) as nth from candidates c) r
-    left join busy b on b.endpoint_id = r.endpoint_id
-   where r.nth + coalesce(b.n, 0) <= ?
-   order by r.next_attempt_at limit ?
+  select r.id from ranked r where r.load <= ?::integer order by r.load, r.next_attempt_at limit ?::integer
 ),
 due as (
   select d.id from webhook_deliveries d
@@ -110,8 +147,8 @@ update webhook_deliveries d
  where d.id = due.id and ep.id = d.endpoint_id
 returning d.id, d.attempts, d.attempts - d.queued_at_attempt as round_attempt, d.created_at, d.payload, coalesce(d.url, ep.url) as target_url, ep.secret_sealed, ep.enabled as endpoint_enabled`;
 
-/** Due rows a pass looks at, per delivery it may take: enough to find other endpoints' behind a capped one's. */
-const CANDIDATES_PER_SLOT = 4;
+/** Serializes claims across processes: a claim counts the deliveries in flight, and a cap must not be raced past. */
+const CLAIM_LOCK = 0x64697768;
 
 const ENQUEUE_SQL = `
 insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
@@ -132,10 +169,12 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
   },
   ofEndpoint: (db, endpointId, id) => db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId, id }).first(),
   attemptsOf: async (db, ids) => (ids.length ? db<AttemptRow>('webhook_attempts').whereIn('delivery_id', ids).orderBy(['delivery_id', 'attempt']) : []),
-  async claimDue(db, limit, leaseMs, perEndpoint) {
-    const result = (await db.raw(CLAIM_SQL, [perEndpoint, limit * CANDIDATES_PER_SLOT, perEndpoint, limit, leaseMs, leaseMs])) as { rows: ClaimedDelivery[] };
-    return result.rows;
-  },
+  claimDue: (db, limit, leaseMs, { perWorkspace, perEndpoint }) =>
+    db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?)', [CLAIM_LOCK]);
+      const bindings = [limit, perWorkspace, perEndpoint, perWorkspace, perEndpoint, perWorkspace, limit, leaseMs, leaseMs];
+      return ((await trx.raw(CLAIM_SQL, bindings)) as { rows: ClaimedDelivery[] }).rows;
+    }),
   finish: (db, claim, outcome) =>
     db.transaction(async (trx) => {
       await trx('webhook_attempts').insert({ delivery_id: claim.id, attempt: claim.attempts, ...outcome.attempt }).onConflict(['delivery_id', 'attempt']).ignore();

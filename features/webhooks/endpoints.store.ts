@@ -24,7 +24,8 @@ export type EndpointChanges = Partial<Pick<EndpointRow, 'url' | 'description' | 
 
 /** Every query of `webhook_endpoints`. */
 export interface WebhookEndpointsStore {
-  insert(db: Runner, row: NewEndpointRow): Promise<EndpointRow>;
+  /** Inserts it unless its workspace has `max` endpoints already: undefined then. Exact across processes. */
+  insertWithin(db: Runner, row: NewEndpointRow, max: number): Promise<EndpointRow | undefined>;
   inWorkspace(db: Runner, workspaceId: number, id: number): Promise<EndpointRow | undefined>;
   /** A page of the workspace's endpoints, newest first. */
   pageInWorkspace(db: Runner, workspaceId: number, page: Page): Promise<PageOfRows<EndpointRow>>;
@@ -38,11 +39,21 @@ export interface WebhookEndpointsStore {
 
 const ofWorkspace = (db: Runner, workspaceId: number) => db<EndpointRow>('webhook_endpoints').where({ workspace_id: workspaceId });
 
+/** With a workspace id, serializes the registrations of that workspace's endpoints. */
+const ENDPOINTS_LOCK = 0x64697765;
+
 /** JSON columns are written as text (PGlite and pg alike). */
 const writable = <T extends { events?: WebhookEvent[] }>(row: T) => (row.events ? { ...row, events: JSON.stringify(row.events) } : row);
 
 export const webhookEndpointsStore: WebhookEndpointsStore = {
-  insert: async (db, row) => (await db<EndpointRow>('webhook_endpoints').insert(writable(row) as never).returning('*'))[0] as EndpointRow,
+  insertWithin: (db, row, max) =>
+    db.transaction(async (trx) => {
+      // Two registrations at once must not both see room for one.
+      await trx.raw('select pg_advisory_xact_lock(?::integer, ?::integer)', [ENDPOINTS_LOCK, row.workspace_id]);
+      const [counted] = (await ofWorkspace(trx, row.workspace_id).count({ n: '*' })) as Array<{ n: string | number }>;
+      if (Number(counted?.n ?? 0) >= max) return undefined;
+      return (await trx<EndpointRow>('webhook_endpoints').insert(writable(row) as never).returning('*'))[0] as EndpointRow;
+    }),
   inWorkspace: (db, workspaceId, id) => ofWorkspace(db, workspaceId).where({ id }).first(),
   pageInWorkspace: (db, workspaceId, page) => keysetPage<EndpointRow>(ofWorkspace(db, workspaceId), page, { table: 'webhook_endpoints', idType: 'integer' }),
   enabledInWorkspace: (db, workspaceId) => ofWorkspace(db, workspaceId).where({ enabled: true }).orderBy('id').select('id', 'url'),

@@ -4,7 +4,7 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { UrlPolicy } from '../../infra/net/url-policy.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import { endpointForCallback } from './callback.js';
+import { callbackPathProblem, endpointForCallback } from './callback.js';
 import type { DeliveryStatus, WebhookDeliveriesStore } from './deliveries.store.js';
 import type { EndpointChanges, EndpointRow, WebhookEndpointsStore, WebhookEvent } from './endpoints.store.js';
 import { presentDelivery, presentEndpoint } from './present.js';
@@ -15,6 +15,13 @@ export interface EndpointInput {
   events: WebhookEvent[];
   description?: string;
   enabled?: boolean;
+}
+
+/** A workspace has its maximum of webhook endpoints: nothing was registered. */
+export class EndpointLimitError extends ConflictError {
+  constructor(max: number) {
+    super(`The workspace has ${max} webhook endpoints, the most it may have (DIDYMA_WEBHOOK_MAX_ENDPOINTS); delete one before registering another.`, 'endpoint_limit');
+  }
 }
 
 /** Where an invocation's callback goes, and which endpoint's secret signs it. */
@@ -34,12 +41,13 @@ export class WebhooksService {
     private readonly stores: { endpoints: WebhookEndpointsStore; deliveries: WebhookDeliveriesStore },
     private readonly box: SecretBox,
     private readonly policy: UrlPolicy,
+    private readonly limits: { maxEndpoints: number },
   ) {}
 
   /** The endpoint, with its secret: the only answer that ever shows it. */
   async create(principal: Principal, input: EndpointInput) {
     const secret = newWebhookSecret();
-    const row = await this.stores.endpoints.insert(this.db, {
+    const draft = {
       workspace_id: principal.workspace!.id,
       url: this.checkedUrl(input.url, 'url'),
       description: input.description ?? '',
@@ -47,7 +55,9 @@ export class WebhooksService {
       secret_sealed: this.box.seal(secret),
       enabled: input.enabled ?? true,
       created_by_id: principal.user.id,
-    });
+    };
+    const row = await this.stores.endpoints.insertWithin(this.db, draft, this.limits.maxEndpoints);
+    if (!row) throw new EndpointLimitError(this.limits.maxEndpoints);
     return { ...this.present(principal, row), secret };
   }
 
@@ -99,9 +109,11 @@ export class WebhooksService {
     throw new ConflictError('An attempt of this delivery is in flight; redeliver it once it has ended.', 'delivery_in_flight');
   }
 
-  /** The endpoint of the workspace that allows `callbackUrl` (same origin, a parent path), or a 400 saying what would. */
+  /** The endpoint of the workspace that allows `callbackUrl` (same origin, a parent path after percent-decoding), or a 400 saying what would. */
   async allowCallback(workspaceId: number, callbackUrl: string): Promise<AllowedCallback> {
     const url = this.policy.checkSyntax(callbackUrl, 'callback_url');
+    const problem = callbackPathProblem(callbackUrl, url);
+    if (problem) throw new InputError(`callback_url is not allowed: ${problem}.`, [{ field: 'callback_url', message: problem }]);
     const endpoint = endpointForCallback(await this.stores.endpoints.enabledInWorkspace(this.db, workspaceId), url);
     if (!endpoint) {
       const message = `callback_url: no enabled webhook endpoint of the workspace allows ${url.origin}${url.pathname}; a supervisor registers one with the same origin and this path or a parent of it.`;

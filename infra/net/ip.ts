@@ -49,23 +49,36 @@ export function formatIp(ip: IpAddress): string {
   return new URL(`http://[${parts.join(':')}]/`).hostname.slice(1, -1);
 }
 
-const V4_MAPPED = { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] };
-const V4_COMPATIBLE = { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] };
-const NAT64 = { prefix: [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] };
+/** An IPv6 prefix that carries an IPv4 address, and where (byte offset of its four bytes). */
+interface Ipv4Carrier {
+  readonly prefix: readonly number[];
+  readonly at: number;
+}
+
+const V4_MAPPED: Ipv4Carrier = { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff], at: 12 };
+// SIIT's IPv4-translated form, ::ffff:0:0:0/96 (RFC 7915).
+const V4_TRANSLATED: Ipv4Carrier = { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0], at: 12 };
+const NAT64: Ipv4Carrier = { prefix: [0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0], at: 12 };
+// NAT64's local-use prefix 64:ff9b:1::/48 (RFC 8215), with the IPv4 address in the last 32 bits as a /96 carries it.
+const NAT64_LOCAL: Ipv4Carrier = { prefix: [0x00, 0x64, 0xff, 0x9b, 0x00, 0x01], at: 12 };
+// 6to4, 2002::/16 (RFC 3056): the relay tunnels to the IPv4 address in bits 16–47.
+const SIX_TO_FOUR: Ipv4Carrier = { prefix: [0x20, 0x02], at: 2 };
+const V4_COMPATIBLE: Ipv4Carrier = { prefix: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], at: 12 };
+const CARRIERS = [V4_MAPPED, V4_TRANSLATED, NAT64, NAT64_LOCAL, SIX_TO_FOUR, V4_COMPATIBLE];
 
 /**
- * The IPv4 address an IPv6 address carries in its last 32 bits when the
- * network will deliver it to that IPv4 host (`::ffff:a.b.c.d`, the NAT64
- * well-known prefix, the deprecated `::a.b.c.d`). A policy that checked only the
- * IPv6 form would let `[::ffff:169.254.169.254]` through.
+ * The IPv4 address an IPv6 address carries when the network will deliver it
+ * to that IPv4 host (`::ffff:a.b.c.d`, `::ffff:0:a.b.c.d`, the NAT64 prefixes,
+ * 6to4, the deprecated `::a.b.c.d`). A policy that checked only the IPv6 form
+ * would let `[::ffff:169.254.169.254]` through.
  */
 export function embeddedIpv4(ip: IpAddress): IpAddress | null {
   if (ip.family !== 6) return null;
-  for (const form of [V4_MAPPED, NAT64, V4_COMPATIBLE]) {
+  for (const form of CARRIERS) {
     if (!form.prefix.every((byte, index) => ip.bytes[index] === byte)) continue;
     // `::` and `::1` share the compatible prefix but are IPv6's own unspecified and loopback addresses.
     if (form === V4_COMPATIBLE && ip.bytes[12] === 0) return null;
-    return { family: 4, bytes: ip.bytes.slice(12) };
+    return { family: 4, bytes: ip.bytes.slice(form.at, form.at + 4) };
   }
   return null;
 }

@@ -72,6 +72,44 @@ describe('UrlPolicy', () => {
     expect(() => production.checkSyntax('http://[::ffff:203.0.113.1]/')).not.to.throw();
   });
 
+  it('judges the SIIT translated form ::ffff:0:0:0/96 as the IPv4 address it carries', () => {
+    expect(refusal(development, 'http://[::ffff:0:a9fe:a9fe]/')).to.contain('a cloud metadata address (169.254.169.254)');
+    expect(refusal(development, 'http://[::ffff:0:169.254.10.20]/')).to.contain('a link-local address (169.254.10.20)');
+    expect(refusal(production, 'http://[::ffff:0:7f00:1]/')).to.contain('loopback');
+    expect(() => production.checkSyntax('http://[::ffff:0:cb00:7101]/')).not.to.throw();
+  });
+
+  it('judges NAT64 addresses, well-known and local-use prefixes, as the IPv4 address in their last 32 bits', () => {
+    expect(refusal(development, 'http://[64:ff9b::169.254.169.254]/')).to.contain('a cloud metadata address (169.254.169.254)');
+    expect(refusal(development, 'http://[64:ff9b:1::a9fe:a9fe]/')).to.contain('a cloud metadata address (169.254.169.254)');
+    expect(refusal(development, 'http://[64:ff9b:1:2::a9fe:a14]/')).to.contain('a link-local address (169.254.10.20)');
+    expect(refusal(production, 'http://[64:ff9b:1::a00:1]/')).to.contain('a private address outside the networks the platform may call (10.0.0.1)');
+    expect(() => production.checkSyntax('http://[64:ff9b:1::cb00:7101]/')).not.to.throw();
+  });
+
+  it('judges 6to4 addresses as the IPv4 address in their bits 16 to 47', () => {
+    expect(refusal(development, 'http://[2002:a9fe:a9fe::]/')).to.contain('a cloud metadata address (169.254.169.254)');
+    expect(refusal(development, 'http://[2002:a9fe:a14::1]/')).to.contain('a link-local address (169.254.10.20)');
+    expect(refusal(production, 'http://[2002:7f00:1::]/')).to.contain('loopback');
+    expect(refusal(production, 'http://[2002:c0a8:101:5::7]/')).to.contain('(192.168.1.1)');
+    expect(() => production.checkSyntax('http://[2002:cb00:7101::1]/')).not.to.throw();
+  });
+
+  it('judges the embedded IPv4 address of a name that resolves to a translated form', async () => {
+    const policy = new UrlPolicy({ resolve: resolverOf({ 'nat.example.com': ['64:ff9b:1::a9fe:a9fe'], 'six.example.com': ['2002:a9fe:a9fe::1'] }) });
+    for (const host of ['nat.example.com', 'six.example.com']) {
+      const error = await lookup(policy, host, false).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(AddressDeniedError);
+      expect((error as Error).message).to.contain('cloud metadata');
+    }
+  });
+
+  it('refuses a translated form of an address on the deny list', () => {
+    const policy = new UrlPolicy({ deny: ['198.51.100.0/24'] });
+    expect(refusal(policy, 'http://[2002:c633:6407::]/')).to.contain('on the deny list');
+    expect(refusal(policy, 'http://[::ffff:0:c633:6407]/')).to.contain('on the deny list');
+  });
+
   it('refuses other schemes, credentials in the URL and text that is not a URL', () => {
     expect(refusal(production, 'ftp://models.example.com/')).to.contain('only http and https');
     expect(refusal(production, 'file:///etc/passwd')).to.contain('only http and https');

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { ConfigError, configTable, loadConfig, loadDevConfig } from './config.js';
+import { ConfigError, configTable, loadConfig, loadDevConfig, webhookEndpointCap, webhookWorkspaceCap } from './config.js';
 import { variables } from './variables.js';
 
 describe('config', () => {
@@ -33,6 +33,17 @@ describe('config', () => {
     for (const [name, value] of Object.entries(cases)) {
       expect(() => loadConfig({ [name]: value }), name).to.throw(ConfigError, name);
     }
+  });
+
+  it('caps one workspace’s webhook deliveries below a process’s slots, three quarters of them unless set, and one endpoint’s at half', () => {
+    expect(webhookWorkspaceCap(loadConfig({}))).to.equal(24);
+    expect(webhookEndpointCap(loadConfig({}))).to.equal(16);
+    expect(webhookWorkspaceCap(loadConfig({ DIDYMA_WEBHOOK_CONCURRENCY: '2' }))).to.equal(1);
+    expect(webhookEndpointCap(loadConfig({ DIDYMA_WEBHOOK_CONCURRENCY: '2' }))).to.equal(1);
+    expect(webhookWorkspaceCap(loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '20' }))).to.equal(20);
+    expect(webhookEndpointCap(loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '4' })), 'within the workspace’s').to.equal(4);
+    expect(() => loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '32' })).to.throw(ConfigError, 'DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE="32": must be less than DIDYMA_WEBHOOK_CONCURRENCY (32)');
+    expect(loadConfig({}).webhookMaxEndpoints).to.equal(20);
   });
 
   it('takes a credentials namespace only as a valid namespace name, none by default', () => {

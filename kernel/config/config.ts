@@ -26,7 +26,28 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
       throw new ConfigError(spec.name, (error as Error).message, raw);
     }
   }
-  return Object.freeze({ ...(values as ConfigValues), ...overrides });
+  const config = { ...(values as ConfigValues), ...overrides };
+  checkRelations(config, env);
+  return Object.freeze(config);
+}
+
+/** Settings valid alone but not together. */
+function checkRelations(config: ConfigValues, env: Env): void {
+  const perWorkspace = config.webhookMaxInFlightPerWorkspace;
+  if (perWorkspace !== undefined && perWorkspace >= config.webhookConcurrency) {
+    const name = variables.webhookMaxInFlightPerWorkspace.name;
+    throw new ConfigError(name, `must be less than DIDYMA_WEBHOOK_CONCURRENCY (${config.webhookConcurrency}), so one workspace cannot take every slot of a process`, env[name] ?? String(perWorkspace));
+  }
+}
+
+/** Webhook deliveries of one workspace in flight at once: the setting, or three quarters of a process's slots. */
+export function webhookWorkspaceCap(config: Config): number {
+  return config.webhookMaxInFlightPerWorkspace ?? Math.max(1, Math.floor((config.webhookConcurrency * 3) / 4));
+}
+
+/** Webhook deliveries of one endpoint in flight at once: half of a process's slots, within its workspace's cap. */
+export function webhookEndpointCap(config: Config): number {
+  return Math.min(Math.max(1, Math.floor(config.webhookConcurrency / 2)), webhookWorkspaceCap(config));
 }
 
 /**

@@ -172,7 +172,19 @@ export const variables = {
     'How often the webhook deliverer looks for due deliveries when nothing wakes it (new deliveries wake it at once through the change notifications).',
     parsers.integer(10, 60000),
   ),
-  webhookConcurrency: variable('DIDYMA_WEBHOOK_CONCURRENCY', '32', 'Webhook deliveries one process sends at once; one endpoint gets at most half that many in flight, counted across processes, so a slow receiver cannot hold every slot.', parsers.integer(1, 256)),
+  webhookConcurrency: variable('DIDYMA_WEBHOOK_CONCURRENCY', '32', 'Webhook deliveries one process sends at once, shared fairly between workspaces (the one with the fewest in flight goes first); one endpoint gets at most half that many in flight, counted across processes, so a slow receiver leaves its workspace\'s other endpoints theirs.', parsers.integer(1, 256)),
+  webhookMaxInFlightPerWorkspace: variable(
+    'DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE',
+    '',
+    'Webhook deliveries of one workspace in flight at once, counted across processes. Less than `DIDYMA_WEBHOOK_CONCURRENCY`, so a workspace with slow receivers leaves every process slots for the others. Empty: three quarters of `DIDYMA_WEBHOOK_CONCURRENCY` (24 of 32), at least 1.',
+    parsers.optional(parsers.integer(1, 255)),
+  ),
+  webhookMaxEndpoints: variable(
+    'DIDYMA_WEBHOOK_MAX_ENDPOINTS',
+    '20',
+    'Webhook endpoints one workspace may have; registering one more is a 409 (`endpoint_limit`). Lowering it keeps the endpoints already registered.',
+    parsers.integer(1, 10000),
+  ),
   webhookRetentionHours: variable(
     'DIDYMA_WEBHOOK_RETENTION_HOURS',
     '168',

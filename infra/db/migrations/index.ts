@@ -24,6 +24,7 @@ import * as eventsAnnouncedAfterCommit from './0023_events_announced_after_commi
 import * as webhookTriggerGuard from './0024_webhook_trigger_guard.js';
 import * as invocationSessionOwner from './0025_invocation_session_owner.js';
 import * as loginLockAccounts from './0026_login_lock_accounts.js';
+import * as webhookFairClaim from './0027_webhook_fair_claim.js';
 
 interface Migration {
   name: string;
@@ -61,6 +62,7 @@ const migrations: Migration[] = [
   { name: '0024_webhook_trigger_guard', ...webhookTriggerGuard },
   { name: '0025_invocation_session_owner', ...invocationSessionOwner },
   { name: '0026_login_lock_accounts', ...loginLockAccounts },
+  { name: '0027_webhook_fair_claim', ...webhookFairClaim },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
