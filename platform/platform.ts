@@ -181,7 +181,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
-  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs });
+  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),

@@ -60,15 +60,10 @@ function validatorFor(check: BodyCheck, validators: Validators): ValidateFunctio
   return validate;
 }
 
-/**
- * The verdict on one body; an InputError becomes a refusal, so that it
- * crosses a thread intact. `compiled` is called once the schema is compiled
- * (bounded by the schema limits), before the work that grows with the body.
- */
-export function checkBody(check: BodyCheck, validators: Validators, compiled?: () => void): BodyVerdict {
+/** The verdict on one body; an InputError becomes a refusal, so that it crosses a thread intact. */
+export function checkBody(check: BodyCheck, validators: Validators): BodyVerdict {
   try {
     const validate = validatorFor(check, validators);
-    compiled?.();
     const value = parseJson(check.body, 'request.body');
     if (!check.withFiles) return validate(value) ? { files: [] } : { refused: firstViolation(validate.errors, check.root) };
     const { valid, files } = validateNotingFiles(validate, value);

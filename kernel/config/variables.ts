@@ -103,11 +103,17 @@ export const variables = {
   maxBodyBytes: variable('DIDYMA_MAX_BODY_BYTES', '1048576', 'Largest JSON or form body accepted.', parsers.integer(1024, 104857600)),
   maxJsonDepth: variable('DIDYMA_MAX_JSON_DEPTH', '100', 'Deepest nesting of a JSON request body accepted; deeper is a 400 before it is parsed. (JSON text inside an invocation or feedback body: at most 100.)', parsers.integer(8, 10000)),
   maxInFlight: variable('DIDYMA_MAX_IN_FLIGHT', '256', 'Load shedding: requests one HTTP server handles at once; more are refused with 503 and `Retry-After` (health checks and `/metrics` excepted). 0: no limit.', parsers.integer(0, 1000000)),
-  validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a small body against a small schema is checked in place).', parsers.integer(1, 64)),
+  validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a check whose worst case is about a millisecond runs in place). Workspaces waiting for them are served in turn.', parsers.integer(1, 64)),
+  validationWaitingPerWorkspace: variable(
+    'DIDYMA_VALIDATION_WAITING_PER_WORKSPACE',
+    '32',
+    'Invocation and feedback bodies of one workspace that may wait, per server process, for a validation thread; more are refused with 429 and `Retry-After`, recording nothing.',
+    parsers.integer(1, 100000),
+  ),
   validationTimeoutMs: variable(
     'DIDYMA_VALIDATION_TIMEOUT_MS',
     '1000',
-    'Longest one invocation or feedback body may take to check against its model\'s schema: past it the check\'s thread is stopped and the request is a 400 that records nothing.',
+    'Longest one invocation or feedback body may take to check against its model\'s schema, counted from its arrival (its wait for a validation thread included): past it the check\'s thread is stopped and the request is a 400 that records nothing.',
     parsers.integer(10, 60000),
   ),
   idempotencyRetentionHours: variable(
