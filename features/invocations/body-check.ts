@@ -43,6 +43,13 @@ export interface FileReference {
   constraints?: FileConstraints;
 }
 
+/** A schema to compile, no body: registration's last check of a schema, off the event loop. */
+export interface SchemaCompile {
+  compileOnly: true;
+  schema: object;
+  schemaField: string;
+}
+
 /** Refused with the message of the 400, or valid with the body's file references. */
 export type BodyVerdict = { refused: string } | { refused?: undefined; files: FileReference[] };
 
@@ -71,6 +78,17 @@ export function checkBody(check: BodyCheck, validators: Validators): BodyVerdict
     // The schema's fileConstraints of each reference, by the field path fileReferences gives it.
     const constraints = new Map(files.map(({ instancePath, constraints }) => [`${check.root}${instancePath.replace(/\//g, '.')}.platform_file_id`, constraints]));
     return { files: Array.from(fileReferences(value, check.root), ([path, fileId]) => ({ path, fileId, constraints: constraints.get(path) })) };
+  } catch (error) {
+    if (error instanceof InputError) return { refused: error.message };
+    throw error;
+  }
+}
+
+/** The verdict on a schema alone: refused with ajv's message naming its field, or valid. */
+export function compileVerdict(task: SchemaCompile): BodyVerdict {
+  try {
+    compileSchema(task.schema, task.schemaField);
+    return { files: [] };
   } catch (error) {
     if (error instanceof InputError) return { refused: error.message };
     throw error;

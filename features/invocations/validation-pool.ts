@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import { Piscina } from 'piscina';
 import { InputError, QuotaExceededError, UnavailableError } from '../../kernel/errors/errors.js';
 import { schemaCost } from '../models/json-schema.js';
-import { checkBody, newValidators, type BodyCheck, type BodyVerdict } from './body-check.js';
+import { checkBody, newValidators, type BodyCheck, type BodyVerdict, type SchemaCompile } from './body-check.js';
 import { PausableDeadline } from './deadline.js';
 import { Turns } from './turns.js';
 
@@ -26,7 +26,7 @@ export interface ValidationPoolOptions {
 const INLINE_BUDGET_NS = 1_000_000;
 const NODE_NS = 60;
 const INSTRUCTION_NS = 200;
-const COMPILE_NS = 1000;
+const COMPILE_NS = 3000;
 // Larger schemas would be compiled on the event loop too: they go to a thread.
 const INLINE_SCHEMA_BYTES = 4096;
 
@@ -65,10 +65,11 @@ const WORKER = new URL(`./validation-worker${path.extname(new URL(import.meta.ur
  * answers everyone else. Checks wait for a thread in their workspace's line
  * and the threads serve the lines in turn; a check not done within the
  * deadline from its arrival is a 400, its thread stopped if it was running.
- * Checks whose worst case is about a millisecond run in place.
+ * Checks whose worst case is about a millisecond run in place. Registration
+ * compiles its schemas here too, in the same turns.
  */
 export class ValidationPool {
-  private pool: Piscina<BodyCheck & { id: number }, BodyVerdict> | undefined;
+  private pool: Piscina<(BodyCheck | SchemaCompile) & { id: number }, BodyVerdict> | undefined;
   private closed = false;
   private running = 0;
   private lastId = 0;
@@ -88,6 +89,18 @@ export class ValidationPool {
   async check(workspaceId: number, check: BodyCheck): Promise<BodyVerdict> {
     if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
     if (this.costOf(check) * check.body.length <= (this.options.inlineBudgetNs ?? INLINE_BUDGET_NS)) return checkBody(check, this.validators);
+    return this.onThread(workspaceId, check, `request.body: validation against the model's schema took longer than ${this.options.timeoutMs} ms; nothing was recorded.`);
+  }
+
+  /** Compiles a schema `workspaceId` registers, whose limits were checked; throws InputError naming `field` when ajv refuses it. */
+  async compile(workspaceId: number, schema: object, field: string): Promise<void> {
+    if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
+    const verdict = await this.onThread(workspaceId, { compileOnly: true, schema, schemaField: field }, `${field}: compiling the schema took longer than ${this.options.timeoutMs} ms.`);
+    if (verdict.refused !== undefined) throw new InputError(verdict.refused);
+  }
+
+  /** Runs a task on a thread in its workspace's turn, refused with `late` past the deadline. */
+  private async onThread(workspaceId: number, task: BodyCheck | SchemaCompile, late: string): Promise<BodyVerdict> {
     const deadline = new PausableDeadline(this.options.timeoutMs);
     const id = ++this.lastId;
     try {
@@ -96,14 +109,14 @@ export class ValidationPool {
         // A thread starting (the first, or one replacing a stopped one) is the platform's time, not the check's.
         deadline.pause();
         this.starting.set(id, deadline);
-        return await this.workers().run({ ...check, id }, { signal: deadline.signal });
+        return await this.workers().run({ ...task, id }, { signal: deadline.signal });
       } finally {
         this.starting.delete(id);
         this.running -= 1;
         this.next();
       }
     } catch (error) {
-      if (deadline.signal.aborted) throw new InputError(`request.body: validation against the model's schema took longer than ${this.options.timeoutMs} ms; nothing was recorded.`);
+      if (deadline.signal.aborted) throw new InputError(late);
       throw error;
     } finally {
       deadline.clear();

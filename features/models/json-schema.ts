@@ -99,11 +99,20 @@ export function validateNotingFiles(validate: ValidateFunction, value: unknown):
 
 const ajv = createAjv();
 
-/** Compiles a schema or throws InputError naming `field`. */
-export function compileSchema(schema: unknown, field: string): ValidateFunction {
+/**
+ * The checks of a schema that read its text only, bounded by its size: what
+ * registration does on the event loop before compiling it on a thread.
+ * Throws InputError naming `field`.
+ */
+export function checkSchemaLimits(schema: unknown, field: string): asserts schema is object {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) throw new InputError(`${field}: expected a JSON Schema object.`);
   checkLimits(schema, field);
   schemaCost(schema, field);
+}
+
+/** Compiles a schema or throws InputError naming `field`. */
+export function compileSchema(schema: unknown, field: string): ValidateFunction {
+  checkSchemaLimits(schema, field);
   try {
     // A fresh $id-less copy: user schemas must not register ids in the shared instance.
     const { $id: _ignored, ...rest } = schema as Record<string, unknown>;
