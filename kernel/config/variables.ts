@@ -113,7 +113,7 @@ export const variables = {
   validationTimeoutMs: variable(
     'DIDYMA_VALIDATION_TIMEOUT_MS',
     '1000',
-    'Longest one invocation or feedback body may take to check against its model\'s schema, counted from its arrival (its wait for a validation thread included): past it the check\'s thread is stopped and the request is a 400 that records nothing.',
+    'Longest one invocation or feedback body may take to check against its model\'s schema, counted from its arrival (its wait for a validation thread included, not a thread\'s own start): past it the check\'s thread is stopped and the request is a 400 that records nothing.',
     parsers.integer(10, 60000),
   ),
   idempotencyRetentionHours: variable(
