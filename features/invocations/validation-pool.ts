@@ -2,7 +2,7 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { Piscina } from 'piscina';
 import { InputError, QuotaExceededError, UnavailableError } from '../../kernel/errors/errors.js';
-import { schemaCost } from '../models/json-schema.js';
+import { compileSchema, schemaCost } from '../models/json-schema.js';
 import { checkBody, newValidators, type BodyCheck, type BodyVerdict, type SchemaCompile } from './body-check.js';
 import { PausableDeadline } from './deadline.js';
 import { Turns } from './turns.js';
@@ -92,9 +92,17 @@ export class ValidationPool {
     return this.onThread(workspaceId, check, `request.body: validation against the model's schema took longer than ${this.options.timeoutMs} ms; nothing was recorded.`);
   }
 
-  /** Compiles a schema `workspaceId` registers, whose limits were checked; throws InputError naming `field` when ajv refuses it. */
+  /**
+   * Compiles a schema `workspaceId` registers, whose limits were checked;
+   * throws InputError naming `field` when ajv refuses it. A schema whose
+   * checks may run in place is compiled in place, as its first check would.
+   */
   async compile(workspaceId: number, schema: object, field: string): Promise<void> {
     if (this.closed) throw new UnavailableError('The server is shutting down. Retry later.');
+    if (costPerCharacter(schema) < Infinity) {
+      compileSchema(schema, field);
+      return;
+    }
     const verdict = await this.onThread(workspaceId, { compileOnly: true, schema, schemaField: field }, `${field}: compiling the schema took longer than ${this.options.timeoutMs} ms.`);
     if (verdict.refused !== undefined) throw new InputError(verdict.refused);
   }
