@@ -60,7 +60,7 @@ interface Sample {
 const inlineValidators = newValidators();
 
 async function measure(pool: ValidationPool, body: Body, mode: Mode, concurrency: number): Promise<Omit<Sample, 'body' | 'mode' | 'concurrency' | 'round'>> {
-  const once = mode === 'inline' ? async () => void checkBody(body.check, inlineValidators) : async () => void (await pool.check(body.check));
+  const once = mode === 'inline' ? async () => void checkBody(body.check, inlineValidators) : async () => void (await pool.check(1, body.check));
   const elu = performance.eventLoopUtilization();
   const started = performance.now();
   let left = body.checks;
@@ -76,7 +76,7 @@ async function measure(pool: ValidationPool, body: Body, mode: Mode, concurrency
 
 async function main() {
   const startedAt = new Date();
-  const pool = new ValidationPool({ threads: 2, timeoutMs: 60_000 });
+  const pool = new ValidationPool({ threads: 2, timeoutMs: 60_000, maxWaitingPerWorkspace: 1000 });
   const samples: Sample[] = [];
   // Warm up: threads started, schemas compiled everywhere, code optimised.
   for (const body of BODIES) for (const mode of ['inline', 'pool'] as const) await measure(pool, { ...body, checks: Math.min(body.checks, 200) }, mode, 2);

@@ -200,12 +200,18 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
-  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs });
+  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
-    models: new ModelRegistrationService(db, { models: modelsStore, files: filesStore, deployments: deploymentsStore }, connectors, (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN)),
+    models: new ModelRegistrationService(
+      db,
+      { models: modelsStore, files: filesStore, deployments: deploymentsStore },
+      connectors,
+      (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN),
+      (workspaceId, schema, field) => validation.compile(workspaceId, schema, field),
+    ),
     catalog,
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation, webhooks),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),

@@ -10,6 +10,15 @@ import type { Reply } from '../../test/support/http.js';
 
 /** Checked 3,000 times per item against COSTLY_PER_ITEM: 0.4 s of work on an idle 2-core machine. */
 const HEAVY = numbersBody(150_000);
+/** Two thousand RE2 instructions, all walked for each character of LONG_STRING until its last (bench/pattern-cost.ts). */
+const COSTLY_PATTERN = 'x[xy]{1000}[xy]{1000}!';
+/** Pseudo-random x and y, so that RE2's DFA keeps meeting new states: matched against COSTLY_PATTERN for seconds, within the body limit. */
+const LONG_STRING = JSON.stringify(`${randomXy(100_000)}!`);
+
+function randomXy(length: number): string {
+  let seed = 1;
+  return Array.from({ length }, () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) & 0x10000 ? 'x' : 'y')).join('');
+}
 
 describe('public server: a costly validation delays only its own request', function () {
   this.timeout(180_000);
@@ -27,8 +36,9 @@ describe('public server: a costly validation delays only its own request', funct
     const owner = await tenant(t);
     await demoDeployment(t.private, owner.token, demo.url);
     const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# card');
-    // Objects pass at once; an array is checked 3,000 times over, then refused, so that nothing but the check costs time.
-    const schema = { anyOf: [{ type: 'object' }, { allOf: [...COSTLY_PER_ITEM.allOf, { maxItems: 2 }] }], $defs: COSTLY_PER_ITEM.$defs };
+    // Objects pass at once; an array is checked 3,000 times over, then refused, so that nothing but the check costs time;
+    // a string is matched against a pattern that keeps thousands of RE2 threads alive over every character.
+    const schema = { anyOf: [{ type: 'object' }, { type: 'string', pattern: COSTLY_PATTERN }, { allOf: [...COSTLY_PER_ITEM.allOf, { maxItems: 2 }] }], $defs: COSTLY_PER_ITEM.$defs };
     const registered = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id, { input_schema: { type: 'json', schema }, feedback_schema: schema }) });
     expect(registered.status, registered.text).to.equal(201);
     const base = `/api/model/iris-classifier/version/${version}/session`;
@@ -88,13 +98,13 @@ describe('public server: a costly validation delays only its own request', funct
   });
 
   it('refuses with 400 an invocation or a feedback whose validation runs past the deadline, and records nothing', async () => {
-    const { invoke, feedback, rows } = await costlyModel(150);
+    const { invoke, feedback, rows } = await costlyModel(1000);
     await invoke('[]');
     const before = await rows();
     for (const send of [invoke, feedback]) {
-      const reply = await send(HEAVY);
+      const reply = await send(LONG_STRING);
       expect(reply.status, reply.text.slice(0, 300)).to.equal(400);
-      expect(reply.body).to.deep.equal({ message: "request.body: validation against the model's schema took longer than 150 ms; nothing was recorded.", message_code: 'validation_error' });
+      expect(reply.body).to.deep.equal({ message: "request.body: validation against the model's schema took longer than 1000 ms; nothing was recorded.", message_code: 'validation_error' });
     }
     expect(await rows()).to.equal(before);
     // Small bodies still pass, on the thread that replaced the stopped one.

@@ -43,6 +43,13 @@ export interface FileReference {
   constraints?: FileConstraints;
 }
 
+/** A schema to compile, no body: registration's last check of a schema, off the event loop. */
+export interface SchemaCompile {
+  compileOnly: true;
+  schema: object;
+  schemaField: string;
+}
+
 /** Refused with the message of the 400, or valid with the body's file references. */
 export type BodyVerdict = { refused: string } | { refused?: undefined; files: FileReference[] };
 
@@ -60,15 +67,10 @@ function validatorFor(check: BodyCheck, validators: Validators): ValidateFunctio
   return validate;
 }
 
-/**
- * The verdict on one body; an InputError becomes a refusal, so that it
- * crosses a thread intact. `compiled` is called once the schema is compiled
- * (bounded by the schema limits), before the work that grows with the body.
- */
-export function checkBody(check: BodyCheck, validators: Validators, compiled?: () => void): BodyVerdict {
+/** The verdict on one body; an InputError becomes a refusal, so that it crosses a thread intact. */
+export function checkBody(check: BodyCheck, validators: Validators): BodyVerdict {
   try {
     const validate = validatorFor(check, validators);
-    compiled?.();
     const value = parseJson(check.body, 'request.body');
     if (!check.withFiles) return validate(value) ? { files: [] } : { refused: firstViolation(validate.errors, check.root) };
     const { valid, files } = validateNotingFiles(validate, value);
@@ -76,6 +78,17 @@ export function checkBody(check: BodyCheck, validators: Validators, compiled?: (
     // The schema's fileConstraints of each reference, by the field path fileReferences gives it.
     const constraints = new Map(files.map(({ instancePath, constraints }) => [`${check.root}${instancePath.replace(/\//g, '.')}.platform_file_id`, constraints]));
     return { files: Array.from(fileReferences(value, check.root), ([path, fileId]) => ({ path, fileId, constraints: constraints.get(path) })) };
+  } catch (error) {
+    if (error instanceof InputError) return { refused: error.message };
+    throw error;
+  }
+}
+
+/** The verdict on a schema alone: refused with ajv's message naming its field, or valid. */
+export function compileVerdict(task: SchemaCompile): BodyVerdict {
+  try {
+    compileSchema(task.schema, task.schemaField);
+    return { files: [] };
   } catch (error) {
     if (error instanceof InputError) return { refused: error.message };
     throw error;

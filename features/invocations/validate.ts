@@ -11,8 +11,8 @@ import type { ValidationPool } from './validation-pool.js';
 // runs in the validation pool, off the event loop; the files a body names are
 // then read here.
 
-async function checked(validation: ValidationPool, check: BodyCheck) {
-  const verdict = await validation.check(check);
+async function checked(validation: ValidationPool, workspaceId: number, check: BodyCheck) {
+  const verdict = await validation.check(workspaceId, check);
   if (verdict.refused !== undefined) throw new InputError(verdict.refused);
   return verdict.files;
 }
@@ -26,7 +26,7 @@ async function checked(validation: ValidationPool, check: BodyCheck) {
 export async function validateInput(db: Db, validation: ValidationPool, model: ModelRow, body: string): Promise<string | null> {
   const input = model.input_schema as IoSchema;
   if (input.type === 'json') {
-    if (input.schema) await checked(validation, { key: `${model.id}:input`, schema: input.schema, schemaField: 'input_schema.schema', root: 'request.body', body, withFiles: false });
+    if (input.schema) await checked(validation, model.workspace_id, { key: `${model.id}:input`, schema: input.schema, schemaField: 'input_schema.schema', root: 'request.body', body, withFiles: false });
     return null;
   }
   const value = parseJson(body, 'request.body') as { fileId?: unknown; outputStorageId?: unknown };
@@ -43,7 +43,7 @@ export async function validateInput(db: Db, validation: ValidationPool, model: M
 /** Fail-fast feedback validation; any text is accepted when the model has no feedback schema. */
 export async function validateFeedback(db: Db, validation: ValidationPool, model: ModelRow, body: string): Promise<void> {
   if (!model.feedback_schema) return;
-  const files = await checked(validation, { key: `${model.id}:feedback`, schema: model.feedback_schema, schemaField: 'feedback_schema', root: 'feedback', body, withFiles: true });
+  const files = await checked(validation, model.workspace_id, { key: `${model.id}:feedback`, schema: model.feedback_schema, schemaField: 'feedback_schema', root: 'feedback', body, withFiles: true });
   for (const { path, fileId, constraints } of files) await checkFile(db, model.workspace_id, fileId, path, constraints);
 }
 

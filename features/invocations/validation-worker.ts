@@ -1,10 +1,11 @@
 import { parentPort } from 'node:worker_threads';
-import { checkBody, newValidators, type BodyCheck, type BodyVerdict } from './body-check.js';
+import { checkBody, compileVerdict, newValidators, type BodyCheck, type BodyVerdict, type SchemaCompile } from './body-check.js';
 
 // A thread serves one validation pool, so one platform.
 const validators = newValidators();
 
-/** The validation pool's task: says when the body's check starts, so that the deadline counts it and not the wait for a thread or the schema's compilation. */
-export default function run(task: BodyCheck & { id: number }): BodyVerdict {
-  return checkBody(task, validators, () => parentPort?.postMessage({ validationStarted: task.id }));
+/** The validation pool's task: says when it starts, so that the deadline does not count the thread's own start. */
+export default function run(task: (BodyCheck | SchemaCompile) & { id: number }): BodyVerdict {
+  parentPort?.postMessage({ validationStarted: task.id });
+  return 'compileOnly' in task ? compileVerdict(task) : checkBody(task, validators);
 }

@@ -18,6 +18,21 @@ describe('tenant JSON Schemas: no schema can stall the event loop every tenant s
     expect(validate('x-4')).to.equal(false);
   });
 
+  it('refuses, naming the field, a pattern whose RE2 program is past the limit, and a schema whose patterns are', () => {
+    const attack = Array.from({ length: 300 }, (_, i) => `.{${1000 - i}}`).join('|');
+    expect(() => compileSchema({ type: 'object', properties: { name: { type: 'string', pattern: attack } } }, 'input_schema.schema')).to.throw(
+      /^input_schema\.schema\.properties\.name\.pattern: the pattern compiles to about 255\d{3} RE2 instructions .*; at most 4000\.$/,
+    );
+    expect(() => compileSchema({ type: 'object', patternProperties: { '(.{100}){100}': {} } }, 'feedback_schema')).to.throw(/^feedback_schema\.patternProperties\.\(\.\{100\}\)\{100\}: the pattern compiles to about/);
+    // Distinct patterns together: what compiling the schema compiles.
+    const many = { anyOf: Array.from({ length: 3 }, (_, i) => ({ type: 'string', pattern: `^.{${3000 + i}}$` })) };
+    expect(() => compileSchema(many, 'f')).to.throw(/^f: its patterns compile to about 9\d{3} RE2 instructions together; at most 8000\.$/);
+    // One pattern, applied wherever a $ref uses it.
+    const reused = { allOf: Array.from({ length: 30 }, () => ({ $ref: '#/$defs/p' })), $defs: { p: { type: 'string', pattern: '^.{1000}$' } } };
+    expect(() => compileSchema(reused, 'f')).to.throw(/^f: its patterns, each counted wherever the schema applies it .*, come to about 30\d{3} RE2 instructions per character checked; at most 20000\.$/);
+    expect(compileSchema({ type: 'string', pattern: '^.{1,1000}$' }, 'f')('ok')).to.equal(true);
+  });
+
   it('refuses a pattern only a backtracking engine runs, naming the field', () => {
     expect(() => compileSchema({ type: 'string', pattern: '^(?=a)a$' }, 'feedback_schema')).to.throw(/^feedback_schema: not a valid JSON Schema/);
   });

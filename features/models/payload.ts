@@ -1,5 +1,5 @@
 import { InputError } from '../../kernel/errors/errors.js';
-import { compileSchema } from './json-schema.js';
+import { checkSchemaLimits } from './json-schema.js';
 import type { RetryPolicyPayload } from './retry-policy.js';
 
 export const MAX_EXPLAINERS = 10;
@@ -72,7 +72,7 @@ function checkLink(payload: ModelPayload, field: string): void {
   if (payload.input_schema) checkIoSchema(payload.input_schema, `${field}input_schema`, true);
   if (payload.output_schema) checkIoSchema(payload.output_schema, `${field}output_schema`, false);
   if (payload.feedback_schema !== undefined) {
-    compileSchema(payload.feedback_schema, `${field}feedback_schema`);
+    checkSchemaLimits(payload.feedback_schema, `${field}feedback_schema`);
     checkFeedbackFields(payload.feedback_schema, `${field}feedback_schema`);
   }
 }
@@ -88,10 +88,23 @@ function checkFeedbackFields(schema: Record<string, unknown>, field: string): vo
   throw new InputError(`${where}: ${message}`, [{ field: where, message }]);
 }
 
-/** The checks a given schema passes, for one a registry gave (a tenant's registry: the same limits apply). */
+/**
+ * The checks a given schema passes on the event loop, for one a registry
+ * gave too (a tenant's registry: the same limits apply); compiling it is left
+ * to `schemasOf`'s caller, off the event loop.
+ */
 export function checkIoSchema(io: IoSchema, field: string, isInput: boolean): void {
-  if (io.schema !== undefined) compileSchema(io.schema, `${field}.schema`);
+  if (io.schema !== undefined) checkSchemaLimits(io.schema, `${field}.schema`);
   if (io.type === 'file' && isInput && !io.fileConstraints) {
     throw new InputError(`${field}.fileConstraints: required when type is file (mediaTypes and maxSizeMb).`);
   }
+}
+
+/** The JSON Schemas a payload gives, each with the field naming it (`field` is the link's prefix). */
+export function schemasOf(payload: ModelPayload, field: string): Array<{ schema: object; field: string }> {
+  const found: Array<{ schema: object; field: string }> = [];
+  if (payload.input_schema?.schema) found.push({ schema: payload.input_schema.schema, field: `${field}input_schema.schema` });
+  if (payload.output_schema?.schema) found.push({ schema: payload.output_schema.schema, field: `${field}output_schema.schema` });
+  if (payload.feedback_schema) found.push({ schema: payload.feedback_schema, field: `${field}feedback_schema` });
+  return found;
 }

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { FilesStore } from '../files/store.js';
 import type { DeploymentRow, DeploymentsStore } from '../deployments/store.js';
 import type { DeploymentConnectors } from '../deployments/connectors.js';
-import { chainOf, type ChainLink, type ModelPayload } from './payload.js';
+import { chainOf, schemasOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import type { ModelsStore, NewModelRow } from './store.js';
 import { presentChain } from './present.js';
@@ -23,6 +23,12 @@ interface Resolved {
  */
 export type EndQueuedWork = (trx: Runner, modelIds: number[]) => Promise<unknown>;
 
+/**
+ * Compiles a tenant's schema off the event loop, its limits checked already,
+ * in the workspace's turn; throws InputError naming `field` for a schema ajv refuses.
+ */
+export type CompileSchema = (workspaceId: number, schema: object, field: string) => Promise<void>;
+
 /** Registration and deletion of models with their explainer chains (supervisors, private server). */
 export class ModelRegistrationService {
   constructor(
@@ -30,6 +36,7 @@ export class ModelRegistrationService {
     private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'> },
     private readonly connectors: DeploymentConnectors,
     private readonly endQueuedWork: EndQueuedWork,
+    private readonly compileSchema: CompileSchema,
   ) {}
 
   /**
@@ -40,9 +47,11 @@ export class ModelRegistrationService {
   async register(principal: Principal, payload: ModelPayload) {
     const workspace = principal.workspace!;
     const chain = chainOf(payload);
+    const given = await this.compileAll(workspace.id, chain);
     await this.checkModelCards(workspace.id, chain);
     await this.checkAvailable(chain);
     const resolved = await this.resolveAll(workspace.id, chain);
+    await this.compileAll(workspace.id, chain.map((link, i) => ({ ...link, payload: resolved[i]!.payload })), given);
     const rows = await this.db.transaction(async (trx) => {
       await this.checkAvailable(chain, trx);
       return this.stores.models.insertChain(trx, chain.map((link, i) => this.rowOf(link, resolved[i]!, workspace.id, principal.user.id)));
@@ -61,6 +70,19 @@ export class ModelRegistrationService {
       await this.stores.models.markDeleted(trx, ids);
       await this.endQueuedWork(trx, ids);
     });
+  }
+
+  /** Compiles the chain's schemas but those of the fields in `done`; the fields compiled. */
+  private async compileAll(workspaceId: number, chain: ChainLink[], done = new Set<string>()): Promise<Set<string>> {
+    const compiled = new Set(done);
+    for (const { payload, field } of chain) {
+      for (const schema of schemasOf(payload, field)) {
+        if (compiled.has(schema.field)) continue;
+        await this.compileSchema(workspaceId, schema.schema, schema.field);
+        compiled.add(schema.field);
+      }
+    }
+    return compiled;
   }
 
   private async checkModelCards(workspaceId: number, chain: ChainLink[]) {

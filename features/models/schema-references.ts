@@ -81,6 +81,12 @@ function targetOf(ref: string, root: object, anchors: Map<string, string>): stri
 
 const named = (pointer: string) => `#${pointer}`;
 
+/** A schema's size once each `$ref` is expanded where it is used: its subschemas, and the sum of a weight of each. */
+export interface Expansion {
+  nodes: number;
+  weight: number;
+}
+
 /**
  * Refuses a schema whose references form a cycle, naming it, and one whose
  * expansion, each `$ref` counted every time it is used, holds more than
@@ -89,8 +95,13 @@ const named = (pointer: string) => `#${pointer}`;
  * that expanded size.
  */
 export function checkReferences(schema: object, field: string, maxNodes: number): number {
+  return expansionOf(schema, field, maxNodes, () => 0).nodes;
+}
+
+/** checkReferences, and the sum of `weightOf` over the expanded subschemas (each `$ref` counted where it is used). */
+export function expansionOf(schema: object, field: string, maxNodes: number, weightOf: (node: unknown) => number): Expansion {
   const anchors = anchorsOf(schema, field);
-  const sizes = new Map<string, number>();
+  const sizes = new Map<string, Expansion>();
   const tooLarge = () => new InputError(`${field}: the schema expands to more than ${maxNodes} subschemas once each $ref is counted where it is used; at most ${maxNodes}.`);
   // An explicit stack, not recursion: a chain of references may be thousands long.
   interface Frame {
@@ -99,7 +110,7 @@ export function checkReferences(schema: object, field: string, maxNodes: number)
     byRef: boolean;
     edges: Array<{ pointer: string; byRef: boolean }>;
     next: number;
-    size: number;
+    size: Expansion;
   }
   const open = new Map<string, number>();
   const stack: Frame[] = [];
@@ -110,7 +121,11 @@ export function checkReferences(schema: object, field: string, maxNodes: number)
     const target = typeof ref === 'string' ? targetOf(ref, schema, anchors) : undefined;
     if (target !== undefined) edges.push({ pointer: target, byRef: true });
     open.set(pointer, stack.length);
-    stack.push({ pointer, byRef, edges, next: 0, size: 1 });
+    stack.push({ pointer, byRef, edges, next: 0, size: { nodes: 1, weight: weightOf(node) } });
+  };
+  const add = (to: Expansion, more: Expansion) => {
+    to.nodes += more.nodes;
+    to.weight += more.weight;
   };
   enter('', false);
   while (stack.length) {
@@ -118,7 +133,7 @@ export function checkReferences(schema: object, field: string, maxNodes: number)
     const edge = frame.edges[frame.next++];
     if (edge) {
       const known = sizes.get(edge.pointer);
-      if (known !== undefined) frame.size += known;
+      if (known !== undefined) add(frame.size, known);
       else if (open.has(edge.pointer)) {
         const cycle = stack.slice(open.get(edge.pointer)! + 1).filter((f) => f.byRef).map((f) => named(f.pointer));
         const path = [named(edge.pointer), ...cycle, named(edge.pointer)].join(' → ');
@@ -129,9 +144,21 @@ export function checkReferences(schema: object, field: string, maxNodes: number)
       open.delete(frame.pointer);
       sizes.set(frame.pointer, frame.size);
       const parent = stack[stack.length - 1];
-      if (parent) parent.size += frame.size;
+      if (parent) add(parent.size, frame.size);
     }
-    if (frame.size > maxNodes) throw tooLarge();
+    if (frame.size.nodes > maxNodes) throw tooLarge();
   }
   return sizes.get('')!;
+}
+
+/** Every subschema of the schema, `$defs` included, with its field path (`field` then the keywords down to it). */
+export function subschemasOf(schema: object, field: string): Array<{ node: unknown; path: string }> {
+  const found: Array<{ node: unknown; path: string }> = [];
+  const stack: Array<[unknown, string]> = [[schema, '']];
+  while (stack.length) {
+    const [node, pointer] = stack.pop()!;
+    found.push({ node, path: `${field}${pointer.replace(/\//g, '.')}` });
+    for (const [childPointer, child] of childrenOf(node, pointer, true)) stack.push([child, childPointer]);
+  }
+  return found;
 }

@@ -140,11 +140,17 @@ export const variables = {
     'Session event streams the members of one workspace may hold open at once on one public server process; more are refused with 429 and `Retry-After`. Keep it well under DIDYMA_MAX_EVENT_STREAMS, so several workspaces fit.',
     parsers.integer(1, 1000000),
   ),
-  validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a small body against a small schema is checked in place).', parsers.integer(1, 64)),
+  validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a check whose worst case is about a millisecond runs in place). Workspaces waiting for them are served in turn.', parsers.integer(1, 64)),
+  validationWaitingPerWorkspace: variable(
+    'DIDYMA_VALIDATION_WAITING_PER_WORKSPACE',
+    '32',
+    'Invocation and feedback bodies of one workspace that may wait, per server process, for a validation thread; more are refused with 429 and `Retry-After`, recording nothing.',
+    parsers.integer(1, 100000),
+  ),
   validationTimeoutMs: variable(
     'DIDYMA_VALIDATION_TIMEOUT_MS',
     '1000',
-    'Longest one invocation or feedback body may take to check against its model\'s schema: past it the check\'s thread is stopped and the request is a 400 that records nothing.',
+    'Longest one invocation or feedback body may take to check against its model\'s schema, counted from its arrival (its wait for a validation thread included, not a thread\'s own start): past it the check\'s thread is stopped and the request is a 400 that records nothing.',
     parsers.integer(10, 60000),
   ),
   idempotencyRetentionHours: variable(
