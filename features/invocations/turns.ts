@@ -36,13 +36,13 @@ export class Turns<T> {
     }
   }
 
-  /** The next item in turn, taken out of its line. */
-  shift(): T | undefined {
+  /** The next item in turn among the workspaces `eligible` allows, taken out of its line. */
+  shift(eligible: (workspaceId: number) => boolean = () => true): T | undefined {
     let chosen: number | undefined;
     let oldest = Infinity;
     for (const workspaceId of this.lines.keys()) {
       const at = this.lastServed.get(workspaceId) ?? 0;
-      if (at < oldest) [chosen, oldest] = [workspaceId, at];
+      if (at < oldest && eligible(workspaceId)) [chosen, oldest] = [workspaceId, at];
     }
     if (chosen === undefined) return undefined;
     const line = this.lines.get(chosen)!;

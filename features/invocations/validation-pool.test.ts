@@ -96,6 +96,19 @@ describe('validation pool: tenant schemas checked off the event loop, within a d
     expect(done).to.deep.equal(['a1', 'b1', 'a2', 'a3', 'a4']);
   });
 
+  it('keeps a thread from a workspace that floods them: another workspace’s check never waits behind its checks', async () => {
+    pool = new ValidationPool(options(2, 60_000, { inlineBudgetNs: 0 }));
+    await Promise.all([9, 10].map((workspace) => pool.check(workspace, input(`13:warm${workspace}`, { type: 'array' }, '[]')))); // both threads started
+    const done: string[] = [];
+    const send = (workspace: number, name: string, items: number) => pool.check(workspace, input(`13:${name}`, COSTLY_PER_ITEM, numbersBody(items))).then(() => done.push(name));
+    // Workspace 1 sends three long checks at once, both threads free: it takes one, and its others wait for it.
+    const noisy = [send(1, 'a1', 400_000), send(1, 'a2', 400_000), send(1, 'a3', 10)];
+    const quiet = send(2, 'b1', 10);
+    await Promise.all([...noisy, quiet]);
+    expect(done[0]).to.equal('b1');
+    expect(done.slice(1)).to.deep.equal(['a1', 'a2', 'a3']);
+  });
+
   it('refuses with 429 a check past its workspace\'s waiting checks, and still takes another workspace\'s', async () => {
     pool = new ValidationPool(options(1, 60_000, { inlineBudgetNs: 0, maxWaitingPerWorkspace: 2 }));
     const costly = () => pool.check(1, input('11:costly', COSTLY_PER_ITEM, numbersBody(20_000)));

@@ -52,6 +52,7 @@ export class ValidationQueueFullError extends QuotaExceededError {
 }
 
 interface Waiter {
+  workspaceId: number;
   enter: () => void;
   refuse: (error: Error) => void;
 }
@@ -72,6 +73,14 @@ export class ValidationPool {
   private pool: Piscina<(BodyCheck | SchemaCompile) & { id: number }, BodyVerdict> | undefined;
   private closed = false;
   private running = 0;
+  /** Checks on a thread now, by workspace. */
+  private readonly runningBy = new Map<number, number>();
+  /**
+   * Most threads one workspace's checks hold at once: all but one, so that
+   * another workspace's check never waits behind a flood of checks that run
+   * to their deadline (one thread serves everyone when there is only one).
+   */
+  private readonly maxRunningPerWorkspace: number;
   private lastId = 0;
   /** Checks handed to a thread and not yet started, by id: their deadlines, paused meanwhile. */
   private readonly starting = new Map<number, PausableDeadline>();
@@ -83,6 +92,7 @@ export class ValidationPool {
 
   constructor(private readonly options: ValidationPoolOptions) {
     this.turns = new Turns(options.maxWaitingPerWorkspace);
+    this.maxRunningPerWorkspace = Math.max(1, options.threads - 1);
   }
 
   /** The verdict on a body of `workspaceId`'s model. */
@@ -120,8 +130,7 @@ export class ValidationPool {
         return await this.workers().run({ ...task, id }, { signal: deadline.signal });
       } finally {
         this.starting.delete(id);
-        this.running -= 1;
-        this.next();
+        this.leave(workspaceId);
       }
     } catch (error) {
       if (deadline.signal.aborted) throw new InputError(late);
@@ -146,13 +155,14 @@ export class ValidationPool {
 
   /** Resolves when a thread is this check's; refuses it when its workspace's line is full or the deadline passes first. */
   private turn(workspaceId: number, deadline: AbortSignal): Promise<void> {
-    if (this.running < this.options.threads) {
-      this.running += 1;
+    if (this.running < this.options.threads && this.mayRun(workspaceId)) {
+      this.enter(workspaceId);
       this.turns.serve(workspaceId);
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
+        workspaceId,
         enter: () => {
           deadline.removeEventListener('abort', giveUp);
           resolve();
@@ -171,11 +181,24 @@ export class ValidationPool {
     });
   }
 
-  /** Gives a freed thread to the next waiting check in turn. */
-  private next(): void {
-    const waiter = this.turns.shift();
-    if (!waiter) return;
+  private mayRun(workspaceId: number): boolean {
+    return (this.runningBy.get(workspaceId) ?? 0) < this.maxRunningPerWorkspace;
+  }
+
+  private enter(workspaceId: number): void {
     this.running += 1;
+    this.runningBy.set(workspaceId, (this.runningBy.get(workspaceId) ?? 0) + 1);
+  }
+
+  /** Frees the workspace's thread and gives it to the next waiting check in turn whose workspace may have one more. */
+  private leave(workspaceId: number): void {
+    this.running -= 1;
+    const left = this.runningBy.get(workspaceId)! - 1;
+    if (left) this.runningBy.set(workspaceId, left);
+    else this.runningBy.delete(workspaceId);
+    const waiter = this.turns.shift((id) => this.mayRun(id));
+    if (!waiter) return;
+    this.enter(waiter.workspaceId);
     waiter.enter();
   }
 

@@ -233,14 +233,6 @@ export const statusOf = async (url: string, token?: string): Promise<number> => 
   return response.status;
 };
 
-/** The quiet requests every row times: each server's `/healthz` and another workspace's model list. */
-export function quietRequests(target: Target, quiet: Workspace) {
-  return [
-    ...target.healthz.map((url) => ({ what: `GET ${new URL(url).port}/healthz`, send: () => statusOf(url) })),
-    { what: 'quiet GET /api/model', send: () => statusOf(`${target.public.baseUrl}/api/model`, quiet.user) },
-  ];
-}
-
 /** The probes that were not answered 200, or took longer than `boundMs`: what a test expects empty. */
 export function unserved(probes: Probe[], boundMs: number): Probe[] {
   return probes.filter((probe) => probe.status !== 200 || probe.ms > boundMs);
