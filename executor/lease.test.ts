@@ -61,7 +61,8 @@ describe('executor leases: a run whose lease was lost never has its result taken
   });
 
   it('renews the lease while the model runs, so a live worker keeps its run past the first lease', async () => {
-    const { executor, release } = executorWith(300);
+    // Short enough to renew within a second, long enough that a loaded machine's sweeper does not take the run between renewals.
+    const { executor, release } = executorWith(1_500);
     const id = await queued();
     const running = executor.handle();
     await until(async () => (await stored(id)).status === 'IN_PROGRESS', 'the claim');
