@@ -4,6 +4,7 @@ import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '
 import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
 import { RunWrites } from './run-writes.js';
 import { OutboxRelay } from '../features/invocations/relay.js';
+import { Scheduler } from '../infra/process/scheduler.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { createLogger } from '../infra/logging/logger.js';
 import { sharedDatabaseUrl } from '../test/support/database.js';
@@ -114,7 +115,7 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
 
   it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
     needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
     const [held, free] = await queue(2);
     const trx = await t.platform.db.transaction();
     try {
@@ -132,7 +133,7 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
   });
 
   it('leaves a row the executor claimed before its mark as it is: no further update of a run already past QUEUED', async () => {
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
+    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
     const [first] = await queue(1);
     const taken = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
     const [waiting] = await queue(1);
@@ -156,7 +157,7 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepares them
     try {
       for (let run = 0; run < 12; run++) {
-        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 });
+        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
         const writes = new RunWrites(db, 60_000);
         const ids = await queue(1 + (run % 3), db);
         for (const id of ids) relay.dispatch(id);

@@ -1,5 +1,6 @@
 import { createMailer } from '../infra/mail/mailer.js';
 import { ClosingSteps } from '../infra/process/closing.js';
+import { Scheduler } from '../infra/process/scheduler.js';
 import path from 'node:path';
 import { webhookEndpointCap, webhookWorkspaceCap, type Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
@@ -140,40 +141,37 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
+  // Every periodic task of the process under one owner: one failure policy, one set of metrics, one way to stop.
+  const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);
+
   const { policy, http, storageClasses, webhooks: webhookClient } = outboundClients(config, logger);
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
-  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger });
+  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger, scheduler });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
-  const relay = new OutboxRelay(db, queue, logger.child({ component: 'relay' }), {
-    batchSize: 200,
-    pollMs: config.relayPollMs,
-    dispatchGraceMs: 2000,
-    resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable,
-  });
-  const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
-  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
-  // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
-  const sweeper = new Sweeper(
+  const relay = new OutboxRelay(
     db,
-    logger.child({ component: 'sweeper' }),
-    {
-      intervalMs: config.relayPollMs,
-      republishAfterMs: 10 * 60_000,
-      chores: [
-        () => idempotency.upkeep(),
-        eventsPurge(db, config.eventRetentionHours * 3_600_000, now),
-        deliveriesPurge(db, webhookDeliveriesStore, config.webhookRetentionHours * 3_600_000, now),
-        audit.purge(),
-      ],
-    },
-    () => relay.kick(),
+    queue,
+    logger.child({ component: 'relay' }),
+    { batchSize: 200, pollMs: config.relayPollMs, dispatchGraceMs: 2000, resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable },
+    scheduler,
   );
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
+  const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
+  // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
+  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, scheduler, () => relay.kick());
+  // Each purge a task of its own: a slow one holds neither lease recovery nor the other purges.
+  const purges = [
+    idempotency.purgeTask(),
+    eventsPurge(db, config.eventRetentionHours * 3_600_000, now),
+    deliveriesPurge(db, webhookDeliveriesStore, config.webhookRetentionHours * 3_600_000, now),
+    audit.purgeTask(),
+  ].map((purge) => scheduler.add(purge));
   // Its own loop and deadlines: a slow receiver never holds a transaction, a request or an executor.
   const deliverer = new WebhookDeliverer(
     db,
@@ -190,6 +188,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       leaseMs: config.webhookTimeoutMs + 30_000,
       onAttempt: (outcome, queuedAt, firstRound) => metrics.webhooks.attempted(outcome, queuedAt, firstRound),
     },
+    scheduler,
     now,
   );
   const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy, { maxEndpoints: config.webhookMaxEndpoints });
@@ -249,14 +248,16 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     relay,
     sweeper,
     deliverer,
+    /** The process's background tasks (those above, the purges, the resync). */
+    scheduler,
     metrics,
     services,
     kube,
     now,
     /**
-     * Starts the background loops: the outbox relay and the sweeper of
-     * invocations, and the webhook deliverer, once however often it is
-     * asked; `close` stops them.
+     * Starts the background tasks: the outbox relay, the sweeper of
+     * invocations, the webhook deliverer and the purges, once however often
+     * it is asked; `close` stops them (the resync is the private server's).
      */
     start() {
       if (started) return;
@@ -264,6 +265,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       relay.start();
       sweeper.start();
       deliverer.start((listener) => changeFeed().subscribe('webhooks', listener));
+      for (const purge of purges) purge.start();
     },
     async close() {
       // Whatever still waits on a model server, registry, storage endpoint or webhook receiver is cut: no peer holds the process.
@@ -279,11 +281,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
           logger.error({ err: error, step: name }, 'could not close a part of the platform');
         });
       // Side by side: on a loaded host their waits add up past the moment the grace period leaves for closing.
+      // Each background task is a step of its own name, its run in progress and what it left (marks, attempts) awaited.
       await Promise.all([
-        step('webhook deliverer', () => deliverer.stop()),
-        step('custom resource resync', () => kube?.resync.stop()),
-        step('sweeper', () => sweeper.stop()),
-        step('outbox relay', () => relay.stop()),
+        ...scheduler.tasks().map((task) => step(task.name, () => task.stop())),
         step('validation threads', () => validation.close()),
         step('audit records', () => audit.drain()),
       ]);

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import { MicroBatch } from '../../infra/db/micro-batch.js';
-import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
+import { deleteInBatches } from '../../infra/db/purge.js';
+import type { TaskDefinition } from '../../infra/process/scheduler.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ListPage } from '../../infra/http/pagination.js';
 import { NotAllowedError, NotFoundError } from '../../kernel/errors/errors.js';
@@ -83,9 +84,13 @@ export class AuditTrail {
     return { items: found.rows.map(presentAuditRecord), total: found.total, ...(found.next && { next: found.next }) };
   }
 
-  /** The sweeper's chore: records older than the retention go, at most once a minute and a few batches at a time. */
-  purge(): () => Promise<void> {
-    return atMostEvery(PURGE_EVERY_MS, () => deleteInBatches((limit) => this.store.removeBefore(this.db, new Date(this.now() - this.options.retentionMs), limit), PURGE_BATCH));
+  /** A background task of its own: records older than the retention go, once a minute and a few batches at a time. */
+  purgeTask(): TaskDefinition {
+    return {
+      name: 'audit_record_purge',
+      intervalMs: PURGE_EVERY_MS,
+      run: () => deleteInBatches((limit) => this.store.removeBefore(this.db, new Date(this.now() - this.options.retentionMs), limit), PURGE_BATCH),
+    };
   }
 }
 

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
-import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
+import { deleteInBatches } from '../../infra/db/purge.js';
+import type { TaskDefinition } from '../../infra/process/scheduler.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../kernel/errors/errors.js';
 import type { IdempotencyStore, KeyScope } from './store.js';
 
@@ -14,7 +15,7 @@ export interface IdempotencyOptions {
   leaseMs: number;
   /** Renewals stop after this long, so a request that never answers cannot hold its key for ever. */
   maxHoldMs: number;
-  /** Expired keys are purged at most this often, in batches of `purgeBatch`. */
+  /** Expired keys are purged this often, in batches of `purgeBatch`. */
   purgeEveryMs: number;
   purgeBatch: number;
 }
@@ -62,12 +63,7 @@ export class IdempotencyService {
     private readonly options: IdempotencyOptions,
     private readonly now: () => number = Date.now,
     private readonly logger?: Logger,
-  ) {
-    this.upkeep = atMostEvery(options.purgeEveryMs, async () => {
-      const removed = await this.purgeExpired();
-      if (removed) this.logger?.debug({ removed }, 'purged expired idempotency keys');
-    });
-  }
+  ) {}
 
   /** Claims the key for this request, or answers the stored answer of the request that claimed it. */
   async begin(scope: KeyScope, requestHash: string): Promise<Begun> {
@@ -109,8 +105,17 @@ export class IdempotencyService {
     return deleteInBatches((limit) => this.store.removeExpired(this.db, now, limit), this.options.purgeBatch);
   }
 
-  /** The sweeper's chore: a purge, at most every `purgeEveryMs` (of any process, each purging its own turn). */
-  readonly upkeep: () => Promise<void>;
+  /** A background task of its own: a purge every `purgeEveryMs` (in any process, each purging on its own turn). */
+  purgeTask(): TaskDefinition {
+    return {
+      name: 'idempotency_key_purge',
+      intervalMs: this.options.purgeEveryMs,
+      run: async () => {
+        const removed = await this.purgeExpired();
+        if (removed) this.logger?.debug({ removed }, 'purged expired idempotency keys');
+      },
+    };
+  }
 
   /** @internal Stores or frees a claim, then wakes this process's duplicates waiting on it. */
   async settle(scope: KeyScope, holder: string, answer: StoredAnswer | undefined): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
-import { atMostEvery, deleteInBatches } from '../../infra/db/purge.js';
+import { deleteInBatches } from '../../infra/db/purge.js';
+import type { TaskDefinition } from '../../infra/process/scheduler.js';
 import type { InvocationStatus } from './store.js';
 
 /** One status an invocation took (migration 0016's triggers write them). */
@@ -46,18 +47,22 @@ export const invocationEventsStore = {
     return { snapshot: row.snapshot, events: events.map((event) => ({ ...event, created_at: new Date(event.created_at).toISOString() })) };
   },
 
-  /** Deletes up to `limit` events older than `cutoff`; how many went (the sweeper's chore, `purgeEvery`). */
+  /** Deletes up to `limit` events older than `cutoff`; how many went (the purge task, `eventsPurge`). */
   async removeBefore(db: Runner, cutoff: Date, limit: number): Promise<number> {
     const old = db('invocation_events').where('created_at', '<', cutoff).orderBy('created_at').limit(limit).select('id');
     return db('invocation_events').whereIn('id', old).delete();
   },
 };
 
-/** Events go a batch at a time, at most this often per process. */
+/** Events go a batch at a time, this often per process. */
 const PURGE_EVERY_MS = 60_000;
 const PURGE_BATCH = 5000;
 
-/** The sweeper's chore: events older than the retention go, at most once a minute and a few batches at a time. */
-export function eventsPurge(db: Runner, retentionMs: number, now: () => number = Date.now): () => Promise<void> {
-  return atMostEvery(PURGE_EVERY_MS, () => deleteInBatches((limit) => invocationEventsStore.removeBefore(db, new Date(now() - retentionMs), limit), PURGE_BATCH));
+/** A background task of its own: events older than the retention go, once a minute and a few batches at a time. */
+export function eventsPurge(db: Runner, retentionMs: number, now: () => number = Date.now): TaskDefinition {
+  return {
+    name: 'invocation_event_purge',
+    intervalMs: PURGE_EVERY_MS,
+    run: () => deleteInBatches((limit) => invocationEventsStore.removeBefore(db, new Date(now() - retentionMs), limit), PURGE_BATCH),
+  };
 }

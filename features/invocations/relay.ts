@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import type { WorkQueue } from '../../infra/queue/queue.js';
 import { MicroBatch } from '../../infra/db/micro-batch.js';
+import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
 import { invocationState } from './state.js';
 
 /** How long marks gather before their statement; far below any sensible `dispatchGraceMs`. */
@@ -23,12 +24,7 @@ export interface RelayOptions {
  * publishes: what returns lost work to the outbox is the sweeper (sweeper.ts).
  */
 export class OutboxRelay {
-  private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
-  private failures = 0;
+  private readonly task: ScheduledTask;
   private forgotten: Promise<void> | undefined;
   // Nobody waits on a mark (it only keeps the relay from sending a row again after
   // `dispatchGraceMs`): marks gather for a while, so light load too makes few statements.
@@ -39,7 +35,19 @@ export class OutboxRelay {
     private readonly queue: WorkQueue,
     private readonly logger: Logger,
     private readonly options: RelayOptions,
-  ) {}
+    scheduler: Scheduler,
+  ) {
+    this.task = scheduler.add({
+      name: 'outbox_relay',
+      intervalMs: options.pollMs,
+      // Queued work of an earlier run is forgotten before the first pass publishes.
+      run: async (stopping) => {
+        await this.forgotten;
+        await this.runOnce(stopping);
+      },
+      afterStop: () => this.marks.drain(),
+    });
+  }
 
   /**
    * Publishes a just-committed invocation now, outside any transaction, and
@@ -66,9 +74,8 @@ export class OutboxRelay {
   }
 
   start(): void {
-    this.stopped = false;
     this.forgotten ??= this.options.resumeQueuedAtStart ? this.forgetPublications() : Promise.resolve();
-    void this.forgotten.then(() => this.schedule(0));
+    this.task.start();
   }
 
   private async forgetPublications(): Promise<void> {
@@ -82,62 +89,17 @@ export class OutboxRelay {
 
   /** Publish now (after a commit that queued work) instead of waiting for the next poll. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.schedule(0);
+    this.task.wake();
   }
 
+  /** Stops the passes and writes the marks still gathering. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.cancel();
-    await this.running;
-    await this.marks.drain();
+    await this.task.stop();
   }
 
-  /** One full pass; resolves when nothing unpublished is left (or publishing failed). */
-  async runOnce(): Promise<void> {
-    while (!this.stopped && (await this.publishBatch()) === this.options.batchSize);
-  }
-
-  private schedule(delayMs: number): void {
-    this.cancel();
-    // A kick runs on the next turn of the event loop (setTimeout would wait at least 1 ms).
-    if (delayMs === 0) this.immediate = setImmediate(() => void this.tick());
-    else {
-      this.timer = setTimeout(() => void this.tick(), delayMs);
-      this.timer.unref();
-    }
-  }
-
-  private cancel(): void {
-    if (this.timer) clearTimeout(this.timer);
-    if (this.immediate) clearImmediate(this.immediate);
-    this.timer = undefined;
-    this.immediate = undefined;
-  }
-
-  private async tick(): Promise<void> {
-    if (this.stopped || this.running) return;
-    this.running = this.runOnce().then(
-      () => {
-        this.failures = 0;
-      },
-      (error: unknown) => {
-        this.failures += 1;
-        this.logger.warn({ err: error, failures: this.failures }, 'outbox relay could not publish; will retry');
-      },
-    );
-    await this.running;
-    this.running = undefined;
-    if (this.stopped) return;
-    const backoff = backoffMs(this.options.pollMs, this.failures);
-    if (this.again && !this.failures) {
-      this.again = false;
-      this.schedule(0);
-    } else this.schedule(backoff);
+  /** One full pass; resolves when nothing unpublished is left (or publishing failed), or, between batches, once stopping. */
+  async runOnce(stopping?: AbortSignal): Promise<void> {
+    while (!stopping?.aborted && (await this.publishBatch()) === this.options.batchSize);
   }
 
   /**
@@ -158,5 +120,3 @@ export class OutboxRelay {
   }
 }
 
-/** The wait before a background pass: the interval, doubled per failure in a row up to 10 s, so an absent database is not hammered. */
-export const backoffMs = (intervalMs: number, failures: number) => (failures ? Math.min(intervalMs * 2 ** failures, 10_000) : intervalMs);

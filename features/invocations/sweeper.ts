@@ -1,15 +1,13 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
+import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
 import { invocationState } from './state.js';
-import { backoffMs } from './relay.js';
 
 export interface SweeperOptions {
   /** How often a pass runs. */
   intervalMs: number;
   /** A QUEUED row published this long ago and still not claimed is published again. */
   republishAfterMs: number;
-  /** Other periodic upkeep that rides on the sweeper's passes (expired idempotency keys); each throttles itself. */
-  chores?: Array<() => Promise<void>>;
 }
 
 /**
@@ -17,33 +15,29 @@ export interface SweeperOptions {
  * lease (`expire`), and publications the broker lost (`unpublish`), for the
  * relay to publish again. Each pass is two conditional UPDATEs, so any number
  * of processes may sweep at once: a row moves once, the others find it moved.
+ * It is a task of its own: no purge or other upkeep delays lease recovery.
  */
 export class Sweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
-  private failures = 0;
+  private readonly task: ScheduledTask;
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
     private readonly options: SweeperOptions,
+    scheduler: Scheduler,
     /** Told when a pass returned rows to the outbox, so they go out before the relay's next poll. */
     private readonly onReturned: () => void = () => {},
-  ) {}
+  ) {
+    this.task = scheduler.add({ name: 'invocation_sweeper', intervalMs: options.intervalMs, run: () => this.runOnce() });
+  }
 
   /** The first pass runs at once: work a process lost while this one was down goes back now. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.task.stop();
   }
 
   /** One pass: leases that ran out, then publications gone stale. */
@@ -52,28 +46,5 @@ export class Sweeper {
     if (expired) this.logger.warn({ recovered: expired }, 'returned invocations of vanished workers to the queue');
     const forgotten = await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
     if (expired || forgotten) this.onReturned();
-    for (const chore of this.options.chores ?? []) await chore();
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    this.timer = undefined;
-    this.running = this.runOnce().then(
-      () => {
-        this.failures = 0;
-      },
-      (error: unknown) => {
-        this.failures += 1;
-        this.logger.warn({ err: error, failures: this.failures }, 'could not sweep the invocations; will retry');
-      },
-    );
-    await this.running;
-    this.running = undefined;
-    if (!this.stopped) this.schedule(backoffMs(this.options.intervalMs, this.failures));
   }
 }

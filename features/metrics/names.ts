@@ -26,6 +26,12 @@ export const metricNames = {
   webhookAttempts: `${METRIC_PREFIX}webhook_attempts_total`,
   /** Histogram, where deliverers run: seconds from queueing a webhook delivery to its receiver's 2xx. */
   webhookDelivery: `${METRIC_PREFIX}webhook_delivery_seconds`,
+  /** Counter, where background tasks run: runs by task, failed ones included. */
+  backgroundTaskRuns: `${METRIC_PREFIX}background_task_runs_total`,
+  /** Counter, where background tasks run: failed runs by task. */
+  backgroundTaskFailures: `${METRIC_PREFIX}background_task_failures_total`,
+  /** Histogram, where background tasks run: seconds per run by task. */
+  backgroundTaskDuration: `${METRIC_PREFIX}background_task_duration_seconds`,
   /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
   databaseUp: `${METRIC_PREFIX}database_metrics_up`,
 } as const;

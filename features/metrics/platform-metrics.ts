@@ -7,6 +7,7 @@ import { InvocationMetrics } from './invocation-metrics.js';
 import { processRegistry } from './process-registry.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { auditRegistry } from './audit-metrics.js';
+import { BackgroundTaskMetrics } from './background-metrics.js';
 import type { AuditTrail } from '../audit/trail.js';
 
 /** The processes that serve a `/metrics`. */
@@ -17,6 +18,8 @@ export interface PlatformMetrics {
   invocations: InvocationMetrics;
   /** Fed by the webhook deliverer's `onAttempt` hook. */
   webhooks: WebhookMetrics;
+  /** Fed by the platform's scheduler: every run of a background task. */
+  background: BackgroundTaskMetrics;
   /** The `/metrics` handler of one component, or of several that share a process (each part once). */
   handler(...components: MetricsComponent[]): MetricsHandler;
 }
@@ -25,7 +28,8 @@ export interface PlatformMetrics {
  * Who serves what, so that nothing is counted twice when every process is
  * scraped: process figures everywhere; the database figures only on the
  * private server; per-run figures only on the executors, which observe them;
- * webhook attempts where the deliverer runs (public server, executors).
+ * webhook attempts where the deliverer runs (public server, executors);
+ * background tasks where they run (servers, executors).
  */
 /** The stores the figures read: workspace names for the executor's, the counts for the private server's. */
 export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'> };
@@ -34,19 +38,21 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const invocations = new InvocationMetrics(db, stores.workspaces, logger);
   const database = new DatabaseGauges(db, stores, logger);
   const webhooks = new WebhookMetrics();
+  const background = new BackgroundTaskMetrics();
   const base: MetricsPart = { registry: processRegistry() };
   // The trail is the process's, like the process figures: each server of the process shows it.
   const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
-    auth: [base, ...audit],
-    public: [base, ...audit, webhooks],
-    private: [base, ...audit, { registry: database.registry, refresh: () => database.refresh() }],
-    executor: [base, invocations, webhooks],
+    auth: [base, ...audit, background],
+    public: [base, ...audit, webhooks, background],
+    private: [base, ...audit, background, { registry: database.registry, refresh: () => database.refresh() }],
+    executor: [base, invocations, webhooks, background],
     operator: [base],
   };
   return {
     invocations,
     webhooks,
+    background,
     handler: (...components) => metricsHandler([...new Set(components.flatMap((component) => parts[component]))], { token: options.token, logger }),
   };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { DeliveryResult } from '../../infra/net/delivery-client.js';
 import { excerptOf } from '../../infra/net/excerpt.js';
+import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
 import type { AttemptOutcome, ClaimCaps, ClaimedDelivery, WebhookDeliveriesStore } from './deliveries.store.js';
 import { retryDelayMs } from './schedule.js';
 import { webhookHeaders } from './signature.js';
@@ -34,15 +35,12 @@ const DISABLED = 'The endpoint is disabled; nothing was sent.';
  * workspaces and within their caps (claimDue), so any number of processes
  * deliver at once without sending one attempt twice, and one workspace's slow
  * receivers hold only its own slots; each result is written under its claim.
- * A new delivery wakes the loop through the change feed; the poll is the
+ * A new delivery wakes the task through the change feed; the poll is the
  * fallback.
  */
 export class WebhookDeliverer {
   private readonly inFlight = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly task: ScheduledTask;
   private unsubscribe: (() => void) | undefined;
 
   constructor(
@@ -52,31 +50,36 @@ export class WebhookDeliverer {
     private readonly box: SecretBox,
     private readonly logger: Logger,
     private readonly options: DelivererOptions,
+    scheduler: Scheduler,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.task = scheduler.add({
+      name: 'webhook_deliverer',
+      intervalMs: options.pollMs,
+      run: () => this.runOnce(),
+      // Claiming has stopped: the attempts in flight are recorded before the process goes.
+      afterStop: async () => {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+        await Promise.allSettled([...this.inFlight]);
+      },
+    });
+  }
 
   /** `wakeUps` calls its listener when deliveries may have been queued; it returns how to stop listening. */
   start(wakeUps?: (listener: () => void) => () => void): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.unsubscribe = wakeUps?.(() => this.kick());
-    this.schedule(0);
+    this.unsubscribe ??= wakeUps?.(() => this.kick());
+    this.task.start();
   }
 
   /** Look for due deliveries now rather than at the next poll. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.task.wake();
   }
 
   /** Stops claiming and waits for the attempts in flight to be recorded. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.unsubscribe?.();
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-    await Promise.allSettled([...this.inFlight]);
+    await this.task.stop();
   }
 
   /** One pass: claims what this process has room for and starts sending it. */
@@ -92,30 +95,6 @@ export class WebhookDeliverer {
       this.inFlight.add(attempt);
     }
     return claimed.length;
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    if (this.stopped || this.running) return;
-    let failed = false;
-    this.running = this.runOnce().then(
-      () => undefined,
-      (error: unknown) => {
-        failed = true;
-        this.logger.warn({ err: error }, 'could not claim webhook deliveries; will retry');
-      },
-    );
-    await this.running;
-    this.running = undefined;
-    if (this.stopped) return;
-    const soon = this.again && !failed;
-    this.again = false;
-    this.schedule(soon ? 0 : this.options.pollMs);
   }
 
   private async attempt(claim: ClaimedDelivery): Promise<void> {

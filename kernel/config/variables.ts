@@ -200,7 +200,7 @@ export const variables = {
   auditRetentionDays: variable(
     'DIDYMA_AUDIT_RETENTION_DAYS',
     '365',
-    'How long audit records are kept ([audit.md](audit.md)); older ones are deleted by the sweeper, the only deletion of the append-only trail.',
+    'How long audit records are kept ([audit.md](audit.md)); older ones are deleted by a purge task, the only deletion of the append-only trail.',
     parsers.integer(1, 36500),
   ),
   auditRefusedPerMinute: variable(

@@ -3,6 +3,7 @@ import type { Db } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { API_VERSION, KINDS, LABELS, MANAGED_BY } from '../../infra/kube/constants.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
+import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
 import { secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import { planResync, type ResyncPlan } from '../../infra/kube/resync-plan.js';
 import type { DesiredStateWriter } from '../../infra/kube/writer.js';
@@ -31,9 +32,7 @@ const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
  * several API replicas may run it at once.
  */
 export class DesiredStateResync {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = false;
+  private readonly task: ScheduledTask | undefined;
 
   constructor(
     private readonly db: Db,
@@ -42,28 +41,19 @@ export class DesiredStateResync {
     private readonly writer: DesiredStateWriter,
     private readonly logger: Logger,
     private readonly options: ResyncOptions,
-  ) {}
+    scheduler: Scheduler,
+  ) {
+    // With an interval of 0 it never runs on its own (runOnce still does).
+    this.task = options.intervalMs > 0 ? scheduler.add({ name: 'custom_resource_resync', intervalMs: options.intervalMs, run: () => this.runOnce() }) : undefined;
+  }
 
   /** Runs now, then every interval (no-op with an interval of 0). */
   start(): void {
-    if (this.options.intervalMs <= 0 || this.timer || this.running) return;
-    this.stopped = false;
-    const loop = () => {
-      this.running = this.runOnce()
-        .catch((error: unknown) => this.logger.warn({ err: error }, 'resync failed; retrying at the next interval'))
-        .finally(() => {
-          this.running = undefined;
-          if (!this.stopped) this.timer = setTimeout(loop, this.options.intervalMs).unref();
-        });
-    };
-    loop();
+    this.task?.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.task?.stop();
   }
 
   async runOnce(): Promise<ResyncReport> {

@@ -5,6 +5,7 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
+import type { Scheduler } from '../../infra/process/scheduler.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { kubeListeners } from './listeners.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
@@ -26,6 +27,8 @@ export interface KubeSideDeps {
   catalog: ConnectorCatalog;
   http: HttpClient;
   logger: Logger;
+  /** The platform's background tasks: the resync is one. */
+  scheduler: Scheduler;
 }
 
 /** The Kubernetes side of a platform process, or undefined in the embedded default. */
@@ -38,7 +41,7 @@ export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | u
     connection,
     writer,
     listeners: kubeListeners(writer, deps.box, logger),
-    resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }),
+    resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }, deps.scheduler),
     proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };
 }

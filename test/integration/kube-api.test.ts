@@ -5,6 +5,7 @@ import { configEntryKey, resourceName, secretName } from '../../infra/kube/names
 import type { KubeApi } from '../../infra/kube/api.js';
 import { isNotFound } from '../../infra/kube/errors.js';
 import { DesiredStateResync } from '../../platform/kube/resync.js';
+import { Scheduler } from '../../infra/process/scheduler.js';
 import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import type { RunningOperator } from '../../operator/start.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
@@ -145,7 +146,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     await kubectlApply(kube, stray);
     // A resync without grace period (the periodic one waits a minute before deleting strays).
     const { db, box, kube: side, logger } = t.platform;
-    const resync = new DesiredStateResync(db, box, side!.connection, side!.writer, logger, { intervalMs: 0, graceMs: 0 });
+    const resync = new DesiredStateResync(db, box, side!.connection, side!.writer, logger, { intervalMs: 0, graceMs: 0 }, new Scheduler(logger));
     const report = await resync.runOnce();
     expect(report.failed).to.equal(0);
     expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
