@@ -124,3 +124,15 @@ def test_workspaces_and_invitations_through_the_auth_server(admin: Didyma) -> No
     invitation = admin.invitations.create("later@example.test", "user")
     assert invitation.id in [i.id for i in admin.invitations.list()]
     admin.invitations.revoke(invitation.id)
+
+
+def test_staff_read_and_lift_a_login_lock_out(setting: Setting, admin: Didyma) -> None:
+    with pytest.raises(NotAuthenticated):
+        setting.login(setting.admin_email, "wrong-password-again")
+    lock = admin.lockouts.account(setting.admin_email)
+    assert (lock.kind, lock.failures >= 1, len(lock.sources) >= 1) == ("account", True, True)
+    admin.lockouts.lift_account(setting.admin_email)
+    assert admin.lockouts.account(setting.admin_email).failures == 0
+    client = admin.lockouts.client(setting.client_id)
+    assert (client.kind, client.id) == ("client", setting.client_id)
+    admin.lockouts.lift_client(setting.client_id)

@@ -12,6 +12,7 @@ from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
 from .audit import AuditApi
 from .datasets import Dataset, DatasetsApi, TableFormat
 from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
+from .lockouts import LockoutsApi
 from .models import Invocation, Session
 from .registry import DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
 from .sessions import InvocationsApi, PendingInvocation, SessionsApi
@@ -23,7 +24,7 @@ DEV_URLS = ServerUrls("http://127.0.0.1:8080", "http://127.0.0.1:8081", "http://
 class Didyma:
     """A client of one platform. Build it with `login`, `with_api_token` or `with_client_credentials`.
 
-    Resources: `auth`, `workspaces`, `invitations`, `api_tokens` (auth server); `deployments`, `storage`,
+    Resources: `auth`, `workspaces`, `invitations`, `api_tokens`, `audit`, `lockouts` (auth server); `deployments`, `storage`,
     `metrics`, `webhooks` and model registration (private server); `models`, `sessions`, `invocations`, `files`,
     `datasets` (public server).
     """
@@ -36,6 +37,7 @@ class Didyma:
         self.invitations = InvitationsApi(self.transport)
         self.api_tokens = ApiTokensApi(self.transport)
         self.audit = AuditApi(self.transport)
+        self.lockouts = LockoutsApi(self.transport)
         self.models = ModelsApi(self.transport)
         self.deployments = DeploymentsApi(self.transport)
         self.storage = StorageApi(self.transport)

@@ -61,6 +61,23 @@ class WorkspaceQuota(ApiModel):
 
 
 @dataclass
+class LoginLock(ApiModel):
+    """An account's or client id's failed attempts in the current window, and the sources locked out of it."""
+
+    OPENAPI = ("auth", schema_pointer("LoginLock"))
+    kind: str
+    id: str
+    failures: int
+    ceiling: int
+    delay_ms: int
+    window_ends_at: str | None
+    source_limit: int
+    locked_sources: int
+    sources: list[dict[str, Any]]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class TokenData(ApiModel):
     OPENAPI = ("auth", schema_pointer("TokenData"))
     token_type: str
