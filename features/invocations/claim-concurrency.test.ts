@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { makeWorkspace, unique } from '../../test/support/platform.js';
 import { queuedPredict, sessionIn, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';
 import { needsPostgres } from '../../test/support/skips.js';
+import { until } from '../../test/support/until.js';
 import { invocationState } from './state.js';
 
 const LEASE_MS = 60_000;
@@ -75,6 +76,22 @@ describe('claims of many executors at once', () => {
     // Once a's claim committed, `held`'s work is claimable again.
     const { rows } = await invocationState.claimNext(db, 20, LEASE_MS, 'executor-c');
     expect(rows.filter((row) => row.workspace_id === held)).to.have.length(3);
+  });
+
+  it('waits for a claim held open when its limited workspace is the only work, then takes what the limit leaves', async function () {
+    needsPostgres(this, 'claims run one at a time on the embedded database, which has one connection');
+    const { db } = iris.t.platform;
+    const only = await workspaceWith(5, { max_in_flight: 4 });
+    const waiting = async () => Number(((await db.raw(`select count(*) as n from pg_locks where locktype = 'advisory' and not granted`)) as { rows: Array<{ n: string }> }).rows[0]!.n) > 0;
+    let later: Promise<{ rows: Array<{ workspace_id: number }> }> | undefined;
+    await db.transaction(async (trx) => {
+      expect(await invocationState.claimWithin(trx, 1, LEASE_MS, 'executor-a')).to.have.length(1);
+      later = invocationState.claimNext(db, 10, LEASE_MS, 'executor-b');
+      // b found the workspace's lock taken and nothing else to claim: it waits for the lock instead of coming back empty.
+      await until(waiting, "executor b's claim to wait for the workspace's claim lock");
+    });
+    const { rows } = await withinBound(later!, "executor b's claim after a's commit");
+    expect(rows.map((row) => row.workspace_id)).to.deep.equal([only, only, only]);
   });
 
   /** Eight executors claiming `limit` each at once, on their own connections, `rounds` times, none finishing a run; `check` after each round. */
