@@ -21,7 +21,7 @@ export class RunWrites {
     /** Who claims, in the attempts recorded. */
     private readonly executor: string = EXECUTOR_IDENTITY,
   ) {
-    // One claim at a time: claims wait on one lock (CLAIM_LOCK) anyway, and those that gather meanwhile go as one.
+    // One claim at a time per executor: those that gather meanwhile go as one, larger, fair claim.
     this.claims = new MicroBatch((wanted) => this.claimAll(wanted.length), { maxInFlight: 1 });
     this.completions = new MicroBatch((done) => this.completeAll(done), { maxInFlight: 2 });
   }

@@ -1,3 +1,5 @@
+import { goesFirst, turnCost } from '../features/invocations/fair-order.js';
+
 /** Who waits for a model call: its workspace, the workspace's weight, and the run's priority within it. */
 export interface SlotClaim {
   key: number;
@@ -7,8 +9,8 @@ export interface SlotClaim {
 
 /**
  * At most `size` callers inside `run` at once. Slots go to workspaces in
- * proportion to their weights, as the fair claim orders them: each grant
- * moves its workspace's virtual time on by 1 / weight, and a freed slot goes
+ * the fair order (features/invocations/fair-order.ts) the claim takes them in:
+ * each grant moves its workspace's virtual time on by its turn's cost, and a freed slot goes
  * to the waiting workspace whose virtual time is lowest (one that has had
  * nothing for a while starts at the current one), the one waiting longest
  * among equals. Runs claimed ahead then never keep a workspace that has
@@ -54,7 +56,7 @@ export class Slots {
 
   private grant({ key, weight }: SlotClaim): void {
     this.now = this.startOf(key);
-    this.next.set(key, this.now + 1 / weight);
+    this.next.set(key, this.now + turnCost(weight));
     // Workspaces at or behind the current time start from it anyway.
     for (const [other, at] of this.next) if (at <= this.now) this.next.delete(other);
   }
@@ -70,7 +72,7 @@ export class Slots {
     if (chosen < 0) return undefined;
     const { key } = this.waiting[chosen]!;
     for (const [index, waiter] of this.waiting.entries()) {
-      if (waiter.key === key && waiter.priority > this.waiting[chosen]!.priority) chosen = index;
+      if (waiter.key === key && goesFirst(waiter, this.waiting[chosen]!)) chosen = index;
     }
     return this.waiting.splice(chosen, 1)[0];
   }

@@ -4,6 +4,7 @@ import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/
 import { unique } from '../../test/support/platform.js';
 import { CLAIM_SQL, COMPLETE_SQL, MARK_PUBLISHED_SQL, TRANSITIONS, invocationState, scans } from './state.js';
 import { WORKLOAD_SQL } from './store.js';
+import { CLAIM_LOCKS_SQL } from './claim-locks.js';
 
 /** knex's `?` placeholders as PostgreSQL's `$1, $2…`, for PREPARE. */
 const numbered = (sql: string) => {
@@ -17,8 +18,8 @@ function planNodes(plan: Record<string, unknown>): Array<Record<string, unknown>
   return [plan, ...children.flatMap(planNodes)];
 }
 
-/** CLAIM_SQL's bindings for its plans: claims of 16 under a minute's lease. */
-const CLAIM_PARAMETERS = [16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans'];
+/** CLAIM_SQL's bindings for its plans: claims of 16 under a minute's lease, holding no claim lock. */
+const CLAIM_PARAMETERS = ['[]', 16, 16, 16, 16, TRANSITIONS.claim.to, 60000, JSON.stringify(TRANSITIONS.claim.from), 'plans'];
 
 /** The indexes of invocations that the update of invocations in `plan` reads. */
 function updateIndexes(plan: Array<Record<string, unknown>>): unknown[] {
@@ -101,6 +102,12 @@ describe('invocations: statements that run often, or once per row, never read th
     const scans = await genericPlanScans(CLAIM_SQL, CLAIM_PARAMETERS);
     expect(scans).to.not.include('Seq Scan');
     expect(scans).to.have.length.greaterThan(3);
+  });
+
+  it("the claim's locks read limited workspaces' queued and running rows through indexes on their generic plan", async () => {
+    const scans = await genericPlanScans(CLAIM_LOCKS_SQL, [16]);
+    expect(scans).to.not.include('Seq Scan');
+    expect(scans).to.have.length.greaterThan(1);
   });
 
   /** Runs `work` with 3,000 more invocations queued in a session of their own, deleted afterwards. */

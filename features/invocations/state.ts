@@ -6,6 +6,8 @@ import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
 import { announceCommitted } from '../../infra/db/change-feed.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
 import { currentTraceparent } from '../../infra/telemetry/spans.js';
+import { takeClaimLocks, waitForClaimLock } from './claim-locks.js';
+import { WORKSPACE_ORDER, fairChoice } from './fair-order.js';
 import { invocationColumns, sessionsStore, type AttemptOutcome, type SessionRow, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
@@ -182,7 +184,7 @@ select ${invocationColumns('(null::invocations)')}, null::integer, true from unl
 
 /**
  * The advisory-lock class of a workspace's queue (the two-key form: this
- * class and the workspace's id, a key space apart from CLAIM_LOCK's): whoever
+ * class and the workspace's id, a key space apart from the claim locks'): whoever
  * adds to a limited workspace's queue holds it until commit, so concurrent
  * appends on any replica count one after another and `max_queued` holds.
  */
@@ -207,123 +209,24 @@ const lockQueues = (trx: Runner, workspaceIds: number[]) =>
 const queuedIn = async (trx: Runner, workspaceId: number) =>
   Number(((await movable(trx, 'claim').where({ workspace_id: workspaceId }).count({ n: '*' })) as Array<{ n: string | number }>)[0]!.n);
 
-/** A QUEUED row of `alias` the claim may take now: past its backoff, its deployment not full (CLAIM_SQL's `blocked_models`). */
-const HEAD_CLAIMABLE = (alias: string) => `((${alias}.available_at is null or ${alias}.available_at <= now()) and ${alias}.model_id not in (select id from blocked_models))`;
-
-/** A row of `alias` the claim may take now. */
-const CLAIMABLE = (alias: string) => `${fromStatuses('claim', alias)} and ${HEAD_CLAIMABLE(alias)}`;
-
-/** A workspace's queued invocations in the order it runs them: higher priority first, then the oldest. */
-const WORKSPACE_ORDER = (alias: string) => `${alias}.priority desc, ${alias}.created_at, ${alias}."order"`;
-
-/** The order of the fair index (invocations_fair): by workspace, then each workspace's own order. */
-const FAIR_ORDER = (alias: string) => `${alias}.workspace_id, ${WORKSPACE_ORDER(alias)}`;
-
-/** What the claim reads of each workspace's next QUEUED invocation. */
-const HEAD_COLUMNS = (alias: string) =>
-  ['id', 'workspace_id', 'priority', 'created_at', '"order"', 'model_id', 'available_at'].map((column) => `${alias}.${column}`).join(', ');
-
 /**
- * The fair claim: up to `?` QUEUED invocations, in the order that shares the
- * calls in flight between the workspaces with queued work in proportion to
- * their weights. A workspace's k-th next invocation has the share
- * (its calls in flight + k) / its weight; the lowest shares go first, and
- * among equals the workspace whose last turn is oldest (`workspace_turns`;
- * for one never served, when its oldest queued work arrived, so a backlog
- * that arrives at once does not go ahead of a workspace served before it),
- * then the oldest invocation. Within a workspace: higher priority first, then the oldest.
- * A workspace at `max_in_flight`, and a deployment at `max_concurrent_calls`,
- * get nothing more. The caller holds CLAIM_LOCK, so
- * another claim cannot race the counts. The last row says whether queued
- * work is left that this claim did not take, claimable now or not (`waiting`),
- * looked for workspace by workspace in the order of the fair index: a scan of
- * the table in its heap order would walk every finished invocation first.
- * Each claimed row's attempt is recorded, started by the claiming executor,
- * and each comes with the weight of its workspace the claim ordered it by.
- *
- * Only the rows that can be chosen are read: with at least `limit` workspaces
- * claimable, the `limit` lowest shares are at most the `limit`-th lowest share
- * of their next invocations (`threshold`), so a workspace's k-th next counts
- * only while (its calls in flight + k) / its weight stays within it; one row
- * each when the calls in flight are even, not `limit`. The walk that finds
- * the workspaces with queued work (`heads`) returns each one's next
- * invocation in fair order, so a workspace whose one candidate is that row
- * is not read again.
- * The chosen rows are updated through the primary key (`boundStatuses`).
- * Bindings: the limit (three times), the claim's status, the lease in milliseconds,
- * the statuses a claim moves from, the executor.
+ * The fair claim: up to `limit` QUEUED invocations in the fair order
+ * (fair-order.ts, which owns the order and the limits), each moved to
+ * IN_PROGRESS under a new lease, its attempt recorded as started by the
+ * claiming executor, and its workspace's last turn moved on, the turns of
+ * workspaces another claim is moving on now left to it. Each claimed row comes with the weight
+ * of its workspace the claim ordered it by. The last row says whether queued
+ * work is left that this claim did not take, claimable now or not
+ * (`waiting`), looked for workspace by workspace in the order of the fair
+ * index: a scan of the table in its heap order would walk every finished
+ * invocation first. The chosen rows are updated through the primary key
+ * (`boundStatuses`).
+ * Bindings: those of `fairChoice` (the held workspaces, the limit four
+ * times), the claim's status, the lease in milliseconds, the statuses a claim
+ * moves from, the executor.
  */
 export const CLAIM_SQL = `
-with recursive heads as (
-  (select ${HEAD_COLUMNS('i')} from invocations i where ${fromStatuses('claim', 'i')} order by ${FAIR_ORDER('i')} limit 1)
-  union all
-  select n.* from heads h cross join lateral (
-    select ${HEAD_COLUMNS('i')} from invocations i where ${fromStatuses('claim', 'i')} and i.workspace_id > h.workspace_id order by ${FAIR_ORDER('i')} limit 1
-  ) n
-),
-running as (select i.workspace_id, i.model_id from invocations i where i.status = 'IN_PROGRESS' and i.lease_expires_at >= now()),
-workspace_running as (select workspace_id, count(*)::integer as n from running group by workspace_id),
-deployment_running as (
-  select m.deployment_id, count(*)::integer as n from running r join models m on m.id = r.model_id
-   where exists (select 1 from deployments d where d.max_concurrent_calls is not null)
-   group by m.deployment_id
-),
-full_deployments as (
-  select d.id from deployments d join deployment_running r on r.deployment_id = d.id where r.n >= d.max_concurrent_calls
-),
-blocked_models as (select m.id from models m where m.deployment_id in (select id from full_deployments)),
-open_workspaces as (
-  select h.*, w.share_weight, w.max_in_flight, t.last_claimed_at, coalesce(r.n, 0) as running, ${HEAD_CLAIMABLE('h')} as head_claimable
-    from heads h
-    join workspaces w on w.id = h.workspace_id
-    left join workspace_turns t on t.workspace_id = h.workspace_id
-    left join workspace_running r on r.workspace_id = h.workspace_id
-   where (w.max_in_flight is null or coalesce(r.n, 0) < w.max_in_flight)
-     and (${HEAD_CLAIMABLE('h')} or (select i.id from invocations i where ${CLAIMABLE('i')} and i.workspace_id = h.workspace_id order by ${WORKSPACE_ORDER('i')} limit 1) is not null)
-),
-threshold as (
-  select (running + 1)::float8 / share_weight as share from open_workspaces order by 1 offset ?::integer - 1 limit 1
-),
-allowances as (
-  select o.*, least(?::integer, greatest(1, coalesce(floor((select share from threshold) * o.share_weight - o.running + 1e-9)::integer, 2147483647))) as allowance
-    from open_workspaces o
-),
-next_rows as (
-  select a.id, a.workspace_id, a.priority, a.created_at, a."order", a.model_id, a.share_weight, a.max_in_flight, a.running, a.last_claimed_at
-    from allowances a where a.allowance = 1 and a.head_claimable
-  union all
-  select c.*, a.share_weight, a.max_in_flight, a.running, a.last_claimed_at
-    from allowances a
-    cross join lateral (
-      select i.id, i.workspace_id, i.priority, i.created_at, i."order", i.model_id
-        from invocations i
-       where ${CLAIMABLE('i')} and i.workspace_id = a.workspace_id
-       order by ${WORKSPACE_ORDER('i')}
-       limit a.allowance
-    ) c
-   where not (a.allowance = 1 and a.head_claimable)
-),
-candidates as (
-  select c.id, c.workspace_id, c.priority, c.created_at, c."order", c.model_id, m.deployment_id, c.share_weight, c.max_in_flight, c.running,
-         coalesce(c.last_claimed_at, min(c.created_at) over (partition by c.workspace_id)) as last_turn,
-         row_number() over (partition by c.workspace_id order by c.priority desc, c.created_at, c."order") as rank
-    from next_rows c
-    join models m on m.id = c.model_id
-),
-shares as (
-  select c.*, (c.running + c.rank)::float8 / c.share_weight as share,
-         row_number() over (partition by c.deployment_id order by (c.running + c.rank)::float8 / c.share_weight, c.last_turn, c.created_at) as deployment_rank
-    from candidates c
-   where c.max_in_flight is null or c.running + c.rank <= c.max_in_flight
-),
-chosen as (
-  select s.id, s.share_weight from shares s
-    join deployments d on d.id = s.deployment_id
-    left join deployment_running r on r.deployment_id = s.deployment_id
-   where d.max_concurrent_calls is null or coalesce(r.n, 0) + s.deployment_rank <= d.max_concurrent_calls
-   order by s.share, s.last_turn, s.created_at
-   limit ?
-),
+with recursive ${fairChoice((alias) => fromStatuses('claim', alias))},
 claimed as (
   update invocations as i
      set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
@@ -331,8 +234,17 @@ claimed as (
   returning ${invocationColumns('i')}
 ),
 turns as (
-  insert into workspace_turns (workspace_id, last_claimed_at) select distinct workspace_id, now() from claimed
-  on conflict (workspace_id) do update set last_claimed_at = excluded.last_claimed_at
+  update workspace_turns as t set last_claimed_at = now()
+   where t.workspace_id = any(array(
+     select u.workspace_id from workspace_turns u where u.workspace_id = any(array(select workspace_id from claimed)) for update skip locked
+   ))
+),
+first_turns as (
+  insert into workspace_turns (workspace_id, last_claimed_at)
+  select distinct c.workspace_id, now() from claimed c
+   where not exists (select 1 from workspace_turns t where t.workspace_id = c.workspace_id)
+   order by 1
+  on conflict (workspace_id) do nothing
 ),
 recorded as (
   insert into invocation_attempts (invocation_id, attempt, executor, started_at)
@@ -348,9 +260,6 @@ select ${invocationColumns('(null::invocations)')}, null::integer,
             order by ${WORKSPACE_ORDER('q')} limit 1
          ) left_over
        )`;
-
-/** Serializes claims across executors: a claim counts the calls in flight, and a quota must not be raced past. */
-const CLAIM_LOCK = 0x64696479;
 
 /** `result`, once the event streams of every process were told, after the commit, that invocations of these sessions moved through `db`. */
 function announced<T>(db: Runner, sessionIds: Iterable<string>, result: T): T {
@@ -431,14 +340,42 @@ export interface Claimed {
   waiting: boolean;
 }
 
-/** `claim` of up to `limit` invocations in fair order (CLAIM_SQL), under CLAIM_LOCK, each attempt recorded as `executor`'s. */
+/** The rows of CLAIM_SQL in `trx`, holding the claim locks of `held`. */
+const claimHeld = (trx: Runner, held: number[], limit: number, leaseMs: number, executor: string) =>
+  prepared<ClaimRow>(trx, 'invocations.claim', CLAIM_SQL, [JSON.stringify(held), limit, limit, limit, limit, TRANSITIONS.claim.to, leaseMs, statusesOf('claim'), executor]);
+
+/** A row of CLAIM_SQL: a claimed row, or the last one, which says only whether work is `waiting`. */
+type ClaimRow = ClaimedRow & { waiting: boolean | null };
+
+/**
+ * `claim` in `trx`: the claim locks it can take without waiting
+ * (claim-locks.ts), then CLAIM_SQL. When it took nothing because other claims
+ * held every limited workspace in line, `contended` names the first of them.
+ */
+async function claimIn(trx: Runner, limit: number, leaseMs: number, executor: string): Promise<{ rows: ClaimRow[]; contended: number | null }> {
+  const locks = await takeClaimLocks(trx, limit);
+  const rows = await claimHeld(trx, locks.held, limit, leaseMs, executor);
+  return { rows, contended: !locks.held.length && rows.every((row) => row.waiting !== null) ? locks.first : null };
+}
+
+/**
+ * `claim` of up to `limit` invocations in fair order (CLAIM_SQL), each attempt
+ * recorded as `executor`'s. Claims run side by side, each holding the claim
+ * locks of the limited workspaces it counts and no other. One that got
+ * nothing because other claims held every limited workspace in line waits,
+ * holding nothing else, for the first one's lock and claims again: claims of
+ * one limited workspace take turns rather than poll.
+ */
 async function claimNext(db: Db, limit: number, leaseMs: number, executor: string): Promise<Claimed> {
-  const rows = await db.transaction(async (trx) => {
-    // The generic plan, planned once per connection (plans.test.ts checks it): a custom plan looks cheaper for
-    // every limit it sees, so PostgreSQL would plan this statement anew on every claim.
-    await trx.raw(`select pg_advisory_xact_lock(?), set_config('plan_cache_mode', 'force_generic_plan', true)`, [CLAIM_LOCK]);
-    return prepared<ClaimedRow & { waiting: boolean | null }>(trx, 'invocations.claim', CLAIM_SQL, [limit, limit, limit, TRANSITIONS.claim.to, leaseMs, statusesOf('claim'), executor]);
-  });
+  const first = await db.transaction((trx) => claimIn(trx, limit, leaseMs, executor));
+  const { contended } = first;
+  const rows =
+    contended === null
+      ? first.rows
+      : await db.transaction(async (trx) => {
+          await waitForClaimLock(trx, contended);
+          return claimHeld(trx, [contended], limit, leaseMs, executor);
+        });
   const claimed = rows.filter((row) => row.waiting === null).map(({ waiting: _, ...row }) => row as ClaimedRow);
   return announced(db, sessionsOf(claimed), { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
 }
@@ -510,6 +447,10 @@ export const invocationState = {
 
   /** `claim`: up to `limit` QUEUED invocations → IN_PROGRESS, each under its next lease, in fair order (CLAIM_SQL), each a new attempt of `executor`. */
   claimNext: (db: Db, limit: number, leaseMs: number, executor: string) => claimNext(db, limit, leaseMs, executor),
+
+  /** `claim` inside the caller's transaction `trx`, holding its claim locks until it ends: claimNext without its wait for a contended workspace. */
+  claimWithin: async (trx: Runner, limit: number, leaseMs: number, executor: string) =>
+    (await claimIn(trx, limit, leaseMs, executor)).rows.filter((row) => row.waiting === null) as ClaimedRow[],
 
   /** `complete` of many runs in one statement: IN_PROGRESS under the named lease → COMPLETED. Gives the ids accepted. */
   complete: (db: Db, completions: Array<{ lease: Lease; response: string }>) => completeAll(db, completions),
