@@ -29,3 +29,6 @@ export const COSTLY_PER_BYTE = {
   allOf: Array.from({ length: 20 }, () => ({ $ref: '#/$defs/seventy' })),
   $defs: { seventy: { allOf: Array.from({ length: 70 }, () => ({ $ref: '#/$defs/letters' })) }, letters: { type: 'string', pattern: '^(a|b|c)*$' } },
 };
+
+/** The pattern of issue 55's event-loop attack: 300 counted alternatives `.{1000}|.{999}|…|.{701}` (about 2.1 KB, 255,000 RE2 instructions). */
+export const COSTLY_ALTERNATIVES = Array.from({ length: 300 }, (_, i) => `.{${1000 - i}}`).join('|');

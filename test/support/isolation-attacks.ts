@@ -1,5 +1,6 @@
 import { openEventStream, type EventStream } from './event-stream-client.js';
 import { IRIS } from './fixtures.js';
+import { COSTLY_ALTERNATIVES } from './hostile-schemas.js';
 import { registerModel, sessionOf, statusOf, type Target, type Workspace } from './isolation.js';
 import { unique } from './platform.js';
 import { until } from './until.js';
@@ -21,9 +22,6 @@ export interface Attack<R> {
   run(): Promise<R>;
   close(): Promise<void>;
 }
-
-/** The pattern of the issue: 300 counted alternatives `.{1000}|.{999}|…|.{701}` (about 2.1 KB). */
-export const COSTLY_PATTERN = Array.from({ length: 300 }, (_, i) => `.{${1000 - i}}`).join('|');
 
 /**
  * Near the most RE2 instructions registration admits in one pattern (4,000):
@@ -56,7 +54,7 @@ const predict = (body: string) => ({ type: 'PREDICT', request: { type: 'FEATURES
 
 /** The event loop: registering the issue's costly pattern; the registration's reply. */
 export function costlyRegistration(target: Target, noisy: Workspace): Attack<{ status: number; body: any; text: string }> {
-  return { quiet: [], run: () => registerModel(target, noisy, unique('costly'), { type: 'string', pattern: COSTLY_PATTERN }), close: async () => undefined };
+  return { quiet: [], run: () => registerModel(target, noisy, unique('costly'), { type: 'string', pattern: COSTLY_ALTERNATIVES }), close: async () => undefined };
 }
 
 /**

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { unique, type TestPlatform } from './platform.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from './fixtures.js';
 import type { Client, Reply } from './http.js';
+import { COSTLY_ALTERNATIVES } from './hostile-schemas.js';
 
 // The issue's attacks on the validation threads, for a platform in one
 // process or a public server of its own: a supervisor registers a costly
@@ -12,8 +13,6 @@ import type { Client, Reply } from './http.js';
 /** The settings of the server that validates: two threads, a deadline of 2 s, six checks of a workspace waiting. */
 export const FLOOD_SETTINGS = { validationThreads: 2, validationTimeoutMs: 2000, validationWaitingPerWorkspace: 6 } as const;
 
-/** The issue's pattern: 300 alternatives .{1000}|…|.{701}, 2.1 KB compiling to 255,000 RE2 instructions. */
-const ISSUE_PATTERN = Array.from({ length: 300 }, (_, i) => `.{${1000 - i}}`).join('|');
 /** Two thousand RE2 instructions, within the limits, all walked for each character of NOISY_BODY (bench/pattern-cost.ts). */
 const NOISY_PATTERN = 'x[xy]{1000}[xy]{1000}!';
 
@@ -47,7 +46,7 @@ async function modelOf(t: TestPlatform, pub: Client, owner: Tenant, input: objec
   await demoDeployment(t.private, owner.token, demo.url);
   const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# card');
   const register = (schema: object) => t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id, { input_schema: { type: 'json', schema } }) });
-  const refused = await register({ type: 'string', pattern: ISSUE_PATTERN });
+  const refused = await register({ type: 'string', pattern: COSTLY_ALTERNATIVES });
   expect(refused.status, refused.text).to.equal(400);
   expect(refused.body.message).to.match(/^input_schema\.schema\.pattern: the pattern compiles to about 255\d{3} RE2 instructions .*; at most 4000\.$/);
   const registered = await register(input);
