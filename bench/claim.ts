@@ -34,7 +34,6 @@ async function main() {
   const iris = await startIrisSession(unique('v'));
   // Nothing but the claims under measurement moves rows.
   await iris.t.platform.sweeper.stop();
-  await iris.t.platform.relay.stop();
   const db = iris.t.platform.db;
   const rows = [];
   try {

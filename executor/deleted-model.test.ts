@@ -29,7 +29,7 @@ describe('deleting a model: its queued work ends in a clear state and never runs
     const before = await calls();
     const executor = await startExecutor(t.platform);
     try {
-      t.platform.relay.dispatch(late!.id);
+      t.platform.doorbell.ring();
       await until(async () => (await invocationsStore.byId(t.platform.db, late!.id))?.status === 'ERROR', 'the late invocation to end');
     } finally {
       await executor.close();

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { LRUCache } from 'lru-cache';
 import { isDatabaseUnavailable, type Db } from '../infra/db/database.js';
-import type { Consumer, WorkQueue } from '../infra/queue/queue.js';
-import type { OutboxRelay } from '../features/invocations/relay.js';
+import type { Listener, Ring, WorkQueue } from '../infra/queue/queue.js';
+import type { Doorbell } from '../features/invocations/doorbell.js';
 import { invocationsStore, type ContextWindow, type InvocationRow } from '../features/invocations/store.js';
 import { DELETED_BEFORE_RUN, invocationState, type ClaimedRow } from '../features/invocations/state.js';
 import { modelsStore, type ModelRow } from '../features/models/store.js';
@@ -13,6 +13,7 @@ import type { UploadsService } from '../features/files/uploads.service.js';
 import { inferenceBody, storedResponse } from './files.js';
 import { Slots } from './slots.js';
 import { Wakeup } from './wakeup.js';
+import { IdleRunners, type WakeReason } from './idle-runners.js';
 import { UpstreamError, withoutAddresses, type FailureKind } from '../infra/connectors/errors.js';
 import { backoffAfter, policyOfModel } from '../features/models/retry-policy.js';
 import { EXECUTOR_IDENTITY } from './identity.js';
@@ -34,6 +35,8 @@ export interface InferenceProxy {
 export interface ExecutorOptions {
   concurrency: number;
   leaseMs: number;
+  /** How long an idle executor waits for a wake-up before it claims anyway. */
+  pollMs: number;
   /** Base delay before a transient failure is retried, for models whose retry policy names none. */
   retryBackoffMs: number;
   /** Who this executor is in the attempts it records (EXECUTOR_IDENTITY). */
@@ -46,9 +49,10 @@ export interface ExecutorDeps {
   db: Db;
   /** Reads file inputs and writes file outputs. */
   uploads: UploadsService;
-  queue: WorkQueue;
-  /** Publishes the explanations a run queues. */
-  relay: Pick<OutboxRelay, 'dispatch'>;
+  /** Where wake-ups arrive, and where those this executor has no idle runner for go on. */
+  queue: Pick<WorkQueue, 'listen' | 'ring'>;
+  /** Announces the explanations a run queues. */
+  doorbell: Pick<Doorbell, 'ring'>;
   logger: Logger;
   /** The server proxy of the deployment that serves a model (ProxyResolver.resolve). */
   resolveProxy: (model: ModelRow) => Promise<InferenceProxy>;
@@ -66,19 +70,21 @@ export const isTransient = (error: unknown) => Boolean((error as { transient?: b
 const failureKindOf = (error: unknown): FailureKind => (error as { kind?: FailureKind } | null)?.kind ?? 'unreachable';
 
 /**
- * Runs queued invocations. A message is a turn to run one: its delivery
- * claims the next invocation in fair order (features/invocations/state.ts,
- * `claim`), whichever message announced it, calls the model server while the
- * lease is renewed, commits COMPLETED or ERROR under that lease, then acks.
- * A delivery that finds queued work it cannot take yet (a quota, a backoff)
- * waits for it rather than dropping its turn. A transient failure its
- * model's retry policy retries puts the invocation back with the policy's
- * backoff, and the same delivery claims again, until the policy's attempts
- * are spent, after which it is ERROR. A write refused because the
- * lease was lost is logged and the message returned to the queue.
+ * Runs queued invocations. Each of its runners claims the next invocation in
+ * fair order (features/invocations/state.ts, `claim`), calls the model server
+ * while the lease is renewed, commits COMPLETED or ERROR under that lease,
+ * and claims again. A runner whose claim finds nothing waits idle until a
+ * wake-up counts new work or the poll comes; one that finds queued work it
+ * cannot take yet (a quota, a backoff) claims again when a run ends or after
+ * 100 ms. A transient failure its model's retry policy retries puts the
+ * invocation back with the policy's backoff, until the policy's attempts are
+ * spent, after which it is ERROR. A write refused because the lease was lost
+ * is logged: the run belongs to whoever took the lease.
  */
 export class Executor {
-  private consumer: Consumer | undefined;
+  private listener: Listener | undefined;
+  private runners: Array<Promise<void>> = [];
+  private readonly idle: IdleRunners;
   // Model rows never change after registration but for their soft delete, which
   // does not stop queued work: a short-lived copy saves a query per invocation.
   private readonly models = new LRUCache<number, ModelRow>({ max: 1000, ttl: MODEL_CACHE_MS });
@@ -91,38 +97,61 @@ export class Executor {
   constructor(private readonly deps: ExecutorDeps) {
     this.writes = new RunWrites(deps.db, deps.options.leaseMs, deps.options.identity ?? EXECUTOR_IDENTITY);
     this.modelCalls = new Slots(deps.options.concurrency);
+    this.idle = new IdleRunners(deps.options.pollMs);
   }
 
   async start(): Promise<void> {
+    this.listener = await this.deps.queue.listen((ring) => this.woken(ring));
     // Twice the model calls are claimed ahead: the claim and completion round
     // trips of some runs overlap the model calls of others. Four times drained a
     // backlog faster, but its completions came in bursts that queued tenfold
     // longer behind one webhook endpoint's deliveries in flight (docs/benchmarks.md).
-    this.consumer = await this.deps.queue.consume(() => this.handle(), this.deps.options.concurrency * PREFETCH_PER_CALL);
+    const runners = this.deps.options.concurrency * RUNNERS_PER_CALL;
+    this.runners = Array.from({ length: runners }, () => this.runner());
   }
 
-  /** Stops consuming and waits for in-flight invocations (SIGTERM drain); waiting deliveries go back to the queue. */
+  /** Stops claiming and waits for the runs in flight (SIGTERM drain): queued work stays queued for other executors. */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.idle.stop();
     this.wakeup.notify();
-    await this.consumer?.stop();
+    await this.listener?.stop();
+    await Promise.all(this.runners);
   }
 
-  /** One delivery: claims and runs the next invocation in fair order; resolves when it is done (ack). */
-  async handle(): Promise<void> {
-    for (;;) {
-      const claim = await this.durably(() => this.writes.claim());
-      if (claim.row) {
-        this.deps.onClaimed?.(claim.row);
-        const released = await this.runClaimed(claim.row);
-        this.wakeup.notify(); // the run freed a slot of its workspace and deployment
-        if (!released) return;
-        continue; // a retry later: this delivery takes the next turn
+  /**
+   * A wake-up: as many idle runners as it counts runs claim. What this
+   * executor has no idle runner for goes on to another executor, a few hops
+   * at most: when every executor is busy, their runners claim it as their runs end.
+   */
+  private woken({ count, hops }: Ring): void {
+    const left = count - this.idle.wake(count);
+    if (left > 0 && hops < MAX_RING_HOPS) this.deps.queue.ring({ count: left, hops: hops + 1 });
+  }
+
+  /** Claims and runs invocations in fair order until the executor stops, idle while there is nothing to claim. */
+  private async runner(): Promise<void> {
+    let woken: WakeReason = 'ring'; // a start claims at once
+    while (!this.stopping) {
+      try {
+        const claim = await this.durably(() => this.writes.claim());
+        const byPoll = woken === 'poll';
+        woken = 'ring';
+        if (claim.row) {
+          // Woken by the poll, it found work that came without a wake-up: one more runner looks for more.
+          if (byPoll) this.idle.wake(1, 'poll');
+          this.deps.onClaimed?.(claim.row);
+          await this.runClaimed(claim.row);
+          this.wakeup.notify(); // the run freed a slot of its workspace and deployment
+        } else if (claim.waiting) {
+          await this.wakeup.wait();
+        } else {
+          woken = await this.idle.wait();
+        }
+      } catch (error) {
+        if (!(error instanceof LeaseLostError)) this.deps.logger.error({ err: error }, 'runner failed; claiming again shortly');
+        await sleep(RUNNER_FAILURE_PAUSE_MS);
       }
-      if (!claim.waiting) return; // nothing queued: another delivery took it
-      // Returned to the queue, not dropped: the work it waits for has no other message.
-      if (this.stopping) throw new Error('The executor is stopping.');
-      await this.wakeup.wait();
     }
   }
 
@@ -162,7 +191,7 @@ export class Executor {
     if (!committed) return this.refused(row, log);
     this.deps.onFinished?.(row, model, 'COMPLETED', (Date.now() - started) / 1000);
     annotateSpan({ [STATUS_ATTRIBUTE]: 'COMPLETED' });
-    if (committed.explanation) this.deps.relay.dispatch(committed.explanation.id);
+    if (committed.explanation) this.deps.doorbell.ring();
     log.info({ status: 'COMPLETED', explanation: committed.explanation?.id }, 'invocation completed');
     return false;
   }
@@ -226,9 +255,8 @@ export class Executor {
 
   /**
    * Retries a database step while the database is unreachable (a restart, a
-   * failover), for at most one lease: the message stays unacknowledged
-   * meanwhile instead of burning its deliveries, and a result already
-   * computed is not thrown away. Other errors pass through at once.
+   * failover), for at most one lease: a result already computed is not
+   * thrown away. Other errors pass through at once.
    */
   private async durably<T>(work: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.deps.options.leaseMs;
@@ -255,4 +283,8 @@ export class Executor {
 const MODEL_CACHE_MS = 10_000;
 /** How often deliveries waiting for queued work they could not take claim again, when no run of theirs ends first. */
 const WAITING_TICK_MS = 100;
-const PREFETCH_PER_CALL = 2;
+const RUNNERS_PER_CALL = 2;
+/** How many executors a wake-up visits at most before the runs it counts are left to busy runners and polls. */
+const MAX_RING_HOPS = 2;
+/** How long a runner whose claim or run failed unexpectedly (the database gone past a lease) waits before it claims again. */
+const RUNNER_FAILURE_PAUSE_MS = 1000;

@@ -3,10 +3,6 @@ import { unique, type TestPlatform } from '../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
 import { RunWrites } from './run-writes.js';
-import { OutboxRelay } from '../features/invocations/relay.js';
-import { Scheduler } from '../infra/process/scheduler.js';
-import { MemoryQueue } from '../infra/queue/memory.js';
-import { createLogger } from '../infra/logging/logger.js';
 import { sharedDatabaseUrl } from '../test/support/database.js';
 import { needsPostgres } from '../test/support/skips.js';
 import { invocationState } from '../features/invocations/state.js';
@@ -113,41 +109,6 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
     expect(await stored(second.id)).to.include({ status: 'IN_PROGRESS' });
   });
 
-  it('never makes the outbox marks wait on (or deadlock with) a row an executor holds: a locked row is skipped', async function () {
-    needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
-    const [held, free] = await queue(2);
-    const trx = await t.platform.db.transaction();
-    try {
-      await trx('invocations').where({ id: held }).forUpdate().first('id');
-      const holder = ((await trx.raw('select pg_backend_pid() as pid')).rows[0] as { pid: number }).pid;
-      relay.dispatch(held!);
-      relay.dispatch(free!);
-      const stopped = relay.stop().then(() => 'drained');
-      expect(await Promise.race([stopped, blockedBy(t.platform.db, holder, stopped)])).to.equal('drained');
-    } finally {
-      await trx.commit();
-    }
-    expect((await stored(free!)).published_at).to.be.instanceOf(Date);
-    expect((await stored(held!)).published_at).to.equal(null);
-  });
-
-  it('leaves a row the executor claimed before its mark as it is: no further update of a run already past QUEUED', async () => {
-    const relay = new OutboxRelay(t.platform.db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
-    const [first] = await queue(1);
-    const taken = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
-    const [waiting] = await queue(1);
-    expect(taken.id).to.equal(first);
-    const version = async (id: string) => ((await t.platform.db('invocations').where({ id }).first(t.platform.db.raw('xmin::text as v'))) as { v: string }).v;
-    const before = await version(taken.id);
-    relay.dispatch(taken.id);
-    relay.dispatch(waiting!);
-    await relay.stop();
-    expect(await version(taken.id), 'the claimed row was not rewritten').to.equal(before);
-    expect(await stored(taken.id)).to.include({ status: 'IN_PROGRESS', published_at: null });
-    expect((await stored(waiting!)).published_at).to.be.instanceOf(Date);
-  });
-
   it('runs its hot statements on generic plans: PostgreSQL plans each once per connection, not on every run', async function () {
     needsPostgres(this, 'PGlite prepares nothing by name');
     // With statistics of a table in use, a custom plan that can see the size of a list looks cheaper than the
@@ -157,17 +118,14 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
     const db = createDatabase({ url: await sharedDatabaseUrl(), poolMax: 1 }); // one connection: the one that prepares them
     try {
       for (let run = 0; run < 12; run++) {
-        const relay = new OutboxRelay(db, new MemoryQueue(), createLogger('silent'), { batchSize: 10, pollMs: 60_000, dispatchGraceMs: 2000 }, new Scheduler(createLogger('silent')));
         const writes = new RunWrites(db, 60_000);
         const ids = await queue(1 + (run % 3), db);
-        for (const id of ids) relay.dispatch(id);
         const runs = await Promise.all(ids.map(() => claimed(writes)));
         await Promise.all(runs.map((row) => writes.complete(row!, '{"ok":1}')));
         await invocationsStore.inSessionsOfUsers(db, ids.map((id) => ({ sessionId, modelId, userId: owner.user.id, id })));
-        await relay.stop(); // its marks, in one statement
       }
       const plans = (await db.raw('select name, generic_plans, custom_plans from pg_prepared_statements order by name')).rows as Array<{ name: string; generic_plans: string; custom_plans: string }>;
-      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.mark-published', 'invocations.read', 'invocations.claim', 'invocations.complete']);
+      expect(plans.map((plan) => plan.name)).to.include.members(['invocations.append', 'invocations.read', 'invocations.claim', 'invocations.complete']);
       for (const plan of plans) expect(Number(plan.generic_plans), `${plan.name}: ${plan.custom_plans} custom plans`).to.be.greaterThan(0);
     } finally {
       await db.destroy();
@@ -196,15 +154,3 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
     }
   });
 });
-
-/** Resolves 'blocked' once PostgreSQL shows a statement waiting on a lock of backend `holder`, or 'drained' once `done` settles first. */
-async function blockedBy(db: Db, holder: number, done: Promise<unknown>): Promise<string> {
-  let settled = false;
-  void done.finally(() => (settled = true));
-  while (!settled) {
-    const waiting = await db.raw('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holder]);
-    if ((waiting.rows[0] as { n: number }).n > 0) return 'blocked';
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return 'drained';
-}

@@ -4,7 +4,7 @@ import type { Platform } from '../platform/platform.js';
 import { pingDatabase } from '../infra/db/database.js';
 import { Executor } from './executor.js';
 
-/** The executor of one process: consumer, and health and metrics endpoints (the platform runs the relay that publishes its explanations). */
+/** The executor of one process: its runners, and health and metrics endpoints. */
 export async function startExecutor(platform: Platform, options: { healthPort?: number } = {}) {
   const { config } = platform;
   const { proxies } = platform;
@@ -13,12 +13,13 @@ export async function startExecutor(platform: Platform, options: { healthPort?: 
     db: platform.db,
     uploads: platform.services.uploads,
     queue: platform.queue,
-    relay: platform.relay,
+    doorbell: platform.doorbell,
     logger: platform.logger.child({ component: 'executor' }),
     resolveProxy: (model) => proxies.resolve(model),
     options: {
       concurrency: config.executorConcurrency,
       leaseMs: config.executorLeaseSeconds * 1000,
+      pollMs: config.executorPollMs,
       retryBackoffMs: config.executorRetryBackoffMs,
       context: { maxInvocations: config.contextMaxInvocations, maxBytes: config.contextMaxBytes },
     },

@@ -36,7 +36,7 @@ import { ModelCatalogService } from '../features/models/catalog.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
-import { OutboxRelay } from '../features/invocations/relay.js';
+import { Doorbell } from '../features/invocations/doorbell.js';
 import { DELETED_BEFORE_RUN, invocationState } from '../features/invocations/state.js';
 import { Sweeper } from '../features/invocations/sweeper.js';
 import { InvocationsService } from '../features/invocations/service.js';
@@ -71,12 +71,6 @@ export interface PlatformOptions {
   box?: SecretBox;
   queue?: WorkQueue;
   now?: () => number;
-  /**
-   * Publish again, at start, the queued work an earlier run published into its
-   * in-process queue (the default with that queue). Off where several
-   * platforms share one database, as in one test process.
-   */
-  resumeQueuedAtStart?: boolean;
   /** Desired-state hooks (the Kubernetes writer). */
   deploymentListener?: DeploymentListener;
   storageListener?: StorageListener;
@@ -155,16 +149,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
-  const relay = new OutboxRelay(
-    db,
-    queue,
-    logger.child({ component: 'relay' }),
-    { batchSize: 200, pollMs: config.relayPollMs, dispatchGraceMs: 2000, resumeQueuedAtStart: options.resumeQueuedAtStart ?? !queue.durable },
-    scheduler,
-  );
+  const doorbell = new Doorbell(queue);
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
-  // What the sweeper returns to the outbox goes out at once, not at the relay's next poll.
-  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.relayPollMs, republishAfterMs: 10 * 60_000 }, scheduler, () => relay.kick());
+  // What the sweeper returns to the queue wakes executors at once, not at their next poll.
+  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.sweepIntervalMs }, scheduler, (count) => doorbell.ring(count));
   // Each purge a task of its own: a slow one holds neither lease recovery nor the other purges.
   const purges = [
     idempotency.purgeTask(),
@@ -212,7 +200,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       (workspaceId, schema, field) => validation.compile(workspaceId, schema, field),
     ),
     catalog,
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, relay, validation, webhooks),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
     idempotency,
@@ -245,7 +233,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     connectors,
     proxies,
     queue,
-    relay,
+    doorbell,
     sweeper,
     deliverer,
     /** The process's background tasks (those above, the purges, the resync). */
@@ -255,14 +243,13 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     kube,
     now,
     /**
-     * Starts the background tasks: the outbox relay, the sweeper of
+     * Starts the background tasks: the sweeper of
      * invocations, the webhook deliverer and the purges, once however often
      * it is asked; `close` stops them (the resync is the private server's).
      */
     start() {
       if (started) return;
       started = true;
-      relay.start();
       sweeper.start();
       deliverer.start((listener) => changeFeed().subscribe('webhooks', listener));
       for (const purge of purges) purge.start();

@@ -35,8 +35,6 @@ describe('invocation events: every status change, read by snapshot', () => {
       [b, 'QUEUED'],
       [a, 'CANCELLED'],
     ]);
-    // A write that changes no status (a publication mark) is no event.
-    await invocationState.markPublished(db, [b!]);
     expect((await events.since(db, iris.sessionId, after.snapshot)).events).to.deep.equal([]);
   });
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { queuedPredict, startIrisPlatform, type IrisPlatform } from '../../test/support/fixtures.js';
 import { unique } from '../../test/support/platform.js';
-import { CLAIM_SQL, COMPLETE_SQL, MARK_PUBLISHED_SQL, TRANSITIONS, invocationState, scans } from './state.js';
+import { CLAIM_SQL, COMPLETE_SQL, TRANSITIONS, invocationState, scans } from './state.js';
 import { WORKLOAD_SQL } from './store.js';
 import { CLAIM_LOCKS_SQL } from './claim-locks.js';
 
@@ -48,11 +48,10 @@ describe('invocations: statements that run often, or once per row, never read th
     const { t, owner, modelId } = iris;
     const db = t.platform.db;
     const sessionId = (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
-    // A table in use, with statistics: mostly finished rows, a few waiting in each state the relay looks for.
+    // A table in use, with statistics: mostly finished rows, a few queued and a few under leases that ran out.
     const rows = Array.from({ length: 3000 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
     ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
-    await db('invocations').whereIn('id', ids.slice(30)).update({ status: 'COMPLETED', published_at: db.fn.now(), completed_at: db.fn.now() });
-    await db('invocations').whereIn('id', ids.slice(10, 20)).update({ published_at: db.fn.now() });
+    await db('invocations').whereIn('id', ids.slice(30)).update({ status: 'COMPLETED', completed_at: db.fn.now() });
     await db('invocations').whereIn('id', ids.slice(20, 30)).update({ status: 'IN_PROGRESS', lease_expires_at: db.fn.now() });
     await db.raw('analyze invocations');
   });
@@ -62,12 +61,10 @@ describe('invocations: statements that run often, or once per row, never read th
     await iris?.close();
   });
 
-  it('the outbox relay and the sweeper find the rows they look for on every pass through indexes', async () => {
+  it('the sweeper finds the rows it looks for on every pass through an index', async () => {
     const db = iris.t.platform.db;
     // The statements themselves, built but never run: knex runs a query only when it is awaited.
     const statements: Record<string, Knex.QueryBuilder> = {
-      unpublished: scans.unpublished(db, 2000).limit(200).forUpdate().skipLocked().select('id'),
-      stalePublications: invocationState.forgetStalePublications(db, new Date()),
       // The update of `expire` (invocationState.expireLeases) reads the rows this selects.
       expiredLeases: scans.expiredLeases(db).select('id'),
     };
@@ -145,13 +142,6 @@ describe('invocations: statements that run often, or once per row, never read th
     const scans = await genericPlanScans(WORKLOAD_SQL, []);
     expect(scans).to.not.include('Seq Scan');
     expect(scans).to.have.length(2);
-  });
-
-  it("the relay's marks of published rows read invocations through the primary key on their generic plan", async () => {
-    const plan = await genericPlan(MARK_PUBLISHED_SQL, [JSON.stringify(ids.slice(0, 10)), JSON.stringify(TRANSITIONS.publish.from)]);
-    const indexes = plan.flatMap((node) => (node['Relation Name'] === 'invocations' && node['Index Name'] ? [node['Index Name']] : []));
-    expect(indexes).to.have.length.greaterThan(0);
-    expect(indexes.every((name) => name === 'invocations_pkey'), indexes.join(', ')).to.equal(true);
   });
 
   it("the executor's completions read invocations through the primary key on their generic plan", async () => {

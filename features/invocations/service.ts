@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
-import type { OutboxRelay } from './relay.js';
+import type { Doorbell } from './doorbell.js';
 import { annotateSpan, currentTraceparent } from '../../infra/telemetry/spans.js';
 import { invocationAttributes } from './trace-attributes.js';
 import type { InvocationFilter, InvocationsStore, NewInvocation, RequestType, SessionRow, SessionsStore } from './store.js';
@@ -37,7 +37,7 @@ export class InvocationsService {
     private readonly db: Db,
     private readonly stores: { sessions: SessionsStore; invocations: InvocationsStore },
     private readonly models: ModelCatalogService,
-    private readonly relay: OutboxRelay,
+    private readonly doorbell: Doorbell,
     private readonly validation: ValidationPool,
     private readonly callbacks: Pick<WebhooksService, 'allowCallback'>,
   ) {
@@ -80,7 +80,7 @@ export class InvocationsService {
   /**
    * Re-runs an invocation of the caller's OPEN session that ended in ERROR or
    * CANCELLED: QUEUED again as a new attempt, its attempts kept, then
-   * dispatched by the relay. A deleted model is a 404, as for invoke; an
+   * announced to the executors. A deleted model is a 404, as for invoke; an
    * invocation not failed is a 409 (`invocation_not_failed`).
    */
   async retry(principal: Principal, code: string, version: string, sessionId: string, invocationId: string) {
@@ -88,7 +88,7 @@ export class InvocationsService {
     if (session.state === 'CLOSED') throw new ConflictError('The session is CLOSED; reopen it to re-run an invocation.', 'session_closed');
     const row = await invocationState.requeue(this.db, session, invocationId);
     if (!row) return this.refuseRetry(session.id, invocationId);
-    this.relay.dispatch(row.id);
+    this.doorbell.ring();
     return presentInvocation(row, { attempts: await this.stores.invocations.attemptsOf(this.db, row.id) });
   }
 
@@ -130,7 +130,7 @@ export class InvocationsService {
     return { sessionId: session.id, from: parseSnapshot(lastEventId ?? FIRST_SNAPSHOT) };
   }
 
-  /** Queues a prediction or explanation: committed QUEUED, then dispatched to the queue by the relay. */
+  /** Queues a prediction or explanation: committed QUEUED, then announced to the executors. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
@@ -159,7 +159,7 @@ export class InvocationsService {
     });
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     annotateSpan(invocationAttributes(row, model));
-    this.relay.dispatch(row.id);
+    this.doorbell.ring();
     return presentInvocation(row, { omitRelatedTo: true });
   }
 

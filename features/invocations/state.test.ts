@@ -27,9 +27,6 @@ const WRITES = {
   abandon: { transition: 'abandon', lease: 'any' },
   cancel: { transition: 'cancel', lease: 'any' },
   requeue: { transition: 'requeue', lease: 'any' },
-  publish: { transition: 'publish', lease: 'any' },
-  unpublish: { transition: 'unpublish', lease: 'any' },
-  'unpublish stale': { transition: 'unpublish', lease: 'any' },
 } as const satisfies Record<string, { transition: Transition; lease: 'own' | 'none live' | 'any' }>;
 type Write = keyof typeof WRITES;
 
@@ -47,7 +44,7 @@ describe('invocation state: every write is one transition of the table, allowed 
   let iris: IrisSession;
   let model: ModelRow;
   before(async () => {
-    // The sweeper expires leases and the relay publishes on their own: stopped, so only the writes under test move rows.
+    // The sweeper expires leases on its own: stopped, so only the writes under test move rows.
     iris = await startStillIrisSession(unique('v'));
     model = (await modelsStore.byId(iris.t.platform.db, iris.modelId))!;
   });
@@ -55,15 +52,14 @@ describe('invocation state: every write is one transition of the table, allowed 
     await iris?.close();
   });
 
-  /** A row in `start`, its current lease being number 2, published long ago for the writes that forget publications. */
-  async function rowIn(start: Start, write: Write): Promise<InvocationRow> {
+  /** A row in `start`, its current lease being number 2. */
+  async function rowIn(start: Start): Promise<InvocationRow> {
     const { t, owner, modelId, sessionId } = iris;
     const [row] = await invocationState.appendQueued(t.platform.db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
     // A live lease shorter than a heartbeat's, so that a heartbeat within the same millisecond still moves it.
     const leaseEnds = start === 'IN_PROGRESS' ? new Date(Date.now() + LEASE_MS / 2) : start === 'IN_PROGRESS, lease run out' ? new Date(Date.now() - 1000) : null;
-    const publishedAt = WRITES[write].transition === 'unpublish' ? new Date(Date.now() - 3_600_000) : null;
     // Test setup only: production code moves a row only through state.ts.
-    await t.platform.db('invocations').where({ id: row!.id }).update({ status: statusOf(start), attempts: 2, lease_expires_at: leaseEnds, published_at: publishedAt });
+    await t.platform.db('invocations').where({ id: row!.id }).update({ status: statusOf(start), attempts: 2, lease_expires_at: leaseEnds });
     return (await invocationsStore.byId(t.platform.db, row!.id))!;
   }
 
@@ -94,12 +90,6 @@ describe('invocation state: every write is one transition of the table, allowed 
         return (await invocationState.cancel(db, iris.sessionId, [lease.id])).some((row) => row.id === lease.id);
       case 'requeue':
         return (await invocationState.requeue(db, { id: iris.sessionId, workspace_id: iris.owner.ws.id }, lease.id)) !== undefined;
-      case 'publish':
-        return void (await invocationState.markPublished(db, [lease.id]));
-      case 'unpublish':
-        return void (await invocationState.forgetPublications(db));
-      case 'unpublish stale':
-        return void (await invocationState.forgetStalePublications(db, new Date()));
     }
   }
 
@@ -110,7 +100,7 @@ describe('invocation state: every write is one transition of the table, allowed 
         const expected = allowed(write, start, which);
         const to = TRANSITIONS[transition].to;
         it(`${write} from ${start} under ${which === 'own' ? 'its lease' : 'an older lease'}: ${expected ? `→ ${to}` : 'refused'}`, async () => {
-          const before = await rowIn(start, write);
+          const before = await rowIn(start);
           const lease = { id: before.id, attempts: which === 'own' ? before.attempts : before.attempts - 1 };
           const said = await apply(write, lease);
           const after = (await invocationsStore.byId(iris.t.platform.db, before.id))!;
@@ -119,7 +109,7 @@ describe('invocation state: every write is one transition of the table, allowed 
           expect(after, 'the row moved').to.not.deep.equal(before);
           expect(after.status).to.equal(to);
           if (transition === 'claim') expect(after.attempts, 'a claim takes the next lease').to.equal(before.attempts + 1);
-          if (transition === 'requeue') expect(after, 'a re-run counts its attempts anew').to.include({ rerun_attempts: before.attempts, error: null, published_at: null });
+          if (transition === 'requeue') expect(after, 'a re-run counts its attempts anew').to.include({ rerun_attempts: before.attempts, error: null });
           if (write === 'complete and explain') {
             const explanation = await iris.t.platform.db<InvocationRow>('invocations').where({ related_to: before.id }).first();
             expect(explanation, 'the explanation').to.include({ type: 'EXPLAIN', status: TRANSITIONS.explain.to });
@@ -178,7 +168,7 @@ describe('invocation state: every write is one transition of the table, allowed 
     const db = iris.t.platform.db;
     const { id, claim } = await queuedRow();
     expect(await invocationState.fail(db, await claim(), 'broken')).to.equal(true);
-    expect(await invocationState.requeue(db, { id: iris.sessionId, workspace_id: iris.owner.ws.id }, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null, published_at: null });
+    expect(await invocationState.requeue(db, { id: iris.sessionId, workspace_id: iris.owner.ws.id }, id)).to.include({ status: 'QUEUED', rerun_attempts: 1, error: null });
     expect(await invocationState.complete(db, [{ lease: await claim(), response: '{"ok":1}' }])).to.deep.equal(new Set([id]));
     expect((await outcomes(id)).map((attempt) => attempt.outcome)).to.deep.equal(['ERROR', 'COMPLETED']);
   });

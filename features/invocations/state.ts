@@ -1,8 +1,7 @@
 import crypto from 'node:crypto';
-import type { Knex } from 'knex';
 import type { Db, Runner } from '../../infra/db/database.js';
 import type { ModelRow } from '../models/store.js';
-import { JSON_UUIDS, prepared } from '../../infra/db/prepared.js';
+import { prepared } from '../../infra/db/prepared.js';
 import { announceCommitted } from '../../infra/db/change-feed.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
 import { currentTraceparent } from '../../infra/telemetry/spans.js';
@@ -11,9 +10,8 @@ import { WORKSPACE_ORDER, fairChoice } from './fair-order.js';
 import { invocationColumns, sessionsStore, type AttemptOutcome, type SessionRow, type InvocationRow, type InvocationStatus, type NewInvocation, type QueuedInvocation } from './store.js';
 
 // The one writer of invocation state. Every change of an invocation's status,
-// lease or publication goes through this module, each one transition of
-// TRANSITIONS in one statement: the API appends, the relay publishes, the
-// sweeper recovers, the executor claims and finishes, and none of them writes
+// or lease goes through this module, each one transition of
+// TRANSITIONS in one statement: the API appends, the sweeper recovers, the executor claims and finishes, and none of them writes
 // the table any other way.
 //
 // Attempts (invocation_attempts) are written here too: an attempt's row is
@@ -73,18 +71,14 @@ export const TRANSITIONS = {
   fail: { from: ['IN_PROGRESS'], to: 'ERROR' },
   /** A transient failure, under the run's lease: back to the queue, claimable again after its backoff. */
   release: { from: ['IN_PROGRESS'], to: 'QUEUED' },
-  /** The worker stopped renewing its lease (it died) and the lease ran out: back to the queue, to be published again. */
+  /** The worker stopped renewing its lease (it died) and the lease ran out: back to the queue. */
   expire: { from: ['IN_PROGRESS'], to: 'QUEUED' },
   /** Its model was deleted before it ran: it never will. */
   abandon: { from: ['QUEUED'], to: 'ERROR' },
   /** A client cancelled it: a queued one never runs, a running one has its lease taken (its result is refused, its call aborted). */
   cancel: { from: ['QUEUED', 'IN_PROGRESS'], to: 'CANCELLED' },
-  /** A client re-runs a failed or cancelled invocation: queued again as a new attempt, its earlier attempts kept, for the relay to publish. */
+  /** A client re-runs a failed or cancelled invocation: queued again as a new attempt, its earlier attempts kept. */
   requeue: { from: ['ERROR', 'CANCELLED'], to: 'QUEUED' },
-  /** Marked published once the broker has it. */
-  publish: { from: ['QUEUED'], to: 'QUEUED' },
-  /** Its publication forgotten (the broker, or an in-process queue that died, lost it), so the relay publishes it again. */
-  unpublish: { from: ['QUEUED'], to: 'QUEUED' },
 } as const satisfies Record<string, { from: readonly InvocationStatus[]; to: InvocationStatus }>;
 
 export type Transition = keyof typeof TRANSITIONS;
@@ -316,15 +310,6 @@ const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<A
   return announced(db, sessionsOf(moved), moved.length > 0);
 };
 
-/**
- * Marks published the rows still QUEUED, skipping those an executor holds
- * locked: a mark must never stall the run path. Bindings: the ids (JSON), the
- * statuses a publication moves from (`boundStatuses`).
- */
-export const MARK_PUBLISHED_SQL = `
-update invocations set published_at = now()
- where id in (select i.id from invocations i where i.id = any(${JSON_UUIDS}) and ${boundStatuses('i')} and i.published_at is null for update skip locked)`;
-
 /** The rows `transition` may move that the run under `lease` still holds: it was not taken over since. */
 const held = (db: Runner, transition: Transition, lease: Lease) => movable(db, transition).where({ id: lease.id, attempts: lease.attempts });
 
@@ -484,9 +469,8 @@ export const invocationState = {
     ),
 
   /**
-   * `release` under the named lease: claimable again after `backoffMs`. It
-   * stays marked published: the message of the run that released it is
-   * still held by that run's executor, which claims again.
+   * `release` under the named lease: claimable again after `backoffMs`. No
+   * wake-up is needed: the executor that released it claims again.
    */
   release: (db: Db, lease: Lease, reason: string, backoffMs: number) =>
     endRun(
@@ -496,7 +480,6 @@ export const invocationState = {
         held(trx, 'release', lease).update({
           status: TRANSITIONS.release.to,
           error: reason.slice(0, MAX_ERROR),
-          published_at: trx.fn.now(),
           lease_expires_at: null,
           available_at: trx.raw(`now() + ? * interval '1 millisecond'`, [backoffMs]),
         })
@@ -534,12 +517,11 @@ export const invocationState = {
 
   /**
    * `expire`: IN_PROGRESS under leases that ran out (their workers died) →
-   * QUEUED and unpublished, for the relay to send again; their attempts end
-   * LOST. How many.
+   * QUEUED; their attempts end LOST. How many.
    */
   expireLeases: async (db: Runner): Promise<number> => {
     const expired = await db.transaction(async (trx) => {
-      const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, published_at: null, lease_expires_at: null }).returning(['id', 'attempts', 'session_id'])) as Array<Lease & Pick<InvocationRow, 'session_id'>>;
+      const expired = (await scans.expiredLeases(trx).update({ status: TRANSITIONS.expire.to, lease_expires_at: null }).returning(['id', 'attempts', 'session_id'])) as Array<Lease & Pick<InvocationRow, 'session_id'>>;
       await endAttempts(trx, expired, 'LOST', LEASE_RAN_OUT);
       return expired;
     });
@@ -548,7 +530,7 @@ export const invocationState = {
 
   /**
    * `requeue` of a failed or cancelled invocation of an OPEN session: QUEUED
-   * again, unpublished for the relay, its error and result cleared, and its
+   * again, its error and result cleared, and its
    * retry budget counted anew from the attempts made so far. The row, or
    * undefined when it is not in a `from` status or the session is not OPEN.
    * Throws QueueFullError, and moves nothing, when the workspace's queue is
@@ -569,7 +551,6 @@ export const invocationState = {
           completed_at: null,
           lease_expires_at: null,
           available_at: null,
-          published_at: null,
           rerun_attempts: trx.ref('attempts'),
         })
         .returning('*')) as InvocationRow[];
@@ -577,40 +558,14 @@ export const invocationState = {
     });
     return announced(db, row ? [row.session_id] : [], row);
   },
-
-  /** `publish`: marks dispatched rows published once the broker confirmed them. */
-  markPublished: async (db: Db, ids: string[]) => {
-    await prepared(db, 'invocations.mark-published', MARK_PUBLISHED_SQL, [JSON.stringify(ids), statusesOf('publish')]);
-  },
-
-  /** `publish`, in the caller's transaction, of up to `limit` unpublished rows older than `graceMs`, oldest first, skipping rows other relays hold. */
-  takeUnpublished: async (trx: Knex.Transaction, graceMs: number, limit: number) => {
-    const unpublished = scans.unpublished(trx, graceMs).limit(limit).forUpdate().skipLocked().select('id');
-    const rows = (await trx('invocations').whereIn('id', unpublished).update({ published_at: trx.fn.now() }).returning('id')) as Array<{ id: string }>;
-    return rows.map((row) => row.id);
-  },
-
-  /** `unpublish` of every published QUEUED row: an in-process queue that held them is gone (a restart). */
-  forgetPublications: (db: Db) => movable(db, 'unpublish').whereNotNull('published_at').update({ published_at: null }),
-
-  /** `unpublish` of rows published before `cutoff` and still QUEUED: the broker lost them. */
-  forgetStalePublications: (db: Runner, cutoff: Date) => scans.stalePublications(db, cutoff).update({ published_at: null }),
 };
 
 /**
- * What the relay and the sweeper look for on every pass, in every process
- * that runs them, each through a partial index (plans.test.ts checks the
- * plans): a pass costs the same with a hundred invocations or a hundred million.
+ * What the sweeper looks for on every pass, in every process that runs it,
+ * through a partial index (plans.test.ts checks the plan): a pass costs the
+ * same with a hundred invocations or a hundred million.
  */
 export const scans = {
-  /** Committed QUEUED but never confirmed by the broker, oldest first. */
-  unpublished: (db: Runner, graceMs: number) =>
-    movable(db, 'publish')
-      .whereNull('published_at')
-      .whereRaw(`created_at < now() - ? * interval '1 millisecond'`, [graceMs])
-      .orderBy('created_at'),
-  /** Published long ago and still QUEUED. */
-  stalePublications: (db: Runner, cutoff: Date) => movable(db, 'unpublish').where('published_at', '<', cutoff),
   /** IN_PROGRESS under a lease that ran out. */
   expiredLeases: (db: Runner) => movable(db, 'expire').where('lease_expires_at', '<', db.fn.now()),
 };

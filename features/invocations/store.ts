@@ -26,7 +26,6 @@ export interface InvocationRow {
   /** 0 to 9, higher first within its workspace (DEFAULT_PRIORITY unless asked). */
   priority: number;
   attempts: number;
-  published_at: Date | null;
   lease_expires_at: Date | null;
   created_at: Date;
   started_at: Date | null;
@@ -58,7 +57,7 @@ export interface AttemptRow {
 const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
-  priority: true, attempts: true, published_at: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
+  priority: true, attempts: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
   available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true, traceparent: true,
 };
 

@@ -6,16 +6,13 @@ import { invocationState } from './state.js';
 export interface SweeperOptions {
   /** How often a pass runs. */
   intervalMs: number;
-  /** A QUEUED row published this long ago and still not claimed is published again. */
-  republishAfterMs: number;
 }
 
 /**
- * Returns lost work to the outbox: runs whose executor stopped renewing its
- * lease (`expire`), and publications the broker lost (`unpublish`), for the
- * relay to publish again. Each pass is two conditional UPDATEs, so any number
- * of processes may sweep at once: a row moves once, the others find it moved.
- * It is a task of its own: no purge or other upkeep delays lease recovery.
+ * Returns to the queue the runs whose executor stopped renewing its lease
+ * (`expire`). Each pass is one conditional UPDATE, so any number of processes
+ * may sweep at once: a row moves once, the others find it moved. It is a task
+ * of its own: no purge or other upkeep delays lease recovery.
  */
 export class Sweeper {
   private readonly task: ScheduledTask;
@@ -23,10 +20,10 @@ export class Sweeper {
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-    private readonly options: SweeperOptions,
+    options: SweeperOptions,
     scheduler: Scheduler,
-    /** Told when a pass returned rows to the outbox, so they go out before the relay's next poll. */
-    private readonly onReturned: () => void = () => {},
+    /** Told how many runs a pass returned to the queue, to wake executors for them. */
+    private readonly onReturned: (count: number) => void = () => {},
   ) {
     this.task = scheduler.add({ name: 'invocation_sweeper', intervalMs: options.intervalMs, run: () => this.runOnce() });
   }
@@ -40,11 +37,11 @@ export class Sweeper {
     await this.task.stop();
   }
 
-  /** One pass: leases that ran out, then publications gone stale. */
+  /** One pass over the leases that ran out. */
   async runOnce(): Promise<void> {
     const expired = await invocationState.expireLeases(this.db);
-    if (expired) this.logger.warn({ recovered: expired }, 'returned invocations of vanished workers to the queue');
-    const forgotten = await invocationState.forgetStalePublications(this.db, new Date(Date.now() - this.options.republishAfterMs));
-    if (expired || forgotten) this.onReturned();
+    if (!expired) return;
+    this.logger.warn({ recovered: expired }, 'returned invocations of vanished workers to the queue');
+    this.onReturned(expired);
   }
 }

@@ -2,7 +2,7 @@ import { Counter, Histogram, Registry } from 'prom-client';
 import type { TaskObserver } from '../../infra/process/scheduler.js';
 import { metricNames } from './names.js';
 
-// From a relay pass on an idle database (a millisecond) to a purge or resync held up for minutes.
+// From a sweeper pass on an idle database (a millisecond) to a purge or resync held up for minutes.
 const RUN_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 /** What the scheduler of a process observes: each background task's runs, failures and run time, by task name. */
@@ -10,7 +10,7 @@ export class BackgroundTaskMetrics implements TaskObserver {
   readonly registry = new Registry();
   private readonly runs = new Counter({
     name: metricNames.backgroundTaskRuns,
-    help: 'Runs of each background task of this process (relay, sweeper, deliverer, purges, resync), failed ones included.',
+    help: 'Runs of each background task of this process (sweeper, deliverer, purges, resync), failed ones included.',
     labelNames: ['task'] as const,
     registers: [this.registry],
   });

@@ -1,63 +1,38 @@
 import { expect } from 'chai';
 import { MemoryQueue } from './memory.js';
-import { DELIVERY_LIMIT } from './queue.js';
+import { decodeRing, encodeRing } from './queue.js';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe('MemoryQueue', () => {
-  it('delivers every published id once when the handler succeeds, at most `concurrency` at a time', async () => {
+  it('gives each wake-up to one listener, in turn, after the current task', async () => {
     const queue = new MemoryQueue();
-    const seen: string[] = [];
-    let running = 0;
-    let peak = 0;
-    await queue.consume(async (id) => {
-      running += 1;
-      peak = Math.max(peak, running);
-      await tick();
-      seen.push(id);
-      running -= 1;
-    }, 2);
-    await queue.publish(['a', 'b', 'c', 'd']);
-    while (seen.length < 4) await tick();
-    expect(seen).to.have.members(['a', 'b', 'c', 'd']);
-    expect(peak).to.equal(2);
-    await queue.close();
-  });
-
-  it('redelivers a failed message and dead-letters it after the delivery limit', async () => {
-    const queue = new MemoryQueue();
-    const attempts: number[] = [];
-    await queue.consume(async (_id, delivery) => {
-      attempts.push(delivery.attempt);
-      throw new Error('boom');
-    }, 1);
-    await queue.publish(['poison']);
-    while (queue.deadLetters.length === 0) await tick();
-    expect(attempts).to.deep.equal(Array.from({ length: DELIVERY_LIMIT }, (_, i) => i + 1));
-    expect(queue.deadLetters).to.deep.equal(['poison']);
-    await queue.close();
-  });
-
-  it('keeps messages published before any consumer', async () => {
-    const queue = new MemoryQueue();
-    await queue.publish(['early']);
-    const seen: string[] = [];
-    await queue.consume(async (id) => {
-      seen.push(id);
-    }, 1);
+    const heard: string[] = [];
+    await queue.listen((ring) => heard.push(`a${ring.count}`));
+    await queue.listen((ring) => heard.push(`b${ring.count}`));
+    queue.ring({ count: 1, hops: 0 });
+    queue.ring({ count: 2, hops: 0 });
+    expect(heard, 'nothing before the current task ends').to.deep.equal([]);
     await tick();
-    expect(seen).to.deep.equal(['early']);
+    expect(heard.sort()).to.deep.equal(['a2', 'b1']);
+    await queue.close();
   });
 
-  it('lets in-flight work finish when a consumer stops', async () => {
+  it('gives nothing to a listener that stopped', async () => {
     const queue = new MemoryQueue();
-    let finished = false;
-    const consumer = await queue.consume(async () => {
-      await tick();
-      finished = true;
-    }, 1);
-    await queue.publish(['x']);
-    await consumer.stop();
-    expect(finished).to.equal(true);
+    const heard: number[] = [];
+    const listener = await queue.listen((ring) => heard.push(ring.count));
+    await listener.stop();
+    queue.ring({ count: 3, hops: 0 });
+    await tick();
+    expect(heard).to.deep.equal([]);
+  });
+});
+
+describe('wake-up messages', () => {
+  it("reads back what was sent, and counts an older sender's message (an invocation id) as one run", () => {
+    expect(decodeRing(encodeRing({ count: 12, hops: 1 }))).to.deep.equal({ count: 12, hops: 1 });
+    expect(decodeRing(Buffer.from('0b7f2c5e-6a43-4b8e-9f7e-2d1c3b4a5e6f'))).to.deep.equal({ count: 1, hops: 0 });
+    expect(decodeRing(Buffer.from('{"count":-4,"hops":"x"}'))).to.deep.equal({ count: 1, hops: 0 });
   });
 });

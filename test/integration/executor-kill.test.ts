@@ -53,7 +53,7 @@ describe('an executor killed with SIGKILL under load (real PostgreSQL and Rabbit
     run.spawn(name, ['executor'], {
       DIDYMA_EXECUTOR_CONCURRENCY: String(CONCURRENCY),
       DIDYMA_EXECUTOR_LEASE_SECONDS: String(LEASE_SECONDS),
-      DIDYMA_RELAY_POLL_MS: '200',
+      DIDYMA_SWEEP_INTERVAL_MS: '200',
       DIDYMA_EXECUTOR_PORT: '0',
       ...env,
     });

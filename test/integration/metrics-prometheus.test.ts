@@ -231,9 +231,9 @@ describe('metrics against a real Prometheus', () => {
     const rows = Array.from({ length: 3 }, () => queuedPredict({ workspaceId: a.ws.id, sessionId: session, userId: a.user.id, modelId }));
     const ids = (await invocationState.appendQueued(db, rows)).map((row) => row!.id);
     try {
-      // Out of the executor's reach while Prometheus reads them: one running under a long lease, two in a long backoff, none published.
+      // Out of the executor's reach while Prometheus reads them: one running under a long lease, two in a long backoff.
       await db('invocations').where('id', ids[0]).update({ status: 'IN_PROGRESS', started_at: db.fn.now(), attempts: 1, lease_expires_at: db.raw(`now() + interval '1 hour'`) });
-      await db('invocations').whereIn('id', ids.slice(1)).update({ published_at: db.fn.now(), available_at: db.raw(`now() + interval '1 hour'`) });
+      await db('invocations').whereIn('id', ids.slice(1)).update({ available_at: db.raw(`now() + interval '1 hour'`) });
       await scraped('queued_invocations', a.token, {}, '2');
       await scraped('in_flight_invocations', a.token, {}, '1');
       expect((await metric('queued_invocations', a.token)).body.data.result[0].metric).to.deep.equal({ workspace: a.ws.name });

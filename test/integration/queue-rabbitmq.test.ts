@@ -3,14 +3,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import amqp from 'amqplib';
 import pino from 'pino';
 import net from 'node:net';
-import { RabbitQueue } from '../../infra/queue/rabbitmq.js';
-import { DELIVERY_LIMIT } from '../../infra/queue/queue.js';
+import { RabbitQueue, wakeupQueueOf } from '../../infra/queue/rabbitmq.js';
 import { startExecutor } from '../../executor/start.js';
 import { startTestPlatform, testSecretKeyFile, unique, type TestPlatform } from '../support/platform.js';
 import { sharedDatabaseUrl } from '../support/database.js';
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv, serviceScript } from '../support/services.js';
 import { createDemoModelServer } from '../../demo/model-server/server.js';
+import { DEFAULT_RETRY_POLICY } from '../../features/models/retry-policy.js';
 
 const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,21 +24,11 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60
   throw new Error(`timed out waiting for ${what}`);
 }
 
-describe('RabbitMQ queue (real broker)', function () {
+describe('RabbitMQ wake-ups (real broker)', function () {
   this.timeout(180_000);
   let url: string;
   before(() => {
     url = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-  });
-
-  it("finds amqplib's socket, which the write coalescer corks (not a silent no-op after an upgrade)", async () => {
-    const connection = await amqp.connect(url);
-    try {
-      expect((connection as unknown as { connection: { stream: unknown } }).connection.stream).to.be.instanceOf(net.Socket);
-      expect((connection as unknown as { connection: { muxer: { _readIncoming: unknown } } }).connection.muxer._readIncoming).to.be.a('function');
-    } finally {
-      await connection.close();
-    }
   });
 
   const queues: string[] = [];
@@ -51,20 +41,38 @@ describe('RabbitMQ queue (real broker)', function () {
     for (const name of queues) await deleteWorkQueue(url, name);
   });
 
-  it('delivers confirmed, persistent messages and acks after the handler', async () => {
-    const queue = new RabbitQueue({ url, queue: testQueue(), logger: silent });
-    const seen: string[] = [];
-    await queue.consume(async (id) => {
-      seen.push(id);
-    }, 4);
-    await queue.publish(['a', 'b', 'c']);
-    await until(async () => seen.length === 3, 'three deliveries');
-    expect(seen).to.have.members(['a', 'b', 'c']);
+  it('gives each wake-up to one listener, in turn, with the runs it counts', async () => {
+    const name = testQueue();
+    const queue = new RabbitQueue({ url, queue: name, logger: silent });
+    const heard: Array<{ listener: string; count: number }> = [];
+    await queue.listen((ring) => heard.push({ listener: 'a', count: ring.count }));
+    await queue.listen((ring) => heard.push({ listener: 'b', count: ring.count }));
+    for (const count of [1, 2, 3, 4]) queue.ring({ count, hops: 0 });
+    await until(async () => heard.length === 4, 'four wake-ups');
+    expect(heard.map((h) => h.count).sort()).to.deep.equal([1, 2, 3, 4]);
+    expect(heard.filter((h) => h.listener === 'a')).to.have.length(2);
     expect(queue.healthy()).to.equal(true);
     await queue.close();
   });
 
-  it('subscribes once the broker becomes reachable when it was not at consume()', async () => {
+  it('keeps a bounded number of wake-ups while no executor listens', async () => {
+    const name = testQueue();
+    const queue = new RabbitQueue({ url, queue: name, logger: silent });
+    await queue.open();
+    for (let i = 0; i < 1_200; i++) queue.ring({ count: 1, hops: 0 });
+    const connection = await amqp.connect(url);
+    try {
+      const channel = await connection.createChannel();
+      await until(async () => (await channel.checkQueue(wakeupQueueOf(name))).messageCount === 1_000, 'the bound');
+      await sleep(200);
+      expect((await channel.checkQueue(wakeupQueueOf(name))).messageCount).to.equal(1_000);
+    } finally {
+      await connection.close();
+      await queue.close();
+    }
+  });
+
+  it('subscribes once the broker becomes reachable when it was not at listen()', async () => {
     const broker = new URL(url);
     // A port where nothing listens yet, then a relay to the broker on it.
     const relay = net.createServer((client) => {
@@ -79,62 +87,22 @@ describe('RabbitMQ queue (real broker)', function () {
     late.host = `127.0.0.1:${port}`;
     const name = testQueue();
     const queue = new RabbitQueue({ url: late.toString(), queue: name, logger: silent, maxBackoffMs: 200 });
-    const seen: string[] = [];
-    await queue.consume(async (id) => {
-      seen.push(id);
-    }, 1);
+    const heard: number[] = [];
+    await queue.listen((ring) => heard.push(ring.count));
     expect(queue.healthy()).to.equal(false);
     await new Promise<void>((resolve) => relay.listen(port, '127.0.0.1', resolve));
     try {
       await until(async () => queue.healthy(), 'the late connection');
       const publisher = new RabbitQueue({ url, queue: name, logger: silent });
-      await publisher.publish(['late']);
-      await until(async () => seen.length === 1, 'the delivery');
+      await publisher.open();
+      publisher.ring({ count: 7, hops: 0 });
+      await until(async () => heard.length === 1, 'the wake-up');
+      expect(heard).to.deep.equal([7]);
       await publisher.close();
     } finally {
       await queue.close();
       relay.close();
     }
-  });
-
-    it('acknowledges finished deliveries in batches the broker takes, never one still running', async () => {
-    const queue = new RabbitQueue({ url, queue: testQueue(), logger: silent });
-    let release: () => void = () => undefined;
-    const running = new Promise<void>((resolve) => (release = resolve));
-    const delivered: string[] = [];
-    await queue.consume(async (id) => {
-      delivered.push(id);
-      if (id === 'slow') await running;
-    }, 16);
-    const later = Array.from({ length: 10 }, (_, i) => `later-${i}`);
-    await queue.publish(['first', 'slow', ...later]);
-    await until(async () => delivered.length === 12, 'every delivery');
-    await sleep(200); // past the longest an ack is held
-    // The connection drops with nothing flushed: the consumer reconnects, and only
-    // what was never acknowledged comes back, though all but one had finished.
-    ((await queue.open()) as unknown as { connection: { stream: net.Socket } }).connection.stream.destroy(new Error('dropped by the test'));
-    await until(async () => delivered.length === 13, 'the redelivery');
-    release();
-    await sleep(500);
-    expect(delivered.slice(12)).to.deep.equal(['slow']);
-    await queue.close();
-  });
-
-  it('redelivers a failing message up to the delivery limit, then dead-letters it', async () => {
-    const name = testQueue();
-    const queue = new RabbitQueue({ url, queue: name, logger: silent });
-    const attempts: number[] = [];
-    await queue.consume(async (_id, delivery) => {
-      attempts.push(delivery.attempt);
-      throw new Error('poison');
-    }, 1);
-    await queue.publish(['poison']);
-    const connection = await amqp.connect(url);
-    const channel = await connection.createChannel();
-    await until(async () => (await channel.checkQueue(`${name}.dead`)).messageCount === 1, 'the dead letter');
-    expect(attempts).to.deep.equal(Array.from({ length: DELIVERY_LIMIT }, (_, i) => i + 1));
-    await connection.close();
-    await queue.close();
   });
 });
 
@@ -185,17 +153,19 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
     return rows.map((r: { status: string }) => r.status);
   }
 
-  it('accepts invocations while RabbitMQ is down and runs each exactly once after it returns', async () => {
+  it('accepts and runs invocations while RabbitMQ is down, each exactly once: the broker only wakes executors', async () => {
     const executor = await startExecutor(t.platform);
     try {
       demo.resetStats();
       serviceScript('rabbitmq', 'stop');
       const ids = await invokeMany(30);
-      expect(await statuses(ids)).to.deep.equal(Array(30).fill('QUEUED'));
-      await sleep(2000);
+      // No wake-up reaches the executor: its poll claims them.
+      await until(async () => (await statuses(ids)).every((s) => s === 'COMPLETED'), 'every invocation to complete with the broker down');
       serviceScript('rabbitmq', 'start');
-      await until(async () => (await statuses(ids)).every((s) => s === 'COMPLETED'), 'every invocation to complete');
-      expect(demo.stats()[`iris-classifier:${version}`]).to.equal(30);
+      await until(async () => t.platform.queue.healthy(), 'the reconnection');
+      const after = await invokeMany(5);
+      await until(async () => (await statuses(after)).every((s) => s === 'COMPLETED'), 'the invocations after it returned');
+      expect(demo.stats()[`iris-classifier:${version}`]).to.equal(35);
     } finally {
       await executor.close();
     }
@@ -246,7 +216,7 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
     }
   });
 
-  it('marks a model server that stays down ERROR after bounded retries, and acknowledges the message', async () => {
+  it('marks a model server that stays down ERROR after bounded retries, ', async () => {
     const downVersion = unique('down');
     const gone = createDemoModelServer({ version: downVersion });
     const { url: goneUrl } = await gone.listen(0, '127.0.0.1');
@@ -263,14 +233,9 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
       const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
       await until(async () => (await statuses([created.body.id]))[0] === 'ERROR', 'ERROR after retries');
       const row = await t.platform.db('invocations').where({ id: created.body.id }).first();
-      expect(row.error).to.match(new RegExp(`Failed after ${DELIVERY_LIMIT} attempts`));
-      expect(row.attempts).to.equal(DELIVERY_LIMIT);
-      // The retries were the row's (backoff in available_at), not the broker's: the one message was acknowledged.
-      const connection = await amqp.connect(requireEnv('TEST_AMQP_URL', 'rabbitmq'));
-      const channel = await connection.createChannel();
-      await until(async () => (await channel.checkQueue(queueName)).messageCount === 0, 'an empty queue');
-      expect((await channel.checkQueue(`${queueName}.dead`)).messageCount).to.equal(0);
-      await connection.close();
+      const { max_attempts } = DEFAULT_RETRY_POLICY;
+      expect(row.error).to.match(new RegExp(`Failed after ${max_attempts} attempts`));
+      expect(row.attempts).to.equal(max_attempts);
     } finally {
       await executor.close();
     }

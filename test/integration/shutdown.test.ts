@@ -158,7 +158,7 @@ describe('SIGTERM to didyma processes under load (real PostgreSQL and RabbitMQ)'
   it('an executor finishes and records the runs it holds, exits 0, and another takes the rest: nothing lost, nothing run twice', async () => {
     const TOTAL = 48;
     const CONCURRENCY = 4;
-    const executor = (name: string) => didyma(name, ['executor'], { DIDYMA_EXECUTOR_CONCURRENCY: String(CONCURRENCY), DIDYMA_EXECUTOR_PORT: '0', DIDYMA_RELAY_POLL_MS: '200' });
+    const executor = (name: string) => didyma(name, ['executor'], { DIDYMA_EXECUTOR_CONCURRENCY: String(CONCURRENCY), DIDYMA_EXECUTOR_PORT: '0', DIDYMA_SWEEP_INTERVAL_MS: '200' });
     const session = (await t.public.post(`${base()}/session`, { token: owner.token })).body.id as string;
     const accepted = new Map<string, string>();
     for (let i = 0; i < TOTAL; i++) {

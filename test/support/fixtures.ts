@@ -159,14 +159,13 @@ export async function startIrisSession(version: string): Promise<IrisSession> {
 }
 
 /**
- * An iris session whose relay and sweeper are stopped, so only the writes
+ * An iris session whose sweeper is stopped, so only the writes
  * under test move its rows; closing deletes them, as rows left QUEUED or
  * IN_PROGRESS would be run by the executors of later tests.
  */
 export async function startStillIrisSession(version: string): Promise<IrisSession> {
   const iris = await startIrisSession(version);
   await iris.t.platform.sweeper.stop();
-  await iris.t.platform.relay.stop();
   return {
     ...iris,
     async close() {

@@ -52,7 +52,7 @@ export async function listen(app: Express): Promise<{ url: string; server: http.
 export async function startTestPlatform(
   overrides: Partial<ConfigValues> = {},
   now?: () => number,
-  options: { resumeQueuedAtStart?: boolean; logger?: Logger; db?: Db } = {},
+  options: { logger?: Logger; db?: Db } = {},
 ): Promise<TestPlatform> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-test-'));
   const config = loadConfig(
@@ -62,7 +62,7 @@ export async function startTestPlatform(
       DIDYMA_DATA_DIR: dataDir,
       // Test doubles of model servers and registries listen on loopback.
       DIDYMA_DEV_MODE: 'true',
-      DIDYMA_RELAY_POLL_MS: '50',
+      DIDYMA_SWEEP_INTERVAL_MS: '50',
       DIDYMA_EXECUTOR_RETRY_BACKOFF_MS: '10',
       // Login windows live in the shared test database, so every platform of a test process
       // counts into them from 127.0.0.1: the rate-limit tests set their own limits and addresses.
@@ -72,8 +72,7 @@ export async function startTestPlatform(
     },
     overrides,
   );
-  // Every platform of a test process shares one database: a start must not republish other tests' queued work.
-  const platform = createPlatform(config, { db: options.db ?? (await sharedDatabase()), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now, resumeQueuedAtStart: options.resumeQueuedAtStart ?? false });
+  const platform = createPlatform(config, { db: options.db ?? (await sharedDatabase()), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
   platform.start();
   return {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import amqp from 'amqplib';
-import { deadLetterQueueOf } from '../../infra/queue/rabbitmq.js';
+import { wakeupQueueOf } from '../../infra/queue/rabbitmq.js';
 
 /** An environment variable a test needs, or a failure saying how to get it (never a silent skip). */
 export function requireEnv(name: string, service: string): string {
@@ -16,16 +16,16 @@ export function serviceScript(service: string, action: 'start' | 'stop' | 'resta
 }
 
 /**
- * Deletes a work queue a test or the bench declared, and its dead-letter
- * queue. The broker outlives a run on a developer's machine, and every quorum
- * queue left behind keeps a Raft member (memory, timers) alive in it.
+ * Deletes the wake-up queue a test or the bench declared (and, by the
+ * configured name, the quorum queues of earlier versions): the broker
+ * outlives a run on a developer's machine.
  */
 export async function deleteWorkQueue(url: string, queue: string): Promise<void> {
   const connection = await amqp.connect(url).catch(() => undefined);
   if (!connection) return;
   try {
     const channel = await connection.createChannel();
-    for (const name of [queue, deadLetterQueueOf(queue)]) await channel.deleteQueue(name).catch(() => undefined);
+    for (const name of [wakeupQueueOf(queue), queue, `${queue}.dead`]) await channel.deleteQueue(name).catch(() => undefined);
   } finally {
     await connection.close().catch(() => undefined);
   }

@@ -25,6 +25,7 @@ import * as webhookTriggerGuard from './0024_webhook_trigger_guard.js';
 import * as invocationSessionOwner from './0025_invocation_session_owner.js';
 import * as loginLockAccounts from './0026_login_lock_accounts.js';
 import * as webhookFairClaim from './0027_webhook_fair_claim.js';
+import * as wakeupsNotPublications from './0028_wakeups_not_publications.js';
 
 interface Migration {
   name: string;
@@ -63,6 +64,7 @@ const migrations: Migration[] = [
   { name: '0025_invocation_session_owner', ...invocationSessionOwner },
   { name: '0026_login_lock_accounts', ...loginLockAccounts },
   { name: '0027_webhook_fair_claim', ...webhookFairClaim },
+  { name: '0028_wakeups_not_publications', ...wakeupsNotPublications },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
