@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # The cluster's External metrics: Prometheus Adapter on the host, behind the
 # apiserver's aggregation layer, serving the test Prometheus's series (the
-# executors' queue depth). Sourced by cluster.sh, which sets the variables used here.
+# invocations waiting for the executors). Sourced by cluster.sh, which sets the variables used here.
 
 # The aggregation layer's identities, signed by the cluster's CA: the
 # apiserver's front-proxy client (the only name allowed to assert users to an
@@ -19,13 +19,14 @@ ensure_aggregation_certs() {
 }
 
 # Prometheus Adapter on the host, registered as external.metrics.k8s.io: the
-# executors' HPA reads RabbitMQ's per-queue depth through it.
+# executors' HPA reads the invocations waiting through it.
 start_metrics_adapter() {
   cat >"$CLUSTER_DIR/metrics-adapter.yaml" <<'EOF'
 externalRules:
-  - seriesQuery: 'rabbitmq_queue_messages_ready{queue!=""}'
+  # Every private server reports the same count per workspace, read from the database: one of them, summed over workspaces.
+  - seriesQuery: 'didyma_invocations_queued'
     resources: { namespaced: false }
-    metricsQuery: 'sum(<<.Series>>{<<.LabelMatchers>>}) by (<<.GroupBy>>)'
+    metricsQuery: 'sum(max by (workspace) (<<.Series>>{<<.LabelMatchers>>}))'
 EOF
   daemon prometheus-adapter "$BIN_DIR/prometheus-adapter" --config "$CLUSTER_DIR/metrics-adapter.yaml" \
     --prometheus-url "$PROMETHEUS_URL" --metrics-relist-interval 5s \

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client as S3Client } from 'minio';
 import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
@@ -65,6 +67,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     return new Client(`http://${service.spec.clusterIP}:${port}`);
   };
 
+  /** This release's scrape targets for the host's Prometheus (scripts/services/prometheus.sh reads targets.d). */
+  const scrapeTargets = () => path.join(path.dirname(requireEnv('TEST_PROMETHEUS_TARGETS_FILE', 'prometheus')), 'targets.d', `${namespace}.json`);
   const podsOf = async (component: string): Promise<any[]> =>
     (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${component}`)).items.filter(
       (pod: any) => !pod.metadata.deletionTimestamp,
@@ -146,6 +150,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
     await kubectl(cluster, 'delete', 'namespace', namespace, credentials, '--wait=false', '--ignore-not-found').catch(() => undefined);
     await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
+    fs.rmSync(scrapeTargets(), { force: true });
     await dropHostDatabase(database).catch(() => undefined);
     await emptyAndRemoveBucket(s3Admin(), bucket).catch(() => undefined);
   });
@@ -359,12 +364,15 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await eventually('a new executor pod Ready', async () => (await podsOf('executor')).some((pod) => pod.metadata.name !== executor.metadata.name && ready(pod)));
   });
 
-  it('scales executors from zero on queue depth, through the metrics adapter, and the replicas share the queue', async () => {
-    const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=0', 'executor.hpa.maxReplicas=2', 'executor.hpa.targetQueueDepthPerReplica=10'];
+  it('scales executors from zero on the invocations waiting, through the metrics adapter, and the replicas share the work', async () => {
+    const hpa = ['executor.hpa.enabled=true', 'executor.hpa.minReplicas=0', 'executor.hpa.maxReplicas=2', 'executor.hpa.targetQueueDepthPerReplica=10', `executor.hpa.queueDepthSelector.didyma_release=${namespace}`];
     await helm(cluster, 'upgrade', RELEASE, CHART, '-n', namespace, ...valueArgs(), ...hpa.flatMap((value) => ['--set', value]), '--wait', '--timeout', '5m');
+    // The host's Prometheus scrapes this release's private servers, which count the invocations waiting.
+    const privates = (await podsOf('private')).map((pod) => `${pod.status.podIP}:9464`);
+    fs.writeFileSync(scrapeTargets(), JSON.stringify([{ targets: privates, labels: { didyma_release: namespace } }]));
     const autoscalerName = `${RELEASE}-executor`;
     const spec = (await kubectlJson(cluster, '-n', namespace, 'get', 'hpa', autoscalerName)).spec;
-    expect(spec.metrics[0].external.metric).to.deep.equal({ name: 'rabbitmq_queue_messages_ready', selector: { matchLabels: { queue } } });
+    expect(spec.metrics[0].external.metric).to.deep.equal({ name: 'didyma_invocations_queued', selector: { matchLabels: { didyma_release: namespace } } });
     // Where the HPA itself brings them once the queue has stayed empty for its scale-down window.
     await kubectl(cluster, '-n', namespace, 'scale', 'deployment', autoscalerName, '--replicas=0');
     await eventually('no executor pod', async () => (await podsOf('executor')).length === 0);
