@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import knexFactory, { type Knex } from 'knex';
 import YAML from 'yaml';
 import { cli, freePort, runCli, startNode, waitReady, type Child } from './lib/processes.js';
-import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid } from './lib/cpu.js';
+import { cpuOfCommandSince, cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid } from './lib/cpu.js';
 import { busySince } from './lib/steal.js';
 import { load } from './lib/load.js';
 import { startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -102,6 +102,9 @@ function startSampler(db: Knex, counters: () => Record<CpuGroup, number>) {
     },
   };
 }
+
+/** CPU seconds of a `process.cpuUsage()` difference. */
+const sumOfUsage = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1e6;
 
 /** Claim and completion statements, and rows claimed, in `[from, to]`: a claim's rows share its transaction's now(), and so do a completion's. */
 async function writesBetween(db: Knex, sessionIds: string[], from: number, to: number) {
@@ -191,7 +194,8 @@ async function main() {
       }
       const executorsCpu = cpuSince(executors.map(({ child }) => child.process.pid));
       const [databaseCpu, postgresCpu, hostCpu] = [cpuOfDatabaseSince(dbName), cpuOfServerSince(postmaster), busySince()];
-      const [modelCpu, serversCpu] = [cpuSince([model!.pid]), cpuSince(servers.map((child) => child.process.pid))];
+      const [modelCpu, serversCpu, brokerCpu] = [cpuSince([model!.pid]), cpuSince(servers.map((child) => child.process.pid)), cpuOfCommandSince('beam.smp')];
+      const benchCpu = process.cpuUsage();
       const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
       const sampler = startSampler(db, () => ({
         executors: sum(executorsCpu()),
@@ -199,6 +203,8 @@ async function main() {
         postgres: postgresCpu(),
         model: sum(modelCpu()),
         servers: sum(serversCpu()),
+        broker: brokerCpu(),
+        bench: sumOfUsage(process.cpuUsage(benchCpu)),
         host: hostCpu(),
       }));
       let measured: Awaited<ReturnType<typeof sampler.stop>>;
@@ -228,6 +234,7 @@ async function main() {
         queued: QUEUED,
         completed: whole.completed,
         failed: whole.failed,
+        ...(whole.errors && { errors: whole.errors }),
         whole: { seconds: whole.seconds, rps: whole.rps },
         steady,
         claimsPerSecond: writes.claims / seconds,
@@ -243,7 +250,8 @@ async function main() {
     for (const count of COUNTS) {
       console.log(`bench:scale-out: ${QUEUED} queued, ${count} executor${count === 1 ? '' : 's'}`);
       const row = await drainWith(count);
-      console.log(`bench:scale-out: ${count}: ${Math.round(row.steady.rps)}/s steady, ${Math.round(row.claimsPerSecond)} claims/s, bound by ${row.bound}`);
+      const failed = row.failed ? `, ${row.failed} failed (see the JSON)` : '';
+      console.log(`bench:scale-out: ${count}: ${Math.round(row.steady.rps)}/s steady, ${Math.round(row.claimsPerSecond)} claims/s${failed}, bound by ${row.bound}`);
       rows.push(row);
     }
     const knee = kneeOf(rows);

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { boundOf, connectionFigures, cpuFigures, deltaOver, kneeOf, projectTo, scaleOutTable, steadyWindow, type CpuGroup, type ScaleOutReport, type ScaleOutRow } from './scale-out.js';
 
-const cores = (host: number, others: Partial<Record<CpuGroup, number>> = {}): Record<CpuGroup, number> => ({ executors: 0, database: 0, postgres: 0, model: 0, servers: 0, host, ...others });
+const cores = (host: number, others: Partial<Record<CpuGroup, number>> = {}): Record<CpuGroup, number> => ({ executors: 0, database: 0, postgres: 0, model: 0, servers: 0, broker: 0, bench: 0, host, ...others });
 const connections = { before: 4, peak: 12, executors: 8, peakActive: 3, meanActive: 1.5 };
 
 function row(executors: number, rps: number, fields: Partial<ScaleOutRow> = {}): ScaleOutRow {
@@ -16,7 +16,7 @@ function row(executors: number, rps: number, fields: Partial<ScaleOutRow> = {}):
     rowsPerClaim: 4,
     completionWritesPerSecond: rps / 2,
     cores: cores(1),
-    cpuUsPerInvocation: { executors: 400, database: 250, postgres: 300, model: 50, servers: 10, host: 900 },
+    cpuUsPerInvocation: { executors: 400, database: 250, postgres: 300, model: 50, servers: 10, broker: 100, bench: 20, host: 900 },
     connections,
     modelCallsInFlight: 4,
     slots: executors * 8,
@@ -62,10 +62,10 @@ describe('bench: scale-out, counters over a window', () => {
   });
 
   it('gives cores busy and µs per invocation of each CPU group', () => {
-    const values = { executors: 2, database: 1, postgres: 1.5, model: 0.2, servers: 0.1, host: 4 };
+    const values = { executors: 2, database: 1, postgres: 1.5, model: 0.2, servers: 0.1, broker: 0.4, bench: 0.04, host: 4 };
     const figures = cpuFigures({ seconds: 4, values }, 4000);
-    expect(figures.cores).to.deep.equal({ executors: 0.5, database: 0.25, postgres: 0.38, model: 0.05, servers: 0.03, host: 1 });
-    expect(figures.cpuUsPerInvocation).to.deep.equal({ executors: 500, database: 250, postgres: 375, model: 50, servers: 25, host: 1000 });
+    expect(figures.cores).to.deep.equal({ executors: 0.5, database: 0.25, postgres: 0.38, model: 0.05, servers: 0.03, broker: 0.1, bench: 0.01, host: 1 });
+    expect(figures.cpuUsPerInvocation).to.deep.equal({ executors: 500, database: 250, postgres: 375, model: 50, servers: 25, broker: 100, bench: 10, host: 1000 });
   });
 });
 
@@ -91,8 +91,8 @@ describe('bench: scale-out, what bounds the drain', () => {
   it('is the host’s CPU when it is busy, naming the group that took most', () => {
     const busy = cores(1.9, { postgres: 0.9, executors: 0.6, model: 0.1 });
     expect(boundOf({ modelCallsInFlight: 4, slots: 16, cores: busy, connections }, machine)).to.equal("the host's CPU (1.9 of 2 cores busy; most: PostgreSQL, 0.9)");
-    const others = cores(1.95, { postgres: 0.3, executors: 0.4 });
-    expect(boundOf({ modelCallsInFlight: 4, slots: 16, cores: others, connections }, machine)).to.match(/most: the rest of the host, 1\.25\)$/);
+    const others = cores(1.95, { postgres: 0.3, executors: 0.4, broker: 0.2, bench: 0.05 });
+    expect(boundOf({ modelCallsInFlight: 4, slots: 16, cores: others, connections }, machine)).to.match(/most: the rest of the host, 1\)$/);
   });
 
   it('is the connections when every pooled connection is running a statement', () => {

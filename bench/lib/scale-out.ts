@@ -9,9 +9,14 @@ export interface Sample<K extends string> {
   values: Record<K, number>;
 }
 
-/** CPU seconds of each process group, cumulative; `host` is every busy CPU of the machine. */
-export type CpuGroup = 'executors' | 'database' | 'postgres' | 'model' | 'servers' | 'host';
-export const CPU_GROUPS: readonly CpuGroup[] = ['executors', 'database', 'postgres', 'model', 'servers', 'host'];
+/**
+ * CPU seconds of each process group, cumulative: `database` is the backends
+ * of the run's database, `postgres` every process of its server (other
+ * databases' included), `broker` RabbitMQ, `bench` the bench's own process
+ * (its sampling), `host` every busy CPU of the machine.
+ */
+export type CpuGroup = 'executors' | 'database' | 'postgres' | 'model' | 'servers' | 'broker' | 'bench' | 'host';
+export const CPU_GROUPS: readonly CpuGroup[] = ['executors', 'database', 'postgres', 'model', 'servers', 'broker', 'bench', 'host'];
 
 export interface Window {
   /** Epoch ms of the database's clock. */
@@ -90,6 +95,8 @@ export interface ScaleOutRow {
   queued: number;
   completed: number;
   failed: number;
+  /** The most frequent errors of the failed ones. */
+  errors?: Array<{ error: string; count: number }>;
   /** First claim → last completion. */
   whole: { seconds: number; rps: number };
   steady: Window;
@@ -133,7 +140,9 @@ export function boundOf(row: Pick<ScaleOutRow, 'modelCallsInFlight' | 'slots' | 
       ['the executors', row.cores.executors],
       ['the model server', row.cores.model],
       ['the API servers', row.cores.servers],
-      ['the rest of the host', row.cores.host - row.cores.postgres - row.cores.executors - row.cores.model - row.cores.servers],
+      ['RabbitMQ', row.cores.broker],
+      ['the bench itself', row.cores.bench],
+      ['the rest of the host', row.cores.host - row.cores.postgres - row.cores.executors - row.cores.model - row.cores.servers - row.cores.broker - row.cores.bench],
     ];
     const [name, cores] = groups.reduce((top, group) => (group[1] > top[1] ? group : top));
     return `the host's CPU (${row.cores.host} of ${machine.cpus} cores busy; most: ${name}, ${round(cores, 2)})`;
@@ -206,12 +215,12 @@ export interface ScaleOutReport {
 
 /** The report as a Markdown table, with the knee and the projection under it. */
 export function scaleOutTable(report: ScaleOutReport): string {
-  const head = "| executors | steady drain /s | whole /s | claims/s | rows/claim | PostgreSQL µs/inv (run's backends / server) | executors µs/inv | model server µs/inv | host cores busy | connections peak (executors') / active peak | model calls in flight / slots | bound |";
-  const lines = [head, `|${'---|'.repeat(12)}`];
+  const head = "| executors | steady drain /s | whole /s | claims/s | rows/claim | PostgreSQL µs/inv (run's backends / server) | executors µs/inv | model server µs/inv | RabbitMQ µs/inv | host cores busy | connections peak (executors') / active peak | model calls in flight / slots | bound |";
+  const lines = [head, `|${'---|'.repeat(13)}`];
   for (const row of report.rows) {
     const cpu = row.cpuUsPerInvocation;
     lines.push(
-      `| ${row.executors} | ${Math.round(row.steady.rps)} | ${Math.round(row.whole.rps)} | ${Math.round(row.claimsPerSecond)} | ${round(row.rowsPerClaim, 1)} | ${cpu.database} / ${cpu.postgres} | ${cpu.executors} | ${cpu.model} | ${row.cores.host} | ${row.connections.peak} (${row.connections.executors}) / ${row.connections.peakActive} | ${round(row.modelCallsInFlight, 1)} / ${row.slots} | ${row.bound} |`,
+      `| ${row.executors} | ${Math.round(row.steady.rps)} | ${Math.round(row.whole.rps)} | ${Math.round(row.claimsPerSecond)} | ${round(row.rowsPerClaim, 1)} | ${cpu.database} / ${cpu.postgres} | ${cpu.executors} | ${cpu.model} | ${cpu.broker} | ${row.cores.host} | ${row.connections.peak} (${row.connections.executors}) / ${row.connections.peakActive} | ${round(row.modelCallsInFlight, 1)} / ${row.slots} | ${row.bound} |`,
     );
   }
   const { knee, projection, fleet } = report;
