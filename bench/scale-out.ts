@@ -70,15 +70,20 @@ function required(name: string): string {
   return value;
 }
 
+/** The executors' connections carry this application_name (libpq's PGAPPNAME, which pg reads). */
+const EXECUTOR_APP = 'didyma-bench-executor';
+
 /** The run's connections now (the bench's own left out), and the database's clock: the time of every sample. */
 async function connectionsNow(db: Knex): Promise<Connections & { at: number }> {
   const { rows } = (await db.raw(
     `select extract(epoch from clock_timestamp()) * 1000 as at, count(*)::int as total,
-            count(*) filter (where state = 'active')::int as active, count(*) filter (where state = 'idle in transaction')::int as idle_in_transaction
+            count(*) filter (where application_name = ?)::int as executors,
+            count(*) filter (where application_name = ? and state in ('active', 'idle in transaction'))::int as executors_active
        from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
-  )) as { rows: Array<{ at: string; total: number; active: number; idle_in_transaction: number }> };
+    [EXECUTOR_APP, EXECUTOR_APP],
+  )) as { rows: Array<{ at: string; total: number; executors: number; executors_active: number }> };
   const row = rows[0]!;
-  return { at: Number(row.at), total: row.total, active: row.active, idleInTransaction: row.idle_in_transaction };
+  return { at: Number(row.at), total: row.total, executors: row.executors, executorsActive: row.executors_active };
 }
 
 /** Reads the connections and the CPU counters every SAMPLE_MS until stopped. */
@@ -186,11 +191,10 @@ async function main() {
     const drainWith = async (count: number): Promise<ScaleOutRow> => {
       const sessionIds = await queueBacklog();
       await db.raw('vacuum analyze invocations');
-      const before = await connectionsNow(db);
       const executors: Array<{ child: Child; port: number }> = [];
       for (let i = 0; i < count; i++) {
         const port = await freePort();
-        executors.push({ child: startNode(`executor-${count}-${i}`, cli(['executor']), { ...common, DIDYMA_EXECUTOR_PORT: String(port) }, logFile(`executor-${count}-${i}`)), port });
+        executors.push({ child: startNode(`executor-${count}-${i}`, cli(['executor']), { ...common, DIDYMA_EXECUTOR_PORT: String(port), PGAPPNAME: EXECUTOR_APP }, logFile(`executor-${count}-${i}`)), port });
       }
       const executorsCpu = cpuSince(executors.map(({ child }) => child.process.pid));
       const [databaseCpu, postgresCpu, hostCpu] = [cpuOfDatabaseSince(dbName), cpuOfServerSince(postmaster), busySince()];
@@ -222,7 +226,7 @@ async function main() {
       const writes = await writesBetween(db, sessionIds, steady.from, steady.to);
       const seconds = (steady.to - steady.from) / 1000;
       const cpu = cpuFigures(deltaOver(samples, steady.from, steady.to)!, steady.completed);
-      const connections = connectionFigures(before, readings);
+      const connections = connectionFigures(readings);
       const figures = {
         modelCallsInFlight: (steady.rps * MODEL_MS) / 1000,
         slots: count * CHART.executor.concurrency,

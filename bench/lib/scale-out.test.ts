@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { boundOf, connectionFigures, cpuFigures, deltaOver, kneeOf, projectTo, scaleOutTable, steadyWindow, type CpuGroup, type ScaleOutReport, type ScaleOutRow } from './scale-out.js';
 
 const cores = (host: number, others: Partial<Record<CpuGroup, number>> = {}): Record<CpuGroup, number> => ({ executors: 0, database: 0, postgres: 0, model: 0, servers: 0, broker: 0, bench: 0, host, ...others });
-const connections = { before: 4, peak: 12, executors: 8, peakActive: 3, meanActive: 1.5 };
+const connections = { peak: 12, executors: 8, peakActive: 3, meanActive: 1.5 };
 
 function row(executors: number, rps: number, fields: Partial<ScaleOutRow> = {}): ScaleOutRow {
   return {
@@ -70,14 +70,13 @@ describe('bench: scale-out, counters over a window', () => {
 });
 
 describe('bench: scale-out, connections', () => {
-  it('counts the executors’ connections as the peak above those held before they started', () => {
-    const before = { total: 5, active: 0, idleInTransaction: 0 };
+  it('gives the most connections seen, the executors’ among them, and how many of theirs were busy', () => {
     const during = [
-      { total: 9, active: 2, idleInTransaction: 0 },
-      { total: 14, active: 4, idleInTransaction: 1 },
-      { total: 12, active: 3, idleInTransaction: 0 },
+      { total: 9, executors: 4, executorsActive: 2 },
+      { total: 14, executors: 11, executorsActive: 4 },
+      { total: 12, executors: 11, executorsActive: 0 },
     ];
-    expect(connectionFigures(before, during)).to.deep.equal({ before: 5, peak: 14, executors: 9, peakActive: 4, meanActive: 3 });
+    expect(connectionFigures(during)).to.deep.equal({ peak: 14, executors: 11, peakActive: 4, meanActive: 2 });
   });
 });
 
@@ -121,13 +120,13 @@ describe('bench: scale-out, the knee', () => {
 
 describe('bench: scale-out, on paper', () => {
   it('scales the statements and CPU per invocation to the fleet’s rate, and the connections per executor to its size', () => {
-    const measured = row(2, 500, { connections: { ...connections, executors: 6 } });
+    const measured = row(2, 500, { connections: { ...connections, executors: 6, meanActive: 0.5 } });
     expect(projectTo(measured, { executors: 100, rate: 10_000, poolMax: 10 })).to.deep.equal({
       claimsPerSecond: 2500,
       claimsPerSecondAtMost: 10_000,
       completionWritesPerSecond: 5000,
       databaseCores: 2.5,
-      connections: { measured: 300, pools: 1100 },
+      connections: { measured: 300, pools: 1100, busy: 10 },
     });
   });
 

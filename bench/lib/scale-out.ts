@@ -60,33 +60,30 @@ export function deltaOver<K extends string>(samples: Array<Sample<K>>, from: num
   return { seconds: (end.at - start.at) / 1000, values };
 }
 
-/** Connections of the run's database in one reading of pg_stat_activity (the bench's own left out). */
+/** Connections of the run's database in one reading of pg_stat_activity: all of them, and the executors' (by their application_name). */
 export interface Connections {
   total: number;
-  active: number;
-  idleInTransaction: number;
+  executors: number;
+  /** The executors' running a statement, or inside a transaction between two. */
+  executorsActive: number;
 }
 
 export interface ConnectionFigures {
-  /** Before the executors started: the API servers' pools and listeners. */
-  before: number;
-  /** The most seen at once during the drain, and the executors' share of it (the most minus `before`). */
+  /** The most seen at once during the drain: all of them (the API servers' pools and listeners too), and the executors'. */
   peak: number;
   executors: number;
-  /** Running a statement: the most at once, and the mean over the readings. */
+  /** The executors' connections busy (in a statement or a transaction): the most at once, and the mean over the readings. */
   peakActive: number;
   meanActive: number;
 }
 
-export function connectionFigures(before: Connections, during: Connections[]): ConnectionFigures {
-  const peak = Math.max(before.total, ...during.map((reading) => reading.total));
-  const actives = during.map((reading) => reading.active);
+export function connectionFigures(during: Connections[]): ConnectionFigures {
+  const actives = during.map((reading) => reading.executorsActive);
   return {
-    before: before.total,
-    peak,
-    executors: peak - before.total,
+    peak: Math.max(0, ...during.map((reading) => reading.total)),
+    executors: Math.max(0, ...during.map((reading) => reading.executors)),
     peakActive: Math.max(0, ...actives),
-    meanActive: actives.length ? round(actives.reduce((sum, n) => sum + n, 0) / actives.length, 1) : NaN,
+    meanActive: actives.length ? round(actives.reduce((sum, n) => sum + n, 0) / actives.length, 2) : NaN,
   };
 }
 
@@ -183,7 +180,13 @@ export interface Projection {
   completionWritesPerSecond: number;
   /** PostgreSQL's CPU for the drain alone (its backends for the run's database), cores. */
   databaseCores: number;
-  connections: { measured: number; pools: number };
+  /**
+   * The executors' connections: as many as each held (measured) or may hold
+   * (its pool and its change-feed listener), and how many are busy at once at
+   * the fleet's rate (the mean busy, per invocation a second): what a
+   * transaction pooler's server side needs.
+   */
+  connections: { measured: number; pools: number; busy: number };
 }
 
 /**
@@ -199,7 +202,11 @@ export function projectTo(row: ScaleOutRow, fleet: Fleet): Projection {
     claimsPerSecondAtMost: fleet.rate,
     completionWritesPerSecond: Math.round(perInvocation(row.completionWritesPerSecond) * fleet.rate),
     databaseCores: round((row.cpuUsPerInvocation.database * fleet.rate) / 1e6, 1),
-    connections: { measured: Math.ceil((row.connections.executors / row.executors) * fleet.executors), pools: fleet.executors * (fleet.poolMax + 1) },
+    connections: {
+      measured: Math.ceil((row.connections.executors / row.executors) * fleet.executors),
+      pools: fleet.executors * (fleet.poolMax + 1),
+      busy: Math.ceil(perInvocation(row.connections.meanActive) * fleet.rate),
+    },
   };
 }
 
@@ -215,12 +222,12 @@ export interface ScaleOutReport {
 
 /** The report as a Markdown table, with the knee and the projection under it. */
 export function scaleOutTable(report: ScaleOutReport): string {
-  const head = "| executors | steady drain /s | whole /s | claims/s | rows/claim | PostgreSQL µs/inv (run's backends / server) | executors µs/inv | model server µs/inv | RabbitMQ µs/inv | host cores busy | connections peak (executors') / active peak | model calls in flight / slots | bound |";
+  const head = "| executors | steady drain /s | whole /s | claims/s | rows/claim | PostgreSQL µs/inv (run's backends / server) | executors µs/inv | model server µs/inv | RabbitMQ µs/inv | host cores busy | connections: all / executors' / busy peak, mean | model calls in flight / slots | bound |";
   const lines = [head, `|${'---|'.repeat(13)}`];
   for (const row of report.rows) {
     const cpu = row.cpuUsPerInvocation;
     lines.push(
-      `| ${row.executors} | ${Math.round(row.steady.rps)} | ${Math.round(row.whole.rps)} | ${Math.round(row.claimsPerSecond)} | ${round(row.rowsPerClaim, 1)} | ${cpu.database} / ${cpu.postgres} | ${cpu.executors} | ${cpu.model} | ${cpu.broker} | ${row.cores.host} | ${row.connections.peak} (${row.connections.executors}) / ${row.connections.peakActive} | ${round(row.modelCallsInFlight, 1)} / ${row.slots} | ${row.bound} |`,
+      `| ${row.executors} | ${Math.round(row.steady.rps)} | ${Math.round(row.whole.rps)} | ${Math.round(row.claimsPerSecond)} | ${round(row.rowsPerClaim, 1)} | ${cpu.database} / ${cpu.postgres} | ${cpu.executors} | ${cpu.model} | ${cpu.broker} | ${row.cores.host} | ${row.connections.peak} / ${row.connections.executors} / ${row.connections.peakActive}, ${row.connections.meanActive} | ${round(row.modelCallsInFlight, 1)} / ${row.slots} | ${row.bound} |`,
     );
   }
   const { knee, projection, fleet } = report;
@@ -229,7 +236,7 @@ export function scaleOutTable(report: ScaleOutReport): string {
     lines.push(
       `On paper, ${fleet.executors} executors at ${fleet.rate.toLocaleString('en')} invocations/s: ${projection.claimsPerSecond.toLocaleString('en')} claims/s (at most ${projection.claimsPerSecondAtMost.toLocaleString('en')}), ` +
         `${projection.completionWritesPerSecond.toLocaleString('en')} completion writes/s, ${projection.databaseCores} PostgreSQL cores for the drain, ` +
-        `${projection.connections.measured.toLocaleString('en')} connections as measured (${projection.connections.pools.toLocaleString('en')} if every pool fills).`,
+        `executors' connections: ${projection.connections.measured.toLocaleString('en')} as measured (${projection.connections.pools.toLocaleString('en')} if every pool fills), ${projection.connections.busy.toLocaleString('en')} busy at once.`,
     );
   }
   return lines.join('\n');
