@@ -13,7 +13,9 @@
 // (bench/lib/scale-out.ts). Writes bench/results/scale-out-<date>.json.
 //
 // Environment: TEST_DATABASE_URL (or TEST_DATABASE_SOCKET_URL, used when set)
-// and TEST_AMQP_URL (scripts/services/all.sh env postgres rabbitmq).
+// and TEST_AMQP_URL (scripts/services/all.sh env postgres rabbitmq); optional
+// BENCH_SCALE_OUT_POOL_MAX: the executors' DATABASE_POOL_MAX (the chart's
+// externalDatabase.poolMax when unset).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -51,6 +53,9 @@ const env = (name: string, fallback: string) => process.env[name] || fallback;
 const COUNTS = env('BENCH_SCALE_OUT_COUNTS', '1,2,4,8').split(',').map(Number);
 const QUEUED = Number(env('BENCH_SCALE_OUT_QUEUED', '20000'));
 const MODEL_MS = Number(env('BENCH_SCALE_OUT_MODEL_MS', '20'));
+// Executors run as the chart runs them: its concurrency and its database pool, unless BENCH_SCALE_OUT_POOL_MAX sets theirs.
+const CHART = YAML.parse(fs.readFileSync('charts/didyma/values.yaml', 'utf8')) as { executor: { concurrency: number }; externalDatabase: { poolMax: number } };
+const POOL_MAX = Number(env('BENCH_SCALE_OUT_POOL_MAX', String(CHART.externalDatabase.poolMax)));
 const WORKSPACES = 4;
 const SESSIONS_PER_WORKSPACE = 4;
 const POST_CONNECTIONS = 32;
@@ -61,8 +66,6 @@ const FLEET_EXECUTORS = 100;
 const FLEET_RATE = 10_000;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const ADMIN = { email: 'bench@didyma.local', password: PASSWORD };
-// Executors run as the chart runs them: its concurrency and its database pool.
-const CHART = YAML.parse(fs.readFileSync('charts/didyma/values.yaml', 'utf8')) as { executor: { concurrency: number }; externalDatabase: { poolMax: number } };
 
 function required(name: string): string {
   const value = process.env[name];
@@ -194,7 +197,7 @@ async function main() {
       const executors: Array<{ child: Child; port: number }> = [];
       for (let i = 0; i < count; i++) {
         const port = await freePort();
-        executors.push({ child: startNode(`executor-${count}-${i}`, cli(['executor']), { ...common, DIDYMA_EXECUTOR_PORT: String(port), PGAPPNAME: EXECUTOR_APP }, logFile(`executor-${count}-${i}`)), port });
+        executors.push({ child: startNode(`executor-${count}-${i}`, cli(['executor']), { ...common, DATABASE_POOL_MAX: String(POOL_MAX), DIDYMA_EXECUTOR_PORT: String(port), PGAPPNAME: EXECUTOR_APP }, logFile(`executor-${count}-${i}`)), port });
       }
       const executorsCpu = cpuSince(executors.map(({ child }) => child.process.pid));
       const [databaseCpu, postgresCpu, hostCpu] = [cpuOfDatabaseSince(dbName), cpuOfServerSince(postmaster), busySince()];
@@ -246,7 +249,7 @@ async function main() {
         completionWritesPerSecond: writes.completions / seconds,
         ...cpu,
         ...figures,
-        bound: boundOf(figures, { cpus: os.cpus().length, poolMax: CHART.externalDatabase.poolMax, executors: count }),
+        bound: boundOf(figures, { cpus: os.cpus().length, poolMax: POOL_MAX, executors: count }),
       };
     };
 
@@ -259,7 +262,7 @@ async function main() {
       rows.push(row);
     }
     const knee = kneeOf(rows);
-    const fleet: Fleet = { executors: FLEET_EXECUTORS, rate: FLEET_RATE, poolMax: CHART.externalDatabase.poolMax };
+    const fleet: Fleet = { executors: FLEET_EXECUTORS, rate: FLEET_RATE, poolMax: POOL_MAX };
     const report: ScaleOutReport = {
       date: started.toISOString(),
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? '', loadavgBefore, loadavgAfter: os.loadavg() },
@@ -268,7 +271,7 @@ async function main() {
         queued: QUEUED,
         modelMs: MODEL_MS,
         concurrency: CHART.executor.concurrency,
-        poolMax: CHART.externalDatabase.poolMax,
+        poolMax: POOL_MAX,
         workspaces: WORKSPACES,
         sessionsPerWorkspace: SESSIONS_PER_WORKSPACE,
         databaseTransport: socket ? 'socket' : 'tcp',
