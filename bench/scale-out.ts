@@ -29,7 +29,7 @@ import { busySince } from './lib/steal.js';
 import { load } from './lib/load.js';
 import { startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, workspaceTenant } from './lib/tenant.js';
-import { completedAt, throughput, waitFinal } from './lib/invocations.js';
+import { completedAt, databaseClockMs, throughput, waitFinal } from './lib/invocations.js';
 import {
   boundOf,
   connectionFigures,
@@ -215,8 +215,10 @@ async function main() {
         host: hostCpu(),
       }));
       let measured: Awaited<ReturnType<typeof sampler.stop>>;
+      let allReady: number;
       try {
         await Promise.all(executors.map(({ child, port }) => waitReady(child, `${url(port)}/readyz`)));
+        allReady = await databaseClockMs(db);
         await waitFinal(db, sessionIds, `${count} executors to drain ${QUEUED} invocations`, DRAIN_TIMEOUT_MS);
       } finally {
         // The sampler stops first: the executors' CPU can be read only while they run.
@@ -224,7 +226,8 @@ async function main() {
         await Promise.all(executors.map(({ child }) => child.stop()));
       }
       const { samples, readings } = measured;
-      const steady = steadyWindow([...(await completedAt(db, sessionIds)).values()]);
+      // Executors that start first drain alone until the others are ready: the steady part begins after.
+      const steady = steadyWindow([...(await completedAt(db, sessionIds)).values()], allReady);
       const whole = await throughput(db, sessionIds, 'started_at');
       const writes = await writesBetween(db, sessionIds, steady.from, steady.to);
       const seconds = (steady.to - steady.from) / 1000;

@@ -42,6 +42,13 @@ describe('bench: scale-out, the steady part of a drain', () => {
     expect(window.rps).to.be.closeTo(200, 0.01);
   });
 
+  it('starts no sooner than the last executor was ready', () => {
+    const times = Array.from({ length: 101 }, (_, i) => i * 10);
+    expect(steadyWindow(times, 500)).to.deep.equal({ from: 500, to: 900, completed: 40, rps: 100 });
+    expect(steadyWindow(times, 50)).to.include({ from: 100, completed: 80 });
+    expect(steadyWindow(times, 2000).completed).to.equal(0);
+  });
+
   it('has no rate when too few completed', () => {
     expect(Number.isNaN(steadyWindow([1000]).rps)).to.equal(true);
     expect(steadyWindow([]).completed).to.equal(0);

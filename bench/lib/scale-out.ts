@@ -32,12 +32,14 @@ export const STEADY_TRIM = 0.1;
 
 /**
  * The steady part of a drain from its completion times (epoch ms, any order):
- * the completions between the `trim` and 1 − `trim` quantiles, per second of
- * the time between them.
+ * the completions between the `trim` and 1 − `trim` quantiles, and none
+ * before `notBefore` (when the last executor was ready), per second of the
+ * time between them.
  */
-export function steadyWindow(completedMs: number[], trim = STEADY_TRIM): Window {
+export function steadyWindow(completedMs: number[], notBefore = -Infinity, trim = STEADY_TRIM): Window {
   const sorted = [...completedMs].sort((a, b) => a - b);
-  const first = Math.floor(sorted.length * trim);
+  let first = Math.floor(sorted.length * trim);
+  while (first < sorted.length && sorted[first]! < notBefore) first++;
   const last = Math.ceil(sorted.length * (1 - trim)) - 1;
   if (last <= first) return { from: NaN, to: NaN, completed: 0, rps: NaN };
   const [from, to] = [sorted[first]!, sorted[last]!];
