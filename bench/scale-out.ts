@@ -111,19 +111,38 @@ function startSampler(db: Knex, counters: () => Record<CpuGroup, number>) {
   };
 }
 
-/** CPU seconds of a `process.cpuUsage()` difference. */
-const sumOfUsage = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1e6;
+/** Starts counting the CPU of each group of processes of a drain; the function returned gives the seconds each spent since. */
+function cpuCounters(of: { executors: Array<number | undefined>; servers: Child[]; model: BenchModelServer; dbName: string; postmaster: number }): () => Record<CpuGroup, number> {
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const [executors, servers, model] = [cpuSince(of.executors), cpuSince(of.servers.map((child) => child.process.pid)), cpuSince([of.model.pid])];
+  const [database, postgres, broker, host] = [cpuOfDatabaseSince(of.dbName), cpuOfServerSince(of.postmaster), cpuOfCommandSince('beam.smp'), busySince()];
+  const bench = process.cpuUsage();
+  return () => {
+    const own = process.cpuUsage(bench);
+    return {
+      executors: sum(executors()),
+      database: database(),
+      postgres: postgres(),
+      model: sum(model()),
+      servers: sum(servers()),
+      broker: broker(),
+      bench: (own.user + own.system) / 1e6,
+      host: host(),
+    };
+  };
+}
 
 /** Claim and completion statements, and rows claimed, in `[from, to]`: a claim's rows share its transaction's now(), and so do a completion's. */
 async function writesBetween(db: Knex, sessionIds: string[], from: number, to: number) {
+  const within = (column: string) => `${column} between to_timestamp(? / 1000.0) and to_timestamp(? / 1000.0)`;
   const { rows } = (await db.raw(
-    `select (select count(distinct (a.executor, a.started_at))::int from invocation_attempts a join invocations i on i.id = a.invocation_id
-              where i.session_id = any(?::uuid[]) and a.started_at between to_timestamp(? / 1000.0) and to_timestamp(? / 1000.0)) as claims,
-            (select count(*)::int from invocation_attempts a join invocations i on i.id = a.invocation_id
-              where i.session_id = any(?::uuid[]) and a.started_at between to_timestamp(? / 1000.0) and to_timestamp(? / 1000.0)) as claimed,
-            (select count(distinct completed_at)::int from invocations
-              where session_id = any(?::uuid[]) and status = 'COMPLETED' and completed_at between to_timestamp(? / 1000.0) and to_timestamp(? / 1000.0)) as completions`,
-    [sessionIds, from, to, sessionIds, from, to, sessionIds, from, to],
+    `with claimed as (
+       select a.executor, a.started_at from invocation_attempts a join invocations i on i.id = a.invocation_id
+        where i.session_id = any(?::uuid[]) and ${within('a.started_at')}
+     )
+     select (select count(distinct (executor, started_at))::int from claimed) as claims, (select count(*)::int from claimed) as claimed,
+            (select count(distinct completed_at)::int from invocations where session_id = any(?::uuid[]) and status = 'COMPLETED' and ${within('completed_at')}) as completions`,
+    [sessionIds, from, to, sessionIds, from, to],
   )) as { rows: Array<{ claims: number; claimed: number; completions: number }> };
   return rows[0]!;
 }
@@ -199,21 +218,7 @@ async function main() {
         const port = await freePort();
         executors.push({ child: startNode(`executor-${count}-${i}`, cli(['executor']), { ...common, DATABASE_POOL_MAX: String(POOL_MAX), DIDYMA_EXECUTOR_PORT: String(port), PGAPPNAME: EXECUTOR_APP }, logFile(`executor-${count}-${i}`)), port });
       }
-      const executorsCpu = cpuSince(executors.map(({ child }) => child.process.pid));
-      const [databaseCpu, postgresCpu, hostCpu] = [cpuOfDatabaseSince(dbName), cpuOfServerSince(postmaster), busySince()];
-      const [modelCpu, serversCpu, brokerCpu] = [cpuSince([model!.pid]), cpuSince(servers.map((child) => child.process.pid)), cpuOfCommandSince('beam.smp')];
-      const benchCpu = process.cpuUsage();
-      const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
-      const sampler = startSampler(db, () => ({
-        executors: sum(executorsCpu()),
-        database: databaseCpu(),
-        postgres: postgresCpu(),
-        model: sum(modelCpu()),
-        servers: sum(serversCpu()),
-        broker: brokerCpu(),
-        bench: sumOfUsage(process.cpuUsage(benchCpu)),
-        host: hostCpu(),
-      }));
+      const sampler = startSampler(db, cpuCounters({ executors: executors.map(({ child }) => child.process.pid), servers, model: model!, dbName, postmaster }));
       let measured: Awaited<ReturnType<typeof sampler.stop>>;
       let allReady: number;
       try {
@@ -230,8 +235,10 @@ async function main() {
       const steady = steadyWindow([...(await completedAt(db, sessionIds)).values()], allReady);
       const whole = await throughput(db, sessionIds, 'started_at');
       const writes = await writesBetween(db, sessionIds, steady.from, steady.to);
+      const grown = deltaOver(samples, steady.from, steady.to);
+      if (!steady.completed || !grown) throw new Error(`${count} executors: too few completions after every executor was ready to measure; queue more (BENCH_SCALE_OUT_QUEUED)`);
       const seconds = (steady.to - steady.from) / 1000;
-      const cpu = cpuFigures(deltaOver(samples, steady.from, steady.to)!, steady.completed);
+      const cpu = cpuFigures(grown, steady.completed);
       const connections = connectionFigures(readings);
       const figures = {
         modelCallsInFlight: (steady.rps * MODEL_MS) / 1000,
