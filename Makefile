@@ -9,7 +9,7 @@ NODE_BIN := $(shell bash scripts/node.sh bin)
 $(if $(NODE_BIN),,$(error scripts/node.sh could not install the project's Node.js))
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale lint typecheck services services-stop clean
+.PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale bench-scale-out lint typecheck services services-stop clean
 
 help:
 	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082)"
@@ -21,6 +21,7 @@ help:
 	@echo "make test-cluster  the chart's pods end to end on the single-node cluster (scripts/services/cluster.sh)"
 	@echo "make bench       benchmarks on PostgreSQL, RabbitMQ and MLServer: a table, and bench/results/<date>.json"
 	@echo "make bench-scale list pages and need_context calls at 10^3 to 10^5 rows, on PostgreSQL: bench/results/scale-<date>.json"
+	@echo "make bench-scale-out  1, 2, 4 and 8 executor processes draining one backlog: bench/results/scale-out-<date>.json"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci $(NPM_FLAGS)
@@ -84,6 +85,11 @@ bench: build
 bench-scale: build
 	bash scripts/services/all.sh start postgres rabbitmq >/dev/null
 	eval "$$(bash scripts/services/all.sh env postgres rabbitmq)" && npx tsx bench/scale.ts
+
+# How the drain grows with executor processes, and what bounds it (bench/scale-out.ts); no part of `make test`.
+bench-scale-out: build
+	bash scripts/services/all.sh start postgres rabbitmq >/dev/null
+	eval "$$(bash scripts/services/all.sh env postgres rabbitmq)" && npx tsx bench/scale-out.ts
 
 clean:
 	rm -rf dist node_modules .didyma .cache

@@ -84,3 +84,8 @@ export function cpuOfServerSince(postmaster: number): () => number {
 export function cpuOfDatabaseSince(database: string): () => number {
   return cpuOfFoundSince(() => pidsWhere('cmdline', (title) => title.startsWith('postgres: ') && title.includes(` ${database} `)));
 }
+
+/** Starts counting the CPU of every process whose command name (`/proc/<pid>/comm`) is `command`: RabbitMQ's Erlang VM is `beam.smp`. */
+export function cpuOfCommandSince(command: string): () => number {
+  return cpuOfFoundSince(() => pidsWhere('comm', (comm) => comm.trim() === command));
+}

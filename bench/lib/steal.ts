@@ -8,16 +8,18 @@ import fs from 'node:fs';
 
 export interface CpuTicks {
   steal: number;
+  /** Idle and waiting for I/O. */
+  idle: number;
   total: number;
 }
 
-/** The machine's `cpu` line: every field summed (guest time is already inside user), and steal. */
+/** The machine's `cpu` line: every field summed (guest time is already inside user), steal, and idle. */
 export function parseCpuLine(stat: string): CpuTicks {
   const line = stat.split('\n').find((l) => l.startsWith('cpu '));
   if (!line) throw new Error('no cpu line in /proc/stat');
   // user nice system idle iowait irq softirq steal [guest guest_nice]
   const fields = line.trim().split(/\s+/).slice(1, 9).map(Number);
-  return { steal: fields[7] ?? 0, total: fields.reduce((sum, value) => sum + value, 0) };
+  return { steal: fields[7] ?? 0, idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((sum, value) => sum + value, 0) };
 }
 
 function readTicks(): CpuTicks | undefined {
@@ -35,6 +37,19 @@ export function stealSince(read: () => CpuTicks | undefined = readTicks): () => 
     const after = read();
     if (!before || !after || after.total <= before.total) return NaN;
     return (after.steal - before.steal) / (after.total - before.total);
+  };
+}
+
+const TICKS_PER_SECOND = 100; // USER_HZ on Linux
+
+/** Starts counting; the function returned gives the CPU seconds every CPU of the machine together spent busy since, steal left out (NaN where unreadable). */
+export function busySince(read: () => CpuTicks | undefined = readTicks): () => number {
+  const before = read();
+  return () => {
+    const after = read();
+    if (!before || !after) return NaN;
+    const busy = (ticks: CpuTicks) => ticks.total - ticks.idle - ticks.steal;
+    return (busy(after) - busy(before)) / TICKS_PER_SECOND;
   };
 }
 

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { Client } from '../../test/support/http.js';
 import { MODEL, type BenchModelServer } from './model-server.js';
 
@@ -77,6 +78,25 @@ export async function setUpTenant(
       return ids;
     },
   };
+}
+
+/**
+ * The same in a new workspace `name`, created through the auth API with the
+ * token of `home`; the staff user joins it with SQL (bench setup) to sign in
+ * to it. Its model version and deployment key are the workspace's name.
+ */
+export async function workspaceTenant(
+  urls: { auth: string; private: string; public: string },
+  admin: { email: string; password: string },
+  db: Knex,
+  model: BenchModelServer,
+  home: Tenant,
+  name: string,
+): Promise<Tenant> {
+  const created = await expectOk(new Client(urls.auth).post('/api/auth/workspace', { token: home.token, json: { name } }));
+  const adminId = ((await db('users').where({ email: admin.email }).first('id')) as { id: number }).id;
+  await db('memberships').insert({ user_id: adminId, workspace_id: created.body.id as number, role: 'supervisor' });
+  return setUpTenant(urls, admin, model, {}, { workspace: name, version: name, deploymentKey: name });
 }
 
 async function expectOk<T extends { status: number; text: string }>(reply: Promise<T>): Promise<T> {
