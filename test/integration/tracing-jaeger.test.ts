@@ -98,10 +98,6 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     expect(request!.references.map((ref) => ref.spanID)).to.include(clientSpan);
     expect(tag(handler!, 'didyma.model.code')).to.equal('iris-classifier');
 
-    // The queue hop: the publish to the broker from the public server.
-    const publish = trace.spans.find((span) => tag(span, 'span.kind') === 'producer' && service(span) === 'didyma-public');
-    expect(publish, 'the publish to RabbitMQ').to.not.equal(undefined);
-
     // The runs, in the executor: the prediction's under the request, the explanation's under the prediction's run.
     const [prediction, explanation] = ['PREDICT', 'EXPLAIN'].map((type) => runs(trace).find((span) => tag(span, 'didyma.invocation.type') === type)!);
     expect(prediction, 'the prediction run').to.not.equal(undefined);
@@ -115,8 +111,6 @@ describe('one trace per invocation across the queue (OpenTelemetry to Jaeger)', 
     expect(tag(explanation!, 'didyma.invocation.status')).to.equal('COMPLETED');
     expect(parentOf(explanation!)?.spanID, 'the explanation run is a child of the prediction run').to.equal(prediction!.spanID);
     expect(ancestorsOf(prediction!), 'the prediction run descends from the POST').to.include(request);
-    // …and links to the delivery that gave it its turn: the queue hop.
-    expect(prediction!.references.filter((ref) => ref.refType === 'FOLLOWS_FROM'), 'the link to the delivery').to.have.length.greaterThan(0);
 
     // Each run's call to the model server, within the run.
     const ancestors = (span: JaegerSpan) => ancestorsOf(span).map((ancestor) => ancestor.spanID);
