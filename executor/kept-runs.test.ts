@@ -27,7 +27,7 @@ describe('a failed or slow run is found by its trace id whatever the sampler dec
   before(async () => {
     spans = traceTests(new KeepRequestedSampler(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })));
     t = await startTestPlatform({ executorConcurrency: 2 });
-    // What the executor's wiring sets from DIDYMA_TRACING_SLOW_RUN_MS.
+    // What each process sets from DIDYMA_TRACING_SLOW_RUN_MS at its start (cli/main.ts).
     keepUnrecordedRuns(failedOrSlowerThan(t.platform.config.tracingSlowRunMs));
     executor = await startExecutor(t.platform);
     demo = await startDemoModelServer(version);
