@@ -376,7 +376,7 @@ async function main() {
 
     const { baselineForGet, getSaturated, stolenGet } = await getSection(loadSessions);
 
-    // (9) what tracing costs, before the executor runs: a second public server, traced and exporting to Jaeger.
+    // (9) what tracing costs, before the executor runs: two more public servers, one sampling as the chart ships, one recording everything.
     console.log('bench: (9) POST invocation, traced against untraced');
     const tracing = await tracingCostOfPost();
 
