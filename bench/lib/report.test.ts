@@ -142,7 +142,7 @@ describe('bench report: the tracing rows', () => {
     expect(rows[0]![4]).to.equal('3,000 + PostgreSQL 1,600');
     expect(rows[1]![1]).to.include('sampling as the chart ships (parentbased_traceidratio 0.1)').and.include('0.21 spans exported per POST');
     expect(rows[1]!.slice(5)).to.deep.equal(['≤ +5%: +2% ± 3% (median of 1 rounds ± half their range)', 'met']);
-    expect(rows[2]![1]).to.include('2.05 spans exported per POST, 634 µs of CPU per exported span');
+    expect(rows[2]![1]).to.include('2.05 spans exported per POST, 634 µs of server CPU per exported span');
     expect(rows[2]!.slice(5)).to.deep.equal(['≤ +15%: +28% ± 4% (median of 1 rounds ± half their range)', '**missed**']);
   });
 });

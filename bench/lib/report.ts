@@ -246,7 +246,7 @@ export function tracingRows(t: TracingCostReport): string[][] {
   return [
     ['9', `CPU µs per POST at ${n0(t.rate)}/s on an untraced public server: server + PostgreSQL, medians of ${t.rounds.length} rounds, each side's place rotating; totals in order ${inOrder('untraced')}`, '', '', both(t.medians.untraced), '', ''],
     ['9', `… sampling as the chart ships (parentbased_traceidratio ${t.chartRatio}), exporting OTLP/HTTP to a counting sink; ${spans('chart')}; totals in order ${inOrder('chart')}`, '', '', both(t.medians.chart), ...judgedText(t.targets.chart)],
-    ['9', `… recording every request; ${spans('all')}, ${n0(t.usPerSpan)} µs of CPU per exported span over untraced; totals in order ${inOrder('all')}`, '', '', both(t.medians.all), ...judgedText(t.targets.all)],
+    ['9', `… recording every request; ${spans('all')}, ${n0(t.usPerSpan)} µs of server CPU per exported span over untraced; totals in order ${inOrder('all')}`, '', '', both(t.medians.all), ...judgedText(t.targets.all)],
   ];
 }
 

@@ -7,7 +7,7 @@
 // shared with other work it is steadier than throughput, and on a CPU-bound
 // host it is what throughput follows. Each traced server exports to an OTLP
 // sink of its own that counts the spans (otlp-sink.ts): the CPU per
-// exported span is the difference over the untraced server per span.
+// exported span is the server's difference over the untraced one per span.
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import YAML from 'yaml';
@@ -53,7 +53,7 @@ export interface TracingCostReport {
   medians: Record<TracingSide, PostCpu>;
   /** Spans exported per POST over all rounds. */
   spansPerPost: Record<TracedSide, number>;
-  /** CPU per exported span, µs: the median over the rounds of (every request recorded − untraced) per span, server and PostgreSQL together. */
+  /** Server CPU per exported span, µs: the median over the rounds of (every request recorded − untraced) per span; PostgreSQL does no span's work, only adds its noise. */
   usPerSpan: number;
   /** Target 5 at the chart's sampler and recording every request, each round's side against that round's untraced run. */
   targets: Record<TracedSide, TargetResult>;
@@ -90,7 +90,7 @@ export async function measureTracingCost(control: TracingCostControl, options: {
     rounds,
     medians: { untraced: medianCpu(rounds.map((r) => r.untraced)), chart: medianCpu(rounds.map((r) => r.chart)), all: medianCpu(rounds.map((r) => r.all)) },
     spansPerPost,
-    usPerSpan: median(rounds.map((round) => (total(round.all) - total(round.untraced)) / spansPerPost.all)),
+    usPerSpan: median(rounds.map((round) => (round.all.server - round.untraced.server) / spansPerPost.all)),
     targets: { chart: target('chart', `the chart's sampler (${options.chartRatio} of the traces)`), all: target('all', 'every request recorded') },
   };
 }
