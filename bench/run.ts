@@ -23,7 +23,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import YAML from 'yaml';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
 import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
@@ -40,7 +39,7 @@ import { cpuGaugeMs } from './lib/gauge.js';
 import { withSteal } from './lib/steal.js';
 import { sustainedCapacity } from './lib/capacity.js';
 import { deleteWorkQueue } from '../test/support/services.js';
-import { measureTracingCost, type PostCpu, type TracingCostReport, type TracingSampling } from './lib/tracing-cost.js';
+import { tracingSection, type TracingCostReport } from './lib/tracing-cost.js';
 import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
 import { ANY_VERSION } from '../demo/model-server/service.js';
 
@@ -66,16 +65,10 @@ const DRAIN_SEGMENTS = 5;
 const MAX_RUN_SEC = 4;
 // (4): rounds of end-to-end latency, each between two direct runs (bench/lib/paired-latency.ts).
 const LATENCY_ROUNDS = 3;
-// Pairs of (9): five, so that the median of each side drops two disturbed rounds.
+// Rounds of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
 // …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
 const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
-// (9)'s traced server samples as the chart ships it.
-const CHART_SAMPLE_RATIO = String((YAML.parse(fs.readFileSync('charts/didyma/values.yaml', 'utf8')) as { tracing: { sampleRatio: string | number } }).tracing.sampleRatio);
-const CHART_SAMPLING: TracingSampling = {
-  label: Number(CHART_SAMPLE_RATIO) === 1 ? "every request (the chart's default)" : `a share of its traces (parentbased_traceidratio ${CHART_SAMPLE_RATIO}, the chart's default)`,
-  env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: CHART_SAMPLE_RATIO },
-};
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
 const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
@@ -112,7 +105,6 @@ async function main() {
   const loadBefore = os.loadavg();
   const adminUrl = required(DATABASE_TRANSPORT === 'socket' ? 'TEST_DATABASE_SOCKET_URL' : 'TEST_DATABASE_URL');
   const amqpUrl = required('TEST_AMQP_URL');
-  const otlpUrl = required('TEST_OTLP_ENDPOINT');
   const pythonVenv = MODEL_SERVER === 'mlserver' ? required('TEST_PYTHON_VENV') : undefined;
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(2).toString('hex')}`;
   const dbName = `dy_bench_${runId}`;
@@ -213,40 +205,26 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
-    const tracingCostOfPost = async (sampling: TracingSampling): Promise<TracingCostReport> => {
-      const tracedPort = await freePort();
-      const tracedEnv = { ...common, ...sampling.env, DIDYMA_PUBLIC_PORT: String(tracedPort), OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_SERVICE_NAME: 'didyma-bench-public' };
-      const traced = startNode('public-traced', cli(['serve', 'public']), tracedEnv, logFile('public-traced'));
-      try {
-        await waitReady(traced, `${url(tracedPort)}/readyz`);
-        const sessions = await tenant.sessions(SESSIONS);
-        const post = (at: string, durationSec = DURATION) => load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec });
-        // Both warm: the rounds compare the servers, not the first one's JIT and caches with the second's.
-        await post(url(ports.public), WARMUP_SEC);
-        await post(url(tracedPort), WARMUP_SEC);
-        const cpuOf = async (at: string, pid: number | undefined): Promise<PostCpu> => {
-          const server = cpuSince([pid]);
-          const database = cpuOfDatabaseSince(dbName);
-          const { requests } = await load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec: DURATION, overallRate: TRACING_CPU_RATE });
-          return { server: (server()[0]! * 1e6) / requests, database: (database() * 1e6) / requests };
-        };
-        const report = await measureTracingCost(
-          {
-            untraced: () => post(url(ports.public)),
-            traced: () => post(url(tracedPort)),
-            untracedCpu: () => cpuOf(url(ports.public), pidOf('public')),
-            tracedCpu: () => cpuOf(url(tracedPort), traced.process.pid),
+    const tracingCostOfPost = async (): Promise<TracingCostReport> => {
+      const sessions = await tenant.sessions(SESSIONS);
+      const report = await tracingSection(
+        {
+          untraced: { url: url(ports.public), pid: pidOf('public')! },
+          startServer: async (name, extra) => {
+            const port = await freePort();
+            const child = startNode(name, cli(['serve', 'public']), { ...common, ...extra, DIDYMA_PUBLIC_PORT: String(port) }, logFile(name));
+            await waitReady(child, `${url(port)}/readyz`);
+            return { url: url(port), pid: child.process.pid!, stop: () => child.stop() };
           },
-          TRACING_ROUNDS,
-          TRACING_CPU_RATE,
-          sampling,
-        );
-        // Out of (5)'s way: the executor drains (2)'s backlog alone.
-        await db('invocations').whereIn('session_id', sessions).delete();
-        return report;
-      } finally {
-        await traced.stop();
-      }
+          post: (at, durationSec, overallRate) => load({ url: at, method: 'POST', headers, body: invokeBody, paths: invokePaths(sessions), connections: CONNECTIONS, durationSec, overallRate }),
+          cpuSince,
+          databaseCpuSince: () => cpuOfDatabaseSince(dbName),
+        },
+        { rounds: TRACING_ROUNDS, rate: TRACING_CPU_RATE, durationSec: DURATION, warmupSec: WARMUP_SEC },
+      );
+      // Out of (5)'s way: the executor drains (2)'s backlog alone.
+      await db('invocations').whereIn('session_id', sessions).delete();
+      return report;
     };
     const notificationsAt = (rate: number, rateFrom: string) => measureNotifications(notificationsControl, { rate, rateFrom, sessions: SESSIONS, durationSec: DURATION, graceMs: NOTIFY_GRACE_MS });
 
@@ -363,7 +341,7 @@ async function main() {
     }
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
-      console.log(`\n${tracingTable(await tracingCostOfPost(CHART_SAMPLING))}\n`);
+      console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
       return;
     }
     if (ONLY === 'fairness') {
@@ -398,9 +376,9 @@ async function main() {
 
     const { baselineForGet, getSaturated, stolenGet } = await getSection(loadSessions);
 
-    // (9) what tracing costs, before the executor runs: a second public server, traced and exporting to Jaeger.
+    // (9) what tracing costs, before the executor runs: two more public servers, one sampling as the chart ships, one recording everything.
     console.log('bench: (9) POST invocation, traced against untraced');
-    const tracing = await tracingCostOfPost(CHART_SAMPLING);
+    const tracing = await tracingCostOfPost();
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).

@@ -14,6 +14,8 @@ import { startExecutor } from '../executor/start.js';
 import { createDemoModelServer } from '../demo/model-server/server.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
 import type { ClosingSteps } from '../infra/process/closing.js';
+import { keepUnrecordedRuns } from '../infra/telemetry/kept-runs.js';
+import { failedOrSlowerThan } from '../features/invocations/trace-attributes.js';
 
 /** Entry point of the `didyma` command (bin/didyma.js). */
 export async function main(argv: string[]): Promise<void> {
@@ -214,6 +216,8 @@ interface Closable {
 
 /** Starts long-running parts and stops them cleanly on SIGTERM / SIGINT. */
 async function runUntilSignal(config: Config, start: (platform: Platform) => Promise<Closable[]>): Promise<void> {
+  // The runs this process records whatever their trace's sampler decided (docs/observability.md).
+  keepUnrecordedRuns(failedOrSlowerThan(config.tracingSlowRunMs));
   const platform = createPlatform(config);
   let parts: Closable[];
   try {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { LoadResult } from './load.js';
 import { drainCpu, endToEndMet, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
 import type { TracingCostReport } from './tracing-cost.js';
+import type { TargetResult, Verdict } from './verdict.js';
 
 const segment = (rps: number, ratio: number, seconds = 6) => ({ from: '2026-11-22T00:00:00.000Z', to: new Date(Date.parse('2026-11-22T00:00:00Z') + seconds * 1000).toISOString(), completed: rps * seconds, rps, maxBefore: 0, maxAfter: 0, ratio });
 const drain = (extra: Partial<BenchReport['executor']> = {}): BenchReport['executor'] => ({
@@ -110,29 +111,38 @@ describe('bench report: an overhead in floor units', () => {
 });
 
 describe('bench report: the tracing rows', () => {
-  const saturated = (rps: number) => ({ rps, requests: rps, statuses: { '201': rps }, errors: 0, timeouts: 0, p50: 1, p99: 2 });
+  const cpu = (server: number, database: number) => ({ server, database, requests: 1000 });
+  const target = (value: number, spread: number, bound: number, verdict: Verdict): TargetResult => ({
+    id: '5',
+    what: '',
+    baselineName: 'untraced',
+    comparison: 'ratio',
+    bound,
+    better: 'lower',
+    pairs: [{ baseline: 1, didyma: value }],
+    value,
+    spread,
+    baseline: 1,
+    didyma: value,
+    verdict,
+  });
   const report: TracingCostReport = {
-    rounds: [{ untraced: saturated(500), traced: saturated(400), untracedCpu: { server: 3000, database: 1600 }, tracedCpu: { server: 4200, database: 1700 } }],
-    untracedRps: 500,
-    tracedRps: 400,
-    cost: 0.2,
-    cpuRate: 100,
-    untracedCpu: { server: 3000, database: 1600 },
-    tracedCpu: { server: 4200, database: 1700 },
-    cpuCost: 5900 / 4600 - 1,
+    rate: 100,
+    chartRatio: 0.1,
+    rounds: [{ untraced: cpu(3000, 1600), chart: cpu(3100, 1600), all: cpu(4200, 1700) }],
+    medians: { untraced: cpu(3000, 1600), chart: cpu(3100, 1600), all: cpu(4200, 1700) },
+    spansPerPost: { chart: 0.21, all: 2.05 },
+    usPerSpan: 634,
+    targets: { chart: target(1.02, 0.03, 1.05, 'met'), all: target(1.28, 0.04, 1.15, 'missed') },
   };
 
-  it('gives seven cells a row and the CPU per POST of server and PostgreSQL on each side, judged against the bound', () => {
+  it('gives seven cells a row, the CPU per POST of server and PostgreSQL on each side, and each traced side judged', () => {
     const rows = tracingRows(report);
-    expect(rows.map((cells) => cells.length)).to.deep.equal([7, 7, 7, 7]);
-    expect(rows[2]![4]).to.equal('3,000 + PostgreSQL 1,600');
-    expect(rows[3]![4]).to.equal('4,200 + PostgreSQL 1,700');
-    expect(rows[3]!.slice(5)).to.deep.equal(['CPU per POST ≤ +5%: +28% (median of the rounds)', '**missed**']);
-    expect(tracingRows({ ...report, cpuCost: -0.07 })[3]![5]).to.equal('CPU per POST ≤ +5%: -7% (median of the rounds)');
-  });
-
-  it('names what the traced server recorded', () => {
-    expect(tracingRows(report)[1]![1]).to.include('tracing every request and exporting');
-    expect(tracingRows({ ...report, sampling: 'a share (parentbased_traceidratio, 0.1)' })[1]![1]).to.include('tracing a share (parentbased_traceidratio, 0.1) and exporting');
+    expect(rows.map((cells) => cells.length)).to.deep.equal([7, 7, 7]);
+    expect(rows[0]![4]).to.equal('3,000 + PostgreSQL 1,600');
+    expect(rows[1]![1]).to.include('sampling as the chart ships (parentbased_traceidratio 0.1)').and.include('0.21 spans exported per POST');
+    expect(rows[1]!.slice(5)).to.deep.equal(['≤ +5%: +2% ± 3% (median of 1 rounds ± half their range)', 'met']);
+    expect(rows[2]![1]).to.include('2.05 spans exported per POST, 634 µs of server CPU per exported span');
+    expect(rows[2]!.slice(5)).to.deep.equal(['≤ +15%: +28% ± 4% (median of 1 rounds ± half their range)', '**missed**']);
   });
 });

@@ -7,7 +7,8 @@ import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport, type Waits } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
-import { TRACING_COST_BOUND, type PostCpu, type TracingCostReport } from './tracing-cost.js';
+import type { PostCpu, TracedSide, TracingCostReport, TracingSide } from './tracing-cost.js';
+import type { TargetResult } from './verdict.js';
 
 
 /** The CPU gauge (bench/lib/gauge.ts, ms: lower is faster) at the start, before each figure, and at the end. */
@@ -236,41 +237,16 @@ const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...ro
 /** (9)'s rows alone under the table's header (BENCH_ONLY=tracing). */
 export const tracingTable = (t: TracingCostReport) => tableLines(tracingRows(t)).join('\n');
 
-/** (9): each side's median over the rounds, and the share of throughput tracing took; rows of all seven cells. */
+/** (9): each side's medians over the rounds, the spans it exported, and target 5 at the chart's sampler and recording every request; rows of all seven cells. */
 export function tracingRows(t: TracingCostReport): string[][] {
-  const inOrder = (side: 'untraced' | 'traced') => t.rounds.map((round) => n0(round[side].rps)).join(', ');
-  const failed = failures(totals(t.rounds.flatMap((round) => [round.untraced, round.traced])));
-  return [
-    ['9', `POST …/invocation, saturation, on an untraced public server: median of ${t.rounds.length} rounds, in order ${inOrder('untraced')}`, n0(t.untracedRps) + failed, '', '', '', ''],
-    [
-      '9',
-      `… on a public server tracing ${t.sampling ?? 'every request'} and exporting to Jaeger (OTLP/HTTP), rounds alternating with the untraced ones: in order ${inOrder('traced')}`,
-      n0(t.tracedRps),
-      '',
-      '',
-      `cost ≤ ${pct(TRACING_COST_BOUND)}: ${pct(t.cost)}`,
-      verdict(t.cost <= TRACING_COST_BOUND),
-    ],
-    ...tracingCpuRows(t),
-  ];
-}
-
-/** (9)'s CPU per POST at its fixed rate, server and PostgreSQL; absent in runs from before it was measured. */
-function tracingCpuRows(t: TracingCostReport): string[][] {
-  if (!t.untracedCpu || !t.tracedCpu) return [];
-  const inOrder = (side: 'untracedCpu' | 'tracedCpu') => t.rounds.map((round) => n0(round[side].server)).join(', ');
   const both = (cpu: PostCpu) => `${n0(cpu.server)} + PostgreSQL ${n0(cpu.database)}`;
+  const inOrder = (side: TracingSide) => t.rounds.map((round) => n0(round[side].server + round[side].database)).join(', ');
+  const judgedText = (r: TargetResult) => [`≤ +${pct(r.bound - 1)}: ${r.value >= 1 ? '+' : ''}${pct(r.value - 1)} ± ${pct(r.spread)} (median of ${r.pairs.length} rounds ± half their range)`, r.verdict === 'missed' ? '**missed**' : r.verdict];
+  const spans = (side: TracedSide) => `${t.spansPerPost[side].toFixed(2)} spans exported per POST`;
   return [
-    ['9', `CPU µs per POST at ${n0(t.cpuRate)}/s, untraced: server + PostgreSQL, medians of ${t.rounds.length} rounds; server in order ${inOrder('untracedCpu')}`, '', '', both(t.untracedCpu), '', ''],
-    [
-      '9',
-      `… traced, the rounds alternating with the untraced ones; server in order ${inOrder('tracedCpu')}`,
-      '',
-      '',
-      both(t.tracedCpu),
-      `CPU per POST ≤ +${pct(TRACING_COST_BOUND)}: ${t.cpuCost >= 0 ? '+' : ''}${pct(t.cpuCost)} (median of the rounds)`,
-      verdict(t.cpuCost <= TRACING_COST_BOUND),
-    ],
+    ['9', `CPU µs per POST at ${n0(t.rate)}/s on an untraced public server: server + PostgreSQL, medians of ${t.rounds.length} rounds, each side's place rotating; totals in order ${inOrder('untraced')}`, '', '', both(t.medians.untraced), '', ''],
+    ['9', `… sampling as the chart ships (parentbased_traceidratio ${t.chartRatio}), exporting OTLP/HTTP to a counting sink; ${spans('chart')}; totals in order ${inOrder('chart')}`, '', '', both(t.medians.chart), ...judgedText(t.targets.chart)],
+    ['9', `… recording every request; ${spans('all')}, ${n0(t.usPerSpan)} µs of server CPU per exported span over untraced; totals in order ${inOrder('all')}`, '', '', both(t.medians.all), ...judgedText(t.targets.all)],
   ];
 }
 

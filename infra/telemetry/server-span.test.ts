@@ -1,19 +1,18 @@
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AlwaysOnSampler, ParentBasedSampler, type InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { listen } from '../../test/support/platform.js';
 import { Client } from '../../test/support/http.js';
+import { traceTests, untraceTests } from '../../test/support/tracing.js';
 import { createHttpApp } from '../http/app.js';
 import type { OpenApiDocument } from '../http/openapi.js';
 import { operationRoutes } from '../http/operations/routes.js';
 
 // The server span each request gets from the HTTP app, with the SDK's own
 // provider, context manager and W3C propagator registered as the Node SDK
-// registers them: child of the caller's traceparent, named by the route,
+// registers them, with its default sampler: child of the caller's traceparent, named by the route,
 // ended with the status, never holding a secret of the URL.
 
 const doc = {
@@ -35,15 +34,13 @@ const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 
 describe('server spans of the HTTP app', () => {
-  const exporter = new InMemorySpanExporter();
+  let exporter: InMemorySpanExporter;
   const lines: Array<Record<string, unknown>> = [];
   let client: Client;
   let close: () => void;
 
   before(async () => {
-    trace.setGlobalTracerProvider(new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }));
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    exporter = traceTests(new ParentBasedSampler({ root: new AlwaysOnSampler() }));
     const sink = new Writable({
       write(chunk, _encoding, callback) {
         lines.push(JSON.parse(String(chunk)));
@@ -63,9 +60,7 @@ describe('server spans of the HTTP app', () => {
 
   after(() => {
     close();
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    untraceTests();
   });
 
   beforeEach(() => {

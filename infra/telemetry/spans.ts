@@ -1,4 +1,5 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type SpanOptions } from '@opentelemetry/api';
+import { PendingRun } from './kept-runs.js';
 
 const tracer = trace.getTracer('didyma');
 
@@ -32,9 +33,10 @@ export function nameServerSpan(method: string, route: string): void {
   span.setAttribute('http.route', route);
 }
 
-/** Adds attributes to the span now active, if any (the request's server span, say). */
+/** Adds attributes to the span now active, if any (the request's server span, say), and to the unrecorded run it belongs to. */
 export function annotateSpan(attributes: Attributes): void {
   trace.getActiveSpan()?.setAttributes(attributes);
+  PendingRun.of(context.active())?.annotate(attributes);
 }
 
 /**
@@ -42,20 +44,26 @@ export function annotateSpan(attributes: Attributes): void {
  * (the request that queued the work) and which links to the span active now
  * (the delivery of the message that gave the turn), as the messaging
  * conventions have a consumer do when one message does not carry one trace.
+ * A run the sampler did not record is recorded when it ends if the process's
+ * rule asks for it (kept-runs.ts: a failed or slow run).
  */
 export async function inConsumerSpan<T>(name: string, traceparent: string | null, attributes: Attributes, work: () => Promise<T>): Promise<T> {
   const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   const delivery = trace.getActiveSpan()?.spanContext();
   const links: Link[] = delivery && trace.isSpanContextValid(delivery) ? [{ context: delivery }] : [];
-  return tracer.startActiveSpan(name, { kind: SpanKind.CONSUMER, attributes, links }, parent, async (span) => {
+  const options: SpanOptions = { kind: SpanKind.CONSUMER, attributes, links };
+  return tracer.startActiveSpan(name, options, parent, async (span) => {
+    const pending = span.isRecording() ? undefined : PendingRun.start(name, options, parent);
     try {
-      return await work();
+      return await (pending ? context.with(pending.within(context.active()), work) : work());
     } catch (error) {
       span.recordException(error as Error);
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      pending?.threw(error);
       throw error;
     } finally {
       span.end();
+      pending?.end();
     }
   });
 }

@@ -5,6 +5,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { AmqplibInstrumentation } from '@opentelemetry/instrumentation-amqplib';
 import { PinoInstrumentation } from '@opentelemetry/instrumentation-pino';
 import type { Telemetry } from './telemetry.js';
+import { KeepRequestedSampler, samplerFromEnv } from './sampler.js';
 
 /** The instrumentations by the names OTEL_NODE_ENABLED_INSTRUMENTATIONS and OTEL_NODE_DISABLED_INSTRUMENTATIONS use. */
 const INSTRUMENTATIONS: Record<string, () => Instrumentation> = {
@@ -34,11 +35,13 @@ export function instrumentationNames(env: NodeJS.ProcessEnv): string[] {
  * the request's span by its route, and a span per middleware would cost more
  * than the request's own work (bench (9)). Only traces: metrics stay with
  * Prometheus and logs with stdout, unless the variables name exporters for them.
+ * The sampler is the one the variables name, but it records the spans the
+ * executor keeps whatever the head decision (failed or slow runs, kept-runs.ts).
  */
 export function startTracing(env: NodeJS.ProcessEnv): Telemetry {
   env.OTEL_METRICS_EXPORTER ||= 'none';
   env.OTEL_LOGS_EXPORTER ||= 'none';
-  const sdk = new NodeSDK({ instrumentations: instrumentationNames(env).map((name) => INSTRUMENTATIONS[name]!()) });
+  const sdk = new NodeSDK({ sampler: new KeepRequestedSampler(samplerFromEnv(env)), instrumentations: instrumentationNames(env).map((name) => INSTRUMENTATIONS[name]!()) });
   sdk.start();
   return { shutdown: () => sdk.shutdown() };
 }

@@ -357,7 +357,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect(tracing(await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318'))).to.deep.equal({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318',
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '1',
+      OTEL_TRACES_SAMPLER_ARG: '0.1',
     });
     expect(tracing(await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318,tracing.sampleRatio=0.05')).OTEL_TRACES_SAMPLER_ARG).to.equal('0.05');
     const own = await render('--set', 'tracing.otlpEndpoint=http://jaeger:4318,config.extraEnv.OTEL_TRACES_SAMPLER=always_on');
