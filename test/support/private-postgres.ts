@@ -1,0 +1,77 @@
+import crypto from 'node:crypto';
+import { execFile } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import knexFactory from 'knex';
+
+// A PostgreSQL server of one test's own, for a test that stops or crashes the
+// database under load: every other test file shares the server of
+// scripts/services/postgres.sh, so that one must keep running. It is that
+// same script, with the same settings, run on a state folder and a port of
+// its own: installed, initialised and provisioned the same way, reused by the
+// next run (the script's start is a no-op when the cluster already runs).
+
+/** Beside the shared services' port (55432), reserved from the ephemeral range by the script like it. */
+export const PRIVATE_POSTGRES_PORT = 55433;
+const SCRIPT = path.resolve('scripts/services/postgres.sh');
+/** Generous: a loaded machine, and a first run that initialises the cluster. */
+const SCRIPT_TIMEOUT_MS = 180_000;
+
+export interface PrivatePostgres {
+  /** A fresh database of this server, for `DATABASE_URL`. */
+  url: string;
+  /** A fast shutdown (clients' sessions ended, a checkpoint), `downMs` with no server, then a start. */
+  restart(downMs: number): Promise<void>;
+  /** An immediate shutdown, as a crash leaves it (no checkpoint), `downMs` with no server, then a start that recovers. */
+  crash(downMs: number): Promise<void>;
+  /** Drops the database and stops the server. */
+  close(): Promise<void>;
+}
+
+/** The state folder of the private server, beside the shared services' (DIDYMA_SERVICES_DIR). */
+function stateDir(): string {
+  const services = process.env.DIDYMA_SERVICES_DIR ?? path.join(process.env.HOME ?? os.homedir(), '.cache/didyma/services');
+  return path.join(services, 'private');
+}
+
+/** Runs the script on the private server; fails with what it printed. */
+function script(action: 'start' | 'stop' | 'crash' | 'env'): Promise<string> {
+  const env = { ...process.env, DIDYMA_SERVICES_DIR: stateDir(), DIDYMA_PG_PORT: String(PRIVATE_POSTGRES_PORT) };
+  return new Promise((resolve, reject) => {
+    execFile('bash', [SCRIPT, action], { env, timeout: SCRIPT_TIMEOUT_MS }, (error, stdout, stderr) =>
+      error ? reject(new Error(`postgres.sh ${action} of the private server (${stateDir()}, port ${PRIVATE_POSTGRES_PORT}) failed: ${stderr || error.message}`)) : resolve(stdout),
+    );
+  });
+}
+
+/** Starts (or reuses) the private server and makes a database of its own on it. */
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  await script('start');
+  const serverUrl = /TEST_DATABASE_URL=(\S+)/.exec(await script('env'))?.[1];
+  if (!serverUrl) throw new Error('postgres.sh env printed no TEST_DATABASE_URL');
+  const name = `dy_private_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const outage = async (stop: 'stop' | 'crash', downMs: number) => {
+    await script(stop);
+    await sleep(downMs);
+    await script('start');
+  };
+  return {
+    url: url.toString(),
+    restart: (downMs) => outage('stop', downMs),
+    crash: (downMs) => outage('crash', downMs),
+    async close() {
+      try {
+        await script('start'); // a test that failed mid-outage leaves it stopped
+        await admin.raw(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin.destroy();
+        await script('stop');
+      }
+    },
+  };
+}
