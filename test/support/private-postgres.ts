@@ -11,6 +11,10 @@ import knexFactory from 'knex';
 // same script, with the same settings, run on a state folder and a port of
 // its own: installed, initialised and provisioned the same way, reused by the
 // next run (the script's start is a no-op when the cluster already runs).
+// One setting differs, as production has it: synchronous_commit on. The test
+// cluster acknowledges a commit before its WAL is written, which a crash may
+// then lose: a 201 whose row is gone would be the cluster's loss, not the
+// platform's.
 
 /** Beside the shared services' port (55432), reserved from the ephemeral range by the script like it. */
 export const PRIVATE_POSTGRES_PORT = 55433;
@@ -52,6 +56,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   if (!serverUrl) throw new Error('postgres.sh env printed no TEST_DATABASE_URL');
   const name = `dy_private_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
+  await admin.raw('alter system set synchronous_commit = on');
+  await admin.raw('select pg_reload_conf()');
   await admin.raw(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
