@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import knexFactory from 'knex';
+import knexFactory, { type Knex } from 'knex';
 
 // A PostgreSQL server of one test's own, for a test that stops or crashes the
 // database under load: every other test file shares the server of
@@ -49,16 +49,42 @@ function script(action: 'start' | 'stop' | 'crash' | 'env'): Promise<string> {
   });
 }
 
+const DATABASE_PREFIX = 'dy_private_';
+
+/** Drops the databases of test processes that are gone: an interrupted run leaves its own behind. */
+async function dropLeftovers(admin: Knex): Promise<void> {
+  const { rows } = (await admin.raw('select datname from pg_database where datname like ?', [`${DATABASE_PREFIX}%`])) as { rows: Array<{ datname: string }> };
+  for (const { datname } of rows) {
+    const pid = Number(datname.slice(DATABASE_PREFIX.length).split('_')[0]);
+    if (!processRuns(pid)) await admin.raw(`drop database if exists ${datname} with (force)`);
+  }
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Starts (or reuses) the private server and makes a database of its own on it. */
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   await script('start');
   const serverUrl = /TEST_DATABASE_URL=(\S+)/.exec(await script('env'))?.[1];
   if (!serverUrl) throw new Error('postgres.sh env printed no TEST_DATABASE_URL');
-  const name = `dy_private_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const name = `${DATABASE_PREFIX}${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
-  await admin.raw('alter system set synchronous_commit = on');
-  await admin.raw('select pg_reload_conf()');
-  await admin.raw(`create database ${name}`);
+  try {
+    await admin.raw('alter system set synchronous_commit = on');
+    await admin.raw('select pg_reload_conf()');
+    await dropLeftovers(admin);
+    await admin.raw(`create database ${name}`);
+  } catch (error) {
+    await admin.destroy();
+    throw error;
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const outage = async (stop: 'stop' | 'crash', downMs: number) => {
