@@ -120,16 +120,22 @@ export class IdempotencyService {
 
   /**
    * @internal Stores or frees a claim, then wakes this process's duplicates
-   * waiting on it. While the database is unavailable the write is tried again
-   * until `until`: a kept answer not stored would let the key lapse, and a
-   * retry whose first attempt's work was done would do it again.
+   * waiting on it. While the database is unavailable, the write of a kept
+   * answer is tried again until `until`: not stored, it would let the key
+   * lapse, and a retry whose first attempt did the work would do it again.
+   * A release is tried once (its lease frees the key anyway): every request
+   * refused during an outage has one, and they must not all poll the
+   * database meanwhile.
    */
   async settle(scope: KeyScope, holder: string, answer: StoredAnswer | undefined, until: number): Promise<void> {
     try {
+      if (!answer || !isKept(answer.status)) {
+        await this.store.release(this.db, scope, holder);
+        return;
+      }
       for (let pause = 50; ; pause = Math.min(pause * 2, 2_000)) {
         try {
-          if (answer && isKept(answer.status)) await this.store.complete(this.db, scope, holder, answer.status, answer.body);
-          else await this.store.release(this.db, scope, holder);
+          await this.store.complete(this.db, scope, holder, answer.status, answer.body);
           return;
         } catch (error) {
           if (!isDatabaseUnavailable(error) || Date.now() + pause > until) throw error;
