@@ -305,5 +305,24 @@ describe('public server: Idempotency-Key on the POSTs that create work', () => {
       await first.claim!.finish({ status: 201, body: '{"late":true}' });
       expect(await keys.begin(key, 'hash')).to.deep.equal({ replay: { status: 201, body: '{}' } });
     });
+
+    it('stores an answer once the database is back, so a retry past the lease gets it rather than running again', async () => {
+      // The database goes away after the work and before its answer is stored: the store's writes fail for a while, as they do then.
+      let downUntil = 0;
+      const unavailable = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      const down = <A extends unknown[], R>(write: (...args: A) => Promise<R>) => async (...args: A) => {
+        if (Date.now() < downUntil) throw unavailable();
+        return write(...args);
+      };
+      const store = { ...idempotencyStore, complete: down(idempotencyStore.complete), renew: down(idempotencyStore.renew), release: down(idempotencyStore.release) };
+      const keys = new IdempotencyService(t.platform.db, store, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: HOUR, leaseMs: 300 });
+      const key = scope(crypto.randomUUID());
+      const { claim } = await keys.begin(key, 'hash');
+      downUntil = Date.now() + 600; // longer than the lease
+      await claim!.finish({ status: 201, body: '{"id":"a"}' });
+      expect(Date.now(), 'stored once the database was back').to.be.at.least(downUntil);
+      await new Promise((resolve) => setTimeout(resolve, 400)); // past the lease of a claim no longer renewed
+      expect(await keys.begin(key, 'hash')).to.deep.equal({ replay: { status: 201, body: '{"id":"a"}' } });
+    });
   });
 });

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Db } from '../../infra/db/database.js';
+import { isDatabaseUnavailable, type Db } from '../../infra/db/database.js';
 import { deleteInBatches } from '../../infra/db/purge.js';
 import type { TaskDefinition } from '../../infra/process/scheduler.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../kernel/errors/errors.js';
@@ -117,11 +118,31 @@ export class IdempotencyService {
     };
   }
 
-  /** @internal Stores or frees a claim, then wakes this process's duplicates waiting on it. */
-  async settle(scope: KeyScope, holder: string, answer: StoredAnswer | undefined): Promise<void> {
+  /**
+   * @internal Stores or frees a claim, then wakes this process's duplicates
+   * waiting on it. While the database is unavailable, the write of a kept
+   * answer is tried again until `until`: not stored, it would let the key
+   * lapse, and a retry whose first attempt did the work would do it again.
+   * A release is tried once (its lease frees the key anyway): every request
+   * refused during an outage has one, and they must not all poll the
+   * database meanwhile.
+   */
+  async settle(scope: KeyScope, holder: string, answer: StoredAnswer | undefined, until: number): Promise<void> {
     try {
-      if (answer && isKept(answer.status)) await this.store.complete(this.db, scope, holder, answer.status, answer.body);
-      else await this.store.release(this.db, scope, holder);
+      if (!answer || !isKept(answer.status)) {
+        await this.store.release(this.db, scope, holder);
+        return;
+      }
+      for (let pause = 50; ; pause = Math.min(pause * 2, 2_000)) {
+        try {
+          await this.store.complete(this.db, scope, holder, answer.status, answer.body);
+          return;
+        } catch (error) {
+          if (!isDatabaseUnavailable(error) || Date.now() + pause > until) throw error;
+          // Unreferenced: a process that is shutting down does not wait for the database to come back.
+          await sleep(pause, undefined, { ref: false });
+        }
+      }
     } finally {
       if (this.held.get(nameOf(scope)) === holder) this.held.delete(nameOf(scope));
       this.wake(scope);
@@ -165,17 +186,22 @@ export class IdempotencyService {
 
 const nameOf = (s: KeyScope) => JSON.stringify([s.workspaceId, s.principal, s.operation, s.key]);
 
-/** The key held by the request that claimed it: settled once, with its answer or without. */
+/**
+ * The key held by the request that claimed it: settled once, with its answer
+ * or without. Its lease is renewed until the settlement is stored, so a
+ * database outage between the work and its answer's write does not free it.
+ */
 export class Claim {
   private done = false;
   private readonly renewal: NodeJS.Timeout;
+  private readonly started = Date.now();
 
   constructor(
     private readonly service: IdempotencyService,
     private readonly scope: KeyScope,
     private readonly holder: string,
   ) {
-    const started = Date.now();
+    const started = this.started;
     this.renewal = setInterval(() => {
       if (Date.now() - started > service.maxHoldMs) return clearInterval(this.renewal);
       service.renew(scope, holder).catch(() => undefined); // a missed renewal only shortens the lease
@@ -196,7 +222,10 @@ export class Claim {
   private async settle(answer: StoredAnswer | undefined): Promise<void> {
     if (this.done) return;
     this.done = true;
-    clearInterval(this.renewal);
-    await this.service.settle(this.scope, this.holder, answer);
+    try {
+      await this.service.settle(this.scope, this.holder, answer, this.started + this.service.maxHoldMs);
+    } finally {
+      clearInterval(this.renewal);
+    }
   }
 }

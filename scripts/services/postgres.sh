@@ -3,7 +3,9 @@
 # $STATE_DIR/postgres/data, listening on 127.0.0.1:55432.
 #   role didyma / password didyma (superuser: it is a throwaway test
 #   cluster), database didyma_test.
-# usage: postgres.sh start|stop|restart|status|env
+# usage: postgres.sh start|stop|restart|crash|status|env
+#   crash: an immediate shutdown, as a crash would leave the cluster (no
+#   checkpoint; the next start recovers from the WAL).
 set -euo pipefail
 SERVICE_NAME=postgres
 # shellcheck source=lib.sh
@@ -227,6 +229,16 @@ do_stop() {
   fi
 }
 
+do_crash() {
+  [ -f "$PG_DATA/PG_VERSION" ] || return 0
+  PG_BIN="$(find_pg_bin)" || return 0
+  if as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
+    log "stopping PostgreSQL at once (immediate: what a crash leaves)"
+    as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate -w -t 60 -s stop >&2 ||
+      die "pg_ctl stop -m immediate failed (log: $PG_LOG)"
+  fi
+}
+
 do_status() {
   if is_running; then
     echo "postgres: running on $PG_HOST:$PG_PORT (data $PG_DATA)"
@@ -244,7 +256,8 @@ case "$cmd" in
     with_lock postgres do_stop
     with_lock postgres do_start
     ;;
+  crash) with_lock postgres do_crash ;;
   status) do_status ;;
   env) env_lines ;;
-  *) usage_exit "$0" "start|stop|restart|status|env" ;;
+  *) usage_exit "$0" "start|stop|restart|crash|status|env" ;;
 esac
