@@ -1,4 +1,4 @@
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Link, type SpanOptions } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type SpanOptions } from '@opentelemetry/api';
 import { PendingRun } from './kept-runs.js';
 
 const tracer = trace.getTracer('didyma');
@@ -41,17 +41,12 @@ export function annotateSpan(attributes: Attributes): void {
 
 /**
  * Runs `work` in a new consumer span whose parent is the stored traceparent
- * (the request that queued the work) and which links to the span active now
- * (the delivery of the message that gave the turn), as the messaging
- * conventions have a consumer do when one message does not carry one trace.
- * A run the sampler did not record is recorded when it ends if the process's
+ * (the request that queued the work). A run the sampler did not record is recorded when it ends if the process's
  * rule asks for it (kept-runs.ts: a failed or slow run).
  */
 export async function inConsumerSpan<T>(name: string, traceparent: string | null, attributes: Attributes, work: () => Promise<T>): Promise<T> {
   const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
-  const delivery = trace.getActiveSpan()?.spanContext();
-  const links: Link[] = delivery && trace.isSpanContextValid(delivery) ? [{ context: delivery }] : [];
-  const options: SpanOptions = { kind: SpanKind.CONSUMER, attributes, links };
+  const options: SpanOptions = { kind: SpanKind.CONSUMER, attributes };
   return tracer.startActiveSpan(name, options, parent, async (span) => {
     const pending = span.isRecording() ? undefined : PendingRun.start(name, options, parent);
     try {
