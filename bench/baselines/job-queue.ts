@@ -6,8 +6,8 @@
 // (pg-boss fetches again at once while batches come back full, and polls
 // otherwise), the batch's calls made at once, each job's result stored by
 // pg-boss on its completion (its result write).
-// usage: node --import tsx bench/baselines/job-queue.ts api PORT QUEUE
-//        node --import tsx bench/baselines/job-queue.ts worker PORT QUEUE INFER_URL
+// usage: node --import tsx bench/baselines/job-queue.ts PORT api QUEUE
+//        node --import tsx bench/baselines/job-queue.ts PORT worker QUEUE INFER_URL
 import express from 'express';
 import { PgBoss, type JobResult } from 'pg-boss';
 import { argument, callModel, databaseUrl, POOL_MAX, stopOnSigterm } from './common.js';
@@ -21,8 +21,8 @@ interface JobData {
   session_id: string;
 }
 
-const mode = argument(0, 'api or worker');
-const port = Number(argument(1, 'PORT'));
+const port = Number(argument(0, 'PORT'));
+const mode = argument(1, 'api or worker');
 const queue = argument(2, 'QUEUE');
 
 const boss = new PgBoss({ connectionString: databaseUrl(), max: POOL_MAX });
