@@ -5,11 +5,12 @@
 // claimed row's model call, then its completion written by one UPDATE.
 //
 // `baseline` claims from the baselines' own table. `platform WORKSPACE_ID`
-// claims, in the same FIFO order, the queued rows of one workspace from the
-// platform's own `invocations` table, writing what the platform's fair claim
-// and completion write (status, lease, attempt record) but nothing of the
-// fair order: the bench sets the platform's executor against it on the same
-// rows, so the difference is an upper bound of what fairness costs.
+// claims, in FIFO order, the queued rows of one workspace from the platform's
+// own `invocations` table, writing what the platform's fair claim and
+// completion write (status, lease, attempt record; completions gathered into
+// one statement while the last is in flight, as the platform's executor
+// does) but nothing of the fair order: the bench sets the platform's
+// executor against it on the same rows, for what fairness itself costs.
 // usage: node --import tsx bench/baselines/naive-executor.ts PORT INFER_URL baseline
 //        node --import tsx bench/baselines/naive-executor.ts PORT INFER_URL platform WORKSPACE_ID
 import express from 'express';
@@ -22,7 +23,9 @@ const LEASE_MS = 60_000;
 interface Statements {
   claim: string;
   claimBindings: (limit: number) => unknown[];
+  /** One completion ($1 id, $2 attempts, $3 response); or, with `gathered`, many ($1 a JSON list of {id, attempts, response}). */
   complete: string;
+  gathered?: boolean;
   fail: string;
 }
 
@@ -51,12 +54,15 @@ const platform = (workspaceId: number): Statements => ({
           )
           select id, body, attempts from claimed`,
   claimBindings: (limit) => [workspaceId, limit, LEASE_MS],
-  complete: `with done as (
-               update invocations set status = 'COMPLETED', response = $3, error = null, lease_expires_at = null, completed_at = now()
-                where id = $1 and attempts = $2 and status = 'IN_PROGRESS' returning id, attempts
+  complete: `with completions as (select * from jsonb_to_recordset($1::jsonb) as v(id uuid, attempts integer, response text)),
+             done as (
+               update invocations as i set status = 'COMPLETED', response = v.response, error = null, lease_expires_at = null, completed_at = now()
+                 from completions as v
+                where i.id = v.id and i.attempts = v.attempts and i.status = 'IN_PROGRESS' returning i.id, i.attempts
              )
              update invocation_attempts as a set ended_at = now(), outcome = 'COMPLETED' from done
               where a.invocation_id = done.id and a.attempt = done.attempts and a.ended_at is null`,
+  gathered: true,
   fail: `with done as (
            update invocations set status = 'ERROR', error = $3, response = '', lease_expires_at = null, completed_at = now()
             where id = $1 and attempts = $2 and status = 'IN_PROGRESS' returning id, attempts
@@ -76,10 +82,39 @@ let inFlight = 0;
 let stopping = false;
 let wake: () => void = () => undefined;
 
+interface Completion {
+  id: string;
+  attempts: number;
+  response: string;
+}
+
+const waiting: Array<Completion & { written: () => void }> = [];
+let writing = false;
+
+/** Writes the completions waiting, in one statement, again and again while more arrive during a write. */
+async function writeGathered(): Promise<void> {
+  if (writing) return;
+  writing = true;
+  while (waiting.length) {
+    const batch = waiting.splice(0);
+    await pool.query(statements!.complete, [JSON.stringify(batch.map(({ id, attempts, response }) => ({ id, attempts, response })))]).catch(() => undefined);
+    for (const each of batch) each.written();
+  }
+  writing = false;
+}
+
+const complete = (completion: Completion): Promise<unknown> =>
+  statements!.gathered
+    ? new Promise<void>((written) => {
+        waiting.push({ ...completion, written });
+        void writeGathered();
+      })
+    : pool.query(statements!.complete, [completion.id, completion.attempts, completion.response]);
+
 async function run(row: { id: string; body: string; attempts: number }): Promise<void> {
   try {
     const response = await callModel(inferUrl, row.body);
-    await pool.query(statements!.complete, [row.id, row.attempts, response]);
+    await complete({ id: row.id, attempts: row.attempts, response });
   } catch (error) {
     await pool.query(statements!.fail, [row.id, row.attempts, String(error).slice(0, 1000)]).catch(() => undefined);
   } finally {

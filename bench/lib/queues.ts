@@ -140,13 +140,26 @@ export function nextBacklog(last: DrainRun | undefined, options: Pick<DrainOptio
   return Math.ceil(last.rps * (options.warmUpSec + options.windowSec) * (4 / 3)) + options.slack;
 }
 
-/** Drain rounds of every contender in turn, each contender's backlog sized from its own last round. */
+/** How often a round whose backlog ran out in the first half of its window is taken again, with twice the backlog. */
+const REFILLS = 3;
+
+/**
+ * Drain rounds of every contender in turn, each contender's backlog sized
+ * from its own last round. A round whose backlog ran out before half its
+ * window measured the warm-up's tail, not a drain: it is taken again with a
+ * backlog twice as large (up to REFILLS times).
+ */
 export async function interleavedDrains<K extends string>(contenders: Record<K, DrainContender>, order: K[], rounds: number, options: DrainOptions, log: (message: string) => void): Promise<Record<K, DrainRun[]>> {
-  const done = new Map<K, DrainRun[]>();
+  const last = new Map<K, DrainRun>();
   return interleaved(order, rounds, async (name, round) => {
-    const runs = done.get(name) ?? [];
-    const run = await drainRound(contenders[name], nextBacklog(runs.at(-1), options), options);
-    done.set(name, [...runs, run]);
+    let backlog = nextBacklog(last.get(name), options);
+    let run = await drainRound(contenders[name], backlog, options);
+    for (let refill = 0; refill < REFILLS && run.ranDry && run.seconds < options.windowSec / 2; refill++) {
+      backlog = Math.max(2 * backlog, nextBacklog(run, options));
+      log(`round ${round + 1}, ${name}: the backlog ran out ${run.seconds.toFixed(1)} s into the window, again with ${backlog}`);
+      run = await drainRound(contenders[name], backlog, options);
+    }
+    last.set(name, run);
     log(`round ${round + 1}, ${name}: ${Math.round(run.rps)}/s over ${run.seconds.toFixed(1)} s${run.ranDry ? ' (ran dry)' : ''}, PostgreSQL ${Math.round(run.cpuUsPerInvocation.postgres)} µs per invocation`);
     return run;
   });
