@@ -31,7 +31,7 @@ import knexFactory from 'knex';
 import YAML from 'yaml';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, type Brief } from './lib/load.js';
-import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
+import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -152,6 +152,7 @@ async function main() {
   const db = knexFactory({ client: 'pg', connection: dbUrl.toString(), pool: { min: 0, max: 2 } });
   // The PostgreSQL server of the run, on this host: a drain's CPU is all of its processes', another server's is not.
   const postmasterPid = parentPid(((await db.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid);
+  const dataDirectory = ((await db.raw('show data_directory')) as { rows: Array<{ data_directory: string }> }).rows[0]!.data_directory;
 
   const ports = { auth: await freePort(), private: await freePort(), public: await freePort(), executor: await freePort(), model: await freePort(), hello: await freePort() };
   const common: Record<string, string> = {
@@ -369,7 +370,10 @@ async function main() {
       queueComparison(
         {
           db,
-          postmasterPid,
+          postmaster: () => {
+            const now = postmasterOf(dataDirectory);
+            return Number.isFinite(now) ? now : postmasterPid;
+          },
           start,
           startExecutor: async () => {
             const executor = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);

@@ -115,3 +115,16 @@ export function cpuOfGroupsSince(serverPids: Array<number | undefined>, postmast
   const load = cpuOfSelfSince();
   return () => ({ server: server().reduce((sum, seconds) => sum + seconds, 0), postgres: postgres(), rabbitmq: rabbitmq(), load: load() });
 }
+
+/**
+ * The postmaster serving `dataDirectory` now (NaN when none is found): found
+ * again whenever a measurement starts, since a PostgreSQL restarted meanwhile
+ * has a new one, whose processes the old pid would not find.
+ */
+export function postmasterOf(dataDirectory: string): number {
+  const found = pidsWhere('cmdline', (args) => {
+    const words = args.split('\0');
+    return /(^|\/)postgres$/.test(words[0] ?? '') && words.some((word, index) => word === dataDirectory && words[index - 1] === '-D');
+  });
+  return found[0] ?? NaN;
+}

@@ -16,8 +16,8 @@ import type { Tenant } from './tenant.js';
 
 export interface QueueSectionDeps {
   db: Knex;
-  /** The run's PostgreSQL server, for the CPU of all its processes. */
-  postmasterPid: number;
+  /** The run's PostgreSQL server now, for the CPU of all its processes. */
+  postmaster(): number;
   /** Starts a child process and waits for it to answer `readyUrl`. */
   start(name: string, nodeArgs: string[], readyUrl: string): Promise<Child>;
   /** The platform's executor, started as the main run starts it. */
@@ -76,7 +76,7 @@ export async function queueComparison(deps: QueueSectionDeps, settings: QueueSec
     const post = (at: string, paths: string[], headers: Record<string, string>) => (durationSec: number) =>
       load({ url: at, method: 'POST', headers, body: deps.invokeBody, paths, connections: settings.connections, durationSec });
     const json = { 'content-type': 'application/json' };
-    const served = (pid: number | undefined, run: (durationSec: number) => ReturnType<typeof load>): Served => ({ load: run, meter: () => cpuOfGroupsSince([pid], deps.postmasterPid) });
+    const served = (pid: number | undefined, run: (durationSec: number) => ReturnType<typeof load>): Served => ({ load: run, meter: () => cpuOfGroupsSince([pid], deps.postmaster()) });
     const posts = {
       naive: served(naiveEnqueue.child.process.pid, post(naiveEnqueue.url, naivePaths, json)),
       didyma: served(deps.publicPid, post(deps.publicUrl, didymaPaths, deps.tenant.headers)),
@@ -132,8 +132,8 @@ async function drainAt(
   const consumers: Child[] = [];
   try {
     const direct = await load({ url: model.inferUrl, method: 'POST', headers: { 'content-type': 'application/json' }, body: model.inferBody, connections: 1, durationSec: 2 });
-    const label = `${delayMs} ms model`;
-    deps.log(`(Q) drain, ${label}: direct call p50 ${direct.p50.toFixed(2)} ms`);
+    const label = delayMs ? `${delayMs} ms model` : 'model with no added delay';
+    deps.log(`(Q) drain, ${label}: direct call p50 ${direct.p50} ms`);
     const tenant = await deps.drainTenant(model, name);
     const didymaSessions = await tenant.sessions(settings.sessions);
     const fifoSessions = await tenant.sessions(settings.sessions);
@@ -155,7 +155,7 @@ async function drainAt(
     };
     const meterOf = (child: Child) => () => {
       const consumerCpu = cpuSince([child.process.pid, model.pid]);
-      const postgres = cpuOfServerSince(deps.postmasterPid);
+      const postgres = cpuOfServerSince(deps.postmaster());
       return () => {
         const [consumerSeconds, modelSeconds] = consumerCpu() as [number, number];
         return { consumer: consumerSeconds, postgres: postgres(), model: modelSeconds };

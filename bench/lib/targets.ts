@@ -110,7 +110,7 @@ export function queuesTable(q: QueuesReport): string {
     ...(Object.keys(LABELS.read) as ReadName[]).map((name) => served(LABELS.read[name], q.read[name])),
     '',
     ...q.drains.flatMap((drain) => [
-      `| drain, ${drain.model} (direct call p50 ${drain.directP50.toFixed(2)} ms) | invocations/s | consumer | PostgreSQL | model server | |`,
+      `| drain, ${drain.model} (direct call p50 ${drain.directP50 < 1 ? '< 1' : n0(drain.directP50)} ms) | invocations/s | consumer | PostgreSQL | model server | |`,
       '|---|---|---|---|---|---|',
       ...(Object.keys(LABELS.drain) as DrainName[]).map((name) => drained(LABELS.drain[name], drain.runs[name])),
       '',
