@@ -25,7 +25,8 @@ const port = Number(argument(0, 'PORT'));
 const mode = argument(1, 'api or worker');
 const queue = argument(2, 'QUEUE');
 
-const boss = new PgBoss({ connectionString: databaseUrl(), max: POOL_MAX });
+// Maintenance and schedules are the worker's: the API process only sends.
+const boss = new PgBoss({ connectionString: databaseUrl(), max: POOL_MAX, ...(mode === 'api' ? { supervise: false, schedule: false } : {}) });
 boss.on('error', (error) => console.error(error));
 await boss.start();
 await boss.createQueue(queue);

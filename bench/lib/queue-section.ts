@@ -85,6 +85,7 @@ export async function queueComparison(deps: QueueSectionDeps, settings: QueueSec
     deps.log('(Q) POST: warm-up, then rounds of naive enqueue, didyma, pg-boss send');
     for (const each of Object.values(posts)) await each.load(settings.warmUpSec);
     const enqueue = await interleaved(['naive', 'didyma', 'jobQueue'] as const, settings.rounds, (name) => measuredRun(posts[name], settings.durationSec));
+    await jobApi.child.stop();
 
     deps.log('(Q) GET by id: rounds of naive read, didyma');
     const didymaRows = (await db('invocations').whereIn('session_id', didymaSessions).select('id', 'session_id').limit(2000)) as Array<{ id: string; session_id: string }>;
