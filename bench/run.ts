@@ -29,7 +29,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
-import { load, type Brief } from './lib/load.js';
+import { load, median, type Brief } from './lib/load.js';
 import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
@@ -75,11 +75,14 @@ const MAX_RUN_SEC = 4;
 const LATENCY_ROUNDS = 3;
 // Rounds of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
-// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
+// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own:
+// half the naive enqueue's saturation when the run measured it, else this.
 const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
+const tracingRateOf = (queues?: { enqueue: { naive: Array<{ rps: number }> } }) =>
+  process.env.BENCH_TRACING_RATE || !queues ? TRACING_CPU_RATE : Math.max(1, Math.round(median(queues.enqueue.naive.map((run) => run.rps)) / 2));
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
-const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
+const FAIR_SIZES = (process.env.BENCH_FAIR_SIZES ?? '1,10,100').split(',').filter(Boolean).map(Number);
 const FAIR_INVOCATIONS = Number(env('BENCH_FAIR_INVOCATIONS', '10000'));
 const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
 const FAIR_QUIET_SESSIONS = 4;
@@ -235,7 +238,7 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
-    const tracingCostOfPost = async (): Promise<TracingCostReport> => {
+    const tracingCostOfPost = async (rate: number): Promise<TracingCostReport> => {
       const sessions = await tenant.sessions(SESSIONS);
       const report = await tracingSection(
         {
@@ -250,7 +253,7 @@ async function main() {
           cpuSince,
           databaseCpuSince: () => cpuOfDatabaseSince(dbName),
         },
-        { rounds: TRACING_ROUNDS, rate: TRACING_CPU_RATE, durationSec: DURATION, warmupSec: WARMUP_SEC },
+        { rounds: TRACING_ROUNDS, rate, durationSec: DURATION, warmupSec: WARMUP_SEC },
       );
       // Out of (5)'s way: the executor drains (2)'s backlog alone.
       await db('invocations').whereIn('session_id', sessions).delete();
@@ -402,7 +405,7 @@ async function main() {
     }
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
-      console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
+      console.log(`\n${tracingTable(await tracingCostOfPost(tracingRateOf()))}\n`);
       return;
     }
     if (ONLY === 'fairness') {
@@ -441,7 +444,7 @@ async function main() {
 
     // (9) what tracing costs, before the executor runs: two more public servers, one sampling as the chart ships, one recording everything.
     console.log('bench: (9) POST invocation, traced against untraced');
-    const tracing = await tracingCostOfPost();
+    const tracing = await tracingCostOfPost(tracingRateOf(queues));
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
@@ -550,7 +553,7 @@ async function main() {
       tracing,
       ...(fairness ? { fairness } : {}),
     };
-    const targets = [...queueTargets(queues), ...latencyTargets(pairedE2e.pairs, report.floors), ...rssTargets(rss, PLATFORM_PROCESSES)];
+    const targets = [...queueTargets(queues), ...latencyTargets(pairedE2e.pairs, report.floors), ...Object.values(tracing.targets), ...rssTargets(rss, PLATFORM_PROCESSES)];
     const table = `${renderTable(report)}\n\n${queuesTable(queues)}\n\n${targetsTable(targets)}`;
     console.log(`\n${table}\n`);
     writeResults(resultsStamp(started), { ...report, queues, targets, table });
