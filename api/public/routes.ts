@@ -8,6 +8,7 @@ import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
 import { sendEventStream } from '../../infra/http/event-stream.js';
 import { releaseInFlightSlot } from '../../infra/http/limits.js';
 import { idempotencyKeys } from '../shared/idempotency.js';
+import { createInvocation } from './prefer-wait.js';
 
 /** A comment line this often keeps proxies from closing a quiet event stream. */
 const EVENT_HEARTBEAT_MS = 15_000;
@@ -26,9 +27,7 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   const invocationsPath = `${base}/session/:sessionId/invocation`;
 
   // The hot paths first: express tries the routes in order.
-  router.post(invocationsPath, member, idempotent('createInvocation'), async (req, res) => {
-    res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
-  });
+  router.post(invocationsPath, member, idempotent('createInvocation'), (req, res) => createInvocation(platform, req, res, session(req)));
   router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
     res.json(await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId)));
   });
