@@ -18,6 +18,8 @@ export interface SessionPage {
   paged: boolean;
   /** False when some explanations or feedback did not fit in what one page reads. */
   complete: boolean;
+  /** The form that queues a new prediction (a model's sessions only). */
+  form?: Html;
 }
 
 export function sessionBody(page: SessionPage): Html {
@@ -28,6 +30,7 @@ export function sessionBody(page: SessionPage): Html {
   <a class="button secondary" href="${sessionsLink({ model: modelKey(model) })}">All your sessions of this model</a>
   <a class="button secondary" href="${datasetsLink({ model: modelKey(model), session: page.sessionId })}#export">Export as a dataset</a>
 </p>
+${page.form ?? ''}
 <p class="muted">${String(page.total)} ${page.total === 1 ? noun : `${noun}s`}, newest first, each with its explanations and feedback.</p>
 ${page.complete ? '' : alertBox('warning', 'Some explanations or feedback of this page are too many to show here; the API lists them all (related_to).')}
 ${page.threads.length ? page.threads.map(threadView) : html`<p class="empty">No ${noun}s in this session yet.</p>`}
