@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { bodyFromForm, inputFields, MAX_FORM_PROPERTIES } from './input-form.js';
+import { bodyFromForm, inputFields, MAX_FORM_PROPERTIES, valuesFromBody } from './input-form.js';
 
 describe('dashboard prediction form: fields from the input schema', () => {
   const schema = {
@@ -56,6 +56,15 @@ describe('dashboard prediction form: fields from the input schema', () => {
       extra: 'This is not valid JSON.',
       wild: 'Choose true or false.',
     });
+  });
+
+  it('fills the form in again from an earlier body', () => {
+    const fields = inputFields(schema);
+    const body = JSON.stringify({ width: 2.5, count: 3, name: 'iris', wild: false, species: 'setosa', readings: [1, 2], extra: { a: 1 } });
+    const values = valuesFromBody(fields, body)!;
+    expect(values).to.deep.include({ width: '2.5', count: '3', name: 'iris', wild: 'false', species: '"setosa"', readings: '1, 2', extra: '{"a":1}', tags: '' });
+    expect(JSON.parse(bodyFromForm(fields, values).body!)).to.deep.equal(JSON.parse(body));
+    expect(valuesFromBody(fields, 'not json')).to.equal(undefined);
   });
 
   it('asks for the whole input as JSON when the schema has no top-level object to split', () => {

@@ -32,7 +32,7 @@ export function inputFields(input: IoSchema): InputField[] {
   const properties = schema && isObject(schema.properties) ? Object.entries(schema.properties) : [];
   const topIsObject = schema !== undefined && (schema.type === 'object' || schema.type === undefined);
   if (!topIsObject || properties.length === 0 || properties.length > MAX_FORM_PROPERTIES) {
-    return [{ name: '', kind: 'json', required: true, description: input.description, initial: wholeBodyExample(input) }];
+    return [{ name: '', kind: 'json', required: true, initial: wholeBodyExample(input) }];
   }
   const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
   // A jsonb column keeps no key order, but arrays keep theirs: the required properties come in the order the schema lists them.
@@ -78,6 +78,19 @@ function wholeBodyExample(input: IoSchema): string {
   if (input.type === 'file') return JSON.stringify({ fileId: '' });
   const examples = input.schema?.examples;
   return Array.isArray(examples) && examples.length ? JSON.stringify(examples[0], null, 2) : '';
+}
+
+/** The form's values for an earlier body (the session's last prediction), so the next one changes only what differs. */
+export function valuesFromBody(fields: InputField[], body: string): Record<string, string> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (fields.length === 1 && fields[0]!.name === '') return { '': JSON.stringify(value, null, 2) };
+  if (!isObject(value)) return undefined;
+  return Object.fromEntries(fields.map((field) => [field.name, field.name in value ? initialText(field.kind, value[field.name]) : '']));
 }
 
 /** The form's field names: prefixed, so that no property can take the place of `_csrf` or another control. */

@@ -9,6 +9,8 @@ export interface PredictionForm {
   action: string;
   csrfToken: string;
   fields: InputField[];
+  /** What the model's input schema says of its input. */
+  description?: string;
   /** What was submitted, by property name: shown again when it was refused. */
   values?: Record<string, string>;
   problems?: Record<string, string>;
@@ -24,7 +26,8 @@ export function predictionForm(form: PredictionForm): Html {
   <h2 id="new-prediction">New prediction</h2>
   ${form.error ? alertBox('error', form.error) : ''}
   ${csrfField(form.csrfToken)}
-  ${form.fields.map((field, index) => inputView(form, field, index))}
+  ${form.description ? html`<p class="muted">${form.description}</p>` : ''}
+  <div class="inputs">${form.fields.map((field, index) => inputView(form, field, index))}</div>
   ${form.explainable ? checkbox({ name: 'with_explanation', label: 'Explain the prediction too', checked: form.withExplanation }) : ''}
   <p class="actions"><button type="submit" class="button primary">Queue the prediction</button></p>
 </form>`;
@@ -38,7 +41,8 @@ function inputView(form: PredictionForm, field: InputField, index: number): Html
   const described = [hint ? `${id}-hint` : '', problem ? `${id}-problem` : ''].filter(Boolean).join(' ');
   const label = field.name === '' ? 'Input (JSON)' : field.name;
   const common = html` id="${id}" name="${formName(field)}"${described ? html` aria-describedby="${described}"` : ''}${problem ? html` aria-invalid="true"` : ''}`;
-  return html`<div class="field${problem ? ' field-invalid' : ''}">
+  const classes = ['field', field.kind === 'json' ? 'field-wide' : '', problem ? 'field-invalid' : ''].filter(Boolean).join(' ');
+  return html`<div class="${classes}">
   <label for="${id}">${label}${field.required ? '' : html` <span class="optional">(optional)</span>`}</label>
   ${control(field, value, common)}
   ${hint ? html`<p class="hint" id="${id}-hint">${hint}</p>` : ''}

@@ -8,7 +8,7 @@ import { modelKey, parseModelKey, sessionLink, sessionsLink, type ModelRef } fro
 import { sessionsBody, type SessionState } from '../pages/model-sessions.js';
 import { sessionBody } from '../pages/session-invocations.js';
 import { predictionForm } from '../pages/prediction-form.js';
-import { bodyFromForm, formName, inputFields, type InputField } from '../invocations/input-form.js';
+import { bodyFromForm, formName, inputFields, valuesFromBody, type InputField } from '../invocations/input-form.js';
 import { checked, field, uuidParam } from '../web/forms.js';
 import { modelChoices, olderOf, pageAt } from './listing.js';
 
@@ -88,10 +88,15 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
     );
     const model = { code, version, name: row.name };
     // Predictions are sent to the model's own sessions; an explainer's are fed by them.
-    const form =
-      kind === 'PREDICT'
-        ? predictionForm({ action: `${sessionLink(model, sessionId)}/predictions`, csrfToken: visitOf(res).csrfToken, fields: inputFields(row.input_schema), explainable: Boolean(await catalog.explainerOf(row)), ...retry })
-        : undefined;
+    let form;
+    if (kind === 'PREDICT') {
+      const fields = inputFields(row.input_schema);
+      // Filled in with the newest prediction's input, so that the next one changes only what differs.
+      const last = page.after ? undefined : found.items[0];
+      const values = last ? valuesFromBody(fields, last.request.body) : undefined;
+      const explainable = Boolean(await catalog.explainerOf(row));
+      form = predictionForm({ action: `${sessionLink(model, sessionId)}/predictions`, csrfToken: visitOf(res).csrfToken, fields, description: row.input_schema.description, explainable, values, ...retry });
+    }
     const body = sessionBody({
       model,
       sessionId,
