@@ -1,9 +1,23 @@
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { login, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 
 /** The `src`/`href` of the page's scripts and stylesheets, as the browser will ask for them. */
 function assetsOf(page: string): string[] {
   return [...page.matchAll(/<(?:script src|link rel="(?:stylesheet|icon)"(?: type="[^"]+")? href)="([^"]+)"/g)].map((match) => match[1]!);
+}
+
+/** A GET whose body is left as sent (fetch would decompress it). */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    }).on('error', reject);
+  });
 }
 
 describe('API pages: /docs on every server', () => {
@@ -43,6 +57,18 @@ describe('API pages: /docs on every server', () => {
       expect(doc.body.paths, '/docs is not an operation of the document').not.to.have.property('/docs');
     });
   }
+
+  it('sends its files compressed to a browser that takes gzip, as they are to one that does not', async () => {
+    const plain = await rawGet(`${t.public.baseUrl}/docs/swagger-ui-bundle.js`, {});
+    const zipped = await rawGet(`${t.public.baseUrl}/docs/swagger-ui-bundle.js`, { 'accept-encoding': 'br, gzip' });
+    const refused = await rawGet(`${t.public.baseUrl}/docs/swagger-ui-bundle.js`, { 'accept-encoding': 'gzip;q=0' });
+    expect(plain.headers['content-encoding']).to.equal(undefined);
+    expect(refused.headers['content-encoding']).to.equal(undefined);
+    expect(zipped.headers['content-encoding']).to.equal('gzip');
+    expect(zipped.headers.vary).to.equal('Accept-Encoding');
+    expect(zipped.body.length).to.be.lessThan(plain.body.length / 2);
+    expect(zlib.gunzipSync(zipped.body).equals(plain.body)).to.equal(true);
+  });
 
   it('answers /docs/ as /docs, and unknown files under /docs with 404', async () => {
     expect((await t.public.get('/docs/')).status).to.equal(200);

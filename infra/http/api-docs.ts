@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import type { RequestHandler } from 'express';
 
 /**
@@ -19,6 +21,7 @@ export const API_DOCS_CSP = [
 ].join('; ');
 
 const require = createRequire(import.meta.url);
+const gzip = promisify(zlib.gzip);
 
 interface Asset {
   type: string;
@@ -75,14 +78,38 @@ export function apiDocsEndpoints(title: string): Record<string, RequestHandler> 
 }
 
 function serve(asset: Asset, isPage: boolean): RequestHandler {
-  return (_req, res) => {
+  return async (req, res) => {
+    // The bundle is 1.7 MB, a quarter of that compressed: compressed once per process, off the event loop.
+    const body = !isPage && acceptsGzip(req.headers['accept-encoding']) ? await gzipped(asset.body) : undefined;
     res.setHeader('Content-Type', asset.type);
-    res.setHeader('Content-Length', asset.body.length);
     res.setHeader('Content-Security-Policy', API_DOCS_CSP);
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Referrer-Policy', 'no-referrer');
-    // The package's files change only with a new release of the server: a browser may keep them a while.
-    if (!isPage) res.setHeader('Cache-Control', 'public, max-age=3600');
-    res.end(asset.body);
+    if (!isPage) {
+      // The package's files change only with a new release of the server: a browser may keep them a while.
+      res.setHeader('Cache-Control', 'public, max-age=3600');
+      res.setHeader('Vary', 'Accept-Encoding');
+    }
+    if (body) res.setHeader('Content-Encoding', 'gzip');
+    res.setHeader('Content-Length', (body ?? asset.body).length);
+    res.end(body ?? asset.body);
   };
+}
+
+const compressed = new Map<Buffer, Promise<Buffer>>();
+function gzipped(body: Buffer): Promise<Buffer> {
+  let zipped = compressed.get(body);
+  if (!zipped) {
+    zipped = gzip(body);
+    compressed.set(body, zipped);
+  }
+  return zipped;
+}
+
+/** `gzip` listed, and not refused with `q=0`. */
+export function acceptsGzip(header: string | undefined): boolean {
+  const entry = (header ?? '').split(',').map((part) => part.trim().toLowerCase()).find((part) => part === 'gzip' || part.startsWith('gzip;'));
+  if (!entry) return false;
+  const quality = /;\s*q=([0-9.]+)/.exec(entry)?.[1];
+  return quality === undefined || Number(quality) > 0;
 }
