@@ -61,6 +61,10 @@ describe('dashboard: a session and a prediction from the input schema', () => {
     expect(JSON.parse(invocation.request.body)).to.deep.equal({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
     const shown = await client.get(sent.location!);
     expect(shown.text).to.contain('The prediction was queued').and.contain('#0 Prediction').and.contain(invocation.id);
+    expect(shown.text, 'reloads itself while the prediction is queued').to.contain('data-reload-while-running');
+    const refused = await client.post(`${session.path}/predictions`, inputs({ ...iris, sepal_length: 'x' }), shown);
+    expect(refused.status).to.equal(400);
+    expect(refused.text, 'an answer to a POST never reloads itself').to.contain('#0 Prediction').and.not.contain('data-reload-while-running');
     // The form starts from that input, so that the next prediction changes only what differs.
     expect([0, 1, 2, 3].map((i) => valueOf(shown, i))).to.deep.equal(['5.1', '3.5', '1.4', '0.2']);
     // The session is the member's own, as if opened through the API.

@@ -107,6 +107,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       paged: Boolean(page.after),
       complete: related.complete,
       form,
+      watch: retry === undefined,
     });
     await sendPage(dash, req, res, { title: 'Session', body, current: '/sessions', status: retry?.status });
   }
