@@ -114,13 +114,15 @@ export function apiReference(root = new URL('../', import.meta.url)): string {
     '',
     'Each server also serves its document as a page at `/docs` (Swagger UI, served',
     'from the server itself: the page loads nothing from elsewhere). "Authorize"',
-    'takes a bearer token (an access token from `POST /api/auth/token/obtain` or an',
-    'API token `dy_…`); it is kept in that browser tab only, never stored. "Try it',
-    'out" then sends the request to the same server with that token and shows the',
-    'answer, as curl would. Requests made there are real: they create, change and',
-    'delete what the token may. The dashboard links to the three pages from its',
-    'sidebar ("API" section). The page and its files answer outside the documents,',
-    'like `/healthz`; `/docs` is not an operation of any of them.',
+    'takes a bearer token (an access token from `POST /api/auth/token/obtain` or',
+    'an API token `dy_…`) for each scheme the document names: give the same token',
+    'to `bearerAuth` and, for a supervisor\'s operations, to `maintainerAuth`. It',
+    'is kept in that browser tab only, never stored. "Try it out" then sends the',
+    'request to the same server with that token and shows the answer, as curl',
+    'would. Requests made there are real: they create, change and delete what the',
+    'token may. The dashboard links to the pages under "Try the API" in its',
+    'sidebar ([dashboard.md](dashboard.md)). The page and its files answer outside',
+    'the documents, like `/healthz`; `/docs` is not an operation of any of them.',
   ].join('\n');
   return `${[head, ...sections].join('\n\n')}\n`;
 }
