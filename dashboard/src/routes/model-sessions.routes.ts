@@ -74,7 +74,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
   });
 
   /** A session's page: a page of its predictions, and the form for a new one (with what was refused, if anything). */
-  async function showSession(req: Request, res: Response, retry?: Submitted & { problems?: Record<string, string>; error?: string; status: number }): Promise<void> {
+  async function showSession(req: Request, res: Response, refused?: Submitted & { problems?: Record<string, string>; error?: string; status: number }): Promise<void> {
     const principal = principalOf(res);
     const { code, version } = modelOfPath(req);
     const sessionId = uuidParam(req);
@@ -95,7 +95,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       const last = page.after ? undefined : found.items[0];
       const values = last ? valuesFromBody(fields, last.request.body) : undefined;
       const explainable = Boolean(await catalog.explainerOf(row));
-      form = predictionForm({ action: `${sessionLink(model, sessionId)}/predictions`, csrfToken: visitOf(res).csrfToken, fields, description: row.input_schema.description, explainable, values, ...retry });
+      form = predictionForm({ action: `${sessionLink(model, sessionId)}/predictions`, csrfToken: visitOf(res).csrfToken, fields, description: row.input_schema.description, explainable, values, ...refused });
     }
     const body = sessionBody({
       model,
@@ -107,9 +107,9 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       paged: Boolean(page.after),
       complete: related.complete,
       form,
-      watch: retry === undefined,
+      watch: refused === undefined,
     });
-    await sendPage(dash, req, res, { title: 'Session', body, current: '/sessions', status: retry?.status });
+    await sendPage(dash, req, res, { title: 'Session', body, current: '/sessions', status: refused?.status });
   }
 }
 
