@@ -231,6 +231,8 @@ export const variables = {
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),
   adminPassword: variable('DIDYMA_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),
   dashboardUrl: variable('DIDYMA_DASHBOARD_URL', 'http://localhost:8080/dashboard', 'Public URL of the dashboard, used in invitation links. An https URL also makes its cookies `Secure` (and `__Host-`) whatever the request looks like behind a proxy.', parsers.url(['http:', 'https:'])),
+  privateUrl: variable('DIDYMA_PRIVATE_URL', '', 'Public URL of the private server, for the dashboard\'s link to its API page (`/docs`). Empty: the dashboard\'s host on `DIDYMA_PRIVATE_PORT`.', parsers.optional(parsers.url(['http:', 'https:']))),
+  publicUrl: variable('DIDYMA_PUBLIC_URL', '', 'Public URL of the public server, for the dashboard\'s link to its API page (`/docs`). Empty: the dashboard\'s host on `DIDYMA_PUBLIC_PORT`.', parsers.optional(parsers.url(['http:', 'https:']))),
   termsUrl: variable('DIDYMA_TERMS_URL', '', 'Terms of service linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   privacyUrl: variable('DIDYMA_PRIVACY_URL', '', 'Privacy policy linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   invitationTtl: variable('DIDYMA_INVITATION_TTL_SECONDS', '604800', 'Lifetime of invitations.', parsers.integer(60, 31536000)),
