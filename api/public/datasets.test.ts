@@ -174,6 +174,17 @@ describe('public server: closed sessions exported as datasets', () => {
     expect(Object.keys(rows[0])).to.deep.equal(columns.map((c) => c.name));
   });
 
+  it("puts the input columns in the order of the schema's properties, as registered, not as jsonb would sort them", async () => {
+    const { path } = await workedSession(owner);
+    const exported = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage } });
+    const manifest = (await t.public.get(`/api/dataset/${exported.body.id}/manifest`, { token: owner.token })).body;
+    const inputs = (manifest.table.columns as Array<{ name: string; source: string }>).filter((c) => c.source === 'input').map((c) => c.name);
+    // jsonb orders keys shortest first: petal_width, sepal_width, petal_length, sepal_length.
+    expect(inputs).to.deep.equal(['input_sepal_length', 'input_sepal_width', 'input_petal_length', 'input_petal_width']);
+    const model = (await t.public.get(base(), { token: owner.token })).body;
+    expect(Object.keys(model.input_schema.schema.properties)).to.deep.equal(['sepal_length', 'sepal_width', 'petal_length', 'petal_width']);
+  });
+
   it('writes the table as Parquet that holds every value of the API’s invocations, typed, with its columns in the metadata', async () => {
     const { path, invocations } = await workedSession(owner);
     const exported = await t.public.post(`${path}/dataset`, { token: owner.token, json: { storage_key: storage, format: 'parquet' } });

@@ -52,6 +52,10 @@ describe('session events: status changes as Server-Sent Events', function () {
     await first.close();
     const lastId = first.lastId()!;
     expect(lastId, 'an id to resume from').to.be.a('string');
+    // The `id:` is the stream's position (a PostgreSQL snapshot), not an event's own `id` (docs/decisions.md says why).
+    expect(lastId).to.match(/^\d+:\d+:[\d,]*$/);
+    expect(first.received.map((sent) => sent.data.id)).to.not.include(lastId);
+    expect(first.received.every((sent) => /^\d+$/.test(sent.data.id))).to.equal(true);
 
     const during = await tenant.invoke(3); // run while no stream is open
     const second = await openStream(eventsUrl(tenant), tenant.token, lastId);

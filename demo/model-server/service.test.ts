@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { expect } from 'chai';
 import { ANY_VERSION, DemoModelService } from './service.js';
 
@@ -13,5 +14,15 @@ describe('demo model service: versions', () => {
 
   it('still serves one version only when given one', () => {
     expect(() => new DemoModelService('v2').modelMetadata('iris-classifier', 'ws-7')).to.throw('not served here');
+  });
+});
+
+describe('demo model service: documented', () => {
+  it('has every model it serves in the README table of demo models', async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('### The demo models'));
+    const served = new DemoModelService().repositoryIndex().map((model) => model.name);
+    expect(served).to.have.length.greaterThan(3);
+    for (const name of served) expect(section, name).to.include(`| \`${name}\` |`);
   });
 });

@@ -52,6 +52,9 @@ describe('invocation events: every status change, read by snapshot', () => {
       await open.commit();
       const later = await events.since(db, iris.sessionId, before.snapshot);
       expect(later.events.map((e) => [e.invocation_id, e.status])).to.deep.equal([[slow, 'CANCELLED']]);
+      // Why the stream's `id:` is a snapshot and not the event's own id: the event sent later has the lower id, so
+      // resuming "after the last event id seen" would skip it for good.
+      expect(BigInt(later.events[0]!.id) < BigInt(before.events.at(-1)!.id), "the later event's id is the lower").to.equal(true);
     } finally {
       if (!open.isCompleted()) await open.rollback();
     }

@@ -35,7 +35,7 @@ export function inputFields(input: IoSchema): InputField[] {
     return [{ name: '', kind: 'json', required: true, initial: wholeBodyExample(input) }];
   }
   const required = Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [];
-  // A jsonb column keeps no key order, but arrays keep theirs: the required properties come in the order the schema lists them.
+  // Schemas registered before migration 0029 lost their key order to jsonb, but arrays keep theirs: the required properties come in the order the schema lists them.
   const rank = (name: string) => (required.includes(name) ? required.indexOf(name) : required.length);
   const ordered = properties.map((entry, index) => ({ entry, index })).sort((a, b) => rank(a.entry[0]) - rank(b.entry[0]) || a.index - b.index);
   return ordered.map(({ entry: [name, property] }) => fieldOf(name, isObject(property) ? property : {}, required.includes(name)));

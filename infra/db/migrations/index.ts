@@ -26,6 +26,7 @@ import * as invocationSessionOwner from './0025_invocation_session_owner.js';
 import * as loginLockAccounts from './0026_login_lock_accounts.js';
 import * as webhookFairClaim from './0027_webhook_fair_claim.js';
 import * as wakeupsNotPublications from './0028_wakeups_not_publications.js';
+import * as schemasKeepKeyOrder from './0029_schemas_keep_key_order.js';
 
 interface Migration {
   name: string;
@@ -65,6 +66,7 @@ const migrations: Migration[] = [
   { name: '0026_login_lock_accounts', ...loginLockAccounts },
   { name: '0027_webhook_fair_claim', ...webhookFairClaim },
   { name: '0028_wakeups_not_publications', ...wakeupsNotPublications },
+  { name: '0029_schemas_keep_key_order', ...schemasKeepKeyOrder },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

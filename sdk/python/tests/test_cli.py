@@ -138,8 +138,14 @@ def test_people_read_logins_results_and_tables_in_their_terminal(cli: Any, admin
     assert "…" not in shown and '"outputs"' not in shown, "values in full, not the raw answer"
 
     listed = cli("sessions", "invocations", iris.code, iris.version, session["id"], extra={"COLUMNS": "100"}).stdout.splitlines()
-    assert max(len(line) for line in listed) <= 100
-    assert listed[-1].startswith(as_json(cli("sessions", "invocations", iris.code, iris.version, session["id"], "--json"))[-1]["id"])
-    assert "  predicted_cl" in listed[-1], "the output summed up, not the raw answer"
+    invocations = as_json(cli("sessions", "invocations", iris.code, iris.version, session["id"], "--json"))
+    # Two whole ids (id, related_to) and five columns at their narrowest: wider than 100, ids never cut.
+    assert max(len(line) for line in listed) <= 112
+    assert [line.split()[0] for line in listed[1:]] == [i["id"] for i in invocations]
+    assert invocations[0]["related_to"] in listed[1], "the explanation names its prediction in full"
+    assert listed[-1].startswith(invocations[-1]["id"])
+    wide = cli("sessions", "invocations", iris.code, iris.version, session["id"], "--wide", extra={"COLUMNS": "100"}).stdout
+    assert "…" not in wide and "predicted_class setosa; probabilities" in wide, "--wide cuts nothing"
+    assert listed[-1].endswith("  predi…"), "the output summed up, not the raw answer, and cut before any id"
     sessions = cli("sessions", "list", iris.code, iris.version, extra={"COLUMNS": "70"}).stdout.splitlines()
     assert max(len(line) for line in sessions) <= 70 and any(line.startswith(session["id"]) for line in sessions)

@@ -46,13 +46,46 @@ def printed_table(width: int | None) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def test_a_table_fits_the_terminal_cutting_other_columns_before_ids() -> None:
+def test_a_table_fits_the_terminal_cutting_other_columns_never_ids() -> None:
     lines = printed_table(80)
     assert max(len(line) for line in lines) <= 80
     assert all(SESSION in line for line in lines[1:]), "the id the next command needs stays whole"
     assert "…" in lines[1]
     assert printed_table(None)[1].split() == [SESSION, "OPEN", "model_code=iris-classifier", "model_version=1", "2026-01-01T12:00:00.000Z"]
-    assert max(len(line) for line in printed_table(30)) <= 40, "a narrow terminal cuts ids too, never a column below six"
+    narrow = printed_table(30)
+    assert all(SESSION in line for line in narrow[1:]), "a narrow terminal cuts the other columns to six, never an id"
+    assert narrow[1].split()[1:] == ["OPEN", "model…", "2026-…"]
+
+
+INVOCATIONS = [
+    {"id": SESSION, "order": 12, "type": "PREDICT", "status": "COMPLETED", "related_to": SESSION.replace("3f", "4e"), "response": "x" * 90, "error": None}
+]
+
+
+def test_every_id_column_stays_whole_at_80_columns_even_when_the_row_cannot_fit() -> None:
+    out = io.StringIO()
+    table(INVOCATIONS, ["id", "order", "type", "status", "related_to", "response", "error"], out, 80)
+    row = out.getvalue().splitlines()[1]
+    assert SESSION in row and SESSION.replace("3f", "4e") in row
+    assert "x" * 7 not in row, "the response is what gives way"
+
+
+def test_wide_cuts_nothing_with_or_without_a_terminal() -> None:
+    for width in (30, 80, None):
+        out = io.StringIO()
+        table(INVOCATIONS, ["id", "response"], out, width, wide=True)
+        assert out.getvalue().splitlines()[1] == f"{SESSION}  {'x' * 90}"
+    out = io.StringIO()
+    table(INVOCATIONS, ["id", "response"], out, None)
+    assert out.getvalue().splitlines()[1] == f"{SESSION}  {'x' * 59}…", "without a terminal other cells are cut at 60"
+
+
+def test_wide_is_accepted_before_and_after_a_list_command() -> None:
+    parser = build_parser()
+    assert parser.parse_args(["--wide", "sessions", "list", "m", "1"]).wide is True
+    assert parser.parse_args(["sessions", "list", "m", "1", "--wide"]).wide is True
+    assert parser.parse_args(["sessions", "invocations", "m", "1", "s", "--wide"]).wide is True
+    assert parser.parse_args(["sessions", "list", "m", "1"]).wide is False
 
 
 def test_the_width_is_columns_else_the_terminal_of_standard_output_or_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -123,3 +156,25 @@ def test_a_reader_that_closes_early_gets_no_broken_pipe_error(tmp_path: Path) ->
     errors = child.stderr.read().decode()
     assert child.wait(timeout=60) == 0, errors
     assert errors == ""
+
+
+def login_without_a_terminal(tmp_path: Path, *options: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DIDYMA_PASSWORD", "DIDYMA_TOKEN")}
+    env.update(DIDYMA_CONFIG=str(tmp_path / "cli.json"), PYTHONPATH=str(Path(didyma.__file__).parents[1]))
+    # Port 9 (discard) refuses connections: nothing here reaches a platform.
+    argv = [sys.executable, "-m", "didyma", "--auth-url", "http://127.0.0.1:9", "login", "--email", "a@example.com", *options]
+    return subprocess.run(argv, env=env, input=stdin, capture_output=True, text=True, timeout=60, start_new_session=True)
+
+
+def test_login_without_a_terminal_or_a_password_says_how_to_give_one(tmp_path: Path) -> None:
+    done = login_without_a_terminal(tmp_path)
+    assert done.returncode == 7, done.stderr
+    assert done.stderr.splitlines() == ["didyma: validation_error: No password and no terminal to ask for one: set DIDYMA_PASSWORD, or pipe it in with --password-stdin."]
+    assert not (tmp_path / "cli.json").exists()
+
+
+def test_password_stdin_reads_the_first_line_and_refuses_an_empty_one(tmp_path: Path) -> None:
+    empty = login_without_a_terminal(tmp_path, "--password-stdin")
+    assert (empty.returncode, empty.stderr.strip()) == (7, "didyma: validation_error: --password-stdin read no password: standard input was empty.")
+    given = login_without_a_terminal(tmp_path, "--password-stdin", stdin="secret\n")
+    assert given.returncode == 10 and given.stderr.startswith("didyma: cannot reach the platform"), "with a password, the login goes on to the server"

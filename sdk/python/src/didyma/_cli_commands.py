@@ -35,7 +35,8 @@ AUDIT_COLUMNS = ["created_at", "actor", "workspace_id", "action", "resource", "o
 def add_login(r: Registrar) -> None:
     p = r.command(r.groups, "login", cmd_login, "log in and save the login for the next commands", needs_client=False, show=show_login)
     p.add_argument("--email")
-    p.add_argument("--password", help="else DIDYMA_PASSWORD, else a prompt")
+    p.add_argument("--password", help="else DIDYMA_PASSWORD, else a prompt on the terminal")
+    p.add_argument("--password-stdin", action="store_true", help="read the password from the first line of standard input")
     p.add_argument("--workspace")
     p.add_argument("--api-token", help="an API token (dy_…) made in the dashboard")
     # Generated ids and secrets may start with "-": --client-id=VALUE keeps argparse from reading an option.
@@ -307,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="didyma", description="Client of a running didyma platform (models, sessions, invocations, datasets).")
     parser.add_argument("--version", action="version", version=f"didyma (Python client) {__version__}")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables (also accepted after the command)")
+    parser.add_argument("--wide", action="store_true", help="print tables without cutting any cell (also accepted after the command)")
     parser.add_argument("--auth-url", help="auth server (default: the saved login, DIDYMA_AUTH_URL, http://127.0.0.1:8080)")
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")

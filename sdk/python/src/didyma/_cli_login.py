@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import sys
 import time
 from datetime import datetime, timezone
 from typing import Any, TextIO
@@ -51,7 +52,7 @@ def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
     else:
         if not args.email:
             raise ValidationError("Give --email (with --password, DIDYMA_PASSWORD or a prompt), --api-token or --client-id.", "validation_error", 400)
-        password = args.password or os.environ.get("DIDYMA_PASSWORD") or getpass.getpass("Password: ")
+        password = password_of(args)
         credentials = TokenPair(email=args.email, password=password, workspace=args.workspace)
         saved.update(kind="password", email=args.email)
     with Didyma(urls, credentials) as client:
@@ -61,6 +62,22 @@ def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
         saved.update(access=credentials.access, refresh=credentials.refresh)
     store.save(saved)
     return claims
+
+
+def password_of(args: argparse.Namespace) -> str:
+    """--password, else the first line of standard input (--password-stdin), else DIDYMA_PASSWORD, else a prompt
+    on the terminal; with no terminal to prompt on, a usage error rather than getpass's end-of-file traceback."""
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+        if not password:
+            raise ValidationError("--password-stdin read no password: standard input was empty.", "validation_error")
+        return password
+    password = args.password or os.environ.get("DIDYMA_PASSWORD")
+    if password:
+        return password
+    if not sys.stdin.isatty():
+        raise ValidationError("No password and no terminal to ask for one: set DIDYMA_PASSWORD, or pipe it in with --password-stdin.", "validation_error")
+    return getpass.getpass("Password: ")
 
 
 def cmd_logout(_args: argparse.Namespace, _client: Any) -> Any:

@@ -56,49 +56,58 @@ def terminal_width() -> int | None:
     return None
 
 
-# Besides ids: the names the next command takes.
-IDENTIFIERS = ("id", "model_code", "version", "deployment_key", "storage_key")
+# Besides ids: the names the next command takes, and related_to (an invocation id).
+IDENTIFIERS = ("id", "model_code", "version", "deployment_key", "storage_key", "related_to")
 
 
 def is_identifier(column: str) -> bool:
-    """Ids and keys are what the next command needs: a table cuts them last."""
+    """Ids and keys are what the next command needs: a table never cuts them."""
     return column in IDENTIFIERS or column.endswith("_id")
 
 
 def fit(widths: list[int], columns: Sequence[str], room: int) -> list[int]:
-    """Column widths whose row fits in `room` characters: the widest column loses a character at a time, the
-    other columns before the identifiers, none below MIN_WIDTH (a table that cannot fit stays wider)."""
+    """Column widths whose row fits in `room` characters: the widest column other than the identifiers loses a
+    character at a time, none below MIN_WIDTH; identifiers stay whole (a table that cannot fit stays wider)."""
     fitted = list(widths)
     excess = sum(fitted) + 2 * (len(fitted) - 1) - room
-    for keep_ids in (True, False):
-        while excess > 0:
-            shrinkable = [i for i, c in enumerate(columns) if fitted[i] > MIN_WIDTH and not (keep_ids and is_identifier(c))]
-            if not shrinkable:
-                break
-            widest = max(shrinkable, key=lambda i: fitted[i])
-            fitted[widest] -= 1
-            excess -= 1
+    while excess > 0:
+        shrinkable = [i for i, c in enumerate(columns) if fitted[i] > MIN_WIDTH and not is_identifier(c)]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: fitted[i])
+        fitted[widest] -= 1
+        excess -= 1
     return fitted
 
 
-def table(rows: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO = sys.stdout, width: int | None = None) -> None:
-    """Rows under upper-case headings, fitted to `width` (cells cut with "…"), or cells cut at CELL_WIDTH without one."""
+def capped(widths: list[int], columns: Sequence[str], headings: Sequence[str]) -> list[int]:
+    """Without a terminal: every cell but an identifier's cut at CELL_WIDTH."""
+    return [w if is_identifier(c) else min(w, max(CELL_WIDTH, len(h))) for w, c, h in zip(widths, columns, headings)]
+
+
+def table(rows: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO = sys.stdout, width: int | None = None, wide: bool = False) -> None:
+    """Rows under upper-case headings, fitted to `width` (cells cut with "…"), or cells cut at CELL_WIDTH without
+    one; `wide`: nothing cut."""
     body = [[text_of(row.get(c)) for c in columns] for row in rows]
     headings = [c.upper() for c in columns]
     natural = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(headings)]
-    widths = fit(natural, columns, width) if width else [min(w, max(CELL_WIDTH, len(h))) for w, h in zip(natural, headings)]
+    if wide:
+        widths = natural
+    else:
+        widths = fit(natural, columns, width) if width else capped(natural, columns, headings)
     for line in [headings, *body]:
         print("  ".join(cut(v, w).ljust(w) for v, w in zip(line, widths)).rstrip(), file=out)
 
 
-def emit(value: Any, as_json: bool, columns: Sequence[str] | None = None, out: TextIO = sys.stdout) -> None:
-    """`value` as JSON, or as a table of `columns` (a list) or as key/value lines, values in full (one record)."""
+def emit(value: Any, as_json: bool, columns: Sequence[str] | None = None, out: TextIO = sys.stdout, wide: bool = False) -> None:
+    """`value` as JSON, or as a table of `columns` (a list; `wide`: uncut) or as key/value lines, values in full
+    (one record)."""
     data = plain(value)
     if as_json:
         json.dump(data, out, indent=2)
         out.write("\n")
     elif isinstance(data, list):
-        table(data, columns or (list(data[0].keys()) if data else []), out, terminal_width())
+        table(data, columns or (list(data[0].keys()) if data else []), out, terminal_width(), wide)
     elif isinstance(data, dict):
         keys = columns or list(data.keys())
         width = max((len(k) for k in keys), default=0)

@@ -11,9 +11,10 @@ Run = Callable[[argparse.Namespace, Any], Any]
 Show = Callable[[Any, argparse.Namespace, TextIO], None]
 
 
-def accept_json(parser: argparse.ArgumentParser) -> None:
-    """`--json` wherever it is written, after a command as before it; not given there, the earlier one stands."""
+def accept_output_options(parser: argparse.ArgumentParser) -> None:
+    """`--json` and `--wide` wherever they are written, after a command as before it; not given there, the earlier one stands."""
     parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON instead of tables")
+    parser.add_argument("--wide", action="store_true", default=argparse.SUPPRESS, help="print tables without cutting any cell")
 
 
 class Registrar:
@@ -36,12 +37,12 @@ class Registrar:
     ) -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=help)
         parser.set_defaults(run=run, columns=columns, needs_client=needs_client, show=show)
-        accept_json(parser)
+        accept_output_options(parser)
         for arg in args:
             parser.add_argument(arg)
         return parser
 
     def group(self, name: str, help: str) -> Any:
         parser = self.groups.add_parser(name, help=help, description=help)
-        accept_json(parser)
+        accept_output_options(parser)
         return parser.add_subparsers(dest="action", required=True, metavar="ACTION")

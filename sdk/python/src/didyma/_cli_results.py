@@ -25,7 +25,7 @@ def show_invocations(result: Any, _args: argparse.Namespace, out: TextIO) -> Non
 def show_invocation_table(result: Any, args: argparse.Namespace, out: TextIO) -> None:
     """Invocations as a table, each response as its output on one line."""
     rows = [{**row, "response": output_summary(row.get("response") or "")} for row in plain(result)]
-    table(rows, args.columns, out, terminal_width())
+    table(rows, args.columns, out, terminal_width(), args.wide)
 
 
 def show_invocation(invocation: dict[str, Any], out: TextIO) -> None:

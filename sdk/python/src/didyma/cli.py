@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         if result is not None and args.show and not args.json:
             args.show(result, args, sys.stdout)
         elif result is not None:
-            emit(result, args.json, args.columns)
+            emit(result, args.json, args.columns, wide=args.wide)
         # Written out here, so that a reader that has gone is met below rather than at the interpreter's exit.
         sys.stdout.flush()
         return 0
