@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
+import { parse } from 'yaml';
 import { constraintsOf, fieldsOf, type FieldsDocument, renderSchema, typeOf, usedSchemas } from './api-fields.js';
-import { apiReference, authOf, renderServer } from './api-reference.js';
+import { apiReference, authOf, renderServer, SERVERS } from './api-reference.js';
 
 describe('API reference (docs/api.md)', () => {
   it('is what `npm run docs:api` writes from the OpenAPI documents now', () => {
@@ -37,6 +38,9 @@ describe('API reference (docs/api.md)', () => {
 function undescribed(doc: FieldsDocument): string[] {
   return usedSchemas(doc).flatMap((name) => fieldsOf(doc, doc.components?.schemas?.[name] ?? {}).filter((row) => !row.description?.trim()).map((row) => `${name}.${row.name}`));
 }
+
+// The metric schemas are being rewritten on the metrics branch of issue 57, which describes their fields; drop this when it is merged.
+const DESCRIBED_ELSEWHERE: Record<string, string[]> = { private: ['MetricDefinition', 'MetricResult'] };
 
 describe('API reference: fields', () => {
   const doc: FieldsDocument = {
@@ -105,4 +109,12 @@ describe('API reference: fields', () => {
     expect(undescribed(doc)).to.deep.equal(['Thing.owner.name', 'Payload.thing']);
   });
 
+  it('has a description for every field of every schema it lists', () => {
+    for (const server of SERVERS) {
+      const served = parse(fs.readFileSync(new URL(`../${server.document}`, import.meta.url), 'utf8')) as FieldsDocument;
+      const exempt = DESCRIBED_ELSEWHERE[server.name] ?? [];
+      const missing = undescribed(served).filter((field) => !exempt.includes(field.split('.')[0]!));
+      expect(missing, `fields without a description in ${server.document}`).to.deep.equal([]);
+    }
+  });
 });
