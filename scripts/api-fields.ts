@@ -66,7 +66,7 @@ export function usedSchemas(doc: FieldsDocument): string[] {
     seen.add(node);
     const ref = (node as { $ref?: unknown }).$ref;
     if (typeof ref === 'string') {
-      if (ref.startsWith(SCHEMA_PREFIX)) reached.add(ref.slice(SCHEMA_PREFIX.length));
+      if (ref.startsWith(SCHEMA_PREFIX)) reached.add(ref.slice(SCHEMA_PREFIX.length).split('/')[0]!);
       walk(resolve(doc, ref));
     }
     for (const value of Object.values(node)) walk(value);
@@ -81,29 +81,31 @@ function typeNames(schema: Schema): string[] {
 }
 
 /** The type column: $refs as links, enums, formats, array items and nullability. */
-export function typeOf(schema: Schema | boolean | undefined, server: string): string {
+export function typeOf(schema: Schema | boolean | undefined, server: string, doc?: FieldsDocument): string {
   if (schema === undefined || schema === true) return 'any';
   if (schema === false) return 'nothing';
   if (schema.$ref) {
     const name = schema.$ref.slice(SCHEMA_PREFIX.length);
+    // A $ref into a schema's inside (`Quota/properties/max_queued`) reads as the type it points at.
+    if (name.includes('/') && doc) return typeOf(resolve(doc, schema.$ref) as Schema, server, doc);
     return `[\`${name}\`](#${anchorOf(server, name)})`;
   }
   if (schema.const !== undefined) return code(schema.const);
   const variants = schema.oneOf ?? schema.anyOf;
-  if (variants) return variants.map((variant) => typeOf(variant, server)).join(' or ');
-  if (schema.allOf) return schema.allOf.map((part) => typeOf(part, server)).join(' and ');
+  if (variants) return variants.map((variant) => typeOf(variant, server, doc)).join(' or ');
+  if (schema.allOf) return schema.allOf.map((part) => typeOf(part, server, doc)).join(' and ');
   const names = typeNames(schema);
   const nullable = names.includes('null');
-  const parts = names.filter((name) => name !== 'null').map((name) => baseType(name, schema, server));
+  const parts = names.filter((name) => name !== 'null').map((name) => baseType(name, schema, server, doc));
   const values = schema.enum ? `one of ${schema.enum.filter((value) => value !== null).map(code).join(', ')}` : '';
   const text = parts.length > 0 ? [parts.join(' or '), values].filter(Boolean).join(': ') : values || (schema.properties ? 'object' : 'any');
   return nullable || schema.enum?.includes(null) ? `${text}, or null` : text;
 }
 
-function baseType(name: string, schema: Schema, server: string): string {
-  if (name === 'array') return `array of ${typeOf(schema.items, server)}`;
+function baseType(name: string, schema: Schema, server: string, doc?: FieldsDocument): string {
+  if (name === 'array') return `array of ${typeOf(schema.items, server, doc)}`;
   if (name === 'object' && schema.properties === undefined && typeof schema.additionalProperties === 'object') {
-    return `object of ${typeOf(schema.additionalProperties, server)}`;
+    return `object of ${typeOf(schema.additionalProperties, server, doc)}`;
   }
   return schema.format ? `${name} (${schema.format})` : name;
 }
@@ -150,9 +152,54 @@ export function fieldsOf(doc: FieldsDocument, schema: Schema, prefix = ''): Fiel
   return rows;
 }
 
-function renderRow(row: FieldRow, server: string): string {
+function renderRow(doc: FieldsDocument, row: FieldRow, server: string): string {
   const about = [row.description ?? '', constraintsOf(row.schema)].filter(Boolean).join(' ');
-  return `| \`${row.name}\` | ${cell(typeOf(row.schema, server))} | ${row.required ? 'yes' : 'no'} | ${cell(about)} |`;
+  return `| \`${row.name}\` | ${cell(typeOf(row.schema, server, doc))} | ${row.required ? 'yes' : 'no'} | ${cell(about)} |`;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+interface Media { content?: Record<string, { schema?: Schema }> }
+interface InlineOperation { operationId?: string; requestBody?: Media; responses?: Record<string, Media> }
+
+/** A body an operation describes in place rather than through components.schemas. */
+export interface InlineBody {
+  /** `createInvocation: request body`, `checkProgress: 200 answer`. */
+  title: string;
+  schema: Schema;
+}
+
+/** The object schemas written in place in a body (or as its array's items), operation by operation in document order. */
+export function inlineBodies(doc: FieldsDocument): InlineBody[] {
+  const bodies: InlineBody[] = [];
+  const add = (operation: string, what: string, media: Media | undefined) => {
+    for (const [type, { schema }] of Object.entries(media?.content ?? {})) {
+      const object = schema?.properties ? schema : typeof schema?.items === 'object' && schema.items.properties ? schema.items : undefined;
+      const each = object && object !== schema ? ', each item' : '';
+      const format = Object.keys(media?.content ?? {}).length > 1 ? ` (${type})` : '';
+      if (object) bodies.push({ title: `${operation}: ${what}${format}${each}`, schema: object });
+    }
+  };
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const [method, value] of Object.entries(item as Record<string, InlineOperation>)) {
+      if (!METHODS.includes(method)) continue;
+      const operation = value.operationId ?? `${method.toUpperCase()} ${path}`;
+      add(operation, 'request body', value.requestBody);
+      for (const [status, response] of Object.entries(value.responses ?? {})) add(operation, `${status} answer`, response);
+    }
+  }
+  return bodies;
+}
+
+function renderInline(doc: FieldsDocument, server: string, body: InlineBody): string {
+  const lines = [`#### \`${body.title.replace(/:/, '`:')}`, ''];
+  if (body.schema.description) lines.push(cell(body.schema.description), '');
+  lines.push(...tableOf(doc, server, fieldsOf(doc, body.schema)));
+  return lines.join('\n');
+}
+
+function tableOf(doc: FieldsDocument, server: string, rows: FieldRow[]): string[] {
+  return ['| field | type | required | description |', '|---|---|---|---|', ...rows.map((row) => renderRow(doc, row, server))];
 }
 
 /** One schema: its description, then its fields' table, or its type when it has no properties. */
@@ -165,14 +212,17 @@ export function renderSchema(doc: FieldsDocument, server: string, name: string):
     lines.push(`Type: ${[typeOf(schema, server), constraintsOf(schema)].filter(Boolean).join(' ')}.`);
     return lines.join('\n');
   }
-  lines.push('| field | type | required | description |', '|---|---|---|---|', ...rows.map((row) => renderRow(row, server)));
+  lines.push(...tableOf(doc, server, rows));
   return lines.join('\n');
 }
 
-/** The "Fields" part of a server's section. */
+/** The "Fields" part of a server's section: its shared schemas, then the bodies operations write in place. */
 export function renderFields(doc: FieldsDocument, server: string): string {
   const names = usedSchemas(doc);
-  if (names.length === 0) return '';
-  const intro = [`### ${server} server: fields`, '', 'The schemas its operations take or answer, in the order of the document.'].join('\n');
-  return [intro, ...names.map((name) => renderSchema(doc, server, name))].join('\n\n');
+  const bodies = inlineBodies(doc);
+  if (names.length === 0 && bodies.length === 0) return '';
+  const parts = [[`### ${server} server: fields`, '', 'The schemas its operations take or answer, in the order of the document, then the bodies an operation describes in place.'].join('\n')];
+  parts.push(...names.map((name) => renderSchema(doc, server, name)));
+  parts.push(...bodies.map((body) => renderInline(doc, server, body)));
+  return parts.join('\n\n');
 }
