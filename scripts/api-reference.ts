@@ -1,11 +1,13 @@
 // Writes docs/api.md from the OpenAPI documents the three servers serve
 // (`npm run docs:api`). The documents stay the one source of truth: this page
-// is an index of their operations, and scripts/api-reference.test.ts fails
-// when it is not what this script would write now.
+// is an index of their operations and a table of their schemas' fields
+// (scripts/api-fields.ts), and scripts/api-reference.test.ts fails when it is
+// not what this script would write now.
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import { variables } from '../kernel/config/variables.js';
+import { cell, type FieldsDocument, renderFields } from './api-fields.js';
 
 type Security = Array<Record<string, string[]>>;
 
@@ -20,7 +22,7 @@ export interface OpenApiDocument {
   info?: { title?: string; description?: string };
   security?: Security;
   paths?: Record<string, Record<string, unknown>>;
-  components?: { securitySchemes?: Record<string, { type?: string; scheme?: string; description?: string }> };
+  components?: FieldsDocument['components'] & { securitySchemes?: Record<string, { type?: string; scheme?: string; description?: string }> };
 }
 
 export interface ServerEntry {
@@ -46,9 +48,6 @@ export const SERVERS: readonly ServerEntry[] = [
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
-/** One line of a table cell: whitespace folded, pipes escaped. */
-const cell = (text: string) => text.replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|');
-
 /** `none` for an explicitly open operation, alternatives joined by "or", schemes required together by "+". */
 export function authOf(security: Security | undefined): string {
   if (security === undefined) return '';
@@ -62,7 +61,7 @@ function portOf(name: string): string {
   return variable.default;
 }
 
-/** The section of one server: what it is, how it authenticates, its operations in document order. */
+/** The section of one server: what it is, how it authenticates, its operations in document order, then the fields of their schemas. */
 export function renderServer(server: ServerEntry, doc: OpenApiDocument, port: string): string {
   const lines = [`## ${server.name} server`, ''];
   if (doc.info?.description) lines.push(doc.info.description.trim().replace(/\s+/g, ' '), '');
@@ -86,7 +85,8 @@ export function renderServer(server: ServerEntry, doc: OpenApiDocument, port: st
       lines.push(`| ${method.toUpperCase()} | \`${path}\` | ${op.operationId ? `\`${op.operationId}\`` : ''} | ${authOf(op.security ?? doc.security)} | ${cell(summary)} |`);
     }
   }
-  return lines.join('\n');
+  const fields = renderFields(doc, server.name);
+  return fields ? `${lines.join('\n')}\n\n${fields}` : lines.join('\n');
 }
 
 /** The whole of docs/api.md. */
@@ -98,8 +98,10 @@ export function apiReference(root = new URL('../', import.meta.url)): string {
     '<!-- Written by `npm run docs:api` (scripts/api-reference.ts) from the OpenAPI documents: edit those, then run it. -->',
     '',
     'didyma answers on three HTTP servers, each described by its own OpenAPI 3.1',
-    'document. This page lists their operations; each running server serves its',
-    'full document (parameters, bodies, responses, schemas) at `/openapi.json`,',
+    'document. This page lists their operations, then the fields of the bodies',
+    'they take and answer: each field\'s type, whether it is required, and what it',
+    'means. Each running server serves its full document (parameters, bodies,',
+    'responses, schemas) at `/openapi.json`,',
     'and that document is also what it enforces: a parameter or property it does',
     'not declare is a 400 naming the field, a path outside it a 404, another',
     'method a 405. A trailing slash makes no difference (`/o/token/` is `/o/token`).',
@@ -109,6 +111,13 @@ export function apiReference(root = new URL('../', import.meta.url)): string {
     'server. Roles a scheme does not capture (staff only, say) are in the summary',
     'where the document gives one. Besides the documents, every server answers',
     '`/healthz`, `/readyz` and `/metrics` ([metrics.md](metrics.md)).',
+    '',
+    'In the fields tables, a linked type is another schema of the same server;',
+    '"or null" means the field may be null; a required field is always present in',
+    'an answer and must be sent in a request. The fields of a nested object follow',
+    'it with dotted names (`request.body`), those of an array\'s items with `[]`',
+    '(`sources[].locked`). Defaults and bounds the document enforces close the',
+    'description in parentheses.',
     '',
     '## Trying the API in a browser',
     '',
