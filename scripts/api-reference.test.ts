@@ -44,7 +44,7 @@ function undescribed(doc: FieldsDocument): string[] {
 }
 
 // Parts being rewritten on other branches of issue 57, which describe their fields: the metric schemas, and the storage operations' bodies.
-const DESCRIBED_ELSEWHERE: Record<string, string[]> = { private: ['MetricDefinition.', 'MetricResult.', 'createStorage: ', 'listStorage: '] };
+const DESCRIBED_ELSEWHERE: Record<string, string[]> = { private: ['MetricDefinition.', 'MetricResult.'] };
 
 describe('API reference: fields', () => {
   const doc: FieldsDocument = {
