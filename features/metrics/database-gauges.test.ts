@@ -34,16 +34,17 @@ describe('database figures for /metrics', () => {
 describe('queue figures for /metrics', () => {
   let iris: IrisSession;
   let other: Tenant;
+  const version = unique('v');
 
   before(async () => {
-    iris = await startIrisSession(unique('v'));
+    iris = await startIrisSession(version);
     other = await tenant(iris.t);
   });
   after(() => iris?.close());
 
   const scrape = async () => (await fetch(`${iris.t.private.baseUrl}/metrics`)).text();
 
-  it("counts each workspace's QUEUED and IN_PROGRESS invocations on the private server, and drops a count that fell to zero", async () => {
+  it("counts each model version's QUEUED and IN_PROGRESS invocations on the private server, and drops a count that fell to zero", async () => {
     const { t, owner, sessionId, modelId } = iris;
     const db = t.platform.db;
     const rows = Array.from({ length: 5 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
@@ -53,14 +54,15 @@ describe('queue figures for /metrics', () => {
     await db('invocations').where('id', ids[2]).update({ status: 'COMPLETED', completed_at: db.fn.now() });
 
     let text = await scrape();
-    expect(text).to.include(`didyma_invocations_queued{workspace="${owner.ws.name}"} 2`);
-    expect(text).to.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"} 2`);
+    const model = `workspace="${owner.ws.name}",model_code="iris-classifier",model_version="${version}"`;
+    expect(text).to.include(`didyma_invocations_queued{${model}} 2`);
+    expect(text).to.include(`didyma_invocations_in_flight{${model}} 2`);
     expect(text).to.not.include(`workspace="${other.ws.name}"`);
     for (const url of [t.auth.baseUrl, t.public.baseUrl]) expect(await (await fetch(`${url}/metrics`)).text(), url).to.not.include('didyma_invocations_queued');
 
     await db('invocations').whereIn('id', ids).update({ status: 'COMPLETED', completed_at: db.fn.now() });
     text = await scrape();
-    expect(text).to.not.include(`didyma_invocations_queued{workspace="${owner.ws.name}"}`);
-    expect(text).to.not.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"}`);
+    expect(text).to.not.include(`didyma_invocations_queued{workspace="${owner.ws.name}"`);
+    expect(text).to.not.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"`);
   });
 });

@@ -45,14 +45,14 @@ export class DatabaseGauges {
 
   private readonly queued = new Gauge({
     name: metricNames.queuedInvocations,
-    help: 'Invocations waiting to run (QUEUED, retries in backoff included).',
-    labelNames: ['workspace'] as const,
+    help: 'Invocations waiting to run (QUEUED, retries in backoff included), by model version.',
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
     registers: [this.registry],
   });
   private readonly inFlight = new Gauge({
     name: metricNames.inFlightInvocations,
-    help: 'Invocations claimed by an executor and not finished (IN_PROGRESS): the model calls in flight.',
-    labelNames: ['workspace'] as const,
+    help: 'Invocations claimed by an executor and not finished (IN_PROGRESS): the model calls in flight, by model version.',
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
     registers: [this.registry],
   });
 
@@ -77,7 +77,7 @@ export class DatabaseGauges {
     for (const s of sessions) this.sessions.set({ workspace: s.workspace, model_code: s.model_code, model_version: s.model_version, user_id: String(s.user_id), state: s.state }, Number(s.n));
     for (const d of deployments) this.deployments.set({ workspace: d.workspace, proxy_class: d.proxy_class, connector_class: d.connector_class }, Number(d.n));
     for (const m of models) this.models.set({ workspace: m.workspace, model_code: m.model_code, model_version: m.model_version }, 1);
-    for (const w of workload) (w.status === 'QUEUED' ? this.queued : this.inFlight).set({ workspace: w.workspace }, Number(w.n));
+    for (const w of workload) (w.status === 'QUEUED' ? this.queued : this.inFlight).set({ workspace: w.workspace, model_code: w.model_code, model_version: w.model_version }, Number(w.n));
   }
 
   private read() {

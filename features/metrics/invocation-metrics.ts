@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
 import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import type { InvocationRow } from '../invocations/store.js';
-import type { ModelRow } from '../models/store.js';
+import type { ModelRow, ModelsStore } from '../models/store.js';
 import { metricNames } from './names.js';
 
 /** Bounds the lookup cache only; prom-client keeps every series it has seen either way. */
@@ -23,7 +23,8 @@ const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 1
 /**
  * What the executors observe per run: counts by status and type, durations,
  * and the latest duration per model, fed by the executor's `onFinished` hook;
- * queue waits, fed by its `onClaimed` hook. Served on the executor's `/metrics`.
+ * queue waits per model version, fed by its `onClaimed` hook. Served on the
+ * executor's `/metrics`.
  */
 export class InvocationMetrics {
   readonly registry = new Registry();
@@ -49,23 +50,26 @@ export class InvocationMetrics {
   private readonly queueWait = new Histogram({
     name: metricNames.queueWait,
     help: 'Time from queueing an invocation to its first claim by an executor, in seconds.',
-    labelNames: ['workspace'] as const,
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
     buckets: QUEUE_WAIT_BUCKETS,
     registers: [this.registry],
   });
   // Workspace names never change once created, so a name read once stays right.
   private readonly workspaceNames = new Map<number, string>();
+  // A model id keeps its code and version for life; bounded like the series, as models come and go.
+  private readonly modelNames: LRUCache<number, { model_code: string; model_version: string }>;
   // The series one kind of run updates, found once: prom-client hashes a label
   // object on every update, three times per invocation otherwise.
   private readonly series: LRUCache<string, RunSeries>;
 
   constructor(
     private readonly db: Db,
-    private readonly workspaces: Pick<WorkspacesStore, 'nameById'>,
+    private readonly stores: { workspaces: Pick<WorkspacesStore, 'nameById'>; models: Pick<ModelsStore, 'byId'> },
     private readonly logger: Logger,
     options: { maxCachedSeries?: number } = {},
   ) {
     this.series = new LRUCache({ max: options.maxCachedSeries ?? MAX_CACHED_SERIES });
+    this.modelNames = new LRUCache({ max: options.maxCachedSeries ?? MAX_CACHED_SERIES });
   }
 
   /** Records one finished run. Never rejects: a metric must not fail an invocation. */
@@ -88,7 +92,7 @@ export class InvocationMetrics {
     if (row.attempts !== 1 || !row.started_at) return;
     try {
       const seconds = Math.max(0, (new Date(row.started_at).getTime() - new Date(row.created_at).getTime()) / 1000);
-      this.queueWait.observe({ workspace: await this.workspaceName(row.workspace_id) }, seconds);
+      this.queueWait.observe({ workspace: await this.workspaceName(row.workspace_id), ...(await this.modelName(row.model_id)) }, seconds);
     } catch (error) {
       this.logger.warn({ err: error, invocationId: row.id }, 'could not record the queue wait');
     }
@@ -113,9 +117,19 @@ export class InvocationMetrics {
   private async workspaceName(id: number): Promise<string> {
     const known = this.workspaceNames.get(id);
     if (known) return known;
-    const name = await this.workspaces.nameById(this.db, id);
+    const name = await this.stores.workspaces.nameById(this.db, id);
     if (name === undefined) throw new Error(`workspace ${id} not found`);
     this.workspaceNames.set(id, name);
+    return name;
+  }
+
+  private async modelName(id: number): Promise<{ model_code: string; model_version: string }> {
+    const known = this.modelNames.get(id);
+    if (known) return known;
+    const model = await this.stores.models.byId(this.db, id);
+    if (!model) throw new Error(`model ${id} not found`);
+    const name = { model_code: model.model_code, model_version: model.version };
+    this.modelNames.set(id, name);
     return name;
   }
 }
