@@ -40,6 +40,7 @@ describe('dashboard line chart', () => {
 
   it('formats values compactly and times in UTC', () => {
     expect([formatValue(0), formatValue(12.345), formatValue(1500), formatValue(2_500_000)]).to.deep.equal(['0', '12.3', '1.5k', '2.5M']);
+    expect(formatTime(1_700_000_000, 300)).to.equal('22:13:20');
     expect(formatTime(1_700_000_000, 3600)).to.equal('22:13');
     expect(formatTime(1_700_000_000, 7 * 86400)).to.equal('11-14 22:13');
   });

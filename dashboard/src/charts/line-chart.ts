@@ -104,9 +104,10 @@ export function formatValue(value: number): string {
 
 const trim = (value: number) => String(Number(value.toPrecision(3)));
 
-/** UTC times: HH:MM for a day or less, MM-DD HH:MM beyond. */
+/** UTC times: HH:MM:SS for a quarter of an hour or less (ticks under a minute apart), HH:MM for a day or less, MM-DD HH:MM beyond. */
 export function formatTime(seconds: number, spanSeconds: number): string {
   const iso = new Date(seconds * 1000).toISOString();
+  if (spanSeconds <= 900) return iso.slice(11, 19);
   return spanSeconds <= 86_400 ? iso.slice(11, 16) : `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
 }
 
