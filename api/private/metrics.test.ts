@@ -147,7 +147,7 @@ describe('private server: metric catalog and queries', () => {
       for (const selector of model.body.query.match(/didyma_[a-z_]+\{[^}]*\}/g)) expect(selector, name).to.match(new RegExp(`workspace="${a.ws.name}",model_code="iris",model_version="2"\\}$`));
     }
     expect((await metric('/queued_invocations', a.token)).body.query).to.equal(
-      `sum by (workspace) (max by (workspace, model_code, model_version) (didyma_invocations_queued{workspace="${a.ws.name}"})) or 0 * max by (workspace) (didyma_models{workspace="${a.ws.name}"})`,
+      `sum by (workspace) (max by (workspace, model_code, model_version) (didyma_model_invocations_queued{workspace="${a.ws.name}"})) or 0 * max by (workspace) (didyma_models{workspace="${a.ws.name}"})`,
     );
   });
 

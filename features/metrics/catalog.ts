@@ -78,14 +78,14 @@ export const METRIC_CATALOG: readonly MetricDefinition[] = [
   {
     name: 'queued_invocations',
     description: 'Number of invocations waiting to run (QUEUED), retries waiting out their backoff included: the queue depth.',
-    metrics_query: workload(n.queuedInvocations),
+    metrics_query: workload(n.modelQueuedInvocations),
     required_params: [],
     optional_params: MODEL,
   },
   {
     name: 'in_flight_invocations',
     description: 'Number of invocations an executor is running (IN_PROGRESS): the model calls in flight.',
-    metrics_query: workload(n.inFlightInvocations),
+    metrics_query: workload(n.modelInFlightInvocations),
     required_params: [],
     optional_params: MODEL,
   },
