@@ -7,6 +7,8 @@
 # (default 59091), scraping every second the /metrics of the dev servers and
 # executor listed in targets.d/didyma-dev.json (scripts/run-targets.ts). When
 # that Prometheus cannot start, didyma dev still starts, with metrics off.
+# DIDYMA_RUN_CLI is the command that runs didyma (default: the build,
+# `node bin/didyma.js`; the tests run the sources).
 # usage: scripts/run.sh [arguments of didyma dev]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -42,7 +44,10 @@ elif ! start_prometheus; then
 fi
 
 # The dev servers are gone once didyma dev exits: so are their scrape targets.
-status=0
-node bin/didyma.js dev "$@" || status=$?
-[ -z "$TARGETS" ] || rm -f "$TARGETS"
-exit "$status"
+# didyma dev gets the signal too (same process group) and shuts down; the traps run once it has.
+cleanup() { [ -z "$TARGETS" ] || rm -f "$TARGETS"; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# shellcheck disable=SC2086 # the command is words on purpose
+${DIDYMA_RUN_CLI:-node bin/didyma.js} dev "$@"

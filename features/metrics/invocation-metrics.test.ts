@@ -21,6 +21,12 @@ function modelsStore(models: Record<number, [string, string]>, reads: number[]):
 }
 const db = {} as Db;
 
+/** What a scrape reads once new series have been read at zero by the one before. */
+async function secondScrape(metrics: InvocationMetrics): Promise<string> {
+  await metrics.registry.metrics();
+  return metrics.registry.metrics();
+}
+
 describe('invocation metrics: what the executor records per run', () => {
   const model = { model_code: 'iris', version: '2' } as ModelRow;
   const run = (workspaceId: number, type = 'PREDICT') => ({ id: 'i', workspace_id: workspaceId, user_id: 7, type }) as InvocationRow;
@@ -32,7 +38,7 @@ describe('invocation metrics: what the executor records per run', () => {
     await metrics.record(run(1), model, 'COMPLETED', 0.02);
     await metrics.record(run(1), model, 'ERROR', 0.5);
     await metrics.record(run(2, 'EXPLAIN'), model, 'COMPLETED', 0.2);
-    const text = await metrics.registry.metrics();
+    const text = await secondScrape(metrics);
     const alpha = 'workspace="alpha",model_code="iris",model_version="2"';
     expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="COMPLETED",type="PREDICT"} 2`);
     expect(text).to.include(`didyma_invocations_total{${alpha},user_id="7",status="ERROR",type="PREDICT"} 1`);
@@ -43,11 +49,30 @@ describe('invocation metrics: what the executor records per run', () => {
     expect(reads).to.deep.equal([1, 2]);
   });
 
+  it('shows a new series at zero for one scrape before its first run, so that a rate counts that run', async () => {
+    const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha' }, []), pino({ level: 'silent' }));
+    const series = 'didyma_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"}';
+    const duration = 'didyma_invocation_duration_seconds_count{workspace="alpha",model_code="iris",model_version="2",type="PREDICT",success="true"}';
+    await metrics.record(run(1), model, 'COMPLETED', 0.01);
+    await metrics.record(run(1), model, 'COMPLETED', 0.02);
+    let text = await metrics.registry.metrics();
+    expect(text).to.include(`${series} 0`).and.include(`${duration} 0`);
+    text = await metrics.registry.metrics();
+    expect(text).to.include(`${series} 2`).and.include(`${duration} 2`);
+    // Known series are updated at once; another user's first run makes a new counter series, held once more.
+    await metrics.record(run(1), model, 'COMPLETED', 0.03);
+    await metrics.record({ ...run(1), user_id: 8 } as InvocationRow, model, 'COMPLETED', 0.04);
+    text = await metrics.registry.metrics();
+    expect(text).to.include(`${series} 3`).and.include(`${duration} 3`);
+    expect(text).to.include(`${series.replace('user_id="7"', 'user_id="8"')} 0`);
+    expect(await metrics.registry.metrics()).to.include(`${series.replace('user_id="7"', 'user_id="8"')} 1`).and.include(`${duration} 4`);
+  });
+
   it('records every run right when its series has left the bounded lookup cache', async () => {
     const reads: number[] = [];
     const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha', 2: 'beta', 3: 'gamma' }, reads), pino({ level: 'silent' }), { maxCachedSeries: 2 });
     for (const workspaceId of [1, 2, 3, 1, 3]) await metrics.record(run(workspaceId), model, 'COMPLETED', 0.01);
-    const text = await metrics.registry.metrics();
+    const text = await secondScrape(metrics);
     const total = (workspace: string) => `didyma_invocations_total{workspace="${workspace}",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"}`;
     expect(text).to.include(`${total('alpha')} 2`);
     expect(text).to.include(`${total('beta')} 1`);
@@ -59,7 +84,7 @@ describe('invocation metrics: what the executor records per run', () => {
     const metrics = new InvocationMetrics(db, workspacesStore({ 1: 'alpha' }, []), pino({ level: 'silent' }));
     await metrics.record(run(9), model, 'COMPLETED', 0.01);
     await metrics.record(run(1), model, 'COMPLETED', 0.01);
-    const text = await metrics.registry.metrics();
+    const text = await secondScrape(metrics);
     expect(text).to.not.include('model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 2');
     expect(text).to.include('didyma_invocations_total{workspace="alpha",model_code="iris",model_version="2",user_id="7",status="COMPLETED",type="PREDICT"} 1');
   });
@@ -80,7 +105,7 @@ describe('invocation metrics: what the executor records per run', () => {
     await metrics.claimed(claim(2, 90_000, 2));
     // A model it cannot name: logged, not recorded, and no rejection.
     await metrics.claimed(claim(1, 10, 1, 9));
-    const text = await metrics.registry.metrics();
+    const text = await secondScrape(metrics);
     const alphaIris = 'workspace="alpha",model_code="iris",model_version="2"';
     expect(text).to.include(`didyma_invocation_queue_wait_seconds_count{${alphaIris}} 2`);
     expect(text).to.include(`didyma_invocation_queue_wait_seconds_sum{${alphaIris}} 3.02`);

@@ -6,6 +6,7 @@ import type { WorkspacesStore } from '../identity/workspaces.store.js';
 import type { InvocationRow } from '../invocations/store.js';
 import type { ModelRow, ModelsStore } from '../models/store.js';
 import { metricNames } from './names.js';
+import { HeldUntilScraped } from './held-until-scraped.js';
 
 /** Bounds the lookup cache only; prom-client keeps every series it has seen either way. */
 const MAX_CACHED_SERIES = 10_000;
@@ -28,11 +29,14 @@ const QUEUE_WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 1
  */
 export class InvocationMetrics {
   readonly registry = new Registry();
+  // A new series shows 0 for one scrape before its first update (HeldUntilScraped); the first instrument a scrape reads says when one begins.
+  private readonly held = new HeldUntilScraped();
   private readonly total = new Counter({
     name: metricNames.invocations,
     help: 'Invocations the executor finished, by final status (COMPLETED, ERROR) and type (PREDICT, EXPLAIN).',
     labelNames: ['workspace', 'model_code', 'model_version', 'user_id', 'status', 'type'] as const,
     registers: [this.registry],
+    collect: () => this.held.scraped(),
   });
   private readonly duration = new Histogram({
     name: metricNames.invocationDuration,
@@ -61,6 +65,8 @@ export class InvocationMetrics {
   // The series one kind of run updates, found once: prom-client hashes a label
   // object on every update, three times per invocation otherwise.
   private readonly series: LRUCache<string, RunSeries>;
+  // Every series made, by instrument, as prom-client keeps them too: only a new one is made at zero.
+  private readonly made = { total: new Set<string>(), duration: new Set<string>(), queueWait: new Set<string>() };
 
   constructor(
     private readonly db: Db,
@@ -75,10 +81,12 @@ export class InvocationMetrics {
   /** Records one finished run. Never rejects: a metric must not fail an invocation. */
   async record(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR', seconds: number): Promise<void> {
     try {
-      const series = await this.seriesOf(row, model, outcome);
-      series.total.inc();
-      series.duration.observe(seconds);
-      series.last.set(seconds);
+      const { key, series } = await this.seriesOf(row, model, outcome);
+      this.held.apply(key, () => {
+        series.total.inc();
+        series.duration.observe(seconds);
+        series.last.set(seconds);
+      });
     } catch (error) {
       this.logger.warn({ err: error, invocationId: row.id }, 'could not record invocation metrics');
     }
@@ -92,26 +100,42 @@ export class InvocationMetrics {
     if (row.attempts !== 1 || !row.started_at) return;
     try {
       const seconds = Math.max(0, (new Date(row.started_at).getTime() - new Date(row.created_at).getTime()) / 1000);
-      this.queueWait.observe({ workspace: await this.workspaceName(row.workspace_id), ...(await this.modelName(row.model_id)) }, seconds);
+      const labels = { workspace: await this.workspaceName(row.workspace_id), ...(await this.modelName(row.model_id)) };
+      const key = ['wait', row.workspace_id, row.model_id].join('\u0000');
+      if (this.madeNow(this.made.queueWait, key)) {
+        this.queueWait.zero(labels);
+        this.held.hold(key);
+      }
+      this.held.apply(key, () => this.queueWait.observe(labels, seconds));
     } catch (error) {
       this.logger.warn({ err: error, invocationId: row.id }, 'could not record the queue wait');
     }
   }
 
-  private async seriesOf(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR'): Promise<RunSeries> {
+  private async seriesOf(row: InvocationRow, model: ModelRow, outcome: 'COMPLETED' | 'ERROR'): Promise<{ key: string; series: RunSeries }> {
     const key = [row.workspace_id, model.model_code, model.version, row.user_id, outcome, row.type].join('\u0000');
     const known = this.series.get(key);
-    if (known) return known;
+    if (known) return { key, series: known };
     const workspace = await this.workspaceName(row.workspace_id);
     const modelLabels = { workspace, model_code: model.model_code, model_version: model.version };
     const success = String(outcome === 'COMPLETED');
-    const series: RunSeries = {
-      total: this.total.labels({ ...modelLabels, user_id: String(row.user_id), status: outcome, type: row.type }),
-      duration: this.duration.labels({ ...modelLabels, type: row.type, success }),
-      last: this.last.labels({ ...modelLabels, success }),
-    };
+    const totalLabels = { ...modelLabels, user_id: String(row.user_id), status: outcome, type: row.type };
+    const durationLabels = { ...modelLabels, type: row.type, success };
+    const newTotal = this.madeNow(this.made.total, key);
+    const newDuration = this.madeNow(this.made.duration, [row.workspace_id, model.model_code, model.version, row.type, success].join('\u0000'));
+    if (newTotal) this.total.inc(totalLabels, 0);
+    if (newDuration) this.duration.zero(durationLabels);
+    if (newTotal || newDuration) this.held.hold(key);
+    const series: RunSeries = { total: this.total.labels(totalLabels), duration: this.duration.labels(durationLabels), last: this.last.labels({ ...modelLabels, success }) };
     this.series.set(key, series);
-    return series;
+    return { key, series };
+  }
+
+  /** True the first time `key` is seen, which adds it. */
+  private madeNow(made: Set<string>, key: string): boolean {
+    if (made.has(key)) return false;
+    made.add(key);
+    return true;
   }
 
   private async workspaceName(id: number): Promise<string> {
