@@ -52,7 +52,8 @@ function pickedModel(chosen: string, models: Choice[]): PickedModel | undefined 
 
 async function panelOf(metrics: MetricsSource, principal: Principal, charted: ChartedMetric, model: PickedModel | undefined, range: TimeRangeChoice, nowMs: number): Promise<MetricPanel> {
   const { metric } = charted;
-  const end = Math.floor(nowMs / 1000);
+  // Rounded up, so the last point holds the samples of the second that has begun.
+  const end = Math.ceil(nowMs / 1000);
   const start = end - range.seconds;
   const step = Math.max(MIN_STEP_SECONDS, Math.round(range.seconds / SAMPLES));
   const note = charted.wholeWorkspace ? 'The whole workspace: this metric is not measured per model.' : undefined;
