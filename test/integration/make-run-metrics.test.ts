@@ -8,6 +8,7 @@ import { ManagedProcess } from '../support/model-servers.js';
 import { requireEnv } from '../support/services.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { IRIS, modelPayload } from '../support/fixtures.js';
+import { Browsers, screenshot, signIn } from '../support/browser.js';
 
 const PASSWORD = 'Make-Run-Pass-42';
 /** Apart from the tests' Prometheus (59090) and make run's default (59091). */
@@ -156,6 +157,32 @@ describe('make run: metrics without setup', function () {
     }, 30_000);
     expect(drawn, `the charts of ${charted.join(', ')} on ${path}:\n${charted.map((name) => panelOf(text, name)).join('\n')}`).to.equal(true);
     expect(text).to.not.contain('PROMETHEUS_URL');
+  });
+
+  it('draws the picked model in a browser, from real figures (docs/screenshots/metrics.png)', async () => {
+    const m = `/api/model/${MODEL.model_code}/version/${MODEL.model_version}`;
+    const session = (await pub.post(`${m}/session`, { token })).body.id;
+    // A few predictions a second apart, so the lines have a shape.
+    for (let i = 0; i < 8; i++) {
+      const created = await pub.post(`${m}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
+      expect(created.status, created.text).to.equal(201);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const browsers = new Browsers();
+    try {
+      const { page } = await browsers.launch();
+      await signIn(page, `${auth.baseUrl}/dashboard`, { id: 0, email: 'admin@didyma.local', password: PASSWORD }, 'default');
+      await page.goto(`${auth.baseUrl}/dashboard/metrics`);
+      await page.getByLabel('Model', { exact: true }).selectOption(`${MODEL.model_code}:${MODEL.model_version}`);
+      await page.getByLabel('Time range', { exact: true }).selectOption('5m');
+      await page.getByRole('button', { name: 'Show' }).click();
+      await page.waitForURL(/range=5m/);
+      expect(await page.locator('figure.chart svg[role="img"]').count()).to.be.greaterThan(8);
+      expect(await page.locator('#undrawn-total_invocations').textContent()).to.contain('invocations per second');
+      await screenshot(page, 'metrics');
+    } finally {
+      await browsers.closeAll();
+    }
   });
 
   it('takes its scrape targets away when didyma dev stops', async () => {
