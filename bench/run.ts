@@ -18,18 +18,23 @@
 // when half its fair share of the drain at the largest flood is lower, bench/lib/fairness.ts lowRate).
 // BENCH_ONLY=notifications: only (8), at BENCH_NOTIFY_RATE (100) per second, printed and not written.
 // BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
+// The queue comparison (Q), against the baselines of bench/baselines/: BENCH_QUEUE_ROUNDS (5) interleaved pairs,
+// BENCH_QUEUE_DURATION_SEC (BENCH_DURATION_SEC) per POST and GET round, BENCH_QUEUE_MODEL_MS (0,20: the demo model
+// server's delay of each drain), BENCH_QUEUE_WINDOW_SEC (8) per drain round after BENCH_QUEUE_WARMUP_SEC (2),
+// BENCH_QUEUE_BACKLOG (3000): a contender's first drain backlog. BENCH_ONLY=queues runs (Q) alone and writes
+// bench/results/queues-<date>.json.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
-import { load, type Brief } from './lib/load.js';
-import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, withCpu } from './lib/cpu.js';
+import { load, median, type Brief } from './lib/load.js';
+import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
-import { setUpTenant, type Tenant } from './lib/tenant.js';
+import { setUpTenant, setUpWorkspaceTenant, type Tenant } from './lib/tenant.js';
 import { pin, placementMode, planPlacement, prioritize } from './lib/placement.js';
 import { completedAt, completedBetween, databaseClockMs, latencies, queuedCount, throughput, waitFinal } from './lib/invocations.js';
 import { clockOffsetOf, measureNotifications, sseProbe, webhookProbe, type NotificationsControl } from './lib/notifications.js';
@@ -42,6 +47,9 @@ import { deleteWorkQueue } from '../test/support/services.js';
 import { tracingSection, type TracingCostReport } from './lib/tracing-cost.js';
 import { drainOf, measureFairness, queueWaits, type FairnessReport, type Target } from './lib/fairness.js';
 import { ANY_VERSION } from '../demo/model-server/service.js';
+import { queueComparison, type QueueSectionSettings } from './lib/queue-section.js';
+import { latencyTargets, queuesTable, queueTargets, rssTargets } from './lib/targets.js';
+import { targetsTable } from './lib/verdict.js';
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const DURATION = Number(env('BENCH_DURATION_SEC', '10'));
@@ -67,11 +75,14 @@ const MAX_RUN_SEC = 4;
 const LATENCY_ROUNDS = 3;
 // Rounds of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
-// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own.
+// …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own:
+// half the naive enqueue's saturation when the run measured it, else this.
 const TRACING_CPU_RATE = Number(env('BENCH_TRACING_RATE', '100'));
+const tracingRateOf = (queues?: { enqueue: { naive: Array<{ rps: number }> } }) =>
+  process.env.BENCH_TRACING_RATE || !queues ? TRACING_CPU_RATE : Math.max(1, Math.round(median(queues.enqueue.naive.map((run) => run.rps)) / 2));
 const SETTLE_MS = 500;
 const PASSWORD = 'Correct-Horse-Battery-42';
-const FAIR_SIZES = env('BENCH_FAIR_SIZES', '1,10,100').split(',').filter(Boolean).map(Number);
+const FAIR_SIZES = (process.env.BENCH_FAIR_SIZES ?? '1,10,100').split(',').filter(Boolean).map(Number);
 const FAIR_INVOCATIONS = Number(env('BENCH_FAIR_INVOCATIONS', '10000'));
 const FAIR_QUIET_RATE = Number(env('BENCH_FAIR_QUIET_RATE', '4'));
 const FAIR_QUIET_SESSIONS = 4;
@@ -80,6 +91,22 @@ const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
 // BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation, BENCH_ONLY=get (3) alone.
 const ONLY = onlySection(env('BENCH_ONLY', ''));
+const QUEUE_SETTINGS: QueueSectionSettings = {
+  rounds: Number(env('BENCH_QUEUE_ROUNDS', '5')),
+  durationSec: Number(env('BENCH_QUEUE_DURATION_SEC', String(DURATION))),
+  warmUpSec: WARMUP_SEC,
+  connections: CONNECTIONS,
+  sessions: SESSIONS,
+  modelDelaysMs: env('BENCH_QUEUE_MODEL_MS', '0,20').split(',').filter(Boolean).map(Number),
+  drain: {
+    warmUpSec: Number(env('BENCH_QUEUE_WARMUP_SEC', '2')),
+    windowSec: Number(env('BENCH_QUEUE_WINDOW_SEC', '8')),
+    firstBacklog: Number(env('BENCH_QUEUE_BACKLOG', '3000')),
+    slack: 2 * EXECUTOR_CONCURRENCY,
+    pollMs: 250,
+    timeoutMs: DRAIN_TIMEOUT_MS,
+  },
+};
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 // BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
 const KEEP = Boolean(process.env.BENCH_KEEP);
@@ -90,9 +117,9 @@ function required(name: string): string {
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' | 'get' {
-  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain' || value === 'get') return value;
-  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain, get or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' | 'get' | 'queues' {
+  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain' || value === 'get' || value === 'queues') return value;
+  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain, get, queues or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -120,6 +147,7 @@ async function main() {
   const db = knexFactory({ client: 'pg', connection: dbUrl.toString(), pool: { min: 0, max: 2 } });
   // The PostgreSQL server of the run, on this host: a drain's CPU is all of its processes', another server's is not.
   const postmasterPid = parentPid(((await db.raw('select pg_backend_pid() as pid')) as { rows: Array<{ pid: number }> }).rows[0]!.pid);
+  const dataDirectory = ((await db.raw('show data_directory')) as { rows: Array<{ data_directory: string }> }).rows[0]!.data_directory;
 
   const ports = { auth: await freePort(), private: await freePort(), public: await freePort(), executor: await freePort(), model: await freePort(), hello: await freePort() };
   const common: Record<string, string> = {
@@ -171,6 +199,8 @@ async function main() {
     ]);
     for (const outcome of startup) if (outcome.status === 'rejected') throw outcome.reason;
     const pidOf = (name: string) => children.find((child) => child.name === name)?.process.pid;
+    // (6) peak RSS of every process (the last child of each name holds the peak of all of that name's).
+    const rssOf = () => ({ ...model!.peakRss(), ...Object.fromEntries(children.map((child) => [child.name, child.peakRss()])) });
     const modelServer = model!;
     pin(modelServer.pid, PLACEMENT.modelCpus);
     prioritize(modelServer.pid, PLACEMENT.modelNice);
@@ -188,6 +218,9 @@ async function main() {
     // The tenant: storage, model card, deployment on the model server, the model.
     const tenant = await setUpTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD }, modelServer);
     const { base, headers } = tenant;
+    // Bench setup: the staff user joins each workspace it creates, to sign in to it.
+    const adminId = ((await db('users').where({ email: common.DIDYMA_ADMIN_EMAIL }).first('id')) as { id: number }).id;
+    const staff = { headers, join: async (workspaceId: number) => void (await db('memberships').insert({ user_id: adminId, workspace_id: workspaceId, role: 'supervisor' })) };
     const invokeBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: modelServer.body } });
     const invokePaths = (ids: string[]) => ids.map((id) => `${base}/session/${id}/invocation`);
     const postLoad = (sessionIds: string[], overallRate?: number, durationSec = DURATION) =>
@@ -205,7 +238,7 @@ async function main() {
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
     };
-    const tracingCostOfPost = async (): Promise<TracingCostReport> => {
+    const tracingCostOfPost = async (rate: number): Promise<TracingCostReport> => {
       const sessions = await tenant.sessions(SESSIONS);
       const report = await tracingSection(
         {
@@ -220,7 +253,7 @@ async function main() {
           cpuSince,
           databaseCpuSince: () => cpuOfDatabaseSince(dbName),
         },
-        { rounds: TRACING_ROUNDS, rate: TRACING_CPU_RATE, durationSec: DURATION, warmupSec: WARMUP_SEC },
+        { rounds: TRACING_ROUNDS, rate, durationSec: DURATION, warmupSec: WARMUP_SEC },
       );
       // Out of (5)'s way: the executor drains (2)'s backlog alone.
       await db('invocations').whereIn('session_id', sessions).delete();
@@ -236,22 +269,14 @@ async function main() {
       console.log('bench: (7) fairness: setting up workspaces');
       const urls = { auth: url(ports.auth), private: url(ports.private), public: url(ports.public) };
       const admin = { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD };
-      const adminId = ((await db('users').where({ email: admin.email }).first('id')) as { id: number }).id;
-      const workspaceTenant = async (name: string) => {
-        const created = await fetch(`${urls.auth}/api/auth/workspace`, { method: 'POST', headers, body: JSON.stringify({ name }) });
-        if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${await created.text()}`);
-        const { id } = (await created.json()) as { id: number };
-        // Bench setup: the staff user joins the workspace to sign in to it.
-        await db('memberships').insert({ user_id: adminId, workspace_id: id, role: 'supervisor' });
-        return setUpTenant(urls, admin, fairModel, {}, { workspace: name, version: name, deploymentKey: name });
-    };
+      const workspaceTenant = (name: string) => setUpWorkspaceTenant(urls, admin, staff, fairModel, name);
       const quietTenant = await workspaceTenant('fair-quiet');
       const floodTenants: Tenant[] = [];
       for (let i = 0; i < Math.max(...FAIR_SIZES); i += 10) {
         const names = Array.from({ length: Math.min(10, Math.max(...FAIR_SIZES) - i) }, (_, j) => `fair-${i + j + 1}`);
         floodTenants.push(...(await Promise.all(names.map(workspaceTenant))));
       }
-      const targetsOf = async (of: typeof quietTenant, n: number): Promise<Target[]> =>
+      const targetsOf = async (of: Tenant, n: number): Promise<Target[]> =>
         (await of.sessions(n)).map((sessionId) => ({ sessionId, path: `${of.base}/session/${sessionId}/invocation`, headers: of.headers }));
       // Its own input: the fixed-latency server's schema, not the main model server's.
       const fairBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: fairModel.body } });
@@ -321,6 +346,45 @@ async function main() {
       return { baselineForGet, getSaturated, stolenGet };
     };
 
+    // (Q) the queue comparison: didyma against the baselines of bench/baselines/, in interleaved rounds (bench/lib/queues.ts).
+    const queuesSection = () =>
+      queueComparison(
+        {
+          db,
+          postmaster: () => {
+            const now = postmasterOf(dataDirectory);
+            return Number.isFinite(now) ? now : postmasterPid;
+          },
+          start,
+          startExecutor: async () => {
+            const executor = await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`);
+            pin(executor.process.pid!, PLACEMENT.executorCpus);
+            return executor;
+          },
+          freePort,
+          publicUrl: url(ports.public),
+          publicPid: pidOf('public'),
+          tenant,
+          drainTenant: (model, name) => setUpWorkspaceTenant({ auth: url(ports.auth), private: url(ports.private), public: url(ports.public) }, { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD }, staff, model, name),
+          invokeBody,
+          modelServerEnv: common,
+          modelServerVersion: ANY_VERSION,
+          logFile,
+          queuePrefix: queueName,
+          log: (message) => console.log(`bench: ${message}`),
+        },
+        QUEUE_SETTINGS,
+      );
+
+    if (ONLY === 'queues') {
+      console.log('bench: only (Q) the queue comparison');
+      const queues = await queuesSection();
+      const targets = [...queueTargets(queues), ...rssTargets(rssOf(), PLATFORM_PROCESSES)];
+      const table = `${queuesTable(queues)}\n\n${targetsTable(targets)}`;
+      console.log(`\n${table}\n`);
+      writeResults(`queues-${resultsStamp(started)}`, { date: started.toISOString(), settings: QUEUE_SETTINGS, queues, targets, table });
+      return;
+    }
     if (ONLY === 'drain') {
       console.log('bench: only (5) executor drain, of the backlog of POSTs at saturation');
       const sessions = await tenant.sessions(SESSIONS);
@@ -341,7 +405,7 @@ async function main() {
     }
     if (ONLY === 'tracing') {
       await load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(await tenant.sessions(SESSIONS)), connections: CONNECTIONS, durationSec: WARMUP_SEC });
-      console.log(`\n${tracingTable(await tracingCostOfPost())}\n`);
+      console.log(`\n${tracingTable(await tracingCostOfPost(tracingRateOf()))}\n`);
       return;
     }
     if (ONLY === 'fairness') {
@@ -357,6 +421,8 @@ async function main() {
       console.log(`\n${notificationsTable(await notificationsAt(NOTIFY_RATE, 'BENCH_NOTIFY_RATE'))}\n`);
       return;
     }
+
+    const queues = await queuesSection();
 
     // (0) the floors: one database round trip, one durable broker hop.
     console.log('bench: (0) PostgreSQL and RabbitMQ floors');
@@ -378,7 +444,7 @@ async function main() {
 
     // (9) what tracing costs, before the executor runs: two more public servers, one sampling as the chart ships, one recording everything.
     console.log('bench: (9) POST invocation, traced against untraced');
-    const tracing = await tracingCostOfPost();
+    const tracing = await tracingCostOfPost(tracingRateOf(queues));
 
     // (5) executor throughput: it drains the backlog (2) left, in segments, each set against the model server's
     // own maximum at the same concurrency measured just before and just after it (bench/lib/paired-drain.ts).
@@ -423,7 +489,7 @@ async function main() {
     gauges.end = cpuGaugeMs();
 
     // (6) peak RSS of every process, read before they stop.
-    const rss = { ...modelServer.peakRss(), ...Object.fromEntries(children.map((child) => [child.name, child.peakRss()])) };
+    const rss = rssOf();
 
     // (8) how soon a client is told of a completion, at (4)'s rate; after (6), so that its streams do not count in the peaks.
     console.log('bench: (8) notifications of completion');
@@ -487,13 +553,10 @@ async function main() {
       tracing,
       ...(fairness ? { fairness } : {}),
     };
-    const table = renderTable(report);
+    const targets = [...queueTargets(queues), ...latencyTargets(pairedE2e.pairs, report.floors), ...Object.values(tracing.targets), ...rssTargets(rss, PLATFORM_PROCESSES)];
+    const table = `${renderTable(report)}\n\n${queuesTable(queues)}\n\n${targetsTable(targets)}`;
     console.log(`\n${table}\n`);
-    const resultsDir = path.resolve(new URL('.', import.meta.url).pathname, 'results');
-    fs.mkdirSync(resultsDir, { recursive: true });
-    const file = path.join(resultsDir, `${started.toISOString().slice(0, 19).replace(/:/g, '-')}Z.json`);
-    fs.writeFileSync(file, `${JSON.stringify({ ...report, table }, null, 2)}\n`);
-    console.log(`bench: written to ${path.relative(process.cwd(), file)}`);
+    writeResults(resultsStamp(started), { ...report, queues, targets, table });
   } finally {
     await Promise.allSettled([...children.map((child) => child.stop()), model?.close(), fairModelServer?.close()]);
     await db.destroy();
@@ -501,8 +564,21 @@ async function main() {
     else await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);
     await admin.destroy();
     await deleteWorkQueue(amqpUrl, queueName);
+    await deleteWorkQueue(amqpUrl, `${queueName}.naive`); // the naive enqueue's, of (Q)
     if (!KEEP) fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+const PLATFORM_PROCESSES = ['auth', 'private', 'public', 'executor'];
+const resultsStamp = (date: Date) => `${date.toISOString().slice(0, 19).replace(/:/g, '-')}Z`;
+
+/** Writes `content` to bench/results/<name>.json. */
+function writeResults(name: string, content: object): void {
+  const resultsDir = path.resolve(new URL('.', import.meta.url).pathname, 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const file = path.join(resultsDir, `${name}.json`);
+  fs.writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`);
+  console.log(`bench: written to ${path.relative(process.cwd(), file)}`);
 }
 
 /** A webhook endpoint of the bench's workspace for `invocation.completed`, and how to delete it. */

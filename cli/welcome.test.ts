@@ -16,6 +16,7 @@ describe('the welcome of `didyma dev`', () => {
     expect(text).to.include('password Gen-Pass-42x  (generated: shown only now)');
     expect(JSON.parse(loginBody(text)!)).to.deep.equal({ email: 'admin@didyma.local', password: 'Gen-Pass-42x', workspace: 'default' });
     expect(text).to.not.include('<password>');
+    expect(text, 'where to try the API').to.include('to try: http://127.0.0.1:8080/docs');
   });
 
   it('names the variable that set the password, for the shell to expand', () => {

@@ -25,7 +25,7 @@ export function welcomeText(config: Config, servers: Array<{ name: string; url: 
   return [
     '',
     'didyma is running (dev mode, embedded defaults)',
-    ...servers.map((s) => (s.name === 'metrics' ? `  metrics  ${s.url}/metrics` : `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json)`)),
+    ...servers.map((s) => (s.name === 'metrics' ? `  metrics  ${s.url}/metrics` : `  ${s.name.padEnd(8)} ${s.url}   (health: ${s.url}/healthz, API: ${s.url}/openapi.json, to try: ${s.url}/docs)`)),
     `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
     `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,
     `  dashboard ${auth}/dashboard`,

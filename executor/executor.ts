@@ -149,7 +149,8 @@ export class Executor {
           woken = await this.idle.wait();
         }
       } catch (error) {
-        if (!(error instanceof LeaseLostError)) this.deps.logger.error({ err: error }, 'runner failed; claiming again shortly');
+        if (error instanceof LeaseLostError) continue; // logged where it was found: the run is another executor's now
+        this.deps.logger.error({ err: error }, 'runner failed; claiming again shortly');
         await sleep(RUNNER_FAILURE_PAUSE_MS);
       }
     }

@@ -49,6 +49,7 @@ import { invocationsStore, sessionsStore } from '../features/invocations/store.j
 import { eventsPurge } from '../features/invocations/events.js';
 import { SessionEventReaders } from '../features/invocations/session-readers.js';
 import { StreamSlots } from '../features/invocations/stream-slots.js';
+import { PredictionWaits } from '../features/invocations/waits.js';
 import { filesStore, storageConfigsStore, uploadsStore } from '../features/files/store.js';
 import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
@@ -207,17 +208,26 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     webhooks,
   };
 
+  const shutdown = { draining: false, closing };
+  // One reader per session, shared by its event streams and by the requests waiting for its invocations.
+  const sessionReaders = new SessionEventReaders(db, changeFeed, EVENT_POLL_MS);
+
   return {
     config,
     logger,
     /** Set on SIGTERM: servers report not ready and close each connection after its answer; `closing` names what has yet to close. */
-    shutdown: { draining: false, closing },
+    shutdown,
     /** The process's change feed (LISTEN), opened on first use. */
     changes: changeFeed,
     /** Session event streams: their slots (apart from the request slots), and one reader per session shared by its streams. */
     eventStreams: {
       slots: new StreamSlots({ perUser: config.maxEventStreamsPerUser, perWorkspace: config.maxEventStreamsPerWorkspace, perProcess: config.maxEventStreams }),
-      readers: new SessionEventReaders(db, changeFeed, EVENT_POLL_MS),
+      readers: sessionReaders,
+    },
+    /** Requests waiting for their invocation (`Prefer: wait`): bounded apart from the request slots, ended at once by a drain. */
+    predictionWaits: {
+      maxSeconds: config.maxPreferWaitSeconds,
+      waits: new PredictionWaits(sessionReaders, { perWorkspace: config.maxPreferWaitsPerWorkspace, perProcess: config.maxPreferWaits }, () => shutdown.draining),
     },
     db,
     keys,

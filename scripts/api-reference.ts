@@ -66,7 +66,7 @@ function portOf(name: string): string {
 export function renderServer(server: ServerEntry, doc: OpenApiDocument, port: string): string {
   const lines = [`## ${server.name} server`, ''];
   if (doc.info?.description) lines.push(doc.info.description.trim().replace(/\s+/g, ' '), '');
-  lines.push(`Document: [\`${server.document}\`](../${server.document}); served at \`http://localhost:${port}/openapi.json\` (\`${server.portVariable}\`).`, '');
+  lines.push(`Document: [\`${server.document}\`](../${server.document}); served at \`http://localhost:${port}/openapi.json\` (\`${server.portVariable}\`), to read and try at \`http://localhost:${port}/docs\`.`, '');
   if (server.note) lines.push(server.note, '');
   const schemes = Object.entries(doc.components?.securitySchemes ?? {});
   if (schemes.length > 0) {
@@ -109,6 +109,20 @@ export function apiReference(root = new URL('../', import.meta.url)): string {
     'server. Roles a scheme does not capture (staff only, say) are in the summary',
     'where the document gives one. Besides the documents, every server answers',
     '`/healthz`, `/readyz` and `/metrics` ([metrics.md](metrics.md)).',
+    '',
+    '## Trying the API in a browser',
+    '',
+    'Each server also serves its document as a page at `/docs` (Swagger UI, served',
+    'from the server itself: the page loads nothing from elsewhere). "Authorize"',
+    'takes a bearer token (an access token from `POST /api/auth/token/obtain` or',
+    'an API token `dy_…`) for each scheme the document names: give the same token',
+    'to `bearerAuth` and, for a supervisor\'s operations, to `maintainerAuth`. It',
+    'is kept in that browser tab only, never stored. "Try it out" then sends the',
+    'request to the same server with that token and shows the answer, as curl',
+    'would. Requests made there are real: they create, change and delete what the',
+    'token may. The dashboard links to the pages under "Try the API" in its',
+    'sidebar ([dashboard.md](dashboard.md)). The page and its files answer outside',
+    'the documents, like `/healthz`; `/docs` is not an operation of any of them.',
   ].join('\n');
   return `${[head, ...sections].join('\n\n')}\n`;
 }

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { operationRoutes, type OperationRoutes } from '../../infra/http/operations/routes.js';
 import type { Platform } from '../../platform/platform.js';
 import { authenticate, bearerOf, principalOf } from '../shared/authenticate.js';
+import { auditAs } from '../shared/audit.js';
 import { pageOf, queryText, sendPage } from '../../infra/http/pagination.js';
 import { collect, receiveFile } from '../../infra/http/multipart.js';
 import { jwks } from '../../features/auth/keys.js';
@@ -28,7 +29,9 @@ export function authRoutes(platform: Platform): OperationRoutes {
   const router = operationRoutes();
 
   router.post('/api/auth/token/obtain', async (req, res) => {
-    res.json(await identity.login.obtain(req.body, clientAddress(req)));
+    const { tokens, subject } = await identity.login.obtain(req.body, clientAddress(req));
+    auditAs(res, { userId: subject.userId, workspaceId: subject.workspace?.id ?? null });
+    res.json(tokens);
   });
   router.post('/api/auth/token/refresh', async (req, res) => {
     res.json(await identity.login.refresh(req.body.refresh));

@@ -168,6 +168,20 @@ describe('public server and executor: sessions, queued invocations, explanation 
     expect((await t.public.post(`${path}/invocation`, { token: owner.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } })).status).to.equal(201);
   });
 
+  it('takes the new state of a session in the query or in the body, and names both places when it has neither', async () => {
+    const session = await openSession(owner);
+    const path = `${base()}/session/${session}`;
+    const closed = await t.public.patch(path, { token: owner.token, json: { state: 'CLOSED' } });
+    expect(closed.status, closed.text).to.equal(200);
+    expect(closed.body.state).to.equal('CLOSED');
+    const missing = await t.public.patch(path, { token: owner.token, json: {} });
+    expect(missing.status).to.equal(400);
+    expect(missing.body.message).to.include('?state=CLOSED').and.include('"state": "CLOSED"');
+    expect((await t.public.patch(`${path}?state=OPEN`, { token: owner.token, json: { state: 'CLOSED' } })).status, 'query and body disagree').to.equal(400);
+    expect((await t.public.patch(path, { token: owner.token, json: { state: 'ARCHIVED' } })).status).to.equal(400);
+    expect((await t.public.patch(`${path}?state=OPEN`, { token: owner.token, json: { state: 'OPEN' } })).body.state).to.equal('OPEN');
+  });
+
   it('wakes executors once per accepted invocation, after its commit, and not for a refused append', async () => {
     const session = await openSession(owner);
     const path = `${base()}/session/${session}`;

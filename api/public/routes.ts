@@ -8,6 +8,8 @@ import { mountFileRoutes, sendFile } from '../shared/file-routes.js';
 import { sendEventStream } from '../../infra/http/event-stream.js';
 import { releaseInFlightSlot } from '../../infra/http/limits.js';
 import { idempotencyKeys } from '../shared/idempotency.js';
+import { createInvocation } from './prefer-wait.js';
+import { InputError } from '../../kernel/errors/errors.js';
 
 /** A comment line this often keeps proxies from closing a quiet event stream. */
 const EVENT_HEARTBEAT_MS = 15_000;
@@ -26,9 +28,7 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   const invocationsPath = `${base}/session/:sessionId/invocation`;
 
   // The hot paths first: express tries the routes in order.
-  router.post(invocationsPath, member, idempotent('createInvocation'), async (req, res) => {
-    res.status(201).json(await invocations.invoke(principalOf(res), ...session(req), req.body));
-  });
+  router.post(invocationsPath, member, idempotent('createInvocation'), (req, res) => createInvocation(platform, req, res, session(req)));
   router.get(`${invocationsPath}/:invocationId`, member, async (req, res) => {
     res.json(await invocations.get(principalOf(res), ...session(req), String(req.params.invocationId)));
   });
@@ -53,7 +53,7 @@ export function publicRoutes(platform: Platform): OperationRoutes {
     res.status(201).json(await invocations.createSession(principalOf(res), ...model(req)));
   });
   router.patch(`${base}/session/:sessionId`, member, async (req, res) => {
-    res.json(await invocations.setSessionState(principalOf(res), ...session(req), req.query.state as 'OPEN' | 'CLOSED'));
+    res.json(await invocations.setSessionState(principalOf(res), ...session(req), requestedState(req)));
   });
 
   router.get(invocationsPath, member, async (req, res) => {
@@ -125,4 +125,16 @@ export function publicRoutes(platform: Platform): OperationRoutes {
 
   mountFileRoutes(router, uploads, member);
   return router;
+}
+
+type SessionState = 'OPEN' | 'CLOSED';
+
+/** The state a session PATCH asks for: in the query (the first design's place) or the body; one of them, and the same in both. */
+function requestedState(req: Request): SessionState {
+  const inQuery = req.query.state as SessionState | undefined;
+  const inBody = (req.body as { state?: SessionState } | undefined)?.state;
+  if (inQuery && inBody && inQuery !== inBody) throw new InputError(`state: the query says ${inQuery} and the body ${inBody}; give one.`);
+  const state = inQuery ?? inBody;
+  if (!state) throw new InputError('state: required, as the query parameter (?state=CLOSED) or in the body ({"state": "CLOSED"}).');
+  return state;
 }

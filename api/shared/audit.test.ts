@@ -51,6 +51,14 @@ describe('audit trail', () => {
     }
   });
 
+  it('names the user a successful log-in signed in, and its workspace', async () => {
+    const requestId = unique('login');
+    const reply = await t.auth.post('/api/auth/token/obtain', { json: { email: a.user.email, password: a.user.password, workspace: a.ws.name }, headers: { 'x-request-id': requestId } });
+    expect(reply.status).to.equal(200);
+    const [row] = await recorded(requestId);
+    expect(row).to.include({ action: 'obtainToken', outcome: 200, actor_type: 'user', actor_user_id: a.user.id, workspace_id: a.ws.id });
+  });
+
   it('records who did what to which resource: actor, workspace, target, outcome and source address', async () => {
     const requestId = unique('invite');
     const email = `${unique('invitee')}@example.test`;

@@ -40,14 +40,25 @@ export function auditRequests(trail: AuditTrail): RequestHandler {
   };
 }
 
+/** Whom a request that authenticates no caller (a log-in) acted as, once it knows: its record names that user. */
+export interface SignedInActor {
+  userId: number;
+  workspaceId: number | null;
+}
+
+export function auditAs(res: Response, actor: SignedInActor): void {
+  res.locals.signedIn = actor;
+}
+
 /** The record of a request that reached an operation or a dashboard route; undefined for anything else (a 404 path). */
 function entryOf(req: Request, res: Response, outcome: number, created: string | null, traceId: string | null): AuditEntry | undefined {
   const target = targetOf(req, res);
   if (!target) return undefined;
   const principal = res.locals.principal as Principal | undefined;
+  const signedIn = res.locals.signedIn as SignedInActor | undefined;
   return {
-    ...actorOf(principal),
-    workspace_id: principal?.workspace?.id ?? null,
+    ...(signedIn && !principal ? { actor_type: 'user' as const, actor_user_id: signedIn.userId, actor_id: null } : actorOf(principal)),
+    workspace_id: principal?.workspace?.id ?? signedIn?.workspaceId ?? null,
     action: target.action,
     method: req.method,
     path: loggedPath(req),

@@ -89,3 +89,47 @@ export function cpuOfDatabaseSince(database: string): () => number {
 export function cpuOfCommandSince(command: string): () => number {
   return cpuOfFoundSince(() => pidsWhere('comm', (comm) => comm.trim() === command));
 }
+
+/** Starts counting the CPU of the RabbitMQ node on this host (its Erlang VM, `beam.smp` running `rabbit`). */
+export function cpuOfRabbitmqSince(): () => number {
+  return cpuOfCommandSince('beam.smp');
+}
+
+/** Starts counting this process's own CPU (the load generator's: autocannon and the paced load run in it). */
+export function cpuOfSelfSince(): () => number {
+  const before = process.cpuUsage();
+  return () => {
+    const spent = process.cpuUsage(before);
+    return (spent.user + spent.system) / 1e6;
+  };
+}
+
+/** CPU seconds of each process group of a run: the server(s) under load, PostgreSQL, RabbitMQ, the load generator. */
+export interface GroupSeconds {
+  server: number;
+  postgres: number;
+  rabbitmq: number;
+  load: number;
+}
+
+/** Starts counting every group at once: `serverPids` are the processes serving the load, `postmaster` the run's PostgreSQL server. */
+export function cpuOfGroupsSince(serverPids: Array<number | undefined>, postmaster: number): () => GroupSeconds {
+  const server = cpuSince(serverPids);
+  const postgres = cpuOfServerSince(postmaster);
+  const rabbitmq = cpuOfRabbitmqSince();
+  const load = cpuOfSelfSince();
+  return () => ({ server: server().reduce((sum, seconds) => sum + seconds, 0), postgres: postgres(), rabbitmq: rabbitmq(), load: load() });
+}
+
+/**
+ * The postmaster serving `dataDirectory` now (NaN when none is found): found
+ * again whenever a measurement starts, since a PostgreSQL restarted meanwhile
+ * has a new one, whose processes the old pid would not find.
+ */
+export function postmasterOf(dataDirectory: string): number {
+  const found = pidsWhere('cmdline', (args) => {
+    const words = args.split('\0');
+    return /(^|\/)postgres$/.test(words[0] ?? '') && words.some((word, index) => word === dataDirectory && words[index - 1] === '-D');
+  });
+  return found[0] ?? NaN;
+}

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, endToEndMet, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
+import { drainCpu, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
 import type { TracingCostReport } from './tracing-cost.js';
 import type { TargetResult, Verdict } from './verdict.js';
 
@@ -59,13 +59,6 @@ describe('bench report: the end-to-end latency rows', () => {
     endToEnd: { p50: e2e[0], p99: e2e[1], count: 1500 },
     direct: { p50: direct[0], p99: direct[1] },
     over: { p50: e2e[0] - direct[0], p99: e2e[1] - direct[1] },
-  });
-
-  it('meets the targets on the rounds’ median differences, both bounds inclusive', () => {
-    expect(endToEndMet({ p50: 10, p99: 50 })).to.equal(true);
-    expect(endToEndMet({ p50: 10.1, p99: 20 })).to.equal(false);
-    expect(endToEndMet({ p50: 3, p99: 50.1 })).to.equal(false);
-    expect(endToEndMet({ p50: NaN, p99: NaN })).to.equal(false); // nothing measured is no pass
   });
 
   it('lists each round with its difference from the direct runs around it', () => {

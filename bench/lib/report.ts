@@ -7,6 +7,7 @@ import type { DrainSegment } from './paired-drain.js';
 import type { LatencyPair, Percentiles } from './paired-latency.js';
 import { DRAIN_SHARE, floodVerdicts, POST_SHARE, QUIET_SLACK_MS, quietBoundMs, type Drain, type DrainCpu, type FairnessReport, type Waits } from './fairness.js';
 import type { NotificationsReport } from './notifications.js';
+import { RSS_BOUND } from './targets.js';
 import type { PostCpu, TracedSide, TracingCostReport, TracingSide } from './tracing-cost.js';
 import type { TargetResult } from './verdict.js';
 
@@ -166,10 +167,10 @@ export function renderTable(r: BenchReport): string {
   push(['0', 'floor: RabbitMQ quorum queue, persistent message publish → confirm', '', lat(f.broker.confirm), '', '']);
   push(['0', 'floor: RabbitMQ quorum queue, publish → delivery to a consumer', '', lat(f.broker.delivery), '', '']);
   push(['1', 'express "hello" (baseline), measured just before (2)', n0(r.baselineForPost.rps) + failures(r.baselineForPost), lat(r.baselineForPost), '', ''], cpu(r.baselineForPost));
-  push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `≥ 25% of (1): ${pct(postRatio)}`, judged(postRatio >= 0.25, steal?.post)], cpu(r.postSaturated, r.baselineForPost));
+  push(['2', 'POST …/invocation, saturation', n0(r.postSaturated.rps) + failures(r.postSaturated), lat(r.postSaturated), `of (1): ${pct(postRatio)} (information; target 1 below)`, ''], cpu(r.postSaturated, r.baselineForPost));
   push(['2', 'POST …/invocation, 50% of saturation', n0(r.postHalf.rps) + failures(r.postHalf), lat(r.postHalf), '', '']);
   push(['1', 'express "hello" (baseline), measured just before (3)', n0(r.baselineForGet.rps) + failures(r.baselineForGet), lat(r.baselineForGet), '', ''], cpu(r.baselineForGet));
-  push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `≥ 50% of (1): ${pct(getRatio)}`, judged(getRatio >= 0.5, steal?.get)], cpu(r.getSaturated, r.baselineForGet));
+  push(['3', 'GET …/invocation/{id}, saturation', n0(r.getSaturated.rps) + failures(r.getSaturated), lat(r.getSaturated), `of (1): ${pct(getRatio)} (information; target 2 below)`, ''], cpu(r.getSaturated, r.baselineForGet));
   push([
     '4',
     `end-to-end upper bound: POST at saturation, the executor running, then its drain; ${n0(e2e.completed)} COMPLETED ÷ first 201 → last COMPLETED (${n1(e2e.seconds)} s)`,
@@ -186,8 +187,8 @@ export function renderTable(r: BenchReport): string {
     `queued invocation, 201 → COMPLETED (server timestamps), ${n0(e.rate)}/s (50% of the sustained capacity): ${e.pairs.length} rounds of ${r.settings.durationSec} s, each between two runs of direct calls; latency over every round`,
     `${n0(e.count)} runs` + failures(totals(e.loads)),
     lat(e),
-    `p50 ≤ direct + 10 ms, p99 ≤ direct + 50 ms`,
-    judged(endToEndMet(e.over), steal?.endToEnd),
+    'target 4 below',
+    '',
   ]);
   const legs = Object.entries(e.legs).map(([leg, v]) => `${leg} ${n1(v.p50)}/${n1(v.p99)}`).join(', ');
   push(['4', `… of which (p50/p99 ms): ${legs}`, '', '', '', '']);
@@ -216,7 +217,7 @@ export function renderTable(r: BenchReport): string {
   );
   for (const [name, bytes] of Object.entries(r.rssBytes)) {
     const api = API_PROCESSES.includes(name);
-    push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? '< 200 MiB' : '', api ? verdict(bytes < 200 * MiB) : '']);
+    push(['6', `peak RSS: ${name}`, `${n1(bytes / MiB)} MiB`, '', api ? `< ${RSS_BOUND / MiB} MiB` : '', api ? verdict(bytes < RSS_BOUND) : '']);
   }
   if (r.fairness) for (const cells of fairnessRows(r.fairness)) push(cells);
   if (r.notifications) for (const cells of notificationRows(r.notifications)) push(cells);
@@ -314,9 +315,6 @@ export function notificationRows(r: NotificationsReport): string[][] {
     '',
   ]);
 }
-
-/** (4)'s targets: the rounds' median differences from the direct calls, p50 within 10 ms and p99 within 50. */
-export const endToEndMet = (over: Percentiles) => over.p50 <= 10 && over.p99 <= 50;
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 const overText = (over: Percentiles) => `${signed(over.p50)} / ${signed(over.p99)} ms`;

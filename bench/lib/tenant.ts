@@ -104,3 +104,23 @@ async function expectOk<T extends { status: number; text: string }>(reply: Promi
   if (r.status >= 300) throw new Error(`setup request failed: ${r.status} ${r.text}`);
   return r;
 }
+
+/**
+ * A tenant in a workspace of its own, `name`, created by the staff user of
+ * `staffHeaders`, who joins it as supervisor to sign in to it; its model
+ * version and deployment key are `name` too (the model server must answer any
+ * version: the demo server with ANY_VERSION).
+ */
+export async function setUpWorkspaceTenant(
+  urls: { auth: string; private: string; public: string },
+  admin: { email: string; password: string },
+  staff: { headers: Record<string, string>; join: (workspaceId: number) => Promise<void> },
+  model: BenchModelServer,
+  name: string,
+): Promise<Tenant & { workspaceId: number }> {
+  const created = await fetch(`${urls.auth}/api/auth/workspace`, { method: 'POST', headers: staff.headers, body: JSON.stringify({ name }) });
+  if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: number };
+  await staff.join(id);
+  return { ...(await setUpTenant(urls, admin, model, {}, { workspace: name, version: name, deploymentKey: name })), workspaceId: id };
+}

@@ -1,5 +1,6 @@
 // The dashboard's only script (the Content-Security-Policy allows no other):
-// copy buttons of secrets shown once, and confirmation of destructive forms.
+// copy buttons of secrets shown once, confirmation of destructive forms, and
+// a session's page reloading itself while its invocations run.
 // Every page works without it.
 (function () {
   'use strict';
@@ -48,4 +49,25 @@
     var question = event.target.getAttribute('data-confirm');
     if (question && !window.confirm(question)) event.preventDefault();
   });
+
+  // A session's page whose invocations are still running reloads itself to
+  // show their results: every 2 s for a minute at most, and never once the
+  // reader types in a form (what they typed would be lost).
+  function reloadWhileRunning() {
+    var key = 'didyma-reloads:' + window.location.pathname;
+    var watched = document.querySelector('[data-reload-while-running]');
+    var count = Number(window.sessionStorage.getItem(key) || '0');
+    if (!watched || count >= 30) {
+      if (!watched) window.sessionStorage.removeItem(key);
+      return;
+    }
+    var timer = window.setTimeout(function () {
+      window.sessionStorage.setItem(key, String(count + 1));
+      window.location.reload();
+    }, 2000);
+    document.addEventListener('input', function () {
+      window.clearTimeout(timer);
+    });
+  }
+  reloadWhileRunning();
 })();

@@ -7,6 +7,7 @@ import { usersStore } from '../../features/identity/users.store.js';
 import { DashboardSessions } from './sessions/sessions.js';
 import { DashboardCookies } from './web/cookies.js';
 import { CsrfTokens } from './web/csrf.js';
+import { apiPages, type ApiPage } from './api-pages.js';
 
 /** Where the auth server mounts the dashboard; every link and redirect starts with it. */
 export const BASE = '/dashboard';
@@ -19,6 +20,8 @@ export interface Dashboard {
   cookies: DashboardCookies;
   csrf: CsrfTokens;
   members: MembersService;
+  /** The servers' API pages the navigation links to. */
+  apiPages: ApiPage[];
 }
 
 export function createDashboardContext(platform: Platform): Dashboard {
@@ -37,6 +40,7 @@ export function createDashboardContext(platform: Platform): Dashboard {
     cookies: new DashboardCookies(config.dashboardUrl.startsWith('https:')),
     csrf: CsrfTokens.fromSigningKey(platform.keys),
     members: new MembersService(platform.db, { users: usersStore }),
+    apiPages: apiPages(config),
   };
 }
 

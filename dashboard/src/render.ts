@@ -24,6 +24,7 @@ export async function sendPage(dash: Dashboard, req: Request, res: Response, pag
     csrfToken: visit.csrfToken,
     principal: visit.principal,
     workspaces,
+    apiPages: dash.apiPages,
   });
   res.status(page.status ?? 200).type('html').send(toDocument(document));
 }

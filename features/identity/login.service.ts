@@ -16,6 +16,12 @@ export interface TokenPair {
   refresh: string;
 }
 
+/** A log-in's tokens, and whom they were issued to (for the audit trail; never sent). */
+export interface SignedIn {
+  tokens: TokenPair;
+  subject: Subject;
+}
+
 export interface ClientCredentialsResponse {
   access_token: string;
   token_type: 'Bearer';
@@ -34,7 +40,7 @@ export class LoginService {
   constructor(private readonly deps: LoginDeps) {}
 
   /** POST /api/auth/token/obtain */
-  async obtain(input: { email: string; password: string; workspace?: string | null }, clientAddress: string): Promise<TokenPair> {
+  async obtain(input: { email: string; password: string; workspace?: string | null }, clientAddress: string): Promise<SignedIn> {
     const email = normaliseEmail(input.email);
     const pass = await this.deps.guard.admit('login', email, clientAddress);
     const user = await this.deps.stores.users.byEmail(this.deps.db, email);
@@ -42,7 +48,7 @@ export class LoginService {
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
     await this.deps.guard.succeeded(pass);
     const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
-    return this.openFamily(subject);
+    return { tokens: await this.openFamily(subject), subject };
   }
 
   /** POST /api/auth/token/refresh: rotates the refresh token; a reused one revokes its family. */

@@ -1,7 +1,7 @@
 import type { Db } from '../../infra/db/database.js';
 import { MicroBatch, isolatingFailures } from '../../infra/db/micro-batch.js';
-import type { FoundInvocation, InvocationKey, InvocationRow, InvocationsStore, QueuedInvocation } from './store.js';
-import { invocationState } from './state.js';
+import type { FoundInvocation, InvocationKey, InvocationsStore, QueuedInvocation } from './store.js';
+import { invocationState, type AppendedInvocation } from './state.js';
 
 // Batches in flight at once per kind. While they run, new calls gather into
 // the next batch (group commit): a busy server sends one statement per batch
@@ -17,7 +17,7 @@ type Found = FoundInvocation | undefined;
  * database refuses as a whole is retried one by one, so a bad item fails alone.
  */
 export class InvocationBatches {
-  private readonly appends: MicroBatch<QueuedInvocation, InvocationRow | undefined>;
+  private readonly appends: MicroBatch<QueuedInvocation, AppendedInvocation | undefined>;
   private readonly reads: MicroBatch<InvocationKey, Found>;
 
   constructor(db: Db, invocations: Pick<InvocationsStore, 'inSessionsOfUsers'>) {
@@ -32,7 +32,7 @@ export class InvocationBatches {
   }
 
   /** Appends the row, QUEUED, to its OPEN session of its user and model; undefined when the session refuses it. */
-  append(row: QueuedInvocation): Promise<InvocationRow | undefined> {
+  append(row: QueuedInvocation): Promise<AppendedInvocation | undefined> {
     return this.appends.add(row);
   }
 

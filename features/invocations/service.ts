@@ -132,6 +132,15 @@ export class InvocationsService {
 
   /** Queues a prediction or explanation: committed QUEUED, then announced to the executors. */
   async invoke(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
+    return (await this.submit(principal, code, version, sessionId, input)).invocation;
+  }
+
+  /**
+   * `invoke`, with where the invocation's session's events are to be followed
+   * from to see every later status of it (`position`): the snapshot its
+   * append was written in.
+   */
+  async submit(principal: Principal, code: string, version: string, sessionId: string, input: InvokeInput) {
     // The session is checked in the append itself (no separate read on this hot path; batched with concurrent appends).
     const model = await this.models.live(principal, code, version);
     this.checkKind(model, input);
@@ -160,7 +169,7 @@ export class InvocationsService {
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     annotateSpan(invocationAttributes(row, model));
     this.doorbell.ring();
-    return presentInvocation(row, { omitRelatedTo: true });
+    return { invocation: presentInvocation(row, { omitRelatedTo: true }), position: parseSnapshot(row.appended_in) };
   }
 
   /** Feedback on an earlier invocation: COMPLETED at once, validated against the model's feedback schema. */

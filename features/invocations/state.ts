@@ -34,6 +34,9 @@ export const DEFAULT_PRIORITY = 5;
 /** How long a client is asked to wait before it appends again to a full workspace queue. */
 const QUEUE_FULL_RETRY_SECONDS = 5;
 
+/** An appended row, and the snapshot its append was written in (`pg_snapshot` text): the start of its session's events that it has yet to see. */
+export type AppendedInvocation = InvocationRow & { appended_in: string };
+
 /** An append would pass a workspace's `max_queued`: nothing was written. */
 export class QueueFullError extends QuotaExceededError {
   constructor(readonly maxQueued: number) {
@@ -142,6 +145,10 @@ const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${colum
  * sees every append before it). Unlocked (`locked` false), a batch with a
  * limited workspace writes nothing and answers one row with `unlocked` true,
  * so appends to workspaces without a limit stay one statement.
+ *
+ * Each row comes with the snapshot of its append (`appended_in`): every
+ * later status of it is written by a transaction that snapshot does not see,
+ * so a follower of the session's events from there misses none of them.
  */
 const APPEND_SQL = `
 with input as (select * from jsonb_to_recordset(?::jsonb) as t(${APPEND_RECORD})),
@@ -170,11 +177,11 @@ appended as (
   from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
   returning ${invocationColumns('invocations')}
 )
-select appended.*, null::integer as max_queued, false as unlocked from appended
+select appended.*, null::integer as max_queued, false as unlocked, pg_current_snapshot()::text as appended_in from appended
 union all
-select ${invocationColumns('(null::invocations)')}, f.max_queued, false from full_workspaces f
+select ${invocationColumns('(null::invocations)')}, f.max_queued, false, null from full_workspaces f
 union all
-select ${invocationColumns('(null::invocations)')}, null::integer, true from unlocked`;
+select ${invocationColumns('(null::invocations)')}, null::integer, true, null from unlocked`;
 
 /**
  * The advisory-lock class of a workspace's queue (the two-key form: this
@@ -409,9 +416,9 @@ export const invocationState = {
    * Throws QueueFullError, and writes nothing, when a workspace's queued
    * invocations would pass its `max_queued`.
    */
-  async appendQueued(db: Runner, rows: QueuedInvocation[]): Promise<Array<InvocationRow | undefined>> {
+  async appendQueued(db: Runner, rows: QueuedInvocation[]): Promise<Array<AppendedInvocation | undefined>> {
     const input = rows.map((row, ord) => ({ ord, ...row }));
-    type Output = InvocationRow & { max_queued: number | null; unlocked: boolean };
+    type Output = AppendedInvocation & { max_queued: number | null; unlocked: boolean };
     const append = (runner: Runner, locked: boolean) => prepared<Output>(runner, 'invocations.append', APPEND_SQL, [JSON.stringify(input), locked, TRANSITIONS.append.to]);
     let outputs = await append(db, false);
     if (outputs.some((output) => output.unlocked)) {
@@ -422,7 +429,7 @@ export const invocationState = {
     }
     const full = outputs.find((output) => output.max_queued !== null);
     if (full) throw new QueueFullError(full.max_queued!);
-    const byId = new Map(outputs.map((row) => [row.id, row as InvocationRow]));
+    const byId = new Map(outputs.map((row) => [row.id, row as AppendedInvocation]));
     return announced(db, sessionsOf([...byId.values()]), rows.map((row) => byId.get(row.id)));
   },
 

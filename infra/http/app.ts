@@ -8,6 +8,7 @@ import { requestLog } from './request-log.js';
 import { redactUrl, secretParameters } from './secret-parameters.js';
 import { fixedEndpoints, inTurn, leanJson, whenBody } from './pipeline.js';
 import { serveOperations } from './operations/serve.js';
+import { apiDocsEndpoints } from './api-docs.js';
 import { serverSpans } from '../telemetry/server-span.js';
 import type { OperationRoutes } from './operations/routes.js';
 
@@ -78,6 +79,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
     ...(options.metrics ? { '/metrics': options.metrics } : {}),
     '/openapi.json': (_req, res) => void res.json(published),
   });
+  // The document to read and try in a browser: outside the document itself, like the probes.
+  const docs = fixedEndpoints(apiDocsEndpoints(documentTitle(options.openApi, options.name)));
   const json = express.json({ limit: options.maxBodyBytes, type: ['application/json', 'application/*+json'], verify: checkJsonText(options.maxJsonDepth ?? 100) });
   const form = express.urlencoded({ extended: false, limit: options.maxBodyBytes, parameterLimit: 100 });
   // The whole path of a request is one layer of express's router, which matches every layer on every
@@ -90,6 +93,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       commonHeaders(draining),
       probes,
       inFlightLimit(options.maxInFlight ?? 0),
+      docs,
       ...(options.audit ? [options.audit] : []),
       ...(options.extra ? [options.extra] : []),
       serveOperations(options.openApi, options.routes, { logger: options.logger, validateResponses: options.validateResponses, parseBody: whenBody(inTurn(json, form)) }),
@@ -110,6 +114,11 @@ function commonHeaders(draining: () => boolean): RequestHandler {
     if (req.path.length > 1 && req.path.endsWith('/')) req.url = req.path.replace(/\/+$/, '') + req.url.slice(req.path.length);
     next();
   };
+}
+
+function documentTitle(doc: OpenApiDocument, name: string): string {
+  const info = doc.info as { title?: unknown } | undefined;
+  return typeof info?.title === 'string' ? info.title : `didyma ${name} server`;
 }
 
 function parseTrustProxy(value: string): boolean | number | string {

@@ -140,6 +140,24 @@ export const variables = {
     'Session event streams the members of one workspace may hold open at once on one public server process; more are refused with 429 and `Retry-After`. Keep it well under DIDYMA_MAX_EVENT_STREAMS, so several workspaces fit.',
     parsers.integer(1, 1000000),
   ),
+  maxPreferWaitSeconds: variable(
+    'DIDYMA_MAX_PREFER_WAIT_SECONDS',
+    '30',
+    'The longest `Prefer: wait=N` (RFC 7240) a `POST …/session/{id}/invocation` is held for its invocation to finish; a longer wait is cut to this, and `Preference-Applied` names the wait honoured. Keep it under the idle timeout of every proxy in front of the public server. 0: never wait (every such request is answered at once, 201).',
+    parsers.integer(0, 120),
+  ),
+  maxPreferWaits: variable(
+    'DIDYMA_MAX_PREFER_WAITS',
+    '1000',
+    'Invocation requests waiting with `Prefer: wait` that one public server process holds at once, counted apart from DIDYMA_MAX_IN_FLIGHT (a waiting request gives its request slot back once its invocation is queued); past it a request is answered at once, as without the header (201), and nothing is refused.',
+    parsers.integer(1, 1000000),
+  ),
+  maxPreferWaitsPerWorkspace: variable(
+    'DIDYMA_MAX_PREFER_WAITS_PER_WORKSPACE',
+    '100',
+    'Invocation requests waiting with `Prefer: wait` that the members of one workspace hold at once on one public server process; past it their requests are answered at once, as without the header (201). Keep it well under DIDYMA_MAX_PREFER_WAITS, so several workspaces fit.',
+    parsers.integer(1, 1000000),
+  ),
   validationThreads: variable('DIDYMA_VALIDATION_THREADS', '2', 'Worker threads per server process that check invocation and feedback bodies against their model\'s schema, off the event loop that answers requests (started on the first check that needs one: a check whose worst case is about a millisecond runs in place). Workspaces waiting for them are served in turn.', parsers.integer(1, 64)),
   validationWaitingPerWorkspace: variable(
     'DIDYMA_VALIDATION_WAITING_PER_WORKSPACE',
@@ -213,6 +231,8 @@ export const variables = {
   adminEmail: variable('DIDYMA_ADMIN_EMAIL', 'admin@didyma.local', 'E-mail of the staff user created at first start.', parsers.string),
   adminPassword: variable('DIDYMA_ADMIN_PASSWORD', '', 'Password of that user. Empty: generated and printed once.', parsers.optional(parsers.string)),
   dashboardUrl: variable('DIDYMA_DASHBOARD_URL', 'http://localhost:8080/dashboard', 'Public URL of the dashboard, used in invitation links. An https URL also makes its cookies `Secure` (and `__Host-`) whatever the request looks like behind a proxy.', parsers.url(['http:', 'https:'])),
+  privateUrl: variable('DIDYMA_PRIVATE_URL', '', 'Public URL of the private server, for the dashboard\'s link to its API page (`/docs`). Empty: the dashboard\'s host on `DIDYMA_PRIVATE_PORT`.', parsers.optional(parsers.url(['http:', 'https:']))),
+  publicUrl: variable('DIDYMA_PUBLIC_URL', '', 'Public URL of the public server, for the dashboard\'s link to its API page (`/docs`). Empty: the dashboard\'s host on `DIDYMA_PUBLIC_PORT`.', parsers.optional(parsers.url(['http:', 'https:']))),
   termsUrl: variable('DIDYMA_TERMS_URL', '', 'Terms of service linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   privacyUrl: variable('DIDYMA_PRIVACY_URL', '', 'Privacy policy linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   invitationTtl: variable('DIDYMA_INVITATION_TTL_SECONDS', '604800', 'Lifetime of invitations.', parsers.integer(60, 31536000)),

@@ -216,6 +216,34 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
     expect((await other.goto(`${dashboard}/datasets/${id}/records`))!.status()).to.equal(404);
   });
 
+  it('starts a session and sends a prediction from the form the input schema makes; its result and explanation show', async () => {
+    const { who, page } = await member();
+    await page.goto(`${dashboard}/sessions?model=${model()}`);
+    await page.getByRole('button', { name: `Start a session with ${model()}` }).click();
+    await page.waitForURL(/notice=session-opened/);
+    const form = page.getByRole('form', { name: 'New prediction' });
+    // A typo: refused on the page, the other values kept, nothing queued.
+    await form.getByLabel('sepal_length').fill('5,1');
+    await form.getByLabel('sepal_width').fill('3.5');
+    await form.getByLabel('petal_length').fill('1.4');
+    await form.getByLabel('petal_width').fill('0.2');
+    await form.getByRole('button', { name: 'Queue the prediction' }).click();
+    expect(await form.locator('#input-0-problem').textContent()).to.equal('Enter a number.');
+    expect(await form.getByLabel('petal_width').inputValue()).to.equal('0.2');
+    await form.getByLabel('sepal_length').fill('5.1');
+    await form.getByLabel('Explain the prediction too').check();
+    await form.getByRole('button', { name: 'Queue the prediction' }).click();
+    await page.waitForURL(/notice=prediction-queued/);
+    const session = /\/sessions\/[^/]+\/[^/]+\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    const [prediction] = await finished(who, session, 2).then((items) => items.filter((i) => i.type === 'PREDICT'));
+    expect(JSON.parse(prediction.request.body)).to.deep.equal(JSON.parse(IRIS));
+    // The page reloads itself while the prediction runs, until its result and explanation show.
+    const card = page.getByRole('article', { name: /#0 Prediction/ });
+    await card.getByRole('heading', { name: 'Explanations' }).waitFor({ timeout: 30_000 });
+    expect(await card.locator('.badge').first().textContent()).to.equal('completed');
+    expect(await page.locator('[data-reload-while-running]').count()).to.equal(0);
+  });
+
   it('fits every table of the dashboard in a 1280 px wide window', async () => {
     await demoDeployment(t.private, owner.token, `${demo.url}/a/longer/path/of/a/model/registry`, unique('a-rather-long-deployment-key-of-a-team'));
     const webhook = await t.private.post('/api/webhook', { token: owner.token, json: { url: 'http://127.0.0.1:1/hooks/of/a/receiver/with/a/long/path', events: ['dataset.exported'], description: 'ops' } });

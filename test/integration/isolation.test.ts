@@ -1,6 +1,19 @@
 import { expect } from 'chai';
 import { devTarget, probeWhile, registerModel, separateTarget, summary, unserved, workspaceOn, ISOLATION_PASSWORD, type Probe, type Target, type Workspace } from '../support/isolation.js';
-import { admittedPatternChecks, costlyRegistration, quietThreadCheck, passwordGuesses, quietPrediction, quietRequests, slowReceiver, streamFlood, type Attack, type QuietRequest } from '../support/isolation-attacks.js';
+import {
+  admittedPatternChecks,
+  costlyRegistration,
+  quietThreadCheck,
+  passwordGuesses,
+  quietPrediction,
+  quietRequests,
+  quietWaitingPrediction,
+  slowReceiver,
+  streamFlood,
+  waitFlood,
+  type Attack,
+  type QuietRequest,
+} from '../support/isolation-attacks.js';
 import { unique } from '../support/platform.js';
 
 // Each row of docs/security.md's table of shared resources, attacked as the
@@ -80,6 +93,13 @@ for (const [name, start] of TARGETS) {
       }
       expect(statuses.filter((status) => status === 429).length, 'streams refused over the cap').to.be.greaterThan(0);
       expect(statuses.filter((status) => status === 503).length, 'streams refused as a busy server').to.equal(0);
+    });
+
+    it('prediction waits: 200 waiting predictions of one workspace hold its own wait slots only, the rest answered at once', async () => {
+      const flood = await waitFlood(target, noisy);
+      const statuses = await served({ ...flood, quiet: [await quietWaitingPrediction(target, quiet, quietVersion)] });
+      expect(statuses.filter((status) => status === 201).length, 'waits past the workspace’s bound, answered at once').to.be.greaterThan(0);
+      expect(statuses.filter((status) => ![200, 201, 202].includes(status)), 'refused').to.deep.equal([]);
     });
 
     it('log-in: wrong passwords from other addresses do not lock the owner out', async () => {

@@ -120,6 +120,12 @@ describe('README walkthrough against `didyma dev`', function () {
     expect(feedback.status).to.equal(201);
     expect(feedback.body.status).to.equal('COMPLETED');
 
+    const virginica = JSON.stringify({ sepal_length: 6.7, sepal_width: 3.0, petal_length: 5.2, petal_width: 2.3 });
+    const oneCall = await pub.post(`${m}/session/${session}/invocation`, { token, headers: { prefer: 'wait=10' }, json: { type: 'PREDICT', request: { type: 'FEATURES', body: virginica } } });
+    expect(oneCall.status, oneCall.text).to.equal(200);
+    expect(oneCall.body.status).to.equal('COMPLETED');
+    expect(oneCall.headers.get('preference-applied')).to.equal('wait=10');
+
     const typo = JSON.stringify({ sepal_lenght: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
     const refused = await pub.post(`${m}/session/${session}/invocation`, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: typo } } });
     expect(refused.status, 'the README schema requires every feature').to.equal(400);

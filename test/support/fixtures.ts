@@ -32,9 +32,9 @@ export async function colleague(t: TestPlatform, of: Tenant, role: 'user' | 'sup
   return { user, ws: of.ws, token: (await login(t.auth, user, of.ws.name)).access };
 }
 
-/** A demo model server on a free port; `version` serves its models under a fresh version (pairs are unique forever). */
-export async function startDemoModelServer(version?: string): Promise<DemoModelServer & { url: string }> {
-  const server = createDemoModelServer({ version });
+/** A demo model server on a free port, each call taking `inferenceDelayMs`; `version` serves its models under a fresh version (pairs are unique forever). */
+export async function startDemoModelServer(version?: string, inferenceDelayMs?: number): Promise<DemoModelServer & { url: string }> {
+  const server = createDemoModelServer({ version, inferenceDelayMs });
   const { url } = await server.listen(0, '127.0.0.1');
   return Object.assign(server, { url });
 }

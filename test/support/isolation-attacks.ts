@@ -117,6 +117,42 @@ export async function streamFlood(target: Target, noisy: Workspace, count: numbe
   return { quiet: [], run: () => Promise.all(Array.from({ length: count }, open)), close: async () => void (await Promise.all(streams.map((stream) => stream.close()))) };
 }
 
+/**
+ * Prediction waits: `count` predictions of one workspace sent with `Prefer:
+ * wait`, `perRound` at once and a round every 100 ms, against a model whose
+ * every call takes `delayMs`, so they pile up waiting; their statuses.
+ */
+export async function waitFlood(target: Target, noisy: Workspace, options = { count: 200, perRound: 10, delayMs: 1_000, waitSeconds: 20 }): Promise<Attack<number[]>> {
+  const version = unique('waits');
+  const registered = await registerModel(target, noisy, version, undefined, options.delayMs);
+  if (registered.status !== 201) throw new Error(`registering the slow model: ${registered.status} ${registered.text}`);
+  const path = await sessionOf(target, noisy, version);
+  const run = async () => {
+    const replies: Array<Promise<number>> = [];
+    for (let sent = 0; sent < options.count; sent += options.perRound) {
+      for (let i = 0; i < options.perRound; i++) {
+        replies.push(target.public.post(`${path}/invocation`, { token: noisy.user, json: predict(IRIS), headers: { prefer: `wait=${options.waitSeconds}` } }).then((reply) => reply.status));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return Promise.all(replies);
+  };
+  const close = async () => void (await target.public.post(`${path}/cancel`, { token: noisy.user }));
+  return { quiet: [], run, close };
+}
+
+/** A prediction of the quiet workspace's sent with `Prefer: wait`: 200 when it came back finished in that one call. */
+export async function quietWaitingPrediction(target: Target, quiet: Workspace, version: string): Promise<QuietRequest> {
+  const path = await sessionOf(target, quiet, version);
+  return {
+    what: 'quiet POST invocation with Prefer: wait',
+    send: async () => {
+      const reply = await target.public.post(`${path}/invocation`, { token: quiet.user, json: predict(IRIS), headers: { prefer: 'wait=20' } });
+      return reply.status === 200 && reply.body.status === 'COMPLETED' ? 200 : reply.status;
+    },
+  };
+}
+
 /** Log-in: `perSource` wrong passwords for the victim from each of `sources` addresses; their statuses. */
 export function passwordGuesses(target: Target, victim: Workspace, sources: number, perSource: number): Attack<number[]> {
   const guess = (i: number) =>

@@ -183,10 +183,11 @@ export const ISOLATION_PASSWORD = PASSWORD;
 
 /**
  * Registers iris-classifier `version` of a demo model server of its own in
- * the workspace, `input` replacing its input schema; the registration's reply.
+ * the workspace, `input` replacing its input schema, each call to it taking
+ * `delayMs`; the registration's reply.
  */
-export async function registerModel(target: Target, ws: Workspace, version: string, input?: object) {
-  const demo = await startDemoModelServer(version);
+export async function registerModel(target: Target, ws: Workspace, version: string, input?: object, delayMs = 0) {
+  const demo = await startDemoModelServer(version, delayMs);
   target.owned.push(demo);
   await demoDeployment(target.private, ws.supervisor, demo.url);
   const card = await upload(target.private, ws.supervisor, await filesystemStorage(target.private, ws.supervisor), '# Iris');

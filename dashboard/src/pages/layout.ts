@@ -2,6 +2,7 @@ import type { Principal } from '../../../features/auth/principal.js';
 import { at, isStaffUser, supervises } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { alertBox, csrfField } from './components.js';
+import type { ApiPage } from '../api-pages.js';
 
 export interface Section {
   path: string;
@@ -38,6 +39,8 @@ export interface LayoutOptions {
   current?: string;
   notice?: string;
   error?: string;
+  /** The servers' API pages (Swagger UI), linked under the sections. */
+  apiPages?: ApiPage[];
 }
 
 export function layout(options: LayoutOptions): Html {
@@ -78,13 +81,22 @@ function signedInChrome(options: LayoutOptions, principal: Principal): Html {
   <div class="shell">
     <nav aria-label="Dashboard sections"><ul>
       ${SECTIONS.filter((s) => s.visible(principal)).map((s) => html`<li><a href="${at(s.path)}"${s.path === options.current ? html` aria-current="page"` : ''}>${s.label}</a></li>`)}
-    </ul></nav>
+    </ul>
+    ${apiLinks(options, principal)}</nav>
     <main id="main" tabindex="-1">
       <h1>${options.title}</h1>
       ${messages(options)}
       ${options.body}
     </main>
   </div>`;
+}
+
+/** The servers' API pages, to read the API and try it with a token. */
+function apiLinks(options: LayoutOptions, principal: Principal): Html {
+  const pages = (options.apiPages ?? []).filter((p) => p.visible(principal));
+  if (!pages.length) return html``;
+  return html`<h2 class="nav-heading" id="nav-api">Try the API</h2>
+    <ul aria-labelledby="nav-api">${pages.map((p) => html`<li><a href="${p.url}">${p.label}</a></li>`)}</ul>`;
 }
 
 /** Workspace switcher: a plain form, so it works with the keyboard and without script. */

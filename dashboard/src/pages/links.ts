@@ -23,7 +23,9 @@ const query = (params: Record<string, string | undefined>) => {
 
 export const sessionsLink = (params: { model?: string; state?: string; after?: string } = {}) => at(`/sessions${query(params)}`);
 
-export const sessionLink = (model: ModelRef, sessionId: string, after?: string) =>
-  at(`/sessions/${encodeURIComponent(model.code)}/${encodeURIComponent(model.version)}/${sessionId}${query({ after })}`);
+/** Where a form starts a session with the model (POST). */
+export const modelSessionsPath = (model: ModelRef) => at(`/sessions/${encodeURIComponent(model.code)}/${encodeURIComponent(model.version)}`);
+
+export const sessionLink = (model: ModelRef, sessionId: string, after?: string) => `${modelSessionsPath(model)}/${sessionId}${query({ after })}`;
 
 export const datasetsLink = (params: { model?: string; session?: string; after?: string } = {}) => at(`/datasets${query(params)}`);

@@ -1,6 +1,6 @@
 import { html, type Html } from '../web/html.js';
 import { badge, code, dataTable, postButton, selectField, timeText, type Choice } from './components.js';
-import { datasetsLink, modelKey, sessionLink, sessionsLink, type ModelRef } from './links.js';
+import { datasetsLink, modelKey, modelSessionsPath, sessionLink, sessionsLink, type ModelRef } from './links.js';
 import { at } from '../context.js';
 
 // The caller's sessions of one model version, as the public API lists them.
@@ -50,7 +50,8 @@ function sessionList(page: SessionsPage, model: ModelRef): Html {
   ${page.paged ? html`<a class="button secondary" href="${sessionsLink({ model: key, state: page.state })}">Newest sessions</a>` : ''}
   ${page.older ? html`<a class="button secondary" href="${sessionsLink({ model: key, state: page.state, after: page.older })}">Older sessions</a>` : ''}
 </p>`;
-  return html`<p class="muted">${String(page.total)} ${page.total === 1 ? 'session' : 'sessions'} of yours with ${code(model.code)} ${code(model.version)}${page.state ? ` (${page.state.toLowerCase()})` : ''}, newest first. Open sessions through the API; close one to export it as a dataset.</p>
+  return html`<p class="muted">${String(page.total)} ${page.total === 1 ? 'session' : 'sessions'} of yours with ${code(model.code)} ${code(model.version)}${page.state ? ` (${page.state.toLowerCase()})` : ''}, newest first. Close one to export it as a dataset.</p>
+<p class="actions">${postButton({ action: modelSessionsPath(model), csrf: page.csrfToken, label: 'Start a session', variant: 'primary', accessibleLabel: `Start a session with ${key}` })}</p>
 ${dataTable({
   caption: 'Sessions',
   headers: ['Session', 'State', 'Started', 'Actions'],

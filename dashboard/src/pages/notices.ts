@@ -23,6 +23,8 @@ const NOTICES: Record<string, string> = {
   'webhook-in-flight': 'An attempt of that delivery is under way; redeliver it once it has ended.',
   'session-closed': 'The session was closed: it takes no new invocations, and it can be exported as a dataset.',
   'session-reopened': 'The session was reopened.',
+  'session-opened': 'The session was opened: send it a prediction with the form below.',
+  'prediction-queued': 'The prediction was queued: it is listed below, with its result once the model has answered.',
   'dataset-exported': 'The dataset was exported: its files are listed below.',
   'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };

@@ -18,6 +18,10 @@ export interface SessionPage {
   paged: boolean;
   /** False when some explanations or feedback did not fit in what one page reads. */
   complete: boolean;
+  /** The form that queues a new prediction (a model's sessions only). */
+  form?: Html;
+  /** Reload while an invocation shown is still running (dashboard.js); never on a page that answers a POST. */
+  watch?: boolean;
 }
 
 export function sessionBody(page: SessionPage): Html {
@@ -28,13 +32,22 @@ export function sessionBody(page: SessionPage): Html {
   <a class="button secondary" href="${sessionsLink({ model: modelKey(model) })}">All your sessions of this model</a>
   <a class="button secondary" href="${datasetsLink({ model: modelKey(model), session: page.sessionId })}#export">Export as a dataset</a>
 </p>
+${page.form ?? ''}
 <p class="muted">${String(page.total)} ${page.total === 1 ? noun : `${noun}s`}, newest first, each with its explanations and feedback.</p>
 ${page.complete ? '' : alertBox('warning', 'Some explanations or feedback of this page are too many to show here; the API lists them all (related_to).')}
+${page.watch && page.threads.some(running) ? html`<p class="muted" data-reload-while-running>Results still running are shown as they come (this page reloads itself for a minute unless you type in the form).</p>` : ''}
 ${page.threads.length ? page.threads.map(threadView) : html`<p class="empty">No ${noun}s in this session yet.</p>`}
 <p class="actions">
   ${page.paged ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId)}">Newest ${noun}s</a>` : ''}
   ${page.older ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId, page.older)}">Older ${noun}s</a>` : ''}
 </p>`;
+}
+
+const UNFINISHED = new Set(['QUEUED', 'IN_PROGRESS']);
+
+/** The prediction, or one of its explanations, has no outcome yet (a prediction with `with_explanation` gets its explanation later). */
+function running(thread: Thread): boolean {
+  return UNFINISHED.has(thread.invocation.status) || thread.explanations.some((e) => UNFINISHED.has(e.invocation.status));
 }
 
 function threadView(thread: Thread): Html {

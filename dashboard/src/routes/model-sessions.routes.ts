@@ -1,13 +1,15 @@
-import type { Request, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { MAX_LIMIT } from '../../../infra/http/pagination.js';
-import { InputError } from '../../../kernel/errors/errors.js';
+import { AppError, InputError } from '../../../kernel/errors/errors.js';
 import { principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { relatedInvocations, threadsOf } from '../invocations/threads.js';
-import { modelKey, parseModelKey, sessionsLink, type ModelRef } from '../pages/links.js';
+import { modelKey, parseModelKey, sessionLink, sessionsLink, type ModelRef } from '../pages/links.js';
 import { sessionsBody, type SessionState } from '../pages/model-sessions.js';
 import { sessionBody } from '../pages/session-invocations.js';
-import { field, uuidParam } from '../web/forms.js';
+import { predictionForm } from '../pages/prediction-form.js';
+import { bodyFromForm, formName, inputFields, valuesFromBody, type InputField } from '../invocations/input-form.js';
+import { checked, field, uuidParam } from '../web/forms.js';
 import { modelChoices, olderOf, pageAt } from './listing.js';
 
 const SESSIONS_PER_PAGE = 20;
@@ -41,7 +43,38 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
     seeOther(res, sessionsLink({ model: modelKey(model), state: stateOf(field(req, 'shown')) }), state === 'CLOSED' ? 'session-closed' : 'session-reopened');
   });
 
+  router.post('/sessions/:code/:version', async (req, res) => {
+    const model = modelOfPath(req);
+    const session = await invocations.createSession(principalOf(res), model.code, model.version);
+    seeOther(res, sessionLink(model, session.id), 'session-opened');
+  });
+
   router.get('/sessions/:code/:version/:id', async (req, res) => {
+    await showSession(req, res);
+  });
+
+  router.post('/sessions/:code/:version/:id/predictions', async (req, res) => {
+    const principal = principalOf(res);
+    const model = modelOfPath(req);
+    const sessionId = uuidParam(req);
+    const row = await catalog.forReading(principal, model.code, model.version);
+    const fields = inputFields(row.input_schema);
+    const submitted: Submitted = { values: Object.fromEntries(fields.map((f) => [f.name, field(req, formName(f))])), withExplanation: checked(req, 'with_explanation') };
+    const built = bodyFromForm(fields, submitted.values);
+    if (built.body === undefined) return showSession(req, res, { ...submitted, problems: built.problems, error: 'Some fields could not be read; nothing was queued.', status: 400 });
+    try {
+      const type = row.input_schema.type === 'file' ? 'OTHER' : 'FEATURES';
+      await invocations.invoke(principal, model.code, model.version, sessionId, { type: 'PREDICT', request: { type, body: built.body }, with_explanation: submitted.withExplanation || undefined });
+    } catch (error) {
+      if (!(error instanceof AppError) || !REFUSALS_SHOWN_ON_THE_FORM.has(error.status)) throw error;
+      for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+      return showSession(req, res, { ...submitted, ...refusalOf(error.message, fields), status: error.status });
+    }
+    seeOther(res, sessionLink(model, sessionId), 'prediction-queued');
+  });
+
+  /** A session's page: a page of its predictions, and the form for a new one (with what was refused, if anything). */
+  async function showSession(req: Request, res: Response, refused?: Submitted & { problems?: Record<string, string>; error?: string; status: number }): Promise<void> {
     const principal = principalOf(res);
     const { code, version } = modelOfPath(req);
     const sessionId = uuidParam(req);
@@ -53,8 +86,19 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       found.items.map((i) => i.id),
       (relatedTo) => invocations.list(principal, code, version, sessionId, { limit: MAX_LIMIT, offset: 0 }, { relatedTo }),
     );
+    const model = { code, version, name: row.name };
+    // Predictions are sent to the model's own sessions; an explainer's are fed by them.
+    let form;
+    if (kind === 'PREDICT') {
+      const fields = inputFields(row.input_schema);
+      // Filled in with the newest prediction's input, so that the next one changes only what differs.
+      const last = page.after ? undefined : found.items[0];
+      const values = last ? valuesFromBody(fields, last.request.body) : undefined;
+      const explainable = Boolean(await catalog.explainerOf(row));
+      form = predictionForm({ action: `${sessionLink(model, sessionId)}/predictions`, csrfToken: visitOf(res).csrfToken, fields, description: row.input_schema.description, explainable, values, ...refused });
+    }
     const body = sessionBody({
-      model: { code, version, name: row.name },
+      model,
       sessionId,
       kind,
       threads: threadsOf(found.items, related.items),
@@ -62,9 +106,27 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       older: olderOf(found),
       paged: Boolean(page.after),
       complete: related.complete,
+      form,
+      watch: refused === undefined,
     });
-    await sendPage(dash, req, res, { title: 'Session', body, current: '/sessions' });
-  });
+    await sendPage(dash, req, res, { title: 'Session', body, current: '/sessions', status: refused?.status });
+  }
+}
+
+interface Submitted {
+  values: Record<string, string>;
+  withExplanation: boolean;
+}
+
+/** Refusals the user can act on from the form: bad input, a closed session, a size or a quota. */
+const REFUSALS_SHOWN_ON_THE_FORM = new Set([400, 409, 413, 429]);
+
+/** The platform's refusal, under the field it names when it names one (`request.body.petal_width: …`). */
+function refusalOf(message: string, fields: InputField[]): { error: string; problems: Record<string, string> } {
+  const named = /^request\.body\.([^:\s]+): (.+)$/.exec(message);
+  const field = named && fields.find((f) => f.name !== '' && f.name === named[1]);
+  if (!field) return { error: message, problems: {} };
+  return { error: 'The model’s input schema refused a field; nothing was queued.', problems: { [field.name]: named[2]! } };
 }
 
 function modelOf(value: string): ModelRef {

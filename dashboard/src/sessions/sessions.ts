@@ -43,7 +43,7 @@ export class DashboardSessions {
 
   /** Signs in and returns the new session's id (for the cookie only). */
   async signIn(credentials: Credentials, clientAddress: string): Promise<string> {
-    let pair = await this.deps.login.obtain(credentials, clientAddress);
+    let pair = (await this.deps.login.obtain(credentials, clientAddress)).tokens;
     if (credentials.workspace === null) pair = await this.intoOnlyWorkspace(pair);
     const principal = await this.deps.authenticator.authenticate(pair.access);
     const id = randomToken(32);

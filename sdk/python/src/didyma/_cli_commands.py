@@ -139,10 +139,12 @@ def invoke(args: argparse.Namespace, c: Didyma) -> Any:
         priority=args.priority,
         idempotency_key=args.idempotency_key,
         callback_url=args.callback_url,
+        # One call when the server answers within its wait; the rest of --timeout is waited on as before.
+        wait=args.timeout if args.wait else None,
     )
     if not args.wait:
         return pending.created
-    done = pending.wait(timeout=args.timeout)
+    done = pending.wait(timeout=max(0.0, deadline - time.monotonic()))
     if not args.explain:
         return done
     return {**plain(done), "explanations": [plain(e) for e in explanations_of(c, pending, done, deadline)]}
@@ -188,7 +190,7 @@ def add_sessions(r: Registrar) -> None:
     p.add_argument("--priority", type=int, choices=range(10), metavar="0-9", help="higher runs first within the workspace (default 5)")
     p.add_argument("--idempotency-key", help="send again with the same key to get the same invocation, not a second one (default: a new key)")
     p.add_argument("--callback-url", help="POST its outcome there (a webhook endpoint of the workspace must allow the URL)")
-    p.add_argument("--wait", action="store_true", help="wait until it is COMPLETED (exit 8 on ERROR)")
+    p.add_argument("--wait", action="store_true", help="answer once it is COMPLETED, in one call when the server allows the wait (exit 8 on ERROR)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds --wait waits (exit 9 after)")
     get = lambda a, c: c.invocations.get(a.model_code, a.version, a.session_id, a.invocation_id)
     r.command(r.groups, "invocation", get, "one invocation, its output in full", INVOCATION_COLUMNS, args=[*SESSION_ARGS, "invocation_id"], show=show_invocations)

@@ -50,22 +50,26 @@ class Transport:
         authenticated: bool = True,
         url: str | None = None,
         idempotency_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        read_timeout: float | None = None,
     ) -> httpx.Response:
         """The answer, or the typed error of an answer of 400 or more. A 401 renews the credentials once,
-        and the retry carries the same `idempotency_key` (sent as the Idempotency-Key header)."""
+        and the retry carries the same `idempotency_key` (sent as the Idempotency-Key header). `read_timeout`
+        replaces the client's for an answer the server holds back on purpose (`Prefer: wait`)."""
         target = url or self.urls.of(server) + path
         clean = {k: _param(v) for k, v in (params or {}).items() if v is not None}
+        timeout: Any = httpx.USE_CLIENT_DEFAULT if read_timeout is None else httpx.Timeout(self.http.timeout.connect, read=read_timeout)
         for attempt in (1, 2):
-            headers = {"accept": "application/json"}
+            sent = {"accept": "application/json", **(headers or {})}
             if idempotency_key is not None:
-                headers["idempotency-key"] = idempotency_key
+                sent["idempotency-key"] = idempotency_key
             if authenticated:
                 if self.credentials is None:
                     from .errors import NotAuthenticated
 
                     raise NotAuthenticated("No credentials: log in first.", "not_authenticated", 401)
-                headers["authorization"] = f"Bearer {self.credentials.access_token(self)}"
-            response = self.http.request(method, target, json=json, params=clean or None, data=data, files=files, headers=headers)
+                sent["authorization"] = f"Bearer {self.credentials.access_token(self)}"
+            response = self.http.request(method, target, json=json, params=clean or None, data=data, files=files, headers=sent, timeout=timeout)
             if response.status_code == 401 and authenticated and attempt == 1:
                 self.credentials.invalidate()
                 continue

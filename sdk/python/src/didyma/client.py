@@ -100,10 +100,13 @@ class Didyma:
         priority: int | None = None,
         idempotency_key: str | None = None,
         callback_url: str | None = None,
+        wait: float | None = None,
     ) -> PendingInvocation:
         """Queues a prediction (`priority` 0 to 9, higher first within the workspace); `.wait()` on the answer gives the finished invocation.
         Calling again with the same `idempotency_key` and body queues nothing new (a fresh key per call when not given).
-        `callback_url` is POSTed the outcome when a webhook endpoint of the workspace allows it."""
+        `callback_url` is POSTed the outcome when a webhook endpoint of the workspace allows it.
+        `wait` (seconds) has the server answer once the prediction finished, within that long (`Prefer: wait`):
+        the prediction in one call, `.wait()` then returning it without another request."""
         return self.invocations.create(
             model_code,
             version,
@@ -114,6 +117,7 @@ class Didyma:
             priority=priority,
             idempotency_key=idempotency_key,
             callback_url=callback_url,
+            wait=wait,
         )
 
     def feedback(self, model_code: str, version: str, session_id: str, invocation_id: str, body: Any, *, idempotency_key: str | None = None) -> Invocation:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,6 +16,10 @@ from ._waiting import Deadline, Follower, StreamUnavailable, poll_until_finished
 from .errors import InvocationFailed, WaitTimeout
 from .models import Invocation, Session
 from .paging import Page
+
+
+# Seconds a `Prefer: wait` request may take past its wait: the finished invocation's read and the network.
+_WAIT_MARGIN = 30.0
 
 
 def _base(model_code: str, version: str) -> str:
@@ -35,7 +40,8 @@ def _as_body(body: Any) -> str:
 
 class PendingInvocation:
     """A queued invocation: `wait()` follows its session's events until it is COMPLETED, ERROR or CANCELLED;
-    `cancel()` stops it, `retry()` runs it again once it failed."""
+    `cancel()` stops it, `retry()` runs it again once it failed. `created` is the server's answer: the
+    finished invocation when `invoke(..., wait=…)` was answered once it finished (`finished` is then true)."""
 
     def __init__(self, api: InvocationsApi, model_code: str, version: str, created: Invocation) -> None:
         self._api = api
@@ -44,6 +50,13 @@ class PendingInvocation:
         self.created = created
         self.id = created.id
         self.session_id = created.session_id
+        # A finished answer needs no further read; a re-run makes it stale.
+        self._final: Invocation | None = created if created.finished else None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the answer that queued it (`Prefer: wait`) already carried its final state."""
+        return self._final is not None
 
     def refresh(self) -> Invocation:
         return self._api.get(self.model_code, self.version, self.session_id, self.id)
@@ -66,6 +79,8 @@ class PendingInvocation:
         exponential backoff from `initial_delay`, doubling up to `max_delay`. Raises WaitTimeout after
         `timeout` seconds, and InvocationFailed on ERROR unless `raise_on_error` is false. A CANCELLED
         invocation is returned as it is."""
+        if self._final is not None:
+            return self._finish(self._final, raise_on_error)
         deadline = Deadline(timeout)
         # Any status taken after the read below commits after it, so it is not visible in a position received
         # before that read (the last this client saw in the session, or none: the start of what the server
@@ -80,6 +95,10 @@ class PendingInvocation:
         current = poll_until_finished(current, self.refresh, deadline, initial_delay, max_delay, sleep)
         if not current.finished:
             raise WaitTimeout(f"Invocation {self.id} is still {current.status} after {timeout:g} s.", current)
+        return self._finish(current, raise_on_error)
+
+    @staticmethod
+    def _finish(current: Invocation, raise_on_error: bool) -> Invocation:
         if current.status == "ERROR" and raise_on_error:
             raise InvocationFailed(current)
         return current
@@ -94,7 +113,9 @@ class PendingInvocation:
 
     def retry(self) -> Invocation:
         """Runs it again after ERROR or CANCELLED (Conflict, code "invocation_not_failed", otherwise); `wait()` again after."""
-        return self._api.retry(self.model_code, self.version, self.session_id, self.id)
+        rerun = self._api.retry(self.model_code, self.version, self.session_id, self.id)
+        self._final = None
+        return rerun
 
 
 class InvocationsApi:
@@ -130,9 +151,16 @@ class InvocationsApi:
         priority: int | None = None,
         idempotency_key: str | None = None,
         callback_url: str | None = None,
+        wait: float | None = None,
     ) -> PendingInvocation:
         """Queues a PREDICT (or an EXPLAIN, sent to an explainer's path); `body` is any JSON-able value, or a
         string of JSON text (plain text, such as a prompt, is sent as a JSON string).
+
+        `wait` (seconds, rounded up to a whole number) asks the server to answer once the invocation has
+        finished, for at most that long (`Prefer: wait`, cut to the server's DIDYMA_MAX_PREFER_WAIT_SECONDS,
+        30 s by default): finished in time, the answer carries the finished invocation (`finished` is true,
+        and `wait()` returns it without another request); otherwise, or when the server has no room for one
+        more wait, it is the queued invocation, as without `wait`.
 
         `priority` (0 to 9, the server's default 5) orders the workspace's own queue; it never takes
         another workspace's share of the executors. A workspace at its `max_queued` gets RateLimited
@@ -155,7 +183,14 @@ class InvocationsApi:
         if priority is not None:
             payload["priority"] = priority
         path = f"{_base(model_code, version)}/session/{session_id}/invocation"
-        created = Invocation.from_json(self._t.post_json("public", path, payload, idempotency_key=idempotency_key_or_new(idempotency_key)))
+        key = idempotency_key_or_new(idempotency_key)
+        if wait is None:
+            created = Invocation.from_json(self._t.post_json("public", path, payload, idempotency_key=key))
+        else:
+            seconds = max(0, math.ceil(wait))
+            # The server holds the answer up to `seconds`: the read may take that long, and a margin for the run's end.
+            response = self._t.request("public", "POST", path, json=payload, idempotency_key=key, headers={"prefer": f"wait={seconds}"}, read_timeout=seconds + _WAIT_MARGIN)
+            created = Invocation.from_json(response.json())
         return PendingInvocation(self, model_code, version, created)
 
     def list(
