@@ -2,10 +2,9 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { Client } from '../support/http.js';
 import { ManagedProcess } from '../support/model-servers.js';
-import { requireEnv } from '../support/services.js';
+import { requireEnv, stopOwnInstance } from '../support/services.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 import { IRIS, modelPayload } from '../support/fixtures.js';
 import { Browsers, screenshot, signIn } from '../support/browser.js';
@@ -35,8 +34,6 @@ describe('make run: metrics without setup', function () {
   let executorPort: number;
   let token: string;
 
-  const prometheus = (action: 'stop') =>
-    execFileSync('bash', ['scripts/services/prometheus.sh', action], { env: { ...process.env, DIDYMA_SERVICES_DIR: runDir, DIDYMA_PROMETHEUS_PORT: String(PROMETHEUS_PORT) }, stdio: 'ignore', timeout: 60_000 });
   const targetsFile = () => path.join(runDir, 'prometheus', 'targets.d', 'didyma-dev.json');
 
   before(async () => {
@@ -62,7 +59,8 @@ describe('make run: metrics without setup', function () {
 
   after(async () => {
     await run?.stop();
-    if (runDir) prometheus('stop');
+    // Its own Prometheus, not the tests' shared one.
+    if (runDir) stopOwnInstance('prometheus', runDir, { DIDYMA_PROMETHEUS_PORT: String(PROMETHEUS_PORT) });
     for (const dir of [runDir, dataDir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
