@@ -1,4 +1,4 @@
-# didyma: `make run` starts everything on embedded defaults; `make test`
+# didyma: `make run` starts everything on embedded defaults, and a Prometheus for its metrics; `make test`
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -12,7 +12,7 @@ export PATH := $(NODE_BIN):$(PATH)
 .PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale bench-scale-out lint typecheck services services-stop clean
 
 help:
-	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082)"
+	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082), with a Prometheus for its metrics (scripts/run.sh)"
 	@echo "make test        install and start test services, then lint, typecheck and run every test"
 	@echo "make test-fast   the fast tests on embedded PGlite (same as npm test)"
 	@echo "make services    start the services the tests need ($(SERVICES))"
@@ -33,7 +33,7 @@ build: install
 	npm run build --silent
 
 run: build
-	node bin/didyma.js dev
+	bash scripts/run.sh
 
 lint: install
 	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .

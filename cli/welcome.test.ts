@@ -25,6 +25,13 @@ describe('the welcome of `didyma dev`', () => {
     expect(text, 'the value itself stays out of the terminal').to.not.include('Given-Pass-42');
   });
 
+  it('says where metric queries go, or that they are off and how to turn them on', () => {
+    const on = welcomeText(loadDevConfig({ PROMETHEUS_URL: 'http://127.0.0.1:59091' }), servers, created, 'http://127.0.0.1:8090');
+    expect(on).to.include('metric queries from Prometheus at http://127.0.0.1:59091');
+    const off = welcomeText(loadDevConfig({}), servers, created, 'http://127.0.0.1:8090');
+    expect(off).to.include('metric queries off: PROMETHEUS_URL is not set (`make run` starts a Prometheus');
+  });
+
   it('on a later start, says how to set a new password when it is no longer known', () => {
     const text = welcomeText(loadDevConfig({}), servers, { ...created, created: false }, 'http://127.0.0.1:8090');
     expect(text).to.include('"password":"<password>"');

@@ -18,6 +18,12 @@ function passwordInExample(config: Config, result: BootstrapResult): string {
   return '<password>';
 }
 
+/** Where the metric endpoints and the dashboard's charts read their figures from, or how to give them a source. */
+function metricsSource(config: Config): string {
+  if (config.prometheusUrl) return `from Prometheus at ${config.prometheusUrl} (GET /api/metric, the dashboard's Metrics page)`;
+  return 'off: PROMETHEUS_URL is not set (`make run` starts a Prometheus and sets it: docs/metrics.md)';
+}
+
 /** Where everything runs and how to log in, printed once `didyma dev` has started. */
 export function welcomeText(config: Config, servers: Array<{ name: string; url: string }>, result: BootstrapResult, demoUrl: string): string {
   const auth = servers.find((s) => s.name === 'auth')?.url ?? '';
@@ -29,6 +35,7 @@ export function welcomeText(config: Config, servers: Array<{ name: string; url: 
     `  executor in-process (health: http://${config.bindHost}:${config.executorPort}/healthz)`,
     `  demo model server ${demoUrl} (Open Inference Protocol: iris-classifier 1, iris-explainer 1)`,
     `  dashboard ${auth}/dashboard`,
+    `  metric queries ${metricsSource(config)}`,
     '',
     result.created ? `First start: ${describeBootstrap(result)}` : `Sign in as ${config.adminEmail} (created at first start).`,
     'Log in (the dashboard takes the same e-mail and password):',

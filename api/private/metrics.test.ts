@@ -63,7 +63,7 @@ describe('private server: metric catalog and queries', () => {
 
   const metric = (path: string, token: string) => t.private.get(`/api/metric${path}`, { token });
 
-  it("lists the catalog's ten metrics with their PromQL templates", async () => {
+  it("lists the catalog's thirteen metrics with their PromQL templates", async () => {
     const reply = await metric('', a.token);
     expect(reply.status).to.equal(200);
     expect(reply.body.map((m: any) => m.name)).to.deep.equal([
@@ -76,6 +76,9 @@ describe('private server: metric catalog and queries', () => {
       'queued_invocations',
       'in_flight_invocations',
       'queue_wait_seconds',
+      'invocation_duration_seconds',
+      'invocations_per_second',
+      'failed_invocations_per_second',
       'last_model_invocation_duration_seconds',
     ]);
     for (const item of reply.body) {
@@ -131,17 +134,20 @@ describe('private server: metric catalog and queries', () => {
     expect(hostile.body.query).to.include(`workspace="${a.ws.name}",model_code="x\\",workspace=\\"${b.ws.name}"`);
   });
 
-  it("scopes every selector of the queue figures to the caller's workspace", async () => {
-    for (const name of ['queued_invocations', 'in_flight_invocations', 'queue_wait_seconds']) {
+  it("scopes every selector of the queue, latency and throughput figures to the caller's workspace, and to the model named", async () => {
+    const selectorsOf: Record<string, number> = { queued_invocations: 2, in_flight_invocations: 2, queue_wait_seconds: 3, invocation_duration_seconds: 3, invocations_per_second: 1, failed_invocations_per_second: 2 };
+    for (const [name, count] of Object.entries(selectorsOf)) {
       const reply = await metric(`/${name}`, a.token);
       expect(reply.status, reply.text).to.equal(200);
       const selectors = reply.body.query.match(/didyma_[a-z_]+\{[^}]*\}/g);
-      expect(selectors, name).to.have.length(2);
-      for (const selector of selectors) expect(selector, name).to.match(new RegExp(`\\{workspace="${a.ws.name}"\\}$`));
+      expect(selectors, name).to.have.length(count);
+      for (const selector of selectors) expect(selector, name).to.match(new RegExp(`workspace="${a.ws.name}"\\}$`));
       expect((await metric(`/${name}?workspace=${b.ws.name}`, a.token)).status, name).to.equal(403);
+      const model = await metric(`/${name}?model_code=iris&model_version=2`, a.token);
+      for (const selector of model.body.query.match(/didyma_[a-z_]+\{[^}]*\}/g)) expect(selector, name).to.match(new RegExp(`workspace="${a.ws.name}",model_code="iris",model_version="2"\\}$`));
     }
     expect((await metric('/queued_invocations', a.token)).body.query).to.equal(
-      `max by (workspace) (didyma_invocations_queued{workspace="${a.ws.name}"}) or 0 * max by (workspace) (didyma_models{workspace="${a.ws.name}"})`,
+      `sum by (workspace) (max by (workspace, model_code, model_version) (didyma_model_invocations_queued{workspace="${a.ws.name}"})) or 0 * max by (workspace) (didyma_models{workspace="${a.ws.name}"})`,
     );
   });
 
@@ -271,16 +277,19 @@ describe('/metrics of every process', () => {
     const session = (await t.public.post(`${model}/session`, { token: a.token })).body.id;
     const created = await t.public.post(`${model}/session/${session}/invocation`, { token: a.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } });
     const labels = `workspace="${a.ws.name}",model_code="iris-classifier",model_version="${version}"`;
+    const total = `didyma_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`;
+    const wait = `didyma_invocation_queue_wait_seconds_count{${labels}} 1`;
     let text = '';
-    for (let i = 0; i < 200 && !text.includes(`didyma_invocations_total{${labels}`); i++) {
+    // A new series shows 0 for one scrape before its first run: read until the run shows.
+    for (let i = 0; i < 200 && !(text.includes(total) && text.includes(wait)); i++) {
       await new Promise((resolve) => setTimeout(resolve, 25));
       text = await scrape(executor.healthUrl!);
     }
     expect((await t.public.get(`${model}/session/${session}/invocation/${created.body.id}`, { token: a.token })).body.status).to.equal('COMPLETED');
-    expect(text).to.include(`didyma_invocations_total{${labels},user_id="${a.user.id}",status="COMPLETED",type="PREDICT"} 1`);
+    expect(text).to.include(total);
     expect(text).to.match(new RegExp(`^didyma_last_invocation_duration_seconds\\{${labels.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')},success="true"\\} \\d`, 'm'));
     expect(text).to.include(`didyma_invocation_duration_seconds_count{${labels},type="PREDICT",success="true"} 1`);
-    expect(text).to.include(`didyma_invocation_queue_wait_seconds_count{workspace="${a.ws.name}"} 1`);
+    expect(text).to.include(wait);
     for (const url of [t.auth.baseUrl, t.private.baseUrl, t.public.baseUrl]) {
       const other = await scrape(url);
       expect(other, url).to.not.include('didyma_invocations_total');

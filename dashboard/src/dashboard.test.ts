@@ -108,7 +108,7 @@ describe('dashboard over HTTP', () => {
       }
       const waits = prometheus.queries.filter((q) => q.includes('didyma_invocation_queue_wait_seconds_bucket'));
       expect(waits).to.have.length(1);
-      expect(waits[0]!.match(/workspace="([^"]*)"/g)).to.deep.equal([`workspace="${ws.name}"`, `workspace="${ws.name}"`]);
+      expect(waits[0]!.match(/workspace="([^"]*)"/g)).to.deep.equal([`workspace="${ws.name}"`, `workspace="${ws.name}"`, `workspace="${ws.name}"`]);
     } finally {
       await charted.close();
       await prometheus.close();

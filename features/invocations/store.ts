@@ -118,24 +118,27 @@ export interface SessionCount {
   n: number;
 }
 
-/** Invocations waiting or running in one live workspace, for the scrape. */
+/** Invocations waiting or running for one model version of a live workspace, for the scrape. */
 export interface WorkloadCount {
   workspace: string;
+  model_code: string;
+  model_version: string;
   status: 'QUEUED' | 'IN_PROGRESS';
   n: number;
 }
 
 /**
- * Each status counted on its own partial index (invocations_fair,
+ * Each status counted from its own partial index (invocations_fair,
  * invocations_running), which holds only the rows waiting or running: a
  * scrape costs the same however many finished invocations the table keeps.
  */
 export const WORKLOAD_SQL = `
-select w.name as workspace, c.status, c.n
-  from (select workspace_id, 'QUEUED' as status, count(*)::integer as n from invocations where status = 'QUEUED' group by workspace_id
+select w.name as workspace, m.model_code, m.version as model_version, c.status, c.n
+  from (select workspace_id, model_id, 'QUEUED' as status, count(*)::integer as n from invocations where status = 'QUEUED' group by workspace_id, model_id
         union all
-        select workspace_id, 'IN_PROGRESS' as status, count(*)::integer as n from invocations where status = 'IN_PROGRESS' group by workspace_id) c
+        select workspace_id, model_id, 'IN_PROGRESS' as status, count(*)::integer as n from invocations where status = 'IN_PROGRESS' group by workspace_id, model_id) c
   join workspaces w on w.id = c.workspace_id
+  join models m on m.id = c.model_id
  where w.deleted_at is null`;
 
 export const sessionsStore = {
@@ -247,7 +250,7 @@ export interface InvocationKey {
 
 /** Reads of invocations; every write goes through state.ts. */
 export const invocationsStore = {
-  /** QUEUED and IN_PROGRESS invocations per live workspace (WORKLOAD_SQL); a workspace with none has no row. */
+  /** QUEUED and IN_PROGRESS invocations per model version of each live workspace (WORKLOAD_SQL); one with none has no row. */
   workloadCounts: async (db: Runner): Promise<WorkloadCount[]> => ((await db.raw(WORKLOAD_SQL)) as { rows: WorkloadCount[] }).rows,
   /**
    * The caller's session of that model and the invocation in it, for many keys in one query

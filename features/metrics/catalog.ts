@@ -17,11 +17,19 @@ export interface MetricDefinition {
 // summed as they are.
 const once = (labels: string, selector: string) => `max by (${labels}) (${selector})`;
 const sessions = (state: 'OPEN' | 'CLOSED') => `sum by (workspace) (${once('workspace, model_code, model_version, user_id', `${n.sessions}{state="${state}",__PARAMS__}`)})`;
-// 0 rather than no data for a workspace with live models and nothing waiting or running.
-const workload = (name: string) => `${once('workspace', `${name}{__PARAMS__}`)} or 0 * ${once('workspace', `${n.models}{__PARAMS__}`)}`;
+// The database counts by model version: one copy of each, added up per workspace; 0 rather
+// than no data for a workspace (or model) that is live with nothing waiting or running.
+const workload = (name: string) => `sum by (workspace) (${once('workspace, model_code, model_version', `${name}{__PARAMS__}`)}) or 0 * ${once('workspace', `${n.models}{__PARAMS__}`)}`;
+// Rates and quantiles look back this far: four scrapes at the 15 s to 1 min intervals clusters use.
+const WINDOW = '5m';
 // Executors' histograms add up across processes; each quantile is one line, named by a `quantile` label.
-const waitQuantile = (q: string) => `label_replace(histogram_quantile(${q}, sum by (workspace, le) (rate(${n.queueWait}_bucket{__PARAMS__}[5m]))), "quantile", "${q}", "", "")`;
+const quantile = (histogram: string, q: string) =>
+  `label_replace(histogram_quantile(${q}, sum by (workspace, le) (rate(${histogram}_bucket{__PARAMS__}[${WINDOW}]))), "quantile", "${q}", "", "")`;
+const QUANTILES = ['0.5', '0.95', '0.99'];
+const quantiles = (histogram: string) => QUANTILES.map((q) => quantile(histogram, q)).join(' or ');
 const invocations = (extra = '') => `sum by (workspace) (${n.invocations}{${extra}__PARAMS__})`;
+const perSecond = (extra = '') => `sum by (workspace) (rate(${n.invocations}{${extra}__PARAMS__}[${WINDOW}]))`;
+const MODEL = ['model_code', 'model_version'];
 
 export const METRIC_CATALOG: readonly MetricDefinition[] = [
   {
@@ -69,24 +77,46 @@ export const METRIC_CATALOG: readonly MetricDefinition[] = [
   },
   {
     name: 'queued_invocations',
-    description: 'Number of invocations waiting to run (QUEUED), retries waiting out their backoff included.',
-    metrics_query: workload(n.queuedInvocations),
+    description: 'Number of invocations waiting to run (QUEUED), retries waiting out their backoff included: the queue depth.',
+    metrics_query: workload(n.modelQueuedInvocations),
     required_params: [],
-    optional_params: [],
+    optional_params: MODEL,
   },
   {
     name: 'in_flight_invocations',
     description: 'Number of invocations an executor is running (IN_PROGRESS): the model calls in flight.',
-    metrics_query: workload(n.inFlightInvocations),
+    metrics_query: workload(n.modelInFlightInvocations),
     required_params: [],
-    optional_params: [],
+    optional_params: MODEL,
   },
   {
     name: 'queue_wait_seconds',
-    description: 'Seconds invocations waited from queueing to their first claim by an executor, over the last 5 minutes: the median (quantile 0.5) and the 99th percentile (quantile 0.99).',
-    metrics_query: `${waitQuantile('0.5')} or ${waitQuantile('0.99')}`,
+    description: 'Seconds invocations waited from queueing to their first claim by an executor, over the last 5 minutes: the median (quantile 0.5), the 95th and the 99th percentile (0.95, 0.99).',
+    metrics_query: quantiles(n.queueWait),
     required_params: [],
-    optional_params: [],
+    optional_params: MODEL,
+  },
+  {
+    name: 'invocation_duration_seconds',
+    description: 'Seconds from an executor\'s claim of an invocation to the commit of its result (the model call included), over the last 5 minutes: the median (quantile 0.5), the 95th and the 99th percentile (0.95, 0.99).',
+    metrics_query: quantiles(n.invocationDuration),
+    required_params: [],
+    optional_params: [...MODEL, 'type', 'success'],
+  },
+  {
+    name: 'invocations_per_second',
+    description: 'Invocations the executors finished per second (status COMPLETED or ERROR), averaged over the last 5 minutes: the throughput.',
+    metrics_query: perSecond(),
+    required_params: [],
+    optional_params: [...MODEL, 'status', 'type'],
+  },
+  {
+    name: 'failed_invocations_per_second',
+    description: 'Invocations that ended in ERROR per second, averaged over the last 5 minutes.',
+    // `or 0 * …` turns "no failure yet" into 0 rather than no data.
+    metrics_query: `${perSecond('status="ERROR",')} or 0 * ${perSecond()}`,
+    required_params: [],
+    optional_params: [...MODEL, 'type'],
   },
   {
     name: 'last_model_invocation_duration_seconds',

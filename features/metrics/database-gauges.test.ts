@@ -31,19 +31,42 @@ describe('database figures for /metrics', () => {
   });
 });
 
+describe('queue figures per model version and per workspace', () => {
+  it('adds up the model versions of a workspace into its own count, as an autoscaler reads it', async () => {
+    const workload = [
+      { workspace: 'acme', model_code: 'iris', model_version: '1', status: 'QUEUED' as const, n: 3 },
+      { workspace: 'acme', model_code: 'wine', model_version: '2', status: 'QUEUED' as const, n: 4 },
+      { workspace: 'acme', model_code: 'wine', model_version: '2', status: 'IN_PROGRESS' as const, n: 1 },
+      { workspace: 'other', model_code: 'iris', model_version: '1', status: 'QUEUED' as const, n: 5 },
+    ];
+    const none = async () => [];
+    const stores = { sessions: { sessionCounts: none }, deployments: { countsByClass: none }, models: { liveEverywhere: none }, invocations: { workloadCounts: async () => workload } };
+    const gauges = new DatabaseGauges({} as never, stores, createLogger('silent'));
+    await gauges.refresh();
+    const text = await gauges.registry.metrics();
+    expect(text).to.include('didyma_invocations_queued{workspace="acme"} 7');
+    expect(text).to.include('didyma_invocations_in_flight{workspace="acme"} 1');
+    expect(text).to.include('didyma_invocations_queued{workspace="other"} 5');
+    expect(text).to.include('didyma_model_invocations_queued{workspace="acme",model_code="wine",model_version="2"} 4');
+    expect(text).to.include('didyma_model_invocations_in_flight{workspace="acme",model_code="wine",model_version="2"} 1');
+    expect(text).to.not.include('didyma_model_invocations_in_flight{workspace="acme",model_code="iris"');
+  });
+});
+
 describe('queue figures for /metrics', () => {
   let iris: IrisSession;
   let other: Tenant;
+  const version = unique('v');
 
   before(async () => {
-    iris = await startIrisSession(unique('v'));
+    iris = await startIrisSession(version);
     other = await tenant(iris.t);
   });
   after(() => iris?.close());
 
   const scrape = async () => (await fetch(`${iris.t.private.baseUrl}/metrics`)).text();
 
-  it("counts each workspace's QUEUED and IN_PROGRESS invocations on the private server, and drops a count that fell to zero", async () => {
+  it("counts each model version's QUEUED and IN_PROGRESS invocations on the private server, and drops a count that fell to zero", async () => {
     const { t, owner, sessionId, modelId } = iris;
     const db = t.platform.db;
     const rows = Array.from({ length: 5 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
@@ -53,6 +76,10 @@ describe('queue figures for /metrics', () => {
     await db('invocations').where('id', ids[2]).update({ status: 'COMPLETED', completed_at: db.fn.now() });
 
     let text = await scrape();
+    const model = `workspace="${owner.ws.name}",model_code="iris-classifier",model_version="${version}"`;
+    expect(text).to.include(`didyma_model_invocations_queued{${model}} 2`);
+    expect(text).to.include(`didyma_model_invocations_in_flight{${model}} 2`);
+    // The per-workspace sums, as autoscalers read them.
     expect(text).to.include(`didyma_invocations_queued{workspace="${owner.ws.name}"} 2`);
     expect(text).to.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"} 2`);
     expect(text).to.not.include(`workspace="${other.ws.name}"`);
@@ -60,7 +87,8 @@ describe('queue figures for /metrics', () => {
 
     await db('invocations').whereIn('id', ids).update({ status: 'COMPLETED', completed_at: db.fn.now() });
     text = await scrape();
-    expect(text).to.not.include(`didyma_invocations_queued{workspace="${owner.ws.name}"}`);
-    expect(text).to.not.include(`didyma_invocations_in_flight{workspace="${owner.ws.name}"}`);
+    for (const name of ['didyma_invocations_queued', 'didyma_invocations_in_flight', 'didyma_model_invocations_queued', 'didyma_model_invocations_in_flight']) {
+      expect(text).to.not.include(`${name}{workspace="${owner.ws.name}"`);
+    }
   });
 });

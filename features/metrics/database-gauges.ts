@@ -15,7 +15,8 @@ export interface GaugeStores {
 }
 
 /**
- * Sessions, deployments, models, and the invocations waiting and running, as
+ * Sessions, deployments, models, and the invocations waiting and running (per
+ * workspace, and per model version), as
  * the database counts them, read afresh on every scrape. Only the private
  * server serves them (see docs/decisions.md): counted by the database, the
  * figures are right however many API replicas and executors run, where
@@ -55,6 +56,19 @@ export class DatabaseGauges {
     labelNames: ['workspace'] as const,
     registers: [this.registry],
   });
+  // The same counts per model version; the per-workspace ones above stay, as autoscalers' rules read them as they are.
+  private readonly modelQueued = new Gauge({
+    name: metricNames.modelQueuedInvocations,
+    help: 'Invocations waiting to run (QUEUED, retries in backoff included), by model version.',
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
+    registers: [this.registry],
+  });
+  private readonly modelInFlight = new Gauge({
+    name: metricNames.modelInFlightInvocations,
+    help: 'Invocations claimed by an executor and not finished (IN_PROGRESS), by model version.',
+    labelNames: ['workspace', 'model_code', 'model_version'] as const,
+    registers: [this.registry],
+  });
 
   constructor(
     private readonly db: Db,
@@ -70,14 +84,18 @@ export class DatabaseGauges {
    */
   async refresh(): Promise<void> {
     const figures = await this.read();
-    for (const gauge of [this.sessions, this.deployments, this.models, this.queued, this.inFlight]) gauge.reset();
+    for (const gauge of [this.sessions, this.deployments, this.models, this.queued, this.inFlight, this.modelQueued, this.modelInFlight]) gauge.reset();
     this.up.set(figures ? 1 : 0);
     if (!figures) return;
     const [sessions, deployments, models, workload] = figures;
     for (const s of sessions) this.sessions.set({ workspace: s.workspace, model_code: s.model_code, model_version: s.model_version, user_id: String(s.user_id), state: s.state }, Number(s.n));
     for (const d of deployments) this.deployments.set({ workspace: d.workspace, proxy_class: d.proxy_class, connector_class: d.connector_class }, Number(d.n));
     for (const m of models) this.models.set({ workspace: m.workspace, model_code: m.model_code, model_version: m.model_version }, 1);
-    for (const w of workload) (w.status === 'QUEUED' ? this.queued : this.inFlight).set({ workspace: w.workspace }, Number(w.n));
+    for (const w of workload) {
+      const queued = w.status === 'QUEUED';
+      (queued ? this.modelQueued : this.modelInFlight).set({ workspace: w.workspace, model_code: w.model_code, model_version: w.model_version }, Number(w.n));
+      (queued ? this.queued : this.inFlight).inc({ workspace: w.workspace }, Number(w.n));
+    }
   }
 
   private read() {

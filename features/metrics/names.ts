@@ -16,11 +16,15 @@ export const metricNames = {
   deployments: `${METRIC_PREFIX}deployments`,
   /** Gauge, from the database: 1 per live model by workspace, model_code, model_version. */
   models: `${METRIC_PREFIX}models`,
-  /** Gauge, from the database: QUEUED invocations by workspace. */
+  /** Gauge, from the database: QUEUED invocations by workspace (what the executors' autoscaler reads). */
   queuedInvocations: `${METRIC_PREFIX}invocations_queued`,
+  /** Gauge, from the database: QUEUED invocations by workspace, model_code, model_version. */
+  modelQueuedInvocations: `${METRIC_PREFIX}model_invocations_queued`,
   /** Gauge, from the database: IN_PROGRESS invocations (model calls in flight) by workspace. */
   inFlightInvocations: `${METRIC_PREFIX}invocations_in_flight`,
-  /** Histogram, from the executors: seconds from queueing to the first claim, by workspace. */
+  /** Gauge, from the database: IN_PROGRESS invocations by workspace, model_code, model_version. */
+  modelInFlightInvocations: `${METRIC_PREFIX}model_invocations_in_flight`,
+  /** Histogram, from the executors: seconds from queueing to the first claim, by workspace, model_code, model_version. */
   queueWait: `${METRIC_PREFIX}invocation_queue_wait_seconds`,
   /** Counter, where deliverers run: webhook attempts by outcome (delivered, retry, failed). */
   webhookAttempts: `${METRIC_PREFIX}webhook_attempts_total`,

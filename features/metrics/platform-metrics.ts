@@ -9,6 +9,7 @@ import { WebhookMetrics } from './webhook-metrics.js';
 import { auditRegistry } from './audit-metrics.js';
 import { BackgroundTaskMetrics } from './background-metrics.js';
 import type { AuditTrail } from '../audit/trail.js';
+import type { ModelsStore } from '../models/store.js';
 
 /** The processes that serve a `/metrics`. */
 export type MetricsComponent = 'auth' | 'private' | 'public' | 'executor' | 'operator';
@@ -31,11 +32,11 @@ export interface PlatformMetrics {
  * webhook attempts where the deliverer runs (public server, executors);
  * background tasks where they run (servers, executors).
  */
-/** The stores the figures read: workspace names for the executor's, the counts for the private server's. */
-export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'> };
+/** The stores the figures read: workspace and model names for the executor's, the counts for the private server's. */
+export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'>; models: Pick<ModelsStore, 'byId'> };
 
 export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string; audit?: Pick<AuditTrail, 'dropped'> } = {}): PlatformMetrics {
-  const invocations = new InvocationMetrics(db, stores.workspaces, logger);
+  const invocations = new InvocationMetrics(db, stores, logger);
   const database = new DatabaseGauges(db, stores, logger);
   const webhooks = new WebhookMetrics();
   const background = new BackgroundTaskMetrics();

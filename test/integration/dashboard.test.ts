@@ -191,7 +191,7 @@ describe('dashboard in a browser', function () {
       expect(await charts.count()).to.be.greaterThan(3);
       expect(await page.locator('polyline.series').count()).to.be.greaterThan(3);
       expect(prometheus.queries.every((q) => q.includes(`workspace="${ws.name}"`))).to.equal(true);
-      await screenshot(page, 'metrics');
+      // docs/screenshots/metrics.png comes from real figures: test/integration/make-run-metrics.test.ts.
 
       // The invitations just sent and revoked are on the workspace's audit trail.
       await page.getByRole('link', { name: 'Audit trail' }).first().click();

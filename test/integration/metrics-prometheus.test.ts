@@ -127,6 +127,9 @@ describe('metrics against a real Prometheus', () => {
     return reply.body.data.result[0]?.value[1] ?? '';
   };
 
+  /** The finite values of an instant answer, one per series. */
+  const finiteValues = (reply: Reply): number[] => reply.body.data.result.map((r: any) => Number(r.value[1])).filter(Number.isFinite);
+
   async function eventually(read: () => Promise<Reply>, done: (reply: Reply) => boolean, what: string, timeoutMs = 60_000): Promise<Reply> {
     const deadline = Date.now() + timeoutMs;
     let last: Reply | undefined;
@@ -237,6 +240,11 @@ describe('metrics against a real Prometheus', () => {
       await scraped('queued_invocations', a.token, {}, '2');
       await scraped('in_flight_invocations', a.token, {}, '1');
       expect((await metric('queued_invocations', a.token)).body.data.result[0].metric).to.deep.equal({ workspace: a.ws.name });
+      // Per model version: the iris queue, and 0 for a live model with nothing waiting.
+      expect(valueOf(await metric('queued_invocations', a.token, { model_code: 'iris-classifier', model_version: a.version }))).to.equal('2');
+      expect(valueOf(await metric('in_flight_invocations', a.token, { model_code: 'iris-classifier', model_version: a.version }))).to.equal('1');
+      expect(valueOf(await metric('queued_invocations', a.token, { model_code: 'always-fails', model_version: a.version }))).to.equal('0');
+      expect(valueOf(await metric('queued_invocations', a.token, { model_code: 'iris-classifier', model_version: b.version }))).to.equal('');
       // b has live models and nothing waiting: 0, not no data.
       expect(valueOf(await metric('queued_invocations', b.token))).to.equal('0');
       expect(valueOf(await metric('queued_invocations', staffToken, { workspace: a.ws.name }))).to.equal('2');
@@ -250,18 +258,35 @@ describe('metrics against a real Prometheus', () => {
     await (await predict(a, irisA, session))();
     const waits = await eventually(
       () => metric('queue_wait_seconds', a.token),
-      (reply) => reply.status === 200 && reply.body.data.result.length === 2 && reply.body.data.result.every((r: any) => Number.isFinite(Number(r.value[1]))),
-      'both quantiles of the queue wait',
+      (reply) => reply.status === 200 && reply.body.data.result.length === 3 && reply.body.data.result.every((r: any) => Number.isFinite(Number(r.value[1]))),
+      'the three quantiles of the queue wait',
     );
     expect(waits.body.data.result.map((r: any) => r.metric).sort((x: any, y: any) => x.quantile.localeCompare(y.quantile))).to.deep.equal([
       { workspace: a.ws.name, quantile: '0.5' },
+      { workspace: a.ws.name, quantile: '0.95' },
       { workspace: a.ws.name, quantile: '0.99' },
     ]);
-    const [median, p99] = ['0.5', '0.99'].map((q) => Number(waits.body.data.result.find((r: any) => r.metric.quantile === q).value[1]));
-    expect(median).to.be.within(0, p99!);
+    const [median, p95, p99] = ['0.5', '0.95', '0.99'].map((q) => Number(waits.body.data.result.find((r: any) => r.metric.quantile === q).value[1]));
+    expect(median).to.be.within(0, p95!);
+    expect(p95).to.be.within(median!, p99!);
     expect(p99).to.be.below(60);
     expect((await metric('queue_wait_seconds', a.token, { workspace: b.ws.name })).status).to.equal(403);
     for (const r of (await metric('queue_wait_seconds', staffToken, { workspace: b.ws.name })).body.data.result) expect(r.metric.workspace).to.equal(b.ws.name);
+
+    // The same run, per model version: its latencies and the throughput, and nothing for a model of b.
+    const iris = { model_code: 'iris-classifier', model_version: a.version };
+    for (const name of ['queue_wait_seconds', 'invocation_duration_seconds']) {
+      const quantiles = await eventually(() => metric(name, a.token, iris), (reply) => reply.status === 200 && finiteValues(reply).length === 3, `the quantiles of ${name} for iris`);
+      expect(quantiles.body.data.result.map((r: any) => r.metric.quantile).sort(), name).to.deep.equal(['0.5', '0.95', '0.99']);
+      expect(finiteValues(quantiles).every((value) => value >= 0), name).to.equal(true);
+      expect((await metric(name, a.token, { ...iris, model_version: b.version })).body.data.result, name).to.deep.equal([]);
+    }
+    const throughput = await eventually(() => metric('invocations_per_second', a.token, iris), (reply) => reply.status === 200 && Number(valueOf(reply)) > 0, 'a throughput for iris');
+    expect(throughput.body.data.result[0].metric).to.deep.equal({ workspace: a.ws.name });
+    expect(valueOf(await metric('failed_invocations_per_second', a.token, iris))).to.equal('0');
+    expect(valueOf(await metric('invocations_per_second', a.token, { ...iris, model_version: b.version }))).to.equal('');
+    expect((await metric('invocations_per_second', a.token, { ...iris, workspace: b.ws.name })).status).to.equal(403);
+
     // The session counts the other tests expect stay as they were.
     await t.public.patch(`${irisA}/session/${session}?state=CLOSED`, { token: a.token });
     await scraped('active_sessions', a.token, {}, '3');

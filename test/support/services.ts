@@ -16,6 +16,14 @@ export function serviceScript(service: string, action: 'start' | 'stop' | 'resta
 }
 
 /**
+ * Stops a test's own instance of a service, kept under its own state directory
+ * (`DIDYMA_SERVICES_DIR`) with its own port variables: the shared one runs on.
+ */
+export function stopOwnInstance(service: string, stateDir: string, env: Record<string, string>): void {
+  execFileSync('bash', [path.resolve('scripts/services', `${service}.sh`), 'stop'], { env: { ...process.env, ...env, DIDYMA_SERVICES_DIR: stateDir }, stdio: 'ignore', timeout: 120_000 });
+}
+
+/**
  * Deletes the wake-up queue a test or the bench declared (and, by the
  * configured name, the quorum queues of earlier versions): the broker
  * outlives a run on a developer's machine.

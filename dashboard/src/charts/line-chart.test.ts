@@ -38,8 +38,15 @@ describe('dashboard line chart', () => {
     expect(valueRange([{ label: 'a', points: [[0, -2], [1, 40]] }])).to.deep.equal([-2, 50]);
   });
 
+  it('labels a short range with seconds, on fewer ticks', () => {
+    const labels = (start: number, end: number) => [...lineChart([{ label: 'a', points: [[start, 1], [end, 2]] }], { ...options, start, end, step: 5 }).text.matchAll(/<text class="axis"[^>]*text-anchor="[a-z]+">([^<]+)<\/text>/g)].map((m) => m[1]).filter((text) => text!.includes(':'));
+    expect(labels(1_700_000_000, 1_700_000_300)).to.deep.equal(['22:13:20', '22:15:00', '22:16:40', '22:18:20']);
+    expect(labels(1_700_000_000, 1_700_003_600)).to.have.length(6);
+  });
+
   it('formats values compactly and times in UTC', () => {
     expect([formatValue(0), formatValue(12.345), formatValue(1500), formatValue(2_500_000)]).to.deep.equal(['0', '12.3', '1.5k', '2.5M']);
+    expect(formatTime(1_700_000_000, 300)).to.equal('22:13:20');
     expect(formatTime(1_700_000_000, 3600)).to.equal('22:13');
     expect(formatTime(1_700_000_000, 7 * 86400)).to.equal('11-14 22:13');
   });

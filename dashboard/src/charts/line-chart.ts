@@ -24,6 +24,9 @@ const PLOT_W = WIDTH - MARGIN.left - MARGIN.right;
 const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 const Y_TICKS = 4;
 const X_TICKS = 5;
+/** Times with seconds are wider: fewer of them fit. */
+const xTicks = (spanSeconds: number) => (spanSeconds <= SECONDS_SHOWN_UP_TO ? 3 : X_TICKS);
+const SECONDS_SHOWN_UP_TO = 900;
 /** Colours are CSS classes (series-0 … series-5), so the strict CSP needs no inline style. */
 const PALETTE_SIZE = 6;
 
@@ -44,7 +47,7 @@ export function lineChart(series: Series[], options: ChartOptions): Html {
     <title id="${options.id}-title">${options.title}</title>
     <desc id="${options.id}-desc">${describe(drawn)}</desc>
     ${ticks(low, high, Y_TICKS).map((v) => html`<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${round(y(v))}" y2="${round(y(v))}"></line><text class="axis" x="${MARGIN.left - 6}" y="${round(y(v)) + 4}" text-anchor="end">${formatValue(v)}</text>`)}
-    ${ticks(options.start, options.end, X_TICKS).map((t, i) => html`<text class="axis" x="${round(x(t))}" y="${HEIGHT - 8}" text-anchor="${edgeAnchor(i, X_TICKS)}">${formatTime(t, spanSeconds)}</text>`)}
+    ${ticks(options.start, options.end, xTicks(spanSeconds)).map((t, i) => html`<text class="axis" x="${round(x(t))}" y="${HEIGHT - 8}" text-anchor="${edgeAnchor(i, xTicks(spanSeconds))}">${formatTime(t, spanSeconds)}</text>`)}
     <line class="axis-line" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${MARGIN.top + PLOT_H}" y2="${MARGIN.top + PLOT_H}"></line>
     ${drawn.map((s, index) => line(s, index, options.step, x, y))}
   </svg>
@@ -104,9 +107,10 @@ export function formatValue(value: number): string {
 
 const trim = (value: number) => String(Number(value.toPrecision(3)));
 
-/** UTC times: HH:MM for a day or less, MM-DD HH:MM beyond. */
+/** UTC times: HH:MM:SS for a quarter of an hour or less (ticks under a minute apart), HH:MM for a day or less, MM-DD HH:MM beyond. */
 export function formatTime(seconds: number, spanSeconds: number): string {
   const iso = new Date(seconds * 1000).toISOString();
+  if (spanSeconds <= SECONDS_SHOWN_UP_TO) return iso.slice(11, 19);
   return spanSeconds <= 86_400 ? iso.slice(11, 16) : `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
 }
 
