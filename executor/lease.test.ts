@@ -29,7 +29,7 @@ describe('executor leases: a run whose lease was lost never has its result taken
       doorbell: iris.t.platform.doorbell,
       logger,
       resolveProxy: async () => proxy,
-      options: { concurrency: 1, leaseMs, pollMs: 50, retryBackoffMs: 10, context: { maxInvocations: 50, maxBytes: 4194304 } },
+      options: { concurrency: 1, leaseMs, pollMs: 60_000, retryBackoffMs: 10, context: { maxInvocations: 50, maxBytes: 4194304 } },
     });
     return { executor, warnings, release };
   }

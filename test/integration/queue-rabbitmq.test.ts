@@ -216,7 +216,7 @@ describe('queued invocations over RabbitMQ: nothing lost, nothing run twice', fu
     }
   });
 
-  it('marks a model server that stays down ERROR after bounded retries, ', async () => {
+  it('marks a model server that stays down ERROR after bounded retries', async () => {
     const downVersion = unique('down');
     const gone = createDemoModelServer({ version: downVersion });
     const { url: goneUrl } = await gone.listen(0, '127.0.0.1');
