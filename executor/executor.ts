@@ -89,7 +89,7 @@ export class Executor {
   // does not stop queued work: a short-lived copy saves a query per invocation.
   private readonly models = new LRUCache<number, ModelRow>({ max: 1000, ttl: MODEL_CACHE_MS });
   private readonly writes: RunWrites;
-  /** Model calls in flight: at most `concurrency`, whatever the prefetch, a freed one to the workspace with fewest. */
+  /** Model calls in flight: at most `concurrency`, however many runs its runners hold, a freed one to the workspace with fewest. */
   private readonly modelCalls: Slots;
   private readonly wakeup = new Wakeup(WAITING_TICK_MS);
   private stopping = false;
@@ -164,7 +164,7 @@ export class Executor {
     const lease = new LeaseKeeper(this.deps.db, row, this.deps.options.leaseMs, log, () => call.abort());
     try {
       const model = await this.durably(() => this.modelOf(row.model_id));
-      // The run continues the trace of the request that queued it, whichever delivery gave it its turn.
+      // The run continues the trace of the request that queued it, whichever runner claimed it.
       return await inConsumerSpan('process invocation', row.traceparent, { ...invocationAttributes(row, model), 'messaging.operation.type': 'process' }, () =>
         this.run(row, model, log, call.signal),
       );
@@ -282,7 +282,7 @@ export class Executor {
 }
 
 const MODEL_CACHE_MS = 10_000;
-/** How often deliveries waiting for queued work they could not take claim again, when no run of theirs ends first. */
+/** How often runners waiting for queued work they could not take claim again, when no run of this executor ends first. */
 const WAITING_TICK_MS = 100;
 const RUNNERS_PER_CALL = 2;
 /** How many executors a wake-up visits at most before the runs it counts are left to busy runners and polls. */

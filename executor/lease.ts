@@ -44,7 +44,7 @@ export class LeaseKeeper {
   }
 }
 
-/** A write of a run refused because its lease was lost: the run's result is not taken, and its message is not acknowledged as done. */
+/** A write of a run refused because its lease was lost: the run's result is not taken; the run is another executor's now. */
 export class LeaseLostError extends Error {
   constructor(readonly lease: Lease) {
     super(`Invocation ${lease.id}: lease ${lease.attempts} was lost; its result was refused.`);

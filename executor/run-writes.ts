@@ -8,7 +8,7 @@ export type Claim = { row: ClaimedRow } | { row?: undefined; waiting: boolean };
 
 /**
  * The executor's two writes per run, grouped with those of other runs: the
- * claims of deliveries that arrive while a claim runs go together in the
+ * claims of runners that ask while a claim runs go together in the
  * next one (one fair claim of as many rows), and so do completions.
  */
 export class RunWrites {

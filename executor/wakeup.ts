@@ -1,5 +1,5 @@
 /**
- * Where deliveries that found queued work they could not take yet (a quota,
+ * Where runners that found queued work they could not take yet (a quota,
  * a backoff) wait: until a run of this executor ends, which may free a slot,
  * or the next tick. All waiters wake together, so their claims go as one.
  */
