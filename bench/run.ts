@@ -17,6 +17,8 @@
 // BENCH_FAIR_INVOCATIONS (10000), BENCH_FAIR_QUIET_RATE (4: the quiet workspace's calls per second at most; lower
 // when half its fair share of the drain at the largest flood is lower, bench/lib/fairness.ts lowRate).
 // BENCH_ONLY=notifications: only (8), at BENCH_NOTIFY_RATE (100) per second, printed and not written.
+// BENCH_ONLY=one-call: only (4)'s prediction in one call (`Prefer: wait`) against direct calls, at BENCH_ONE_CALL_RATE (100)
+// per second; writes bench/results/one-call-<date>.json.
 // BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
 // The queue comparison (Q), against the baselines of bench/baselines/: BENCH_QUEUE_ROUNDS (5) interleaved pairs,
 // BENCH_QUEUE_DURATION_SEC (BENCH_DURATION_SEC) per POST and GET round, BENCH_QUEUE_MODEL_MS (0,20: the demo model
@@ -31,7 +33,7 @@ import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, median, type Brief } from './lib/load.js';
 import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
-import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs } from './lib/report.js';
+import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs, type OneCallLatency, oneCallTable } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
 import { setUpTenant, setUpWorkspaceTenant, type Tenant } from './lib/tenant.js';
@@ -73,6 +75,8 @@ const DRAIN_SEGMENTS = 5;
 const MAX_RUN_SEC = 4;
 // (4): rounds of end-to-end latency, each between two direct runs (bench/lib/paired-latency.ts).
 const LATENCY_ROUNDS = 3;
+// …and of a prediction in one call: a wait far above the run's latency, so only an overloaded round answers before the result.
+const ONE_CALL_WAIT_SEC = 10;
 // Rounds of (9): five, so that the median of each side drops two disturbed rounds.
 const TRACING_ROUNDS = 5;
 // …and the rate of their CPU runs: below saturation, so that neither server queues and CPU per POST is the work's own:
@@ -90,6 +94,7 @@ const FAIR_QUIET_SESSIONS = 4;
 const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
 // BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation, BENCH_ONLY=get (3) alone.
+const SECTIONS = ['notifications', 'tracing', 'fairness', 'drain', 'get', 'queues', 'one-call'] as const;
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const QUEUE_SETTINGS: QueueSectionSettings = {
   rounds: Number(env('BENCH_QUEUE_ROUNDS', '5')),
@@ -108,6 +113,7 @@ const QUEUE_SETTINGS: QueueSectionSettings = {
   },
 };
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
+const ONE_CALL_RATE = Number(env('BENCH_ONE_CALL_RATE', '100'));
 // BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
 const KEEP = Boolean(process.env.BENCH_KEEP);
 
@@ -117,9 +123,11 @@ function required(name: string): string {
   return value;
 }
 
-function onlySection(value: string): '' | 'notifications' | 'tracing' | 'fairness' | 'drain' | 'get' | 'queues' {
-  if (value === '' || value === 'notifications' || value === 'tracing' || value === 'fairness' || value === 'drain' || value === 'get' || value === 'queues') return value;
-  throw new Error(`BENCH_ONLY must be notifications, tracing, fairness, drain, get, queues or unset, not ${JSON.stringify(value)}.`);
+function onlySection(value: string): '' | (typeof SECTIONS)[number] {
+  if (value === '') return value;
+  const section = SECTIONS.find((name) => name === value);
+  if (section) return section;
+  throw new Error(`BENCH_ONLY must be ${SECTIONS.join(', ')} or unset, not ${JSON.stringify(value)}.`);
 }
 
 function databaseTransport(value: string): 'socket' | 'tcp' {
@@ -223,8 +231,8 @@ async function main() {
     const staff = { headers, join: async (workspaceId: number) => void (await db('memberships').insert({ user_id: adminId, workspace_id: workspaceId, role: 'supervisor' })) };
     const invokeBody = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: modelServer.body } });
     const invokePaths = (ids: string[]) => ids.map((id) => `${base}/session/${id}/invocation`);
-    const postLoad = (sessionIds: string[], overallRate?: number, durationSec = DURATION) =>
-      load({ url: url(ports.public), method: 'POST', headers, body: invokeBody, paths: invokePaths(sessionIds), connections: CONNECTIONS, durationSec, overallRate });
+    const postLoad = (sessionIds: string[], overallRate?: number, durationSec = DURATION, extraHeaders: Record<string, string> = {}) =>
+      load({ url: url(ports.public), method: 'POST', headers: { ...headers, ...extraHeaders }, body: invokeBody, paths: invokePaths(sessionIds), connections: CONNECTIONS, durationSec, overallRate });
     const direct = (options: { connections: number; overallRate?: number; durationSec?: number }) =>
       load({ url: modelServer.inferUrl, method: 'POST', headers: { 'content-type': 'application/json' }, body: modelServer.inferBody, durationSec: DURATION, ...options });
     const notificationsControl: NotificationsControl = {
@@ -237,6 +245,22 @@ async function main() {
       post: (sessionIds, rate) => postLoad(sessionIds, rate),
       waitFinal: (sessionIds) => waitFinal(db, sessionIds, 'the invocations of (8) to finish', DRAIN_TIMEOUT_MS),
       completedAt: (sessionIds) => completedAt(db, sessionIds),
+    };
+    // Each round's POSTs carry `Prefer: wait`; the rounds are set between direct calls at the same rate (bench/lib/paired-latency.ts).
+    const oneCallAt = async (rate: number): Promise<OneCallLatency> => {
+      const loads: Brief[] = [];
+      const paired = await pairedLatency(
+        {
+          direct: () => direct({ connections: CONNECTIONS, overallRate: rate }),
+          endToEnd: async () => {
+            const run = await postLoad(await tenant.sessions(SESSIONS), rate, DURATION, { prefer: `wait=${ONE_CALL_WAIT_SEC}` });
+            loads.push(run);
+            return { count: run.requests, p50: run.p50, p99: run.p99 };
+          },
+        },
+        LATENCY_ROUNDS,
+      );
+      return { rate, waitSec: ONE_CALL_WAIT_SEC, loads, ...paired };
     };
     const tracingCostOfPost = async (rate: number): Promise<TracingCostReport> => {
       const sessions = await tenant.sessions(SESSIONS);
@@ -415,6 +439,15 @@ async function main() {
       console.log(`\n${fairnessTable(await fairnessSection(executorPid))}\n`);
       return;
     }
+    if (ONLY === 'one-call') {
+      console.log(`bench: only (4) a prediction in one call, at ${ONE_CALL_RATE}/s`);
+      pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
+      const oneCall = await oneCallAt(ONE_CALL_RATE);
+      const table = oneCallTable(oneCall, modelServer.label);
+      console.log(`\n${table}\n`);
+      writeResults(`one-call-${resultsStamp(started)}`, { date: started.toISOString(), modelServer: modelServer.label, oneCall, table });
+      return;
+    }
     if (ONLY === 'notifications') {
       console.log(`bench: only (8) notifications, at ${NOTIFY_RATE}/s`);
       pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
@@ -486,6 +519,10 @@ async function main() {
     };
     const [pairedE2e, stolenE2e] = await withSteal(() => pairedLatency(latencyControl, LATENCY_ROUNDS));
     const e2e = await latencies(db, e2eSessions);
+
+    // (4) the same rate with `Prefer: wait`: a prediction answered in the POST, timed by the client, against direct calls.
+    console.log('bench: (4) a prediction in one call, paired with direct calls');
+    const oneCall = await oneCallAt(e2eRate);
     gauges.end = cpuGaugeMs();
 
     // (6) peak RSS of every process, read before they stop.
@@ -533,6 +570,7 @@ async function main() {
       endToEndSustained: sustained,
       endToEnd: { rate: e2eRate, ...e2e, loads: e2eLoads, pairs: pairedE2e.pairs, over: pairedE2e.over },
       directRuns: pairedE2e.directs,
+      oneCall,
       executor: {
         backlog,
         completed: drained.completed,

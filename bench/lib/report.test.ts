@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { LoadResult } from './load.js';
-import { drainCpu, floorUnitsText, inFloorUnits, gaugeText, judged, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
+import { drainCpu, floorUnitsText, inFloorUnits, gaugeText, judged, oneCallRow, placementText, roundsText, segmentsText, stealText, totals, tracingRows, type BenchReport } from './report.js';
 import type { TracingCostReport } from './tracing-cost.js';
 import type { TargetResult, Verdict } from './verdict.js';
 
@@ -70,6 +70,33 @@ describe('bench report: the end-to-end latency rows', () => {
   it('adds up the statuses, errors and timeouts of several load runs', () => {
     const run = (statuses: Record<string, number>, errors = 0, timeouts = 0) => ({ statuses, errors, timeouts });
     expect(totals([run({ 201: 10, 503: 1 }, 1), run({ 201: 5 }, 0, 2)])).to.deep.equal({ statuses: { 201: 15, 503: 1 }, errors: 1, timeouts: 2 });
+  });
+});
+
+describe('bench report: a prediction in one call', () => {
+  const brief = (statuses: Record<string, number>, p50: number, p99: number) => ({ rps: 100, p50, p99, requests: 0, statuses, errors: 0, timeouts: 0 });
+  const round = (p50: number, p99: number, direct: [number, number]) => ({
+    endToEnd: { p50, p99, count: 1000 },
+    direct: { p50: direct[0], p99: direct[1] },
+    over: { p50: p50 - direct[0], p99: p99 - direct[1] },
+  });
+
+  it('counts the calls answered with their result apart from those answered before it, and sets the rounds against direct calls', () => {
+    const cells = oneCallRow(
+      {
+        rate: 120,
+        waitSec: 10,
+        loads: [brief({ 200: 1199, 201: 1 }, 9, 30), brief({ 200: 1200 }, 8, 20), brief({ 200: 1199, 503: 1 }, 10, 40)],
+        pairs: [round(9, 30, [1, 4]), round(8, 20, [1, 4]), round(10, 40, [2, 5])],
+        directs: [brief({ 200: 1200 }, 1, 4)],
+        over: { p50: 8, p99: 26 },
+      },
+      'demo',
+    );
+    expect(cells[1]).to.contain('`Prefer: wait=10`').and.contain('120/s: 3 rounds');
+    expect(cells[2]).to.equal('3,598 of 3,600 with their result, 1 answered before their result (503: 1)');
+    expect(cells[3]).to.equal('9.0 / 30.0');
+    expect(cells[4]).to.match(/^\+8\.0 \/ \+26\.0 ms over a direct call: median over the rounds/);
   });
 });
 

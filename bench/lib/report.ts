@@ -1,5 +1,5 @@
 // The table of one benchmark run: figures, targets as ratios of the same run, verdicts.
-import type { Brief } from './load.js';
+import { median, type Brief } from './load.js';
 import type { SustainedCapacity } from './capacity.js';
 import type { Throughput } from './invocations.js';
 import type { Placement } from './placement.js';
@@ -74,6 +74,8 @@ export interface BenchReport {
   endToEnd: { rate: number; count: number; p50: number; p99: number; legs: Record<string, Percentiles>; loads: Brief[]; pairs: LatencyPair[]; over: Percentiles };
   /** Direct calls to the model server at the rate of endToEnd, with the same input: before the first round and after each. */
   directRuns: Brief[];
+  /** (4) a prediction in one call (`Prefer: wait`), paired with direct calls like endToEnd; absent in runs from before it. */
+  oneCall?: OneCallLatency;
   /**
    * The drain of the backlog: rps is the median of its segments' rates and ratio the median of their ratios to
    * the model server's maximum around them (bench/lib/paired-drain.ts); completed and failed count the whole backlog.
@@ -200,6 +202,7 @@ export function renderTable(r: BenchReport): string {
     `${overText(e.over)}${floorUnitsText(inFloorUnits(e.over, f))}: ${roundsText(e.pairs)}`,
     '',
   ]);
+  if (r.oneCall) push(oneCallRow(r.oneCall, model));
   push(
     [
       '5',
@@ -231,6 +234,42 @@ export function renderTable(r: BenchReport): string {
   );
   return lines.join('\n');
 }
+
+/** (4)'s POSTs with `Prefer: wait=waitSec`, timed by the client from request to answer, in rounds between direct runs. */
+export interface OneCallLatency {
+  rate: number;
+  waitSec: number;
+  loads: Brief[];
+  pairs: LatencyPair[];
+  directs: Brief[];
+  over: Percentiles;
+}
+
+/** (4)'s row for a prediction in one call: how many were answered with their result (200) and the latency over direct calls. */
+export function oneCallRow(o: OneCallLatency, model: string): string[] {
+  const all = totals(o.loads);
+  const answered = all.statuses['200'] ?? 0;
+  const sent = Object.values(all.statuses).reduce((sum, count) => sum + count, 0);
+  const early = Object.entries(all.statuses).filter(([code]) => code.startsWith('2') && code !== '200').reduce((sum, [, count]) => sum + count, 0);
+  const queued = early ? `, ${n0(early)} answered before their result` : '';
+  return [
+    '4',
+    `a prediction in one call: POST …/invocation with \`Prefer: wait=${o.waitSec}\`, request → 200 with the result (the client's clock), ${n0(o.rate)}/s: ${o.pairs.length} rounds, each between two runs of direct calls to the model server (${model}): ${o.directs.map(lat).join(', ')}`,
+    `${n0(answered)} of ${n0(sent)} with their result${queued}` + failures(all),
+    lat(percentilesOver(o.pairs)),
+    `${overText(o.over)} over a direct call: ${roundsText(o.pairs)}`,
+    '',
+  ];
+}
+
+/** The one-call row alone under the table's header (BENCH_ONLY=one-call). */
+export function oneCallTable(o: OneCallLatency, model: string): string {
+  const cells = oneCallRow(o, model);
+  return tableLines([[...cells.slice(0, 4), '', ...cells.slice(4)]]).join('\n');
+}
+
+/** The median p50 and p99 of the rounds themselves. */
+const percentilesOver = (pairs: LatencyPair[]): Percentiles => ({ p50: median(pairs.map((pair) => pair.endToEnd.p50)), p99: median(pairs.map((pair) => pair.endToEnd.p99)) });
 
 const HEADER = ['#', 'measure', 'req/s (or value)', 'p50 / p99 ms', 'server CPU µs/req', 'target', 'result'];
 const tableLines = (rows: string[][]) => [HEADER, HEADER.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`);
