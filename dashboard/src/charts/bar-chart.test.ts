@@ -12,19 +12,19 @@ describe('dashboard bar chart', () => {
     expect([...svg.matchAll(/<text class="bar-name"[^>]*>([^<]*)</g)].map((m) => m[1])).to.deep.equal(['setosa', 'versicolor', 'virginica']);
     expect([...svg.matchAll(/<text class="bar-value"[^>]*>([^<]*)</g)].map((m) => m[1])).to.deep.equal(['0.75', '0.25', '0']);
     expect(rects(svg)).to.deep.equal([
-      { cls: 'bar', x: 156, width: 254 },
-      { cls: 'bar', x: 156, width: 84.7 },
-      { cls: 'bar', x: 156, width: 0 },
+      { cls: 'bar', x: 170, width: 240 },
+      { cls: 'bar', x: 170, width: 80 },
+      { cls: 'bar', x: 170, width: 0 },
     ]);
   });
 
   it('draws negative values to the left of the zero axis', () => {
     const svg = barChart([{ name: 'petal_width', value: -1 }, { name: 'sepal_length', value: 3 }], { ...options, title: 'contributions' }).text;
     const zero = Number(/<line class="zero-axis" x1="([^"]+)"/.exec(svg)![1]);
-    expect(zero).to.equal(219.5);
+    expect(zero).to.equal(230);
     const [positive, negative] = rects(svg);
-    expect(positive).to.deep.equal({ cls: 'bar', x: zero, width: 190.5 });
-    expect(negative).to.deep.equal({ cls: 'bar negative', x: 156, width: 63.5 });
+    expect(positive).to.deep.equal({ cls: 'bar', x: zero, width: 180 });
+    expect(negative).to.deep.equal({ cls: 'bar negative', x: 170, width: 60 });
   });
 
   it('escapes names and titles, and cuts long names in the drawing only', () => {
@@ -32,7 +32,7 @@ describe('dashboard bar chart', () => {
     const svg = barChart([{ name: '<script>x</script>', value: 1 }, { name: long, value: 0.5 }], { ...options, title: '"><b>' }).text;
     expect(svg).not.to.contain('<script>').and.not.to.contain('"><b>');
     expect(svg).to.contain('&lt;script&gt;x&lt;/script&gt;');
-    expect(svg).to.contain('>petal width in centim…</text>').and.contain(`<title>${long}: 0.5</title>`);
+    expect(svg).to.contain('>petal width in cent…</text>').and.contain(`<title>${long}: 0.5</title>`);
   });
 
   it(`draws the ${MAX_BARS} largest in magnitude and counts the rest`, () => {

@@ -15,11 +15,11 @@ export interface BarChartOptions {
 /** Bars drawn at most; the rest, smaller in magnitude, are counted under the chart. */
 export const MAX_BARS = 20;
 /** Longer names are cut in the drawing (the full name is the bar's tooltip and in the chart's label). */
-const MAX_NAME_CHARS = 22;
+const MAX_NAME_CHARS = 20;
 
 // Sized like the line charts: 13 px text stays readable in a panel about 450 px wide.
 const WIDTH = 480;
-const NAME_WIDTH = 150;
+const NAME_WIDTH = 164;
 const VALUE_WIDTH = 64;
 const GAP = 6;
 const PLOT_LEFT = NAME_WIDTH + GAP;
