@@ -60,16 +60,37 @@ describe('dashboard: a session and a prediction from the input schema', () => {
     expect(invocation).to.include({ type: 'PREDICT', status: 'QUEUED' });
     expect(JSON.parse(invocation.request.body)).to.deep.equal({ sepal_length: 5.1, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 });
     const shown = await client.get(sent.location!);
-    expect(shown.text).to.contain('The prediction was queued').and.contain('#0 Prediction').and.contain(invocation.id);
+    expect(shown.text).to.contain('The prediction was queued').and.contain('>Prediction 1 <').and.contain(invocation.id);
+    expect(shown.text, 'a queued prediction has waited and run for no time yet').to.contain('<dt>Queue wait</dt><dd>—</dd><dt>Run time</dt><dd>—</dd>').and.not.contain('NaN');
     expect(shown.text, 'reloads itself while the prediction is queued').to.contain('data-reload-while-running');
     const refused = await client.post(`${session.path}/predictions`, inputs({ ...iris, sepal_length: 'x' }), shown);
     expect(refused.status).to.equal(400);
-    expect(refused.text, 'an answer to a POST never reloads itself').to.contain('#0 Prediction').and.not.contain('data-reload-while-running');
+    expect(refused.text, 'an answer to a POST never reloads itself').to.contain('>Prediction 1 <').and.not.contain('data-reload-while-running');
     // The form starts from that input, so that the next prediction changes only what differs.
     expect([0, 1, 2, 3].map((i) => valueOf(shown, i))).to.deep.equal(['5.1', '3.5', '1.4', '0.2']);
     // The session is the member's own, as if opened through the API.
     const sessions = (await t.public.get(api(), { token: member.token })).body as any[];
     expect(sessions.map((s) => s.id)).to.include(session.id);
+  });
+
+  it('numbers the predictions from the oldest across pages, even when several were created in the same microsecond', async () => {
+    const session = await startSession();
+    for (let i = 0; i < 13; i++) {
+      const sent = await t.public.post(`${api()}/${session.id}/invocation`, { token: member.token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: JSON.stringify({ sepal_length: i, sepal_width: 3.5, petal_length: 1.4, petal_width: 0.2 }) } } });
+      expect(sent.status, sent.text).to.equal(201);
+    }
+    const numbers = (page: PageReply) => [...page.text.matchAll(/<h2 id="invocation-[^"]+">Prediction (\d+) /g)].map((m) => Number(m[1]));
+    const olderLink = (page: PageReply) => /href="([^"]+\?after=[^"]+)">Older predictions/.exec(page.text)![1]!.replaceAll('&amp;', '&');
+    const first = await client.get(session.path);
+    expect(first.text).to.contain('13 predictions');
+    expect(numbers(first)).to.deep.equal([13, 12, 11, 10, 9, 8, 7, 6, 5, 4]);
+    expect(numbers(await client.get(olderLink(first)))).to.deep.equal([3, 2, 1]);
+
+    // Rows of one instant are ordered by id: the count of those older than the page follows the same order.
+    await t.platform.db('invocations').where({ session_id: session.id }).update({ created_at: new Date('2026-01-01T00:00:00.123Z') });
+    const tied = await client.get(session.path);
+    expect(numbers(tied)).to.deep.equal([13, 12, 11, 10, 9, 8, 7, 6, 5, 4]);
+    expect(numbers(await client.get(olderLink(tied)))).to.deep.equal([3, 2, 1]);
   });
 
   it('shows what it cannot read under its field, keeps every value typed, and queues nothing', async () => {

@@ -142,19 +142,34 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
     expect(await mainText(page)).to.contain('11 predictions');
     expect(await articles.count()).to.equal(10);
     const newest = articles.first();
-    expect(await newest.getByRole('heading', { level: 2 }).textContent()).to.match(/^#\d+ Prediction completed$/);
+    // Numbered by place in the session: the newest of 11 is 11, whatever its order among all the session's invocations.
+    expect(await newest.getByRole('heading', { level: 2 }).textContent()).to.match(/^Prediction 11 completed$/);
+    expect(await articles.nth(9).getByRole('heading', { level: 2 }).textContent()).to.match(/^Prediction 2 completed$/);
     expect(await newest.textContent()).to.contain(explained);
-    const result = (await newest.locator('.exchange section').nth(1).textContent()) ?? '';
-    expect(result).to.contain('predicted_class').and.contain('setosa').and.contain('probabilities');
+    expect(await newest.locator('.latency').first().textContent()).to.match(/^Queue wait\d+(\.\d)? m?sRun time\d+(\.\d)? m?s$/);
+    const result = newest.locator('.exchange section').nth(1);
+    expect(await result.textContent()).to.contain('predicted_class').and.contain('setosa').and.contain('probabilities');
+    // The class probabilities as bars, named and printed; what was sent stays values.
+    const probabilities = result.getByRole('img', { name: /^probabilities: setosa 0\.9\d*, / });
+    expect(await probabilities.locator('rect.bar').count()).to.equal(3);
+    expect(await probabilities.locator('text.bar-name').allTextContents()).to.deep.equal(['setosa', 'versicolor', 'virginica']);
     expect(await newest.locator('.exchange section').first().textContent()).to.contain('sepal_length').and.contain('5.1');
+    expect(await newest.locator('.exchange section').first().locator('svg').count()).to.equal(0);
     const explanation = newest.locator('section.explanation');
-    expect(await explanation.textContent()).to.contain(`iris-explainer:${version}`).and.contain('contributions').and.contain('Feedback on this explanation').and.contain('useful');
+    expect(await explanation.textContent()).to.contain(`iris-explainer:${version}`).and.contain('Explanation 1').and.contain('contributions').and.contain('Feedback on this explanation').and.contain('useful');
+    const contributions = explanation.getByRole('img', { name: /^contributions: / });
+    expect(await contributions.locator('text.bar-name').count()).to.equal(4);
+    expect(await contributions.locator('line.zero-axis').count()).to.equal(1);
+    expect(await explanation.locator('.latency').textContent()).not.to.contain('—').and.not.contain('NaN');
     expect(await newest.locator('ul.feedback').last().textContent()).to.contain('petals look right');
     expect(await mainText(page), 'values are shown, not JSON').not.to.match(/\{"|":/);
     await screenshot(page, 'session', false);
+    await page.setViewportSize({ width: 800, height: 800 });
+    expect(await overflowOf(page), 'the session page fits 800 px').to.deep.include({ page: 0 });
 
     await page.getByRole('link', { name: 'Older predictions' }).click();
     expect(await articles.count()).to.equal(1);
+    expect(await articles.first().getByRole('heading', { level: 2 }).textContent()).to.match(/^Prediction 1 completed$/);
     expect(await articles.first().textContent()).to.contain('No feedback yet.');
     await page.getByRole('link', { name: 'Newest predictions' }).click();
     expect(await articles.count()).to.equal(10);
@@ -238,7 +253,7 @@ describe('dashboard in a browser: sessions, invocations and datasets', function 
     const [prediction] = await finished(who, session, 2).then((items) => items.filter((i) => i.type === 'PREDICT'));
     expect(JSON.parse(prediction.request.body)).to.deep.equal(JSON.parse(IRIS));
     // The page reloads itself while the prediction runs, until its result and explanation show.
-    const card = page.getByRole('article', { name: /#0 Prediction/ });
+    const card = page.getByRole('article', { name: /^Prediction 1 / });
     await card.getByRole('heading', { name: 'Explanations' }).waitFor({ timeout: 30_000 });
     expect(await card.locator('.badge').first().textContent()).to.equal('completed');
     expect(await page.locator('[data-reload-while-running]').count()).to.equal(0);

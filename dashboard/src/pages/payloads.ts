@@ -1,5 +1,7 @@
 import { html, type Html } from '../web/html.js';
 import type { Tensor } from '../../../infra/connectors/open-inference/tensors.js';
+import { barChart } from '../charts/bar-chart.js';
+import { namedRowsOf, namedValuesOf } from '../invocations/named-values.js';
 
 // Request bodies, model results and feedback are JSON text: shown as what
 // they say (tensors with their values, fields with theirs), never as raw JSON.
@@ -11,12 +13,17 @@ const MAX_COLUMNS = 12;
 /** Nested objects deeper than this are shown as compact text. */
 const MAX_DEPTH = 3;
 
+export interface PayloadOptions {
+  /** Per-name values (class probabilities, feature contributions) as bar charts: for results, not for what was sent. */
+  charts?: boolean;
+}
+
 /** A payload as the user reads it: tensors, fields, a list or plain text. */
-export function payload(text: string): Html {
+export function payload(text: string, options: PayloadOptions = {}): Html {
   if (text.trim() === '') return html`<span class="muted">empty</span>`;
   const value = parsed(text);
   if (value === undefined) return html`<p class="payload-text">${text}</p>`;
-  return valueView(value, 0);
+  return valueView(value, 0, options);
 }
 
 function parsed(text: string): unknown {
@@ -27,12 +34,15 @@ function parsed(text: string): unknown {
   }
 }
 
-function valueView(value: unknown, depth: number): Html {
+/** `field`: the name of the field the value is in, which may say what its numbers are. */
+function valueView(value: unknown, depth: number, options: PayloadOptions, field?: string): Html {
   const tensors = tensorsOf(value);
-  if (tensors) return tensorsView(tensors, (value as { parameters?: Record<string, unknown> }).parameters);
-  if (Array.isArray(value)) return listView(value, depth);
-  if (isRecord(value)) return depth >= MAX_DEPTH ? html`<code>${JSON.stringify(value)}</code>` : fieldsView(value, depth);
-  return scalar(value);
+  if (tensors) return tensorsView(tensors, (value as { parameters?: Record<string, unknown> }).parameters, options);
+  if (Array.isArray(value)) return listView(value, depth, options, field);
+  if (!isRecord(value)) return scalar(value);
+  const named = options.charts ? namedValuesOf(value, field) : undefined;
+  if (named) return barChart(named, { title: field ?? 'Values', format: numberText });
+  return depth >= MAX_DEPTH ? html`<code>${JSON.stringify(value)}</code>` : fieldsView(value, depth, options);
 }
 
 /** The tensors of an Open Inference response (`outputs`) or request (`inputs`). */
@@ -46,18 +56,25 @@ function isTensor(value: unknown): value is Tensor {
   return isRecord(value) && typeof value.name === 'string' && typeof value.datatype === 'string' && Array.isArray(value.shape) && Array.isArray(value.data);
 }
 
-function tensorsView(tensors: Tensor[], parameters: Record<string, unknown> | undefined): Html {
-  return html`<div class="tensors">${tensors.map(tensorView)}${parameters ? parametersView(parameters) : ''}</div>`;
+function tensorsView(tensors: Tensor[], parameters: Record<string, unknown> | undefined, options: PayloadOptions): Html {
+  return html`<div class="tensors">${tensors.map((tensor) => tensorView(tensor, options))}${parameters ? parametersView(parameters) : ''}</div>`;
 }
 
-function tensorView(tensor: Tensor): Html {
-  const columns = tensor.shape.length === 2 ? Number(tensor.shape[1]) : 0;
-  const asRows = columns > 1 && columns <= MAX_COLUMNS && tensor.data.length === Number(tensor.shape[0]) * columns;
+function tensorView(tensor: Tensor, options: PayloadOptions): Html {
+  const named = options.charts ? namedRowsOf(tensor) : undefined;
+  // The names drawn beside the bars need not be repeated under them.
+  const parameters = named ? Object.fromEntries(Object.entries(tensor.parameters ?? {}).filter(([name]) => name !== named.parameter)) : tensor.parameters;
   return html`<div class="tensor">
   <p class="tensor-name"><strong>${tensor.name}</strong> <span class="muted">${tensor.datatype} [${tensor.shape.join(' × ')}]</span></p>
-  ${asRows ? matrixView(tensor.data, columns) : valuesView(tensor.data)}
-  ${tensor.parameters ? parametersView(tensor.parameters) : ''}
+  ${named ? named.rows.map((row, index) => barChart(row, { title: named.rows.length > 1 ? `${tensor.name}, row ${index + 1}` : tensor.name, format: numberText })) : dataView(tensor)}
+  ${parameters ? parametersView(parameters) : ''}
 </div>`;
+}
+
+function dataView(tensor: Tensor): Html {
+  const columns = tensor.shape.length === 2 ? Number(tensor.shape[1]) : 0;
+  const asRows = columns > 1 && columns <= MAX_COLUMNS && tensor.data.length === Number(tensor.shape[0]) * columns;
+  return asRows ? matrixView(tensor.data, columns) : valuesView(tensor.data);
 }
 
 /** A two-dimensional tensor, one row of values per line (a batch of one is one line). */
@@ -73,16 +90,16 @@ function valuesView(data: unknown[]): Html {
   return html`<ul class="values">${shown.map((v) => html`<li>${scalar(v)}</li>`)}</ul>${more(data.length - shown.length, 'values')}`;
 }
 
-function listView(items: unknown[], depth: number): Html {
+function listView(items: unknown[], depth: number, options: PayloadOptions, field?: string): Html {
   if (items.every((item) => !isRecord(item) && !Array.isArray(item))) return valuesView(items);
   const shown = items.slice(0, MAX_VALUES);
-  return html`<ol class="items">${shown.map((item) => html`<li>${valueView(item, depth + 1)}</li>`)}</ol>${more(items.length - shown.length, 'items')}`;
+  return html`<ol class="items">${shown.map((item) => html`<li>${valueView(item, depth + 1, options, field)}</li>`)}</ol>${more(items.length - shown.length, 'items')}`;
 }
 
-function fieldsView(record: Record<string, unknown>, depth: number): Html {
+function fieldsView(record: Record<string, unknown>, depth: number, options: PayloadOptions): Html {
   const entries = Object.entries(record);
   if (!entries.length) return html`<span class="muted">no fields</span>`;
-  return html`<dl class="fields">${entries.map(([name, value]) => html`<dt>${name}</dt><dd>${valueView(value, depth + 1)}</dd>`)}</dl>`;
+  return html`<dl class="fields">${entries.map(([name, value]) => html`<dt>${name}</dt><dd>${valueView(value, depth + 1, options, name)}</dd>`)}</dl>`;
 }
 
 /** Parameters of a tensor or response (the explanation method, class names…), in small print. */

@@ -1,5 +1,6 @@
 import { html, type Html } from '../web/html.js';
 import type { Explanation, InvocationView, Thread } from '../invocations/threads.js';
+import { durationText, latencyOf } from '../invocations/latency.js';
 import { alertBox, badge, code, timeText } from './components.js';
 import { datasetsLink, modelKey, sessionLink, sessionsLink, type ModelRef } from './links.js';
 import { payload } from './payloads.js';
@@ -14,6 +15,8 @@ export interface SessionPage {
   kind: 'PREDICT' | 'EXPLAIN';
   threads: Thread[];
   total: number;
+  /** How many of the session's predictions (explanations) are older than this page: the oldest shown is number olderCount + 1. */
+  olderCount: number;
   older?: string;
   paged: boolean;
   /** False when some explanations or feedback did not fit in what one page reads. */
@@ -33,10 +36,10 @@ export function sessionBody(page: SessionPage): Html {
   <a class="button secondary" href="${datasetsLink({ model: modelKey(model), session: page.sessionId })}#export">Export as a dataset</a>
 </p>
 ${page.form ?? ''}
-<p class="muted">${String(page.total)} ${page.total === 1 ? noun : `${noun}s`}, newest first, each with its explanations and feedback.</p>
+<p class="muted">${String(page.total)} ${page.total === 1 ? noun : `${noun}s`}, newest first and numbered from the oldest, each with its explanations and feedback.</p>
 ${page.complete ? '' : alertBox('warning', 'Some explanations or feedback of this page are too many to show here; the API lists them all (related_to).')}
 ${page.watch && page.threads.some(running) ? html`<p class="muted" data-reload-while-running>Results still running are shown as they come (this page reloads itself for a minute unless you type in the form).</p>` : ''}
-${page.threads.length ? page.threads.map(threadView) : html`<p class="empty">No ${noun}s in this session yet.</p>`}
+${page.threads.length ? page.threads.map((thread, index) => threadView(thread, page.olderCount + page.threads.length - index)) : html`<p class="empty">No ${noun}s in this session yet.</p>`}
 <p class="actions">
   ${page.paged ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId)}">Newest ${noun}s</a>` : ''}
   ${page.older ? html`<a class="button secondary" href="${sessionLink(model, page.sessionId, page.older)}">Older ${noun}s</a>` : ''}
@@ -50,38 +53,49 @@ function running(thread: Thread): boolean {
   return UNFINISHED.has(thread.invocation.status) || thread.explanations.some((e) => UNFINISHED.has(e.invocation.status));
 }
 
-function threadView(thread: Thread): Html {
+/** `position`: the invocation's place among the session's predictions (explanations), the oldest being 1. */
+function threadView(thread: Thread, position: number): Html {
   const { invocation } = thread;
   const id = `invocation-${invocation.id}`;
+  const name = `${invocation.type === 'PREDICT' ? 'Prediction' : 'Explanation'} ${position}`;
   return html`<article class="card invocation" aria-labelledby="${id}">
-  <h2 id="${id}">#${String(invocation.order)} ${invocation.type === 'PREDICT' ? 'Prediction' : 'Explanation'} ${statusBadge(invocation.status)}</h2>
+  <h2 id="${id}">${name} ${statusBadge(invocation.status)}</h2>
   <p class="muted">${code(invocation.id)} · ${timeText(invocation.created_at)}</p>
+  ${latencyView(invocation)}
   <div class="exchange">
     <section><h3>Input</h3>${payload(invocation.request.body)}</section>
     <section><h3>Result</h3>${result(invocation)}</section>
   </div>
-  ${thread.explanations.length ? html`<h3>Explanations</h3>${thread.explanations.map(explanationView)}` : ''}
+  ${thread.explanations.length ? html`<h3>Explanations</h3>${thread.explanations.map((explanation, index) => explanationView(explanation, index + 1, name))}` : ''}
   <h3>Feedback</h3>
   ${feedbackView(thread.feedback)}
 </article>`;
 }
 
-function explanationView({ invocation, feedback }: Explanation): Html {
-  return html`<section class="explanation" aria-label="Explanation #${String(invocation.order)}">
-  <p><strong>#${String(invocation.order)}</strong> ${invocation.model_key ? code(invocation.model_key) : ''} ${statusBadge(invocation.status)}</p>
+/** `position`: its place in the chain of explanations of `of` (a prediction's name). */
+function explanationView({ invocation, feedback }: Explanation, position: number, of: string): Html {
+  return html`<section class="explanation" aria-label="Explanation ${String(position)} of ${of.toLowerCase()}">
+  <p><strong>Explanation ${String(position)}</strong> ${invocation.model_key ? code(invocation.model_key) : ''} ${statusBadge(invocation.status)}</p>
+  ${latencyView(invocation)}
   ${result(invocation)}
   ${feedback.length ? html`<h4>Feedback on this explanation</h4>${feedbackView(feedback)}` : ''}
 </section>`;
 }
 
+/** How long the invocation waited for an executor and how long it ran; a dash for what has not happened. */
+function latencyView(invocation: InvocationView): Html {
+  const { wait, run } = latencyOf(invocation);
+  return html`<dl class="latency"><dt>Queue wait</dt><dd>${durationText(wait)}</dd><dt>Run time</dt><dd>${durationText(run)}</dd></dl>`;
+}
+
 function feedbackView(feedback: InvocationView[]): Html {
   if (!feedback.length) return html`<p class="empty">No feedback yet.</p>`;
-  return html`<ul class="feedback">${feedback.map((f) => html`<li>${payload(f.request.body)}<p class="muted">#${String(f.order)} · ${timeText(f.created_at)}</p></li>`)}</ul>`;
+  return html`<ul class="feedback">${feedback.map((f) => html`<li>${payload(f.request.body)}<p class="muted">${timeText(f.created_at)}</p></li>`)}</ul>`;
 }
 
 /** The output once COMPLETED, the reason of an ERROR, else where it stands. */
 function result(invocation: InvocationView): Html {
-  if (invocation.status === 'COMPLETED') return payload(invocation.response);
+  if (invocation.status === 'COMPLETED') return payload(invocation.response, { charts: true });
   if (invocation.status === 'ERROR') return html`<p class="problem">${invocation.error ?? 'The invocation failed.'}</p>`;
   if (invocation.status === 'CANCELLED') return html`<p class="muted">Cancelled before a result.</p>`;
   return html`<p class="muted">No result yet (${invocation.status.toLowerCase().replace('_', ' ')}).</p>`;

@@ -4,6 +4,7 @@ import { AppError, InputError } from '../../../kernel/errors/errors.js';
 import { principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { relatedInvocations, threadsOf } from '../invocations/threads.js';
+import { olderThanPage } from '../invocations/positions.js';
 import { modelKey, parseModelKey, sessionLink, sessionsLink, type ModelRef } from '../pages/links.js';
 import { sessionsBody, type SessionState } from '../pages/model-sessions.js';
 import { sessionBody } from '../pages/session-invocations.js';
@@ -82,6 +83,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
     const kind = row.explains_id === null ? 'PREDICT' : 'EXPLAIN';
     const page = pageAt(req, INVOCATIONS_PER_PAGE);
     const found = await invocations.list(principal, code, version, sessionId, page, { type: kind });
+    const olderCount = await olderThanPage(found.next, (window) => invocations.list(principal, code, version, sessionId, { offset: 0, ...window }, { type: kind }));
     const related = await relatedInvocations(
       found.items.map((i) => i.id),
       (relatedTo) => invocations.list(principal, code, version, sessionId, { limit: MAX_LIMIT, offset: 0 }, { relatedTo }),
@@ -103,6 +105,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
       kind,
       threads: threadsOf(found.items, related.items),
       total: found.total,
+      olderCount,
       older: olderOf(found),
       paged: Boolean(page.after),
       complete: related.complete,
