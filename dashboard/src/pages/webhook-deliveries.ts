@@ -1,7 +1,7 @@
 import type { DeliveryStatus } from '../../../features/webhooks/deliveries.store.js';
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
-import { badge, dataTable, postButton, selectField, timeText, type Choice } from './components.js';
+import { badge, dataTable, longCode, postButton, selectField, timeText, type Choice } from './components.js';
 import { sessionLink } from './links.js';
 import { endpointPath, type EndpointItem } from './webhooks.js';
 
@@ -62,8 +62,8 @@ export function deliveriesBody(page: DeliveriesPage): Html {
     caption: 'Webhook deliveries',
     headers: ['Webhook id', 'Event', 'Status', 'Attempts', 'Last answer', 'Created', 'Actions'],
     rows: page.deliveries.map((delivery) => [
-      html`<code>${delivery.id}</code>${delivery.url === endpoint.url ? '' : html`<br><span class="muted wrap">${delivery.url}</span>`}`,
-      html`${delivery.event_type}${invocationLink(delivery.payload)}`,
+      html`${longCode(delivery.id)}${delivery.url === endpoint.url ? '' : html`<br><span class="muted wrap">${delivery.url}</span>`}`,
+      html`${eventName(delivery.event_type)}${invocationLink(delivery.payload)}`,
       statusBadge(delivery),
       attemptsOf(delivery),
       delivery.last_status_code === null ? html`<span class="muted">${delivery.last_error ?? 'none yet'}</span>` : html`HTTP ${String(delivery.last_status_code)}`,
@@ -86,6 +86,9 @@ function pager(page: DeliveriesPage): Html {
   ${page.older ? html`<a class="button secondary" href="${deliveriesLink(endpoint.id, { status, after: page.older })}">Older deliveries</a>` : ''}
 </p>`;
 }
+
+/** An event type that may break after its dots (`invocation.<wbr>completed`), never inside a word. */
+const eventName = (type: string) => type.split('.').map((part, i) => (i === 0 ? html`${part}` : html`.<wbr>${part}`));
 
 interface NamedInvocation {
   invocation_id: string;
