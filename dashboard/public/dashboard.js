@@ -1,6 +1,7 @@
 // The dashboard's only script (the Content-Security-Policy allows no other):
-// copy buttons of secrets shown once, confirmation of destructive forms, and
-// a session's page reloading itself while its invocations run.
+// copy buttons of secrets shown once, confirmation of destructive forms,
+// a session's page reloading itself while its invocations run, and the Menu
+// button of narrow windows.
 // Every page works without it.
 (function () {
   'use strict';
@@ -70,4 +71,20 @@
     });
   }
   reloadWhileRunning();
+
+  // In a narrow window the sections fold behind the Menu button; the
+  // stylesheet hides them only once this has run, so they stay reachable
+  // without script.
+  function sectionsMenu() {
+    var button = document.querySelector('[data-menu]');
+    var nav = button && document.getElementById(button.getAttribute('aria-controls'));
+    if (!nav) return;
+    document.documentElement.classList.add('menu-ready');
+    button.addEventListener('click', function () {
+      var open = button.getAttribute('aria-expanded') !== 'true';
+      button.setAttribute('aria-expanded', String(open));
+      nav.classList.toggle('open', open);
+    });
+  }
+  sectionsMenu();
 })();

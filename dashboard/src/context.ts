@@ -4,6 +4,7 @@ import { isSupervisor, isStaff, type Principal } from '../../features/auth/princ
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { MembersService } from '../../features/identity/members.service.js';
 import { usersStore } from '../../features/identity/users.store.js';
+import { invocationsStore, type WorkloadCount } from '../../features/invocations/store.js';
 import { DashboardSessions } from './sessions/sessions.js';
 import { DashboardCookies } from './web/cookies.js';
 import { CsrfTokens } from './web/csrf.js';
@@ -22,6 +23,8 @@ export interface Dashboard {
   members: MembersService;
   /** The servers' API pages the navigation links to. */
   apiPages: ApiPage[];
+  /** Invocations queued and running per model version of each live workspace, beside the limits on the staff's page. */
+  workloads: () => Promise<WorkloadCount[]>;
 }
 
 export function createDashboardContext(platform: Platform): Dashboard {
@@ -41,6 +44,7 @@ export function createDashboardContext(platform: Platform): Dashboard {
     csrf: CsrfTokens.fromSigningKey(platform.keys),
     members: new MembersService(platform.db, { users: usersStore }),
     apiPages: apiPages(config),
+    workloads: () => invocationsStore.workloadCounts(platform.db),
   };
 }
 

@@ -154,7 +154,7 @@ describe('dashboard over HTTP', () => {
     const delivery = (await t.platform.db('webhook_deliveries').where({ endpoint_id: endpoint.id }).first()) as { id: string };
     const deliveries = await client.get(`/dashboard/webhooks/${endpoint.id}`);
     expect(deliveries.status).to.equal(200);
-    expect(deliveries.text).to.contain(delivery.id).and.contain('dataset.exported');
+    expect(deliveries.text).to.contain(delivery.id).and.contain('dataset.<wbr>exported');
     await until(async () => ((await t.platform.db('webhook_deliveries').where({ id: delivery.id }).first()) as { attempts: number }).attempts > 0, 'an attempt');
     await until(async () => (await t.platform.db('webhook_deliveries').where({ id: delivery.id }).whereNull('lease_expires_at').first()) !== undefined, 'the attempt to end');
     const redelivered = await client.post(`/dashboard/webhooks/${endpoint.id}/deliveries/${delivery.id}/redeliver`, {}, deliveries);

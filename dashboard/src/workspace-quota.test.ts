@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { PASSWORD, login, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
-import { demoDeployment } from '../../test/support/fixtures.js';
+import { PASSWORD, login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
+import { demoDeployment, queuedPredict, registeredIris, sessionIn, startDemoModelServer, tenant } from '../../test/support/fixtures.js';
+import { invocationState } from '../../features/invocations/state.js';
 import { DashboardClient } from '../../test/support/dashboard-client.js';
 
 describe('dashboard: weights and limits', () => {
@@ -24,7 +25,7 @@ describe('dashboard: weights and limits', () => {
     const quota = () => t.platform.identity.workspaces.quotas([target.id]).then((quotas) => quotas.get(target.id));
 
     const list = await client.get('/dashboard/workspaces');
-    expect(list.text).to.contain('<th scope="col">Weight</th>').and.contain('any in flight, any queued');
+    expect(list.text).to.contain('<th scope="col">Weight</th>').and.contain('0 / any in flight<br>0 / any queued');
     expect(list.text).to.contain(`href="/dashboard/workspaces/${target.id}/quota"`);
 
     const form = await client.get(`/dashboard/workspaces/${target.id}/quota`);
@@ -41,7 +42,26 @@ describe('dashboard: weights and limits', () => {
     expect(saved.status).to.equal(303);
     expect(saved.location).to.equal('/dashboard/workspaces?notice=workspace-quota-set');
     expect(await quota()).to.deep.equal({ share_weight: 3, max_in_flight: 4, max_queued: null });
-    expect((await client.get('/dashboard/workspaces')).text).to.contain('4 in flight, any queued');
+    expect((await client.get('/dashboard/workspaces')).text).to.contain('0 / 4 in flight<br>0 / any queued');
+  });
+
+  it('shows beside each limit what the workspace uses of it now', async () => {
+    const { client } = await signedIn({ staff: true });
+    const owner = await tenant(t);
+    const version = unique('v');
+    const demo = await startDemoModelServer(version);
+    const modelId = await registeredIris(t, owner, demo.url, version).finally(() => demo.close());
+    await t.platform.identity.workspaces.setQuota(owner.ws.id, { share_weight: 1, max_in_flight: 10, max_queued: null });
+    const sessionId = await sessionIn(t.platform.db, { workspaceId: owner.ws.id, userId: owner.user.id, modelId });
+    const queued = Array.from({ length: 5 }, () => queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId }));
+    await invocationState.appendQueued(t.platform.db, queued);
+    // As a claim leaves them: no executor runs here.
+    await t.platform.db('invocations').whereIn('id', queued.slice(0, 3).map((q) => q.id)).update({ status: 'IN_PROGRESS', lease_expires_at: t.platform.db.raw(`now() + interval '1 hour'`) });
+
+    const row = /<tr><td>([^<]+)<\/td>.*?<\/tr>/gs;
+    const rows = [...(await client.get('/dashboard/workspaces')).text.matchAll(row)].filter((m) => m[1] === owner.ws.name);
+    expect(rows).to.have.length(1);
+    expect(rows[0]![0]).to.contain('3 / 10 in flight<br>2 / any queued');
   });
 
   it('keeps the limits pages from supervisors who are not staff', async () => {

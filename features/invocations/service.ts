@@ -51,6 +51,12 @@ export class InvocationsService {
     return { items: rows.map((row) => presentSession(row, model, principal.workspace!.name)), total, next };
   }
 
+  /** The model version of the caller's newest session in this workspace, to open the sessions page on; undefined before their first. */
+  async lastUsedModel(principal: Principal): Promise<{ code: string; version: string } | undefined> {
+    const found = await this.stores.sessions.newestModelOfUser(this.db, principal.workspace!.id, principal.user.id);
+    return found && { code: found.model_code, version: found.version };
+  }
+
   async createSession(principal: Principal, code: string, version: string) {
     const model = await this.models.live(principal, code, version);
     const row = await this.stores.sessions.insert(this.db, { id: crypto.randomUUID(), workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id });

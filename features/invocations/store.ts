@@ -141,6 +141,23 @@ select w.name as workspace, m.model_code, m.version as model_version, c.status, 
   join models m on m.id = c.model_id
  where w.deleted_at is null`;
 
+/**
+ * The live model of the user's newest session in the workspace: one probe of
+ * sessions_list (workspace, model, user, newest first) per live model of the
+ * workspace, the newest of them kept.
+ */
+const NEWEST_SESSION_MODEL_SQL = `
+select m.model_code, m.version
+  from models m
+  cross join lateral (
+    select s.created_at, s.id from sessions s
+     where s.workspace_id = m.workspace_id and s.model_id = m.id and s.user_id = ?
+     order by s.created_at desc, s.id desc
+     limit 1) newest
+ where m.workspace_id = ? and m.deleted_at is null
+ order by newest.created_at desc, newest.id desc
+ limit 1`;
+
 export const sessionsStore = {
   insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
     (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
@@ -177,6 +194,9 @@ export const sessionsStore = {
     if (model.model_version) query.where('m.version', model.model_version);
     return query;
   },
+  /** The model of the user's newest session in the workspace, among its live models; undefined when they have none. */
+  newestModelOfUser: async (db: Runner, workspaceId: number, userId: number): Promise<Pick<SelectedSession, 'model_code' | 'version'> | undefined> =>
+    ((await db.raw(NEWEST_SESSION_MODEL_SQL, [userId, workspaceId])) as { rows: Array<Pick<SelectedSession, 'model_code' | 'version'>> }).rows[0],
   /** Sessions of live workspaces, counted for the scrape. */
   sessionCounts: async (db: Runner): Promise<SessionCount[]> =>
     (await db('sessions as s')

@@ -3,7 +3,8 @@ import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js
 import { CHANGES_CHANNEL } from '../../infra/db/migrations/0005_change_notifications.js';
 import type { WebhookEvent } from './endpoints.store.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export interface DeliveryRow {
   /** Sent as `webhook-id`, the same for every attempt and redelivery. */
@@ -61,7 +62,8 @@ export interface AttemptOutcome {
 export interface WebhookDeliveriesStore {
   /** One pending delivery of `payload` per enabled endpoint of the workspace that receives `event`; how many. */
   enqueueForWorkspace(db: Runner, workspaceId: number, event: WebhookEvent, payload: string): Promise<number>;
-  pageOfEndpoint(db: Runner, endpointId: number, page: Page, status?: DeliveryStatus): Promise<PageOfRows<DeliveryRow>>;
+  /** A page of an endpoint's deliveries, newest first, read on webhook_deliveries_page within the endpoint's workspace. */
+  pageOfEndpoint(db: Runner, endpoint: { workspaceId: number; endpointId: number }, page: Page, status?: DeliveryStatus): Promise<PageOfRows<DeliveryRow>>;
   ofEndpoint(db: Runner, endpointId: number, id: string): Promise<DeliveryRow | undefined>;
   /** The attempts of these deliveries, in order. */
   attemptsOf(db: Runner, ids: readonly string[]): Promise<AttemptRow[]>;
@@ -162,8 +164,8 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
     const result = (await db.raw(ENQUEUE_SQL, [event, payload, workspaceId, event])) as { rowCount: number | null; affectedRows?: number };
     return result.rowCount ?? result.affectedRows ?? 0;
   },
-  pageOfEndpoint: (db, endpointId, page, status) => {
-    const query = db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId });
+  pageOfEndpoint: (db, { workspaceId, endpointId }, page, status) => {
+    const query = db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId, workspace_id: workspaceId });
     if (status) query.where({ status });
     return keysetPage<DeliveryRow>(query, page, { table: 'webhook_deliveries', idType: 'uuid' });
   },

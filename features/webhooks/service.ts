@@ -88,7 +88,7 @@ export class WebhooksService {
 
   async deliveries(principal: Principal, endpointId: number, page: Page, status?: DeliveryStatus) {
     const endpoint = await this.endpoint(principal, endpointId);
-    const { rows, total, next } = await this.stores.deliveries.pageOfEndpoint(this.db, endpoint.id, page, status);
+    const { rows, total, next } = await this.stores.deliveries.pageOfEndpoint(this.db, { workspaceId: endpoint.workspace_id, endpointId: endpoint.id }, page, status);
     const attempts = await this.stores.deliveries.attemptsOf(this.db, rows.map((row) => row.id));
     return { items: rows.map((row) => presentDelivery(row, endpoint.url, attempts.filter((a) => a.delivery_id === row.id))), total, next };
   }

@@ -14,6 +14,8 @@ export interface AuditPage {
   records: AuditRecordView[];
   total: number;
   filters: AuditFilters;
+  /** Staff read every workspace's records; a supervisor's are all of their own workspace, so the column would repeat it. */
+  showWorkspace: boolean;
   /** The query of the next (older) page, when there is one. */
   older?: string;
 }
@@ -31,12 +33,12 @@ export function auditBody(page: AuditPage): Html {
 <p class="muted">${String(page.total)} ${page.total === 1 ? 'record matches' : 'records match'}. Each state-changing or refused request leaves one; none holds a body or a secret.</p>
 ${dataTable({
   caption: 'Audit records',
-  headers: ['Time', 'Actor', 'Workspace', 'Action', 'Target', 'Outcome', 'Source', 'Request id'],
+  headers: ['Time', 'Actor', ...(page.showWorkspace ? ['Workspace'] : []), 'Action', 'Target', 'Outcome', 'Source', 'Request id'],
   rows: page.records.map((r) => [
     timeText(r.created_at),
     actorText(r),
-    r.workspace_id === null ? '—' : String(r.workspace_id),
-    longCode(r.action),
+    ...(page.showWorkspace ? [r.workspace_id === null ? '—' : String(r.workspace_id)] : []),
+    actionCode(r.action),
     r.resource.type ? html`${r.resource.type} ${r.resource.id ? longCode(r.resource.id) : ''}` : longCode(r.path),
     outcomeBadge(r.outcome, r.suppressed),
     r.source_address ?? '—',
@@ -47,11 +49,14 @@ ${dataTable({
 ${page.older ? html`<p><a class="button" href="${at(`/audit?${page.older}`)}">Older records</a></p>` : ''}`;
 }
 
+/** An action as code that breaks only before the inner slashes of its path (`dashboard:POST /sessions/:code…`), never inside an operationId. */
+const actionCode = (action: string) => html`<code>${action.split(/(?<=\S)(?=\/)/).map((part, i) => (i === 0 ? part : html`<wbr>${part}`))}</code>`;
+
 function actorText(record: AuditRecordView): Html | string {
   const { type, user_id, id } = record.actor;
   if (type === 'anonymous') return html`<span class="muted">anonymous</span>`;
   const label = type === 'api_token' ? `API token ${id ?? ''}` : type === 'oauth_client' ? `OAuth client ${id ?? ''}` : 'user';
-  return html`${label} <span class="muted">(user ${String(user_id)})</span>`;
+  return html`${label} <span class="muted nowrap">(user ${String(user_id)})</span>`;
 }
 
 function outcomeBadge(outcome: number, suppressed: number): Html {

@@ -72,6 +72,7 @@ function bareChrome(options: LayoutOptions): Html {
 function signedInChrome(options: LayoutOptions, principal: Principal): Html {
   return html`<header class="topbar">
     <a class="brand" href="${at()}">${mark()}<span>didyma</span></a>
+    <button type="button" class="button secondary menu-button" aria-expanded="false" aria-controls="sections" data-menu>Menu</button>
     ${switcher(options, principal)}
     <div class="account">
       <span class="who">${principal.user.email}</span>
@@ -79,7 +80,7 @@ function signedInChrome(options: LayoutOptions, principal: Principal): Html {
     </div>
   </header>
   <div class="shell">
-    <nav aria-label="Dashboard sections"><ul>
+    <nav id="sections" aria-label="Dashboard sections"><ul>
       ${SECTIONS.filter((s) => s.visible(principal)).map((s) => html`<li><a href="${at(s.path)}"${s.path === options.current ? html` aria-current="page"` : ''}>${s.label}</a></li>`)}
     </ul>
     ${apiLinks(options, principal)}</nav>

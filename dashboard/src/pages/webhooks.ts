@@ -13,19 +13,6 @@ export interface EndpointItem {
   created_at: string | null;
 }
 
-export interface DeliveryItem {
-  id: string;
-  event_type: string;
-  url: string;
-  status: 'pending' | 'delivered' | 'failed';
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: string | null;
-  attempts: Array<{ attempt: number; started_at: string | null; duration_ms: number; status_code: number | null; error: string | null; response: string | null }>;
-}
-
 export interface WebhooksPage {
   csrfToken: string;
   endpoints: EndpointItem[];
@@ -33,14 +20,7 @@ export interface WebhooksPage {
   draft?: { url: string; description: string; events: string[] };
 }
 
-export interface DeliveriesPage {
-  csrfToken: string;
-  endpoint: EndpointItem;
-  deliveries: DeliveryItem[];
-  total: number;
-}
-
-const base = (id: number) => at(`/webhooks/${id}`);
+export const endpointPath = (id: number) => at(`/webhooks/${id}`);
 
 export function webhooksBody(page: WebhooksPage): Html {
   const events = page.draft?.events ?? WEBHOOK_EVENT_CHOICES.slice(0, 3);
@@ -63,7 +43,7 @@ export function webhooksBody(page: WebhooksPage): Html {
     caption: 'Webhook endpoints',
     headers: ['URL', 'Events', 'Status', 'Created', 'Actions'],
     rows: page.endpoints.map((endpoint) => [
-      html`<a href="${base(endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<br><span class="muted">${endpoint.description}</span>` : ''}`,
+      html`<a href="${endpointPath(endpoint.id)}">${endpoint.url}</a>${endpoint.description ? html`<br><span class="muted">${endpoint.description}</span>` : ''}`,
       endpoint.events.join(', '),
       endpoint.enabled ? badge('enabled', 'ok') : badge('disabled', 'off'),
       timeText(endpoint.created_at),
@@ -84,46 +64,8 @@ function createdSecret(created: { url: string; secret: string }): Html {
 
 function endpointActions(endpoint: EndpointItem, csrf: string): Html {
   return html`<div class="actions">
-  ${postButton({ action: `${base(endpoint.id)}/enabled`, csrf, label: endpoint.enabled ? 'Disable' : 'Enable', fields: { enabled: String(!endpoint.enabled) }, accessibleLabel: `${endpoint.enabled ? 'Disable' : 'Enable'} endpoint ${endpoint.url}` })}
-  ${postButton({ action: `${base(endpoint.id)}/rotate`, csrf, label: 'Rotate secret', confirm: `Replace the secret of ${endpoint.url}? Its receiver must switch to the new one.`, accessibleLabel: `Rotate the secret of ${endpoint.url}` })}
-  ${postButton({ action: `${base(endpoint.id)}/delete`, csrf, label: 'Delete', variant: 'danger', confirm: `Delete ${endpoint.url} and its deliveries for good?`, accessibleLabel: `Delete endpoint ${endpoint.url}` })}
+  ${postButton({ action: `${endpointPath(endpoint.id)}/enabled`, csrf, label: endpoint.enabled ? 'Disable' : 'Enable', fields: { enabled: String(!endpoint.enabled) }, accessibleLabel: `${endpoint.enabled ? 'Disable' : 'Enable'} endpoint ${endpoint.url}` })}
+  ${postButton({ action: `${endpointPath(endpoint.id)}/rotate`, csrf, label: 'Rotate secret', confirm: `Replace the secret of ${endpoint.url}? Its receiver must switch to the new one.`, accessibleLabel: `Rotate the secret of ${endpoint.url}` })}
+  ${postButton({ action: `${endpointPath(endpoint.id)}/delete`, csrf, label: 'Delete', variant: 'danger', confirm: `Delete ${endpoint.url} and its deliveries for good?`, accessibleLabel: `Delete endpoint ${endpoint.url}` })}
 </div>`;
-}
-
-export function deliveriesBody(page: DeliveriesPage): Html {
-  return html`<p><a href="${at('/webhooks')}">All endpoints</a></p>
-<section aria-labelledby="deliveries">
-  <h2 id="deliveries">Deliveries to ${page.endpoint.url}</h2>
-  <p class="muted">${String(page.total)} in all, newest first${page.total > page.deliveries.length ? html`; the latest ${String(page.deliveries.length)} are shown` : ''}.</p>
-  ${dataTable({
-    caption: 'Webhook deliveries',
-    headers: ['Webhook id', 'Event', 'Status', 'Attempts', 'Last answer', 'Created', 'Actions'],
-    rows: page.deliveries.map((delivery) => [
-      html`<code>${delivery.id}</code>${delivery.url === page.endpoint.url ? '' : html`<br><span class="muted">${delivery.url}</span>`}`,
-      delivery.event_type,
-      statusBadge(delivery),
-      attemptsOf(delivery),
-      delivery.last_status_code === null ? html`<span class="muted">${delivery.last_error ?? 'none yet'}</span>` : html`HTTP ${String(delivery.last_status_code)}`,
-      timeText(delivery.created_at),
-      delivery.status === 'pending' && delivery.attempt_count === 0
-        ? ''
-        : postButton({ action: `${base(page.endpoint.id)}/deliveries/${delivery.id}/redeliver`, csrf: page.csrfToken, label: 'Redeliver', accessibleLabel: `Redeliver ${delivery.id}` }),
-    ]),
-    empty: 'Nothing delivered to this endpoint yet.',
-  })}
-</section>`;
-}
-
-function statusBadge(delivery: DeliveryItem): Html {
-  if (delivery.status === 'delivered') return badge('delivered', 'ok');
-  if (delivery.status === 'failed') return badge('failed', 'off');
-  return html`${badge('pending')} ${delivery.next_attempt_at ? html`<span class="muted">next ${timeText(delivery.next_attempt_at)}</span>` : ''}`;
-}
-
-function attemptsOf(delivery: DeliveryItem): Html {
-  if (!delivery.attempts.length) return html`<span class="muted">none yet</span>`;
-  return html`<details><summary>${String(delivery.attempts.length)}</summary><ol>${delivery.attempts.map(
-    (attempt) =>
-      html`<li>${timeText(attempt.started_at)}, ${String(attempt.duration_ms)} ms: ${attempt.status_code === null ? '' : `HTTP ${attempt.status_code}`}${attempt.error ? html` <span class="problem">${attempt.error}</span>` : ''}${attempt.response ? html` <code>${attempt.response}</code>` : ''}</li>`,
-  )}</ol></details>`;
 }

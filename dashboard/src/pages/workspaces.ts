@@ -1,6 +1,7 @@
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { badge, checkbox, csrfField, dataTable, postButton, textField, timeText } from './components.js';
+import type { WorkspaceUsage } from '../workspace-usage.js';
 
 export interface WorkspaceItem {
   id: number;
@@ -18,7 +19,7 @@ export interface QuotaItem {
 
 export interface WorkspacesPage {
   csrfToken: string;
-  workspaces: Array<WorkspaceItem & { quota?: QuotaItem }>;
+  workspaces: Array<WorkspaceItem & { quota?: QuotaItem; usage: WorkspaceUsage }>;
   total: number;
   draft?: { name: string; disabled: boolean };
 }
@@ -37,12 +38,12 @@ export function workspacesBody(page: WorkspacesPage): Html {
   <h2 id="workspace-list">All workspaces (${page.total})</h2>
   ${dataTable({
     caption: 'Workspaces',
-    headers: ['Name', 'Status', 'Weight', 'Limits', 'Created', 'Actions'],
+    headers: ['Name', 'Status', 'Weight', 'Usage and limits', 'Created', 'Actions'],
     rows: page.workspaces.map((w) => [
       w.name,
       w.disabled ? badge('disabled', 'off') : badge('enabled', 'ok'),
       w.quota ? String(w.quota.share_weight) : '—',
-      w.quota ? limitsText(w.quota) : '—',
+      w.quota ? usageText(w.usage, w.quota) : '—',
       timeText(w.created_at),
       actions(w, page.csrfToken),
     ]),
@@ -78,8 +79,11 @@ export function deleteWorkspaceBody(options: { csrfToken: string; workspace: Wor
 </div>`;
 }
 
-const limitsText = (quota: QuotaItem) =>
-  `${quota.max_in_flight ?? 'any'} in flight, ${quota.max_queued ?? 'any'} queued`;
+/** Each limit with what the workspace uses of it now: "3 / 10 in flight". */
+const usageText = (usage: WorkspaceUsage, quota: QuotaItem) =>
+  html`${usedOf(usage.inFlight, quota.max_in_flight)} in flight<br>${usedOf(usage.queued, quota.max_queued)} queued`;
+
+const usedOf = (used: number, limit: number | null) => (limit === null ? `${used} / any` : `${used} / ${limit}`);
 
 /** What the quota form shows: the values as typed (after a mistake) or as stored; '' is no limit. */
 export interface QuotaDraft {

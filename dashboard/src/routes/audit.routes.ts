@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import { decodeCursor, encodeCursor } from '../../../infra/http/pagination.js';
 import { InputError } from '../../../kernel/errors/errors.js';
-import { principalOf, type Dashboard } from '../context.js';
+import { isStaffUser, principalOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { auditBody, type AuditFilters } from '../pages/audit.js';
 
@@ -11,15 +11,16 @@ const FILTERS = ['action', 'actor', 'resource_type', 'resource_id'] as const;
 /** The audit trail, as the API lists it: supervisors their workspace's records, staff every one. */
 export function mountAuditRoutes(router: Router, dash: Dashboard): void {
   router.get('/audit', async (req, res) => {
+    const principal = principalOf(res);
     const filters = filtersOf(req);
     const after = typeof req.query.after === 'string' ? decodeCursor(req.query.after) : undefined;
     const found = await dash.platform.audit.list(
-      principalOf(res),
+      principal,
       { action: filters.action, actorUserId: filters.actor === undefined ? undefined : actorId(filters.actor), resourceType: filters.resource_type, resourceId: filters.resource_id },
       { limit: PAGE_SIZE, offset: 0, ...(after && { after }) },
     );
     const older = found.next && new URLSearchParams({ ...filters, after: encodeCursor(found.next) }).toString();
-    await sendPage(dash, req, res, { title: 'Audit trail', body: auditBody({ records: found.items, total: found.total, filters, ...(older && { older }) }), current: '/audit' });
+    await sendPage(dash, req, res, { title: 'Audit trail', body: auditBody({ records: found.items, total: found.total, filters, showWorkspace: isStaffUser(principal), ...(older && { older }) }), current: '/audit' });
   });
 }
 

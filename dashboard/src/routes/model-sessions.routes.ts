@@ -12,6 +12,8 @@ import { predictionForm } from '../pages/prediction-form.js';
 import { bodyFromForm, formName, inputFields, valuesFromBody, type InputField } from '../invocations/input-form.js';
 import { checked, field, uuidParam } from '../web/forms.js';
 import { modelChoices, olderOf, pageAt } from './listing.js';
+import type { Choice } from '../pages/components.js';
+import type { Principal } from '../../../features/auth/principal.js';
 
 const SESSIONS_PER_PAGE = 20;
 const INVOCATIONS_PER_PAGE = 10;
@@ -27,7 +29,7 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
   router.get('/sessions', async (req, res) => {
     const principal = principalOf(res);
     const models = await modelChoices(dash, principal);
-    const chosen = typeof req.query.model === 'string' ? req.query.model : models[0]?.value;
+    const chosen = typeof req.query.model === 'string' ? req.query.model : await defaultModel(principal, models);
     const model = chosen === undefined ? undefined : modelOf(chosen);
     const state = stateOf(req.query.state);
     const page = pageAt(req, SESSIONS_PER_PAGE);
@@ -73,6 +75,12 @@ export function mountModelSessionRoutes(router: Router, dash: Dashboard): void {
     }
     seeOther(res, sessionLink(model, sessionId), 'prediction-queued');
   });
+
+  /** The model of the caller's newest session, else the first of the list. */
+  async function defaultModel(principal: Principal, models: Choice[]): Promise<string | undefined> {
+    const used = models.length ? await invocations.lastUsedModel(principal) : undefined;
+    return used ? modelKey(used) : models[0]?.value;
+  }
 
   /** A session's page: a page of its predictions, and the form for a new one (with what was refused, if anything). */
   async function showSession(req: Request, res: Response, refused?: Submitted & { problems?: Record<string, string>; error?: string; status: number }): Promise<void> {

@@ -1,14 +1,14 @@
 import type { Request, Response, Router } from 'express';
 import { at, principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
-import { deliveriesBody, webhooksBody, WEBHOOK_EVENT_CHOICES, type WebhooksPage } from '../pages/webhooks.js';
+import { webhooksBody, WEBHOOK_EVENT_CHOICES, type WebhooksPage } from '../pages/webhooks.js';
+import { deliveriesBody, DELIVERIES_PER_PAGE } from '../pages/webhook-deliveries.js';
 import type { WebhookEvent } from '../../../features/webhooks/endpoints.store.js';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../features/webhooks/deliveries.store.js';
 import { InputError } from '../../../kernel/errors/errors.js';
 import { checked, field, idParam, trimmed } from '../web/forms.js';
 import { attempt } from './outcome.js';
-
-/** How many deliveries the endpoint's page shows: the newest. */
-const DELIVERIES_SHOWN = 100;
+import { olderOf, pageAt } from './listing.js';
 
 /** Webhook endpoints (secret shown once), their deliveries with every attempt, and redelivery. */
 export function mountWebhookRoutes(router: Router, dash: Dashboard): void {
@@ -44,9 +44,11 @@ export function mountWebhookRoutes(router: Router, dash: Dashboard): void {
 
   router.get('/webhooks/:id', async (req, res) => {
     const principal = principalOf(res);
+    const status = deliveryStatusOf(req.query.status);
     const endpoint = await webhooks.get(principal, idParam(req));
-    const { items, total } = await webhooks.deliveries(principal, endpoint.id, { limit: DELIVERIES_SHOWN, offset: 0 });
-    const body = deliveriesBody({ csrfToken: visitOf(res).csrfToken, endpoint, deliveries: items, total });
+    const page = pageAt(req, DELIVERIES_PER_PAGE);
+    const found = await webhooks.deliveries(principal, endpoint.id, page, status);
+    const body = deliveriesBody({ csrfToken: visitOf(res).csrfToken, endpoint, deliveries: found.items, total: found.total, status, older: olderOf(found), paged: Boolean(page.after) });
     await sendPage(dash, req, res, { title: 'Webhook deliveries', body, current: '/webhooks' });
   });
 
@@ -62,4 +64,11 @@ async function renderEndpoints(dash: Dashboard, req: Request, res: Response, ext
   const { items } = await dash.platform.services.webhooks.list(principalOf(res), { limit: 1000, offset: 0 });
   const page: WebhooksPage = { csrfToken: visitOf(res).csrfToken, endpoints: items, ...extra };
   await sendPage(dash, req, res, { title: 'Webhooks', body: webhooksBody(page), current: '/webhooks', ...problem });
+}
+
+/** The status filter of the deliveries page; blank: every status. */
+export function deliveryStatusOf(value: unknown): DeliveryStatus | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (DELIVERY_STATUSES.includes(value as DeliveryStatus)) return value as DeliveryStatus;
+  throw new InputError(`status: one of ${DELIVERY_STATUSES.join(', ')}, or blank for every status.`, [{ field: 'status', message: 'is not a delivery status' }]);
 }

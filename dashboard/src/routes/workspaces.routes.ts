@@ -5,6 +5,7 @@ import { deleteWorkspaceBody, draftOf, quotaBody, workspacesBody, type QuotaDraf
 import { checked, field, idParam, trimmed } from '../web/forms.js';
 import { attempt } from './outcome.js';
 import type { QuotaChange } from '../../../features/identity/workspaces.service.js';
+import { usageByWorkspace } from '../workspace-usage.js';
 
 /** Staff: every workspace; create, disable or enable, set its weight and limits, delete after typing its name. */
 export function mountWorkspaceRoutes(router: Router, dash: Dashboard): void {
@@ -72,8 +73,9 @@ function quotaChangeOf(draft: QuotaDraft): QuotaChange {
 
 async function renderWorkspaces(dash: Dashboard, req: Request, res: Response, extra: Partial<WorkspacesPage> = {}, problem: { error?: string; status?: number } = {}) {
   const { items, total } = await dash.platform.identity.workspaces.list(principalOf(res), { limit: 1000, offset: 0 });
-  const quotas = await dash.platform.identity.workspaces.quotas(items.map((w) => w.id));
-  const listed = items.map((w) => ({ ...w, quota: quotas.get(w.id) }));
+  const [quotas, workloads] = await Promise.all([dash.platform.identity.workspaces.quotas(items.map((w) => w.id)), dash.workloads()]);
+  const usage = usageByWorkspace(workloads);
+  const listed = items.map((w) => ({ ...w, quota: quotas.get(w.id), usage: usage.get(w.name) ?? { inFlight: 0, queued: 0 } }));
   const page: WorkspacesPage = { csrfToken: visitOf(res).csrfToken, workspaces: listed, total, ...extra };
   await sendPage(dash, req, res, { title: 'All workspaces', body: workspacesBody(page), current: '/workspaces', ...problem });
 }
