@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Db, Tx } from '../../infra/db/database.js';
 import { ConflictError, InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
-import type { Page } from '../../infra/db/keyset.js';
+import { isUuid, type Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
 import type { Doorbell } from './doorbell.js';
@@ -55,6 +55,12 @@ export class InvocationsService {
   async lastUsedModel(principal: Principal): Promise<{ code: string; version: string } | undefined> {
     const found = await this.stores.sessions.newestModelOfUser(this.db, principal.workspace!.id, principal.user.id);
     return found && { code: found.model_code, version: found.version };
+  }
+
+  /** Those of `sessionIds` the caller may open: their own sessions in this workspace. */
+  async ownSessions(principal: Principal, sessionIds: readonly string[]): Promise<Set<string>> {
+    const uuids = [...new Set(sessionIds)].filter(isUuid);
+    return new Set(await this.stores.sessions.idsOfUser(this.db, principal.workspace!.id, principal.user.id, uuids));
   }
 
   async createSession(principal: Principal, code: string, version: string) {

@@ -197,6 +197,9 @@ export const sessionsStore = {
   /** The model of the user's newest session in the workspace, among its live models; undefined when they have none. */
   newestModelOfUser: async (db: Runner, workspaceId: number, userId: number): Promise<Pick<SelectedSession, 'model_code' | 'version'> | undefined> =>
     ((await db.raw(NEWEST_SESSION_MODEL_SQL, [userId, workspaceId])) as { rows: Array<Pick<SelectedSession, 'model_code' | 'version'>> }).rows[0],
+  /** Those of `ids` that are the user's sessions in the workspace. */
+  idsOfUser: async (db: Runner, workspaceId: number, userId: number, ids: readonly string[]): Promise<string[]> =>
+    ids.length ? (await db('sessions').where({ workspace_id: workspaceId, user_id: userId }).whereIn('id', ids).pluck('id')) as string[] : [],
   /** Sessions of live workspaces, counted for the scrape. */
   sessionCounts: async (db: Runner): Promise<SessionCount[]> =>
     (await db('sessions as s')

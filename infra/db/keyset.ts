@@ -40,6 +40,9 @@ export interface Keyset {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `value` can be compared with a uuid column without PostgreSQL refusing the statement. */
+export const isUuid = (value: string) => UUID.test(value);
 const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const CURSOR_COLUMN = 'page_cursor_at';
 const MAX_INTEGER_ID = 2147483647; // PostgreSQL's integer

@@ -30,6 +30,8 @@ export interface DeliveriesPage {
   older?: string;
   /** This is a later page: offer the way back to the newest. */
   paged: boolean;
+  /** The sessions named by these deliveries that are the viewer's own: only theirs link to a session's page. */
+  ownSessions: ReadonlySet<string>;
 }
 
 /** How many deliveries a page shows. */
@@ -63,7 +65,7 @@ export function deliveriesBody(page: DeliveriesPage): Html {
     headers: ['Webhook id', 'Event', 'Status', 'Attempts', 'Last answer', 'Created', 'Actions'],
     rows: page.deliveries.map((delivery) => [
       html`${longCode(delivery.id)}${delivery.url === endpoint.url ? '' : html`<br><span class="muted wrap">${delivery.url}</span>`}`,
-      html`${eventName(delivery.event_type)}${invocationLink(delivery.payload)}`,
+      html`${eventName(delivery.event_type)}${invocationLink(delivery.payload, page.ownSessions)}`,
       statusBadge(delivery),
       attemptsOf(delivery),
       delivery.last_status_code === null ? html`<span class="muted">${delivery.last_error ?? 'none yet'}</span>` : html`HTTP ${String(delivery.last_status_code)}`,
@@ -98,13 +100,17 @@ interface NamedInvocation {
   order?: number;
 }
 
-/** The invocation an event names (its `data`), linked to its session's page; nothing for other events. */
-export function invocationLink(payload: unknown): Html {
-  const data = (payload as { data?: Partial<NamedInvocation> } | null)?.data;
-  if (!data || ![data.invocation_id, data.session_id, data.model_code, data.model_version].every((value) => typeof value === 'string')) return html``;
-  const named = data as NamedInvocation;
-  const href = `${sessionLink({ code: named.model_code, version: named.model_version }, named.session_id)}#invocation-${named.invocation_id}`;
+/**
+ * The invocation an event names (its `data`): linked to its session's page
+ * when that session is one of `ownSessions` (the only sessions the viewer can
+ * open), else its id to copy; nothing for other events.
+ */
+export function invocationLink(payload: unknown, ownSessions: ReadonlySet<string>): Html {
+  const named = namedInvocationOf(payload);
+  if (!named) return html``;
   const label = typeof named.order === 'number' ? `Invocation #${String(named.order)}` : 'Invocation';
+  if (!ownSessions.has(named.session_id)) return html`<br><span class="muted">${label}</span> ${longCode(named.invocation_id)}`;
+  const href = `${sessionLink({ code: named.model_code, version: named.model_version }, named.session_id)}#invocation-${named.invocation_id}`;
   return html`<br><a href="${href}" aria-label="${label} of session ${named.session_id}">${label}</a>`;
 }
 
@@ -120,4 +126,11 @@ function attemptsOf(delivery: DeliveryItem): Html {
     (attempt) =>
       html`<li>${timeText(attempt.started_at)}, ${String(attempt.duration_ms)} ms: ${attempt.status_code === null ? '' : `HTTP ${attempt.status_code}`}${attempt.error ? html` <span class="problem">${attempt.error}</span>` : ''}${attempt.response ? html` <code>${attempt.response}</code>` : ''}</li>`,
   )}</ol></details>`;
+}
+
+/** The invocation an event's `data` names, when it names one whole. */
+export function namedInvocationOf(payload: unknown): NamedInvocation | undefined {
+  const data = (payload as { data?: Partial<NamedInvocation> } | null)?.data;
+  if (!data || ![data.invocation_id, data.session_id, data.model_code, data.model_version].every((value) => typeof value === 'string')) return undefined;
+  return data as NamedInvocation;
 }

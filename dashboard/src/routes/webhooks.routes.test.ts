@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { PASSWORD, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../../test/support/platform.js';
+import { PASSWORD, login, makeUser, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../../test/support/platform.js';
 import { DashboardClient } from '../../../test/support/dashboard-client.js';
+import { colleague, demoDeployment, filesystemStorage, modelPayload, startDemoModelServer, upload } from '../../../test/support/fixtures.js';
 import type { DeliveryStatus } from '../../../features/webhooks/deliveries.store.js';
 
 describe('dashboard: an endpoint’s webhook deliveries', () => {
@@ -18,17 +19,17 @@ describe('dashboard: an endpoint’s webhook deliveries', () => {
     const [endpoint] = (await t.platform.db('webhook_endpoints')
       .insert({ workspace_id: ws.id, url: 'http://127.0.0.1:1/hooks', events: JSON.stringify(['invocation.completed']), secret_sealed: 'sealed' })
       .returning('id')) as Array<{ id: number }>;
-    return { ws, client, endpointId: endpoint!.id };
+    return { ws, user, client, endpointId: endpoint!.id };
   }
 
   /** Deliveries of invocations #1…#count, a minute apart (the last the newest), never due: the deliverer leaves them be. */
-  async function backlog(workspaceId: number, endpointId: number, count: number, statusOf: (n: number) => DeliveryStatus) {
+  async function backlog(workspaceId: number, endpointId: number, count: number, statusOf: (n: number) => DeliveryStatus, sessionId = '11111111-1111-4111-8111-111111111111', version = '1.0') {
     const rows = Array.from({ length: count }, (_, i) => ({
       workspace_id: workspaceId,
       endpoint_id: endpointId,
       event_type: 'invocation.completed',
       status: statusOf(i + 1),
-      payload: JSON.stringify({ type: 'invocation.completed', data: { invocation_id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`, session_id: '11111111-1111-4111-8111-111111111111', model_code: 'iris', model_version: '1.0', order: i + 1 } }),
+      payload: JSON.stringify({ type: 'invocation.completed', data: { invocation_id: `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`, session_id: sessionId, model_code: 'iris-classifier', model_version: version, order: i + 1 } }),
       next_attempt_at: t.platform.db.raw(`now() + interval '1 day'`),
       created_at: t.platform.db.raw(`now() - ? * interval '1 minute'`, [count - i]),
     }));
@@ -37,7 +38,7 @@ describe('dashboard: an endpoint’s webhook deliveries', () => {
 
   const shownOrders = (text: string) => [...text.matchAll(/>Invocation #(\d+)</g)].map((m) => Number(m[1]));
 
-  it('pages a backlog 20 at a time, newest first, each linked to its invocation', async () => {
+  it('pages a backlog 20 at a time, newest first', async () => {
     const { ws, client, endpointId } = await supervisorWithEndpoint();
     await backlog(ws.id, endpointId, 45, () => 'delivered');
 
@@ -45,7 +46,6 @@ describe('dashboard: an endpoint’s webhook deliveries', () => {
     expect(first.status).to.equal(200);
     expect(first.text).to.contain('45 deliveries in all, newest first, 20 a page.');
     expect(shownOrders(first.text)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 45 - i));
-    expect(first.text).to.contain('href="/dashboard/sessions/iris/1.0/11111111-1111-4111-8111-111111111111#invocation-00000000-0000-4000-8000-000000000045"');
     expect(first.text).not.to.contain('Newest deliveries');
 
     const older = /href="(\/dashboard\/webhooks\/\d+\?after=[^"]+)">Older deliveries/.exec(first.text)![1]!;
@@ -55,6 +55,31 @@ describe('dashboard: an endpoint’s webhook deliveries', () => {
     const third = await client.get(/href="([^"]+)">Older deliveries/.exec(second.text)![1]!.replaceAll('&amp;', '&'));
     expect(shownOrders(third.text)).to.deep.equal([5, 4, 3, 2, 1]);
     expect(third.text).not.to.contain('Older deliveries');
+  });
+
+  it('links an invocation to its session’s page only when the session is the viewer’s own, a colleague’s by its id', async () => {
+    const version = unique('v');
+    const demo = await startDemoModelServer(version);
+    try {
+      const { ws, client, endpointId, user } = await supervisorWithEndpoint();
+      const owner = { user, ws, token: (await login(t.auth, user, ws.name)).access };
+      await demoDeployment(t.private, owner.token, demo.url);
+      const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
+      expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id) })).status).to.equal(201);
+      const sessionOf = async (token: string) =>
+        ((await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token })).body as { id: string }).id;
+      const own = await sessionOf(owner.token);
+      const theirs = await sessionOf((await colleague(t, owner, 'user')).token);
+      await backlog(ws.id, endpointId, 1, () => 'delivered', own, version);
+      await backlog(ws.id, endpointId, 1, () => 'delivered', theirs, version);
+
+      const page = (await client.get(`/dashboard/webhooks/${endpointId}`)).text;
+      expect(page).to.contain(`href="/dashboard/sessions/iris-classifier/${version}/${own}#invocation-00000000-0000-4000-8000-000000000001"`);
+      expect(page).not.to.contain(theirs);
+      expect(shownOrders(page)).to.deep.equal([1, 1]);
+    } finally {
+      await demo.close();
+    }
   });
 
   it('filters by status, keeping the filter from page to page', async () => {

@@ -2,7 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { at, principalOf, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { webhooksBody, WEBHOOK_EVENT_CHOICES, type WebhooksPage } from '../pages/webhooks.js';
-import { deliveriesBody, DELIVERIES_PER_PAGE } from '../pages/webhook-deliveries.js';
+import { deliveriesBody, DELIVERIES_PER_PAGE, namedInvocationOf } from '../pages/webhook-deliveries.js';
 import type { WebhookEvent } from '../../../features/webhooks/endpoints.store.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../features/webhooks/deliveries.store.js';
 import { InputError } from '../../../kernel/errors/errors.js';
@@ -48,7 +48,9 @@ export function mountWebhookRoutes(router: Router, dash: Dashboard): void {
     const endpoint = await webhooks.get(principal, idParam(req));
     const page = pageAt(req, DELIVERIES_PER_PAGE);
     const found = await webhooks.deliveries(principal, endpoint.id, page, status);
-    const body = deliveriesBody({ csrfToken: visitOf(res).csrfToken, endpoint, deliveries: found.items, total: found.total, status, older: olderOf(found), paged: Boolean(page.after) });
+    const named = found.items.map((delivery) => namedInvocationOf(delivery.payload)?.session_id).filter((id) => id !== undefined);
+    const ownSessions = await dash.platform.services.invocations.ownSessions(principal, named);
+    const body = deliveriesBody({ csrfToken: visitOf(res).csrfToken, endpoint, deliveries: found.items, total: found.total, status, older: olderOf(found), paged: Boolean(page.after), ownSessions });
     await sendPage(dash, req, res, { title: 'Webhook deliveries', body, current: '/webhooks' });
   });
 
