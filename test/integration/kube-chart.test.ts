@@ -333,7 +333,7 @@ describe('Kubernetes: the Helm chart', function () {
       )?.value;
     const defaults = await render();
     for (const server of ['auth', 'private', 'public']) expect(nodeOptions(defaults, `dy-didyma-${server}`), server).to.equal('--max-old-space-size=128 --max-semi-space-size=8');
-    expect(nodeOptions(defaults, 'dy-didyma-executor')).to.equal('--max-old-space-size=192 --max-semi-space-size=16');
+    expect(nodeOptions(defaults, 'dy-didyma-executor')).to.equal('--max-old-space-size=192 --max-semi-space-size=8');
     const empty = await render('--set', 'serverNodeOptions=,executor.nodeOptions=');
     expect(nodeOptions(empty, 'dy-didyma-public')).to.equal(undefined);
     expect(nodeOptions(empty, 'dy-didyma-executor')).to.equal(undefined);
