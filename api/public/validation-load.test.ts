@@ -51,48 +51,38 @@ describe('public server: a costly validation delays only its own request', funct
     return { t, invoke, feedback, rows };
   }
 
-  /** How long /healthz of the three servers took to answer, asked in turn until `pending` settles. */
+  /** The /healthz answers of each server, asked in turn until `pending` settles. */
   async function healthzWhile(t: TestPlatform, pending: Promise<Reply>) {
     let settled = false;
     void pending.finally(() => (settled = true));
-    const latencies: number[] = [];
+    const answers = { auth: 0, private: 0, public: 0 };
     while (!settled) {
-      for (const client of [t.auth, t.private, t.public]) {
-        const started = performance.now();
-        const reply = await client.get('/healthz');
-        latencies.push(performance.now() - started);
-        expect(reply.status).to.equal(200);
+      for (const name of ['auth', 'private', 'public'] as const) {
+        expect((await t[name].get('/healthz')).status).to.equal(200);
+        answers[name] += 1;
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    latencies.sort((a, b) => a - b);
-    return { latencies, reply: await pending };
+    return { answers, reply: await pending };
   }
 
   /**
-   * Answers within 100 ms, as many as time allows, and none waiting for the
-   * check, as each did when it ran on the event loop (one round of three per
-   * check then). The median, not each answer: on a shared, loaded machine
-   * the scheduler alone delays some answers past 100 ms, check or no check.
+   * Each server answered again and again while the check ran: a check on the
+   * event loop would have held the public server's answer until it ended
+   * (one round of three per check, as before the checks moved to threads).
    */
-  function expectAnsweredWhileChecking(latencies: number[], checkMs: number) {
-    const seen = `${latencies.length} /healthz answers in ${checkMs.toFixed(0)} ms: median ${latencies[latencies.length >> 1]!.toFixed(1)} ms, slowest ${latencies.at(-1)!.toFixed(0)} ms`;
-    expect(latencies.length, seen).to.be.above(10);
-    expect(latencies[latencies.length >> 1], seen).to.be.below(100);
-    expect(latencies.at(-1), seen).to.be.below(Math.max(100, checkMs / 2));
+  function expectAnsweredWhileChecking(answers: Record<'auth' | 'private' | 'public', number>) {
+    for (const [name, count] of Object.entries(answers)) expect(count, `${name}'s /healthz answers during the check`).to.be.at.least(4);
   }
 
-  it('answers /healthz of the three servers in under 100 ms while an invocation and a feedback take 0.4 s or more each to validate', async () => {
+  it('answers /healthz of the three servers again and again while an invocation and a feedback take 0.4 s or more each to validate', async () => {
     const { t, invoke, feedback, rows } = await costlyModel(60_000);
     await invoke('[]'); // starts the validation thread, under tsx slower than a request
     for (const [send, root] of [[invoke, 'request.body'], [feedback, 'feedback']] as const) {
-      const started = performance.now();
-      const { latencies, reply } = await healthzWhile(t, send(HEAVY));
-      const checkMs = performance.now() - started;
+      const { answers, reply } = await healthzWhile(t, send(HEAVY));
       expect(reply.status, reply.text.slice(0, 300)).to.equal(400);
       expect(reply.body.message).to.match(new RegExp(`^${root}: must`));
-      expect(checkMs, 'the check took long enough to measure anything').to.be.above(200);
-      expectAnsweredWhileChecking(latencies, checkMs);
+      expectAnsweredWhileChecking(answers);
     }
     expect(await rows()).to.equal(2);
   });

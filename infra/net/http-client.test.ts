@@ -129,13 +129,12 @@ describe('HttpClient', () => {
   it('gives up on a peer that accepts the connection and never answers at the headers timeout, and closes its socket', async () => {
     const silent = await startSilentServer();
     try {
-      const started = Date.now();
       const error = await client({ headersTimeoutMs: 200, timeoutMs: 10_000, retry: { ...fastRetry, attempts: 1 } })
         .request({ method: 'POST', url: `${silent.url}/v2/models/m/infer`, json: {} })
         .catch((e: unknown) => e);
       expect((error as HttpTransportError).failure).to.equal('timeout');
+      // The headers timeout's own words: not the 10 s overall timeout.
       expect((error as Error).message).to.match(/failed: no answer within 200 ms of the request$/);
-      expect(Date.now() - started).to.be.below(2_000);
       await until(async () => (await silent.connections()) === 0, 'the socket to the silent peer to close', 2_000);
     } finally {
       await silent.close();
@@ -162,12 +161,12 @@ describe('HttpClient', () => {
   it('ends the wait before a retry when it closes', async () => {
     const s = await server((_req, res) => json(res, 503, {}, { 'retry-after': '10' }));
     const http = client({ retry: { ...fastRetry, maxRetryAfterMs: 60_000 } });
-    const started = Date.now();
     const pending = http.request({ method: 'GET', url: s.url }).catch((e: unknown) => e);
     await until(async () => s.seen.length === 1, 'the first attempt', 2_000);
     http.close();
+    // Aborted, and no second attempt: the close ended the 10 s wait, not its end.
     expect(((await pending) as HttpTransportError).failure).to.equal('aborted');
-    expect(Date.now() - started).to.be.below(5_000);
+    expect(s.seen).to.have.length(1);
   });
 
   it('counts name resolution in the connect timeout', async () => {
