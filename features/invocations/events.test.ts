@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { serverUrlOf } from '../../infra/db/database.js';
-import { CHANGES_CHANNEL } from '../../infra/db/migrations/0005_change_notifications.js';
+import { CHANGES_CHANNEL } from '../../infra/db/change-feed.js';
 import { until } from '../../test/support/until.js';
 import { unique } from '../../test/support/platform.js';
 import { queuedPredict, startStillIrisSession, type IrisSession } from '../../test/support/fixtures.js';

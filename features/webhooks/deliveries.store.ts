@@ -1,6 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
-import { CHANGES_CHANNEL } from '../../infra/db/migrations/0005_change_notifications.js';
+import { CHANGES_CHANNEL } from '../../infra/db/change-feed.js';
 import type { WebhookEvent } from './endpoints.store.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;

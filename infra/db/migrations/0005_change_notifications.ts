@@ -4,14 +4,13 @@ import type { Knex } from 'knex';
 // subject is, which models are live) announces itself on one channel after
 // commit, whichever process or tool made it. See infra/db/change-feed.ts.
 
-export const CHANGES_CHANNEL = 'didyma_changes';
-export const ANNOUNCED_TABLES = ['users', 'workspaces', 'memberships', 'models'] as const;
+const ANNOUNCED_TABLES = ['users', 'workspaces', 'memberships', 'models'];
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     create or replace function didyma_announce_change() returns trigger language plpgsql as $$
     begin
-      perform pg_notify('${CHANGES_CHANNEL}', TG_TABLE_NAME);
+      perform pg_notify('didyma_changes', TG_TABLE_NAME);
       return null;
     end $$`);
   for (const table of ANNOUNCED_TABLES) {

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { CHANGES_CHANNEL } from './0005_change_notifications.js';
 
 // Every status an invocation takes, for the session event stream
 // (GET …/session/{id}/events). Triggers write them in the statement that
@@ -26,7 +25,7 @@ export async function up(knex: Knex): Promise<void> {
     begin
       insert into invocation_events (workspace_id, session_id, invocation_id, status)
         select n.workspace_id, n.session_id, n.id, n.status from new_rows n order by n."order";
-      perform pg_notify('${CHANGES_CHANNEL}', 'invocations');
+      perform pg_notify('didyma_changes', 'invocations');
       return null;
     end $$`);
   await knex.raw(`
@@ -35,7 +34,7 @@ export async function up(knex: Knex): Promise<void> {
       insert into invocation_events (workspace_id, session_id, invocation_id, status)
         select n.workspace_id, n.session_id, n.id, n.status from new_rows n join old_rows o on o.id = n.id
          where o.status is distinct from n.status order by n."order";
-      if found then perform pg_notify('${CHANGES_CHANNEL}', 'invocations'); end if;
+      if found then perform pg_notify('didyma_changes', 'invocations'); end if;
       return null;
     end $$`);
   await knex.raw('create trigger invocations_appended after insert on invocations referencing new table as new_rows for each statement execute function didyma_invocation_appended()');

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { CHANGES_CHANNEL } from './0005_change_notifications.js';
 
 // Webhook endpoints of a workspace and the outbox of their deliveries
 // (features/webhooks). A delivery of an invocation's outcome is written by a
@@ -12,14 +11,14 @@ import { CHANGES_CHANNEL } from './0005_change_notifications.js';
 const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** The statuses whose events make deliveries, as SQL. */
-export const FINISHED = `'COMPLETED', 'ERROR', 'CANCELLED'`;
+const FINISHED = `'COMPLETED', 'ERROR', 'CANCELLED'`;
 
 /**
  * The trigger function that queues the deliveries of invocation events; only
  * workspaces with an enabled endpoint pay for more than one index probe per
- * finished invocation. `guard` runs first (0024).
+ * finished invocation.
  */
-export const webhookEventsFunction = (guard = '') => `
+const webhookEventsFunction = (guard = '') => `
     create or replace function didyma_webhook_invocation_events() returns trigger language plpgsql as $$
     begin${guard}
       with finished as (
@@ -128,7 +127,7 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     create or replace function didyma_webhook_delivery_queued() returns trigger language plpgsql as $$
     begin
-      if exists (select 1 from new_rows) then perform pg_notify('${CHANGES_CHANNEL}', 'webhook_deliveries'); end if;
+      if exists (select 1 from new_rows) then perform pg_notify('didyma_changes', 'webhook_deliveries'); end if;
       return null;
     end $$`);
   // Every queued delivery wakes the deliverers after its commit; their poll is only the fallback.

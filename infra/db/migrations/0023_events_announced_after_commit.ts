@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { CHANGES_CHANNEL } from './0005_change_notifications.js';
 
 // The invocation triggers keep writing every status into `invocation_events`,
 // but no longer NOTIFY: the one writer of invocation state announces the
@@ -33,6 +32,6 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(APPENDED(`perform pg_notify('${CHANGES_CHANNEL}', 'invocations');`));
-  await knex.raw(MOVED(`if found then perform pg_notify('${CHANGES_CHANNEL}', 'invocations'); end if;`));
+  await knex.raw(APPENDED(`perform pg_notify('didyma_changes', 'invocations');`));
+  await knex.raw(MOVED(`if found then perform pg_notify('didyma_changes', 'invocations'); end if;`));
 }

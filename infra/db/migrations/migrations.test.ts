@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { CHANGES_CHANNEL } from '../change-feed.js';
 import { createDatabase } from '../database.js';
 import { isEmbedded } from '../embedded.js';
 import { migrationSource } from './index.js';
@@ -41,5 +42,24 @@ describe('migrations on the embedded database', () => {
     } finally {
       await Promise.all([embedded.destroy(), server.destroy()]);
     }
+  });
+});
+
+describe('migrations as frozen text', () => {
+  const folder = path.dirname(new URL(import.meta.url).pathname);
+  const files = fs.readdirSync(folder).filter((name) => /^\d{4}_.*\.ts$/.test(name) && !name.endsWith('.test.ts'));
+
+  it('import no other migration and no application code, so that editing one never changes what another installs', () => {
+    expect(files.length).to.be.above(20);
+    for (const file of files) {
+      const imports = [...fs.readFileSync(path.join(folder, file), 'utf8').matchAll(/^import .* from '([^']+)';$/gm)].map((match) => match[1]);
+      expect(imports.filter((source) => source !== 'knex' && source !== '../embedded.js'), file).to.deep.equal([]);
+    }
+  });
+
+  it('notify on the channel the change feed listens to', () => {
+    const channels = files.flatMap((file) => [...fs.readFileSync(path.join(folder, file), 'utf8').matchAll(/pg_notify\('([^']+)'/g)].map((match) => match[1]));
+    expect(channels.length).to.be.at.least(4);
+    expect(new Set(channels)).to.deep.equal(new Set([CHANGES_CHANNEL]));
   });
 });
