@@ -5,6 +5,7 @@ import type { ActorType } from '../../features/audit/store.js';
 import { matchedOperationOf } from '../../infra/http/operations/serve.js';
 import { currentTraceId } from '../../infra/telemetry/spans.js';
 import { loggedPath } from '../../infra/http/request-log.js';
+import { watchJsonAnswer } from '../../infra/http/json-answer.js';
 import { onResponseClose } from '../../infra/http/response-close.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -24,11 +25,9 @@ export function auditRequests(trail: AuditTrail): RequestHandler {
     const traceId = currentTraceId();
     let created: string | null = null;
     if (!SAFE_METHODS.has(req.method)) {
-      const send = res.json.bind(res);
-      res.json = (body: unknown) => {
-        if (res.statusCode === 201) created = createdIdOf(body);
-        return send(body);
-      };
+      watchJsonAnswer(res, (answer) => {
+        if (answer.status === 201) created = createdIdOf(answer.body);
+      });
     }
     onResponseClose(res, () => {
       const outcome = res.writableFinished ? res.statusCode : CLIENT_CLOSED;

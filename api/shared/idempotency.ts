@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Principal } from '../../features/auth/principal.js';
 import { IDEMPOTENCY_KEY, requestFingerprint } from '../../features/idempotency/fingerprint.js';
 import type { IdempotencyService } from '../../features/idempotency/service.js';
+import { watchJsonAnswer } from '../../infra/http/json-answer.js';
 import { InputError } from '../../kernel/errors/errors.js';
 import { principalOf } from './authenticate.js';
 
@@ -40,14 +41,10 @@ export function idempotencyKeys(service: IdempotencyService, logger: Logger) {
         return;
       }
       const { claim } = begun;
-      const send = res.json.bind(res);
-      res.json = (body: unknown) => {
-        const text = JSON.stringify(body) ?? 'null';
-        const sent = send(body);
-        // The status as it went out: a body that failed the document's check (tests) went out a 500.
-        claim.finish({ status: res.statusCode, body: text }).catch((error: unknown) => logger.warn({ err: error, reqId: req.id }, 'could not record the answer of an idempotency key; its lease will free it'));
-        return sent;
-      };
+      // The answer as it went out: one that failed the document's check (tests) went out a 500, which frees the key.
+      watchJsonAnswer(res, ({ status, body }) => {
+        claim.finish({ status, body: JSON.stringify(body) ?? 'null' }).catch((error: unknown) => logger.warn({ err: error, reqId: req.id }, 'could not record the answer of an idempotency key; its lease will free it'));
+      });
       next();
     };
 }

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { CompiledOperation } from './compile.js';
+import { checkJsonAnswer } from '../json-answer.js';
 import { detailOf } from './request.js';
 
 // Tests run every server with DIDYMA_VALIDATE_RESPONSES=true: each JSON
@@ -10,15 +11,13 @@ import { detailOf } from './request.js';
 // shed) may come from any operation and share the error body: not checked.
 
 export function checkResponses(operation: CompiledOperation, req: Request, res: Response, logger: Logger): void {
-  const send = res.json.bind(res);
-  res.json = (body: unknown) => {
-    if (res.statusCode >= 500) return send(body);
-    const problem = responseProblem(operation, res.statusCode, body);
-    if (!problem) return send(body);
-    logger.error({ reqId: req.id, method: req.method, url: req.logUrl, status: res.statusCode, problem }, 'response does not match the OpenAPI document');
-    res.status(500);
-    return send({ message: 'Internal server error.', message_code: 'internal_error' });
-  };
+  checkJsonAnswer(res, (answer) => {
+    if (answer.status >= 500) return answer;
+    const problem = responseProblem(operation, answer.status, answer.body);
+    if (!problem) return answer;
+    logger.error({ reqId: req.id, method: req.method, url: req.logUrl, status: answer.status, problem }, 'response does not match the OpenAPI document');
+    return { status: 500, body: { message: 'Internal server error.', message_code: 'internal_error' } };
+  });
 }
 
 function responseProblem(operation: CompiledOperation, status: number, body: unknown): string | undefined {
