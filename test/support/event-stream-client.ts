@@ -12,6 +12,7 @@ export async function openEventStream(url: string, token: string, lastEventId?: 
   const received: SentEvent[] = [];
   let lastId = lastEventId;
   let ended = false;
+  let broken = false;
   const reading = (async () => {
     const decoder = new TextDecoder();
     let buffer = '';
@@ -27,7 +28,8 @@ export async function openEventStream(url: string, token: string, lastEventId?: 
         }
       }
     } catch {
-      // aborted by close()
+      // Aborted by close(), or the connection cut before the server ended the answer.
+      broken = !controller.signal.aborted;
     }
     ended = true;
   })();
@@ -36,6 +38,8 @@ export async function openEventStream(url: string, token: string, lastEventId?: 
     received,
     lastId: () => lastId,
     ended: () => ended,
+    /** The server ended the answer, rather than the connection breaking or the client closing it. */
+    endedCleanly: () => ended && !broken && !controller.signal.aborted,
     async close() {
       controller.abort();
       await reading;
