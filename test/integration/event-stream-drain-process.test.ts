@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { sharedDatabaseUrl } from '../support/database.js';
 import { floodTenant, type FloodTenant } from '../support/flood.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { didymaProcess, exitOf } from '../support/didyma-process.js';
-import { freePorts, type ManagedProcess } from '../support/model-servers.js';
+import { exitOf } from '../support/didyma-process.js';
 import { openEventStream, statusesOf, type SentEvent } from '../support/event-stream-client.js';
+import { startPublicProcess, type PublicProcess } from '../support/public-process.js';
 import { until } from '../support/until.js';
-import { startExecutor } from '../../executor/start.js';
 
 // A session's event stream served by a public server in a process of its own,
 // told to stop as Kubernetes tells it while invocations run: the client gets
@@ -20,46 +16,26 @@ const INVOCATIONS = 40;
 
 describe('event streams against a public server process: drained by SIGTERM, resumed elsewhere', function () {
   this.timeout(240_000);
-  let t: TestPlatform;
-  let executor: Awaited<ReturnType<typeof startExecutor>>;
-  let server: ManagedProcess;
+  let run: PublicProcess;
   let tenant: FloodTenant;
-  let publicUrl: string;
-  let queueName: string;
-  let amqpUrl: string;
 
   before(async () => {
-    amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    queueName = unique('dy-drain');
-    t = await startTestPlatform({ amqpUrl, queueName, executorConcurrency: 1 });
-    executor = await startExecutor(t.platform);
-    tenant = await floodTenant(t, 50);
-    const [port] = await freePorts(1);
-    server = didymaProcess('public', ['serve', 'public'], {
-      DATABASE_URL: await sharedDatabaseUrl(),
-      DIDYMA_AMQP_URL: amqpUrl,
-      DIDYMA_QUEUE_NAME: queueName,
-      DIDYMA_PUBLIC_PORT: String(port),
-      DIDYMA_SHUTDOWN_DRAIN_SECONDS: '3',
-      DIDYMA_SHUTDOWN_GRACE_SECONDS: '25',
-    });
-    publicUrl = `http://127.0.0.1:${port}`;
-    await server.waitReady(`${publicUrl}/readyz`, 60_000);
+    run = await startPublicProcess('dy-drain', { DIDYMA_SHUTDOWN_DRAIN_SECONDS: '3', DIDYMA_SHUTDOWN_GRACE_SECONDS: '25' }, { executorConcurrency: 1 });
+    tenant = await floodTenant(run.t, 50);
+    await run.server.waitReady(`${run.url}/readyz`, 60_000);
   });
 
   after(async () => {
-    await server?.stop(0);
-    await executor?.close();
+    await run?.close();
     await tenant?.demo.close();
-    await t?.close();
-    if (queueName) await deleteWorkQueue(amqpUrl, queueName);
   });
 
   const eventsPath = () => `/api/model/iris-classifier/version/${tenant.version}/session/${tenant.sessionId}/events`;
   const completed = (received: SentEvent[]) => received.filter((sent) => sent.data.status === 'COMPLETED').length;
 
   it('ends the stream cleanly on SIGTERM, and the stream resumed on another server holds every event once', async () => {
-    const first = await openEventStream(`${publicUrl}${eventsPath()}`, tenant.token);
+    const { t, server } = run;
+    const first = await openEventStream(`${run.url}${eventsPath()}`, tenant.token);
     const ids = await tenant.invoke(INVOCATIONS);
     // One call at a time of 50 ms: the server stops with most of them still to run.
     await until(async () => completed(first.received) >= 3, 'the first completions on the stream', 60_000);

@@ -1,14 +1,9 @@
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { sharedDatabaseUrl } from '../support/database.js';
 import { IRIS } from '../support/fixtures.js';
 import { floodTenant, type FloodTenant } from '../support/flood.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { didymaProcess } from '../support/didyma-process.js';
-import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { openEventStream, statusesOf, type EventStream } from '../support/event-stream-client.js';
+import { startPublicProcess, type PublicProcess } from '../support/public-process.js';
 import { until } from '../support/until.js';
-import { startExecutor } from '../../executor/start.js';
 
 // The stream attack of issue 55 against a public server in a process of its
 // own (PostgreSQL and RabbitMQ, as in production), with fewer request slots
@@ -17,48 +12,30 @@ import { startExecutor } from '../../executor/start.js';
 
 describe('event streams against a public server process: capped apart from the request slots', function () {
   this.timeout(240_000);
-  let t: TestPlatform;
-  let executor: Awaited<ReturnType<typeof startExecutor>>;
-  let server: ManagedProcess;
-  let publicUrl: string;
-  let queueName: string;
-  let amqpUrl: string;
+  let run: PublicProcess;
   const tenants: FloodTenant[] = [];
   const streams: EventStream[] = [];
 
   before(async () => {
-    amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    queueName = unique('dy-streams');
-    t = await startTestPlatform({ amqpUrl, queueName });
-    executor = await startExecutor(t.platform);
-    const [port] = await freePorts(1);
-    server = didymaProcess('public', ['serve', 'public'], {
-      DATABASE_URL: await sharedDatabaseUrl(),
-      DIDYMA_AMQP_URL: amqpUrl,
-      DIDYMA_QUEUE_NAME: queueName,
-      DIDYMA_PUBLIC_PORT: String(port),
+    run = await startPublicProcess('dy-streams', {
       DIDYMA_MAX_IN_FLIGHT: '4',
       DIDYMA_MAX_EVENT_STREAMS_PER_USER: '6',
       DIDYMA_MAX_EVENT_STREAMS_PER_WORKSPACE: '8',
       DIDYMA_MAX_EVENT_STREAMS: '20',
     });
-    publicUrl = `http://127.0.0.1:${port}`;
-    await until(async () => (await fetch(`${publicUrl}/healthz`).catch(() => undefined))?.ok === true, 'the public server to answer', 60_000);
+    await until(async () => (await fetch(`${run.url}/healthz`).catch(() => undefined))?.ok === true, 'the public server to answer', 60_000);
   });
 
   after(async () => {
     await Promise.all(streams.map((stream) => stream.close()));
-    await server?.stop(0);
-    await executor?.close();
+    await run?.close();
     for (const tenant of tenants) await tenant.demo.close();
-    await t?.close();
-    if (queueName) await deleteWorkQueue(amqpUrl, queueName);
   });
 
-  const eventsUrl = (of: FloodTenant) => `${publicUrl}/api/model/iris-classifier/version/${of.version}/session/${of.sessionId}/events`;
+  const eventsUrl = (of: FloodTenant) => `${run.url}/api/model/iris-classifier/version/${of.version}/session/${of.sessionId}/events`;
 
   it('refuses one user’s seventh stream with 429 while another workspace is served and /healthz answers 200', async () => {
-    const [noisy, quiet] = [await floodTenant(t, 10), await floodTenant(t, 10)];
+    const [noisy, quiet] = [await floodTenant(run.t, 10), await floodTenant(run.t, 10)];
     tenants.push(noisy, quiet);
     for (let i = 0; i < 6; i++) {
       const stream = await openEventStream(eventsUrl(noisy), noisy.token);
@@ -73,10 +50,10 @@ describe('event streams against a public server process: capped apart from the r
     const quietStream = await openEventStream(eventsUrl(quiet), quiet.token);
     streams.push(quietStream);
     expect(quietStream.response.status, 'the quiet workspace’s stream').to.equal(200);
-    expect((await fetch(`${publicUrl}/healthz`)).status).to.equal(200);
+    expect((await fetch(`${run.url}/healthz`)).status).to.equal(200);
     const headers = { authorization: `Bearer ${quiet.token}`, 'content-type': 'application/json' };
-    expect((await fetch(`${publicUrl}/api/model`, { headers })).status, 'the quiet workspace’s GET').to.equal(200);
-    const posted = await fetch(`${publicUrl}/api/model/iris-classifier/version/${quiet.version}/session/${quiet.sessionId}/invocation`, {
+    expect((await fetch(`${run.url}/api/model`, { headers })).status, 'the quiet workspace’s GET').to.equal(200);
+    const posted = await fetch(`${run.url}/api/model/iris-classifier/version/${quiet.version}/session/${quiet.sessionId}/invocation`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } }),

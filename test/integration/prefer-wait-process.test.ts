@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { sharedDatabaseUrl } from '../support/database.js';
 import { IRIS } from '../support/fixtures.js';
 import { floodTenant, type FloodTenant } from '../support/flood.js';
-import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { didymaProcess, exitOf } from '../support/didyma-process.js';
-import { freePorts, type ManagedProcess } from '../support/model-servers.js';
+import { exitOf } from '../support/didyma-process.js';
+import { startPublicProcess, type PublicProcess } from '../support/public-process.js';
 import { until } from '../support/until.js';
-import { startExecutor } from '../../executor/start.js';
 
 // `Prefer: wait` against a public server in a process of its own (PostgreSQL
 // and RabbitMQ, as in production), told to stop as Kubernetes tells it: a
@@ -21,45 +17,28 @@ const SLOW_MS = 120_000;
 
 describe('Prefer: wait against a public server process: ended at once by SIGTERM', function () {
   this.timeout(240_000);
-  let t: TestPlatform;
-  let executor: Awaited<ReturnType<typeof startExecutor>>;
-  let server: ManagedProcess;
+  let run: PublicProcess;
   let slow: FloodTenant;
-  let publicUrl: string;
-  let queueName: string;
-  let amqpUrl: string;
 
   before(async () => {
-    amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
-    queueName = unique('dy-waits');
-    t = await startTestPlatform({ amqpUrl, queueName });
-    executor = await startExecutor(t.platform);
-    slow = await floodTenant(t, SLOW_MS);
-    const [port] = await freePorts(1);
-    server = didymaProcess('public', ['serve', 'public'], {
-      DATABASE_URL: await sharedDatabaseUrl(),
-      DIDYMA_AMQP_URL: amqpUrl,
-      DIDYMA_QUEUE_NAME: queueName,
-      DIDYMA_PUBLIC_PORT: String(port),
+    run = await startPublicProcess('dy-waits', {
       DIDYMA_MAX_PREFER_WAIT_SECONDS: '120',
       DIDYMA_SHUTDOWN_DRAIN_SECONDS: '3',
       DIDYMA_SHUTDOWN_GRACE_SECONDS: '25',
     });
-    publicUrl = `http://127.0.0.1:${port}`;
-    await server.waitReady(`${publicUrl}/readyz`, 60_000);
+    slow = await floodTenant(run.t, SLOW_MS);
+    await run.server.waitReady(`${run.url}/readyz`, 60_000);
   });
 
   after(async () => {
-    if (slow) await t.public.post(`/api/model/iris-classifier/version/${slow.version}/session/${slow.sessionId}/cancel`, { token: slow.token });
-    await server?.stop(0);
-    await executor?.close();
+    if (slow) await run.t.public.post(`/api/model/iris-classifier/version/${slow.version}/session/${slow.sessionId}/cancel`, { token: slow.token });
+    await run?.close();
     await slow?.demo.close();
-    await t?.close();
-    if (queueName) await deleteWorkQueue(amqpUrl, queueName);
   });
 
   it('answers a waiting request 202 at once on SIGTERM, its invocation still running, and exits 0', async () => {
-    const answer = fetch(`${publicUrl}/api/model/iris-classifier/version/${slow.version}/session/${slow.sessionId}/invocation`, {
+    const { t, server } = run;
+    const answer = fetch(`${run.url}/api/model/iris-classifier/version/${slow.version}/session/${slow.sessionId}/invocation`, {
       method: 'POST',
       headers: { authorization: `Bearer ${slow.token}`, 'content-type': 'application/json', prefer: 'wait=120' },
       body: JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } }),
