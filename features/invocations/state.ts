@@ -4,6 +4,7 @@ import type { ModelRow } from '../models/store.js';
 import { prepared } from '../../infra/db/prepared.js';
 import { announceCommitted } from '../../infra/db/change-feed.js';
 import { QuotaExceededError } from '../../kernel/errors/errors.js';
+import { queueOutcomeDeliveries } from '../webhooks/outcomes.js';
 import { currentTraceparent } from '../../infra/telemetry/spans.js';
 import { takeClaimLocks, waitForClaimLock } from './claim-locks.js';
 import { WORKSPACE_ORDER, fairChoice } from './fair-order.js';
@@ -20,6 +21,11 @@ import { invocationColumns, sessionsStore, type AttemptOutcome, type SessionRow,
 // in that transition's statement or transaction, so the executor that ran it
 // is known even when it dies or the run is cancelled, and a run costs no
 // extra round trip.
+//
+// The final transitions (complete, fail, abandon, cancel) queue the webhook
+// deliveries of what they finished in their own transaction
+// (queueOutcomeDeliveries), so a delivery commits or rolls back with its
+// outcome.
 
 /**
  * A claim of an invocation. `attempts` is the lease's number: each claim takes
@@ -307,11 +313,16 @@ async function endAttempts(trx: Runner, runs: Lease[], outcome: AttemptOutcome, 
 /** The longest error text kept, on an invocation or an attempt. */
 const MAX_ERROR = 2000;
 
-/** A transition of one held run, with its attempt closed in the same transaction; false when the lease was lost. */
-const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<Array<Pick<InvocationRow, 'session_id'>>>, outcome: AttemptOutcome, error: string) => {
+/**
+ * A transition of one held run, with its attempt closed in the same
+ * transaction, and its webhook deliveries queued there when it is `final`;
+ * false when the lease was lost.
+ */
+const endRun = async (db: Db, lease: Lease, move: (trx: Runner) => PromiseLike<Array<Pick<InvocationRow, 'session_id'>>>, outcome: AttemptOutcome, error: string, final: boolean) => {
   const moved = await db.transaction(async (trx) => {
     const moved = await move(trx);
     if (moved.length) await endAttempts(trx, [lease], outcome, error);
+    if (moved.length && final) await queueOutcomeDeliveries(trx, [lease.id]);
     return moved;
   });
   return announced(db, sessionsOf(moved), moved.length > 0);
@@ -372,15 +383,16 @@ async function claimNext(db: Db, limit: number, leaseMs: number, executor: strin
   return announced(db, sessionsOf(claimed), { rows: claimed, waiting: claimed.length < limit && rows.some((row) => row.waiting === true) });
 }
 
-/** `complete` of many runs in one statement (COMPLETE_SQL): the ids of the completions accepted. */
-async function completeAll(db: Runner, completions: Array<{ lease: Lease; response: string }>): Promise<Set<string>> {
-  const rows = await prepared<{ id: string; session_id: string }>(db, 'invocations.complete', COMPLETE_SQL, [
+/** `complete` of many runs in one statement (COMPLETE_SQL), their deliveries queued in the caller's transaction `trx`: the ids of the completions accepted. */
+async function completeAll(trx: Runner, completions: Array<{ lease: Lease; response: string }>): Promise<Set<string>> {
+  const rows = await prepared<{ id: string; session_id: string }>(trx, 'invocations.complete', COMPLETE_SQL, [
     JSON.stringify(completions.map(({ lease, response }) => ({ id: lease.id, attempts: lease.attempts, response }))),
     TRANSITIONS.complete.to,
     statusesOf('complete'),
     COMPLETED,
   ]);
-  return announced(db, sessionsOf(rows), new Set(rows.map((row) => row.id)));
+  await queueOutcomeDeliveries(trx, rows.map((row) => row.id));
+  return announced(trx, sessionsOf(rows), new Set(rows.map((row) => row.id)));
 }
 
 /** `explain`: the explainer's invocation of a run, next in its session (the caller holds the session's row lock). */
@@ -445,7 +457,7 @@ export const invocationState = {
     (await claimIn(trx, limit, leaseMs, executor)).rows.filter((row) => row.waiting === null) as ClaimedRow[],
 
   /** `complete` of many runs in one statement: IN_PROGRESS under the named lease → COMPLETED. Gives the ids accepted. */
-  complete: (db: Db, completions: Array<{ lease: Lease; response: string }>) => completeAll(db, completions),
+  complete: (db: Db, completions: Array<{ lease: Lease; response: string }>) => db.transaction((trx) => completeAll(trx, completions)),
 
   /** `heartbeat`: extends a lease still held; false when it was lost (taken over, or the run finished elsewhere). */
   heartbeat: async (db: Db, lease: Lease, leaseMs: number) =>
@@ -473,6 +485,7 @@ export const invocationState = {
           .returning('session_id'),
       'ERROR',
       attemptError,
+      true,
     ),
 
   /**
@@ -493,14 +506,19 @@ export const invocationState = {
         .returning('session_id'),
       'RETRY',
       reason,
+      false,
     ),
 
   /** `abandon`: QUEUED invocations of deleted models → ERROR with `reason`: they will not run. */
   abandonQueuedOf: async (db: Runner, modelIds: number[], reason: string) => {
-    const abandoned = (await movable(db, 'abandon')
-      .whereIn('model_id', modelIds)
-      .update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: db.fn.now() })
-      .returning('session_id')) as Array<Pick<InvocationRow, 'session_id'>>;
+    const abandoned = await db.transaction(async (trx) => {
+      const abandoned = (await movable(trx, 'abandon')
+        .whereIn('model_id', modelIds)
+        .update({ status: TRANSITIONS.abandon.to, error: reason, response: '', completed_at: trx.fn.now() })
+        .returning(['id', 'session_id'])) as Array<Pick<InvocationRow, 'id' | 'session_id'>>;
+      await queueOutcomeDeliveries(trx, abandoned.map((row) => row.id));
+      return abandoned;
+    });
     return announced(db, sessionsOf(abandoned), abandoned.length);
   },
 
@@ -517,6 +535,7 @@ export const invocationState = {
       if (status) rows.where({ status });
       const cancelled = (await rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: trx.fn.now() }).returning('*')) as InvocationRow[];
       await endAttempts(trx, cancelled, 'CANCELLED');
+      await queueOutcomeDeliveries(trx, cancelled.map((row) => row.id));
       return cancelled;
     });
     return announced(db, sessionsOf(cancelled), cancelled);

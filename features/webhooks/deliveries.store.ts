@@ -1,6 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
-import { CHANGES_CHANNEL } from '../../infra/db/change-feed.js';
+import { announceCommitted } from '../../infra/db/change-feed.js';
 import type { WebhookEvent } from './endpoints.store.js';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -36,6 +36,9 @@ export interface AttemptRow {
   response: string | null;
 }
 
+/** A delivery to queue: to an endpoint's URL, or (`url`) an invocation's callback it allows. */
+export type NewDelivery = Pick<DeliveryRow, 'workspace_id' | 'endpoint_id' | 'url' | 'event_type' | 'payload'>;
+
 /** A delivery taken by a deliverer: what to send, where, signed with which (sealed) secret. */
 export interface ClaimedDelivery {
   id: string;
@@ -60,6 +63,8 @@ export interface AttemptOutcome {
 
 /** Every query of `webhook_deliveries` and `webhook_attempts`. */
 export interface WebhookDeliveriesStore {
+  /** Queues these deliveries, pending from now; the deliverers hear of them after the commit. */
+  insert(db: Runner, deliveries: NewDelivery[]): Promise<void>;
   /** One pending delivery of `payload` per enabled endpoint of the workspace that receives `event`; how many. */
   enqueueForWorkspace(db: Runner, workspaceId: number, event: WebhookEvent, payload: string): Promise<number>;
   /** A page of an endpoint's deliveries, newest first, read on webhook_deliveries_page within the endpoint's workspace. */
@@ -157,12 +162,20 @@ insert into webhook_deliveries (workspace_id, endpoint_id, event_type, payload)
 select workspace_id, id, ?::text, ?::text from webhook_endpoints
  where workspace_id = ? and enabled and events @> jsonb_build_array(?::text)`;
 
-const notifyQueued = (db: Runner) => db.raw(`select pg_notify(?, 'webhook_deliveries')`, [CHANGES_CHANNEL]);
+/** Wakes the deliverers of every process once the deliveries queued through `db` are committed. */
+const announceQueued = (db: Runner) => announceCommitted(db, 'webhook_deliveries');
 
 export const webhookDeliveriesStore: WebhookDeliveriesStore = {
+  async insert(db, deliveries) {
+    if (!deliveries.length) return;
+    await db('webhook_deliveries').insert(deliveries);
+    announceQueued(db);
+  },
   async enqueueForWorkspace(db, workspaceId, event, payload) {
     const result = (await db.raw(ENQUEUE_SQL, [event, payload, workspaceId, event])) as { rowCount: number | null; affectedRows?: number };
-    return result.rowCount ?? result.affectedRows ?? 0;
+    const queued = result.rowCount ?? result.affectedRows ?? 0;
+    if (queued) announceQueued(db);
+    return queued;
   },
   pageOfEndpoint: (db, { workspaceId, endpointId }, page, status) => {
     const query = db<DeliveryRow>('webhook_deliveries').where({ endpoint_id: endpointId, workspace_id: workspaceId });
@@ -201,7 +214,7 @@ export const webhookDeliveriesStore: WebhookDeliveriesStore = {
       .where((inFlight) => inFlight.whereNull('lease_expires_at').orWhere('lease_expires_at', '<=', db.fn.now()))
       .update({ status: 'pending', next_attempt_at: db.fn.now(), lease_expires_at: null, queued_at_attempt: db.raw('attempts') } as never)
       .returning('*');
-    if (row) await notifyQueued(db);
+    if (row) announceQueued(db);
     return row as DeliveryRow | undefined;
   },
   async removeFinishedBefore(db, cutoff, limit) {

@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import { callbackPathProblem, endpointForCallback } from './callback.js';
 import type { DeliveryStatus, WebhookDeliveriesStore } from './deliveries.store.js';
 import type { EndpointChanges, EndpointRow, WebhookEndpointsStore, WebhookEvent } from './endpoints.store.js';
+import { datasetExportedPayload } from './payloads.js';
 import { presentDelivery, presentEndpoint } from './present.js';
 import { newWebhookSecret } from './signature.js';
 
@@ -124,8 +125,7 @@ export class WebhooksService {
 
   /** Queues `dataset.exported` in the caller's transaction, so it commits with the dataset or not at all. */
   async queueDatasetExported(trx: Runner, workspaceId: number, dataset: Record<string, unknown>): Promise<void> {
-    const payload = JSON.stringify({ type: 'dataset.exported', timestamp: new Date().toISOString(), data: dataset });
-    await this.stores.deliveries.enqueueForWorkspace(trx, workspaceId, 'dataset.exported', payload);
+    await this.stores.deliveries.enqueueForWorkspace(trx, workspaceId, 'dataset.exported', datasetExportedPayload(dataset));
   }
 
   private async endpoint(principal: Principal, id: number): Promise<EndpointRow> {

@@ -18,7 +18,7 @@ const TOPIC_OF_TABLE: Record<'users' | 'workspaces' | 'memberships' | 'models' |
   models: 'models',
   // Announced by the one writer of invocation state after each commit (announceCommitted).
   invocations: 'invocations',
-  // Announced by the triggers of 0017 when deliveries are queued.
+  // Announced by the deliveries store after the commit that queued them (announceCommitted).
   webhook_deliveries: 'webhooks',
 };
 const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations', 'webhooks'];
@@ -31,7 +31,7 @@ const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\
  * - this process's own writes, the moment knex sends them, so a request that
  *   follows a change in the same process never sees the old value;
  * - PostgreSQL's notification after the commit (the 0005 triggers, and
- *   `announceCommitted` for invocations), so every process learns of every
+ *   `announceCommitted` for invocations and deliveries), so every process learns of every
  *   change, whoever made it (on PostgreSQL; PGlite belongs to one process,
  *   whose own writes are all there is).
  * While the notification connection is down, `generation` is undefined and
@@ -132,22 +132,23 @@ interface Shared {
 const shared = new WeakMap<Db, Shared>();
 
 /** The tables whose changes the application announces itself, after the commit, rather than a trigger inside it. */
-export type AnnouncedAfterCommit = 'invocations';
+export type AnnouncedAfterCommit = 'invocations' | 'webhook_deliveries';
 
 /**
- * Announces a change of `table` made through `runner` to the rows of `keys`
- * (the sessions whose invocations moved), once it is committed:
- * at once for a statement outside a transaction, after the commit for one
- * inside. Every process, this one too, hears it on the change channel; on
- * PGlite this process's feed is all there is. A NOTIFY sent inside the
- * writing transaction would take PostgreSQL's database-wide notification lock
- * through that transaction's commit, so every such commit would wait for the
- * one before it (docs/decisions.md); an announcement lost with its process
- * costs a follower its poll, never an event.
+ * Announces a change of `table` made through `runner`, to the rows of `keys`
+ * (the sessions whose invocations moved) or, without keys, to the table as a
+ * whole, once it is committed: at once for a statement outside a
+ * transaction, after the commit for one inside. Every process, this one too,
+ * hears it on the change channel; on PGlite this process's feed is all there
+ * is. A NOTIFY sent inside the writing transaction would take PostgreSQL's
+ * database-wide notification lock through that transaction's commit, so
+ * every such commit would wait for the one before it (docs/decisions.md); an
+ * announcement lost with its process costs a follower its poll, never an
+ * event.
  */
-export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit, keys: readonly string[]): void {
+export function announceCommitted(runner: Runner, table: AnnouncedAfterCommit, keys?: readonly string[]): void {
   const db = rootOf(runner);
-  if (!db || !keys.length) return;
+  if (!db || keys?.length === 0) return;
   const announce = () => (serverUrlOf(db) ? announcerOf(db).add(table, keys) : shared.get(db)?.feed.tableChanged(table, keys));
   if (runner.isTransaction) (runner as Knex.Transaction).executionPromise.then(announce, () => undefined);
   else announce();
@@ -186,10 +187,12 @@ export class Announcer {
     private readonly gapMs = ANNOUNCE_GAP_MS,
   ) {}
 
-  add(table: AnnouncedAfterCommit, keys: readonly string[]): void {
+  /** Keys of `table` changed, or all of it without them. */
+  add(table: AnnouncedAfterCommit, keys?: readonly string[]): void {
     let changed = this.pending.get(table);
-    if (changed === undefined) this.pending.set(table, (changed = new Set()));
-    if (changed !== 'all') {
+    if (keys === undefined) this.pending.set(table, (changed = 'all'));
+    else if (changed === undefined) this.pending.set(table, (changed = new Set()));
+    if (changed !== 'all' && keys) {
       for (const key of keys) {
         if (changed.has(key)) continue;
         changed.add(key);
