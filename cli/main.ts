@@ -251,7 +251,8 @@ async function runUntilSignal(config: Config, start: (platform: Platform) => Pro
  */
 function exitAtGraceDeadline(logger: Logger, graceSeconds: number, closing?: ClosingSteps): void {
   const timer = setTimeout(() => {
-    logger.error({ graceSeconds, open: closing?.pending() }, 'shutdown grace period over: exiting with work still open');
+    // The resources still holding the event loop name what did not close when every step did.
+    logger.error({ graceSeconds, open: closing?.pending(), resources: process.getActiveResourcesInfo() }, 'shutdown grace period over: exiting with work still open');
     process.exit(1);
   }, graceSeconds * 1000);
   timer.unref();
