@@ -27,6 +27,7 @@ import * as loginLockAccounts from './0026_login_lock_accounts.js';
 import * as webhookFairClaim from './0027_webhook_fair_claim.js';
 import * as wakeupsNotPublications from './0028_wakeups_not_publications.js';
 import * as schemasKeepKeyOrder from './0029_schemas_keep_key_order.js';
+import * as clusterState from './0030_cluster_state.js';
 
 interface Migration {
   name: string;
@@ -67,6 +68,7 @@ const migrations: Migration[] = [
   { name: '0027_webhook_fair_claim', ...webhookFairClaim },
   { name: '0028_wakeups_not_publications', ...wakeupsNotPublications },
   { name: '0029_schemas_keep_key_order', ...schemasKeepKeyOrder },
+  { name: '0030_cluster_state', ...clusterState },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
