@@ -39,6 +39,7 @@ lint: install
 	npx eslint --cache --cache-location .cache/eslint/ --max-warnings 0 .
 	npm run lint:api --silent
 	npm run lint:layers --silent
+	npm run lint:transactions --silent
 	npm run lint:chart --silent
 
 typecheck: install

@@ -26,11 +26,11 @@ import { refreshStore } from '../features/identity/refresh.store.js';
 import { apiTokensStore } from '../features/identity/api-tokens.store.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
-import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
+import { StorageConfigsService } from '../features/files/storage.service.js';
 import { UploadsService } from '../features/files/uploads.service.js';
 import { DeploymentConnectors } from '../features/deployments/connectors.js';
 import { DatabaseProxyResolver, type ProxyResolver } from '../features/deployments/proxy-resolver.js';
-import { DeploymentsService, type DeploymentListener } from '../features/deployments/service.js';
+import { DeploymentsService } from '../features/deployments/service.js';
 import { ModelRegistrationService } from '../features/models/registration.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
@@ -72,9 +72,6 @@ export interface PlatformOptions {
   box?: SecretBox;
   queue?: WorkQueue;
   now?: () => number;
-  /** Desired-state hooks (the Kubernetes writer). */
-  deploymentListener?: DeploymentListener;
-  storageListener?: StorageListener;
 }
 
 /** Without change notifications (the LISTEN connection is down), each session with event streams is read this often. */
@@ -144,11 +141,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const { policy, http, storageClasses, webhooks: webhookClient } = outboundClients(config, logger);
   const connectorCatalog = new ConnectorCatalog({ policy });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
-  // Kubernetes mode: the API also writes custom resources (undefined in the embedded default).
-  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger, scheduler });
+  // Kubernetes mode: a reconciler applies the committed rows as custom resources (undefined in the embedded default).
+  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
-  const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, options.storageListener ?? kube?.listeners.storage);
+  const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, kube !== undefined);
   const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
   const doorbell = new Doorbell(queue);
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
@@ -192,7 +189,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
-    deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, options.deploymentListener ?? kube?.listeners.deployments),
+    deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, kube !== undefined),
     models: new ModelRegistrationService(
       db,
       { models: modelsStore, files: filesStore, deployments: deploymentsStore },

@@ -6,6 +6,8 @@ import type { Page } from '../../infra/db/keyset.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import { maskedInit, sealedKeys, sealSecrets, splitSecrets } from './secrets.js';
 import type { DeploymentRow, DeploymentsStore } from './store.js';
+import { announceCommitted } from '../../infra/db/change-feed.js';
+import { clusterStatus } from './cluster-state.js';
 
 export interface DeploymentInput {
   deployment_key: string;
@@ -16,16 +18,6 @@ export interface DeploymentInput {
   max_concurrent_calls?: number | null;
 }
 
-/**
- * Hook for the desired-state side (Kubernetes CRs); the embedded default has none.
- * Called inside the transaction, with the workspace name (the hook must not
- * query the database itself: the embedded one has a single connection).
- */
-export interface DeploymentListener {
-  applied(row: DeploymentRow, workspace: string): Promise<void>;
-  deleted(row: DeploymentRow, workspace: string): Promise<void>;
-}
-
 /** The database's check constraint, said first in words a caller can act on. */
 function checkedMaxConcurrentCalls(value: number | null | undefined): number | null {
   if (value === undefined || value === null) return null;
@@ -33,7 +25,12 @@ function checkedMaxConcurrentCalls(value: number | null | undefined): number | n
   return value;
 }
 
-/** Deployments of a workspace: a registry connector plus a server proxy. Keys are never reused. */
+/**
+ * Deployments of a workspace: a registry connector plus a server proxy. Keys
+ * are never reused. Requests change rows only; in Kubernetes mode the
+ * reconciler (platform/kube/resync.ts), woken by the announcement after each
+ * commit, applies them to the cluster and records how far it got.
+ */
 export class DeploymentsService {
   constructor(
     private readonly db: Db,
@@ -42,7 +39,8 @@ export class DeploymentsService {
     private readonly box: SecretBox,
     /** The live models a deployment serves (the models feature's store: models sit above deployments). */
     private readonly liveModelsServed: (db: Runner, deploymentId: number) => Promise<Array<{ model_code: string; version: string }>>,
-    private readonly listener?: DeploymentListener,
+    /** Kubernetes mode: responses show each deployment's `cluster_state`. */
+    private readonly clusterManaged = false,
   ) {}
 
   async create(principal: Principal, input: DeploymentInput) {
@@ -66,8 +64,7 @@ export class DeploymentsService {
         max_concurrent_calls: checkedMaxConcurrentCalls(input.max_concurrent_calls),
         created_by_id: principal.user.id,
       });
-      // The cluster write happens inside the transaction: if it fails, nothing is kept.
-      await this.listener?.applied(created, workspace.name);
+      announceCommitted(trx, 'deployments', [String(created.id)]);
       return created;
     });
     return this.present(row, workspace.name);
@@ -98,10 +95,8 @@ export class DeploymentsService {
     if (users.length) {
       throw new ConflictError(`Deployment "${key}" serves ${users.map((m) => `${m.model_code} ${m.version}`).join(', ')}; delete those models first.`, 'in_use');
     }
-    await this.db.transaction(async (trx) => {
-      await this.stores.deployments.markDeleted(trx, row.id);
-      await this.listener?.deleted(row, principal.workspace!.name);
-    });
+    await this.stores.deployments.markDeleted(this.db, row.id);
+    announceCommitted(this.db, 'deployments', [String(row.id)]);
   }
 
   private async live(principal: Principal, key: string): Promise<DeploymentRow> {
@@ -121,6 +116,7 @@ export class DeploymentsService {
       server_proxy_init: maskedInit(row.server_proxy_init, secretsOf(row.server_proxy_class)),
       max_concurrent_calls: row.max_concurrent_calls,
       workspace,
+      ...(this.clusterManaged ? clusterStatus(row) : {}),
     };
   }
 }

@@ -1,7 +1,8 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
+import { clusterStateStore, type ClusterStateColumns, type ClusterStateStore } from './cluster-state.js';
 
-export interface DeploymentRow {
+export interface DeploymentRow extends ClusterStateColumns {
   id: number;
   workspace_id: number;
   deployment_key: string;
@@ -27,7 +28,7 @@ export interface DeploymentCount {
 
 const live = (db: Runner, workspaceId: number) => db<DeploymentRow>('deployments').where({ workspace_id: workspaceId }).whereNull('deleted_at');
 
-export type NewDeploymentRow = Omit<DeploymentRow, 'id' | 'created_at' | 'deleted_at'>;
+export type NewDeploymentRow = Omit<DeploymentRow, 'id' | 'created_at' | 'deleted_at' | keyof ClusterStateColumns>;
 
 /** Every query of `deployments`. */
 export interface DeploymentsStore {
@@ -46,6 +47,8 @@ export interface DeploymentsStore {
   setMaxConcurrentCalls(db: Runner, id: number, value: number | null): Promise<DeploymentRow | undefined>;
   /** Every live deployment of every live workspace, oldest first, with its workspace's name. */
   liveEverywhere(db: Runner): Promise<Array<DeploymentRow & { workspace_name: string }>>;
+  /** The reconciler's record of how far each deployment's ModelDeployment got. */
+  cluster: ClusterStateStore;
 }
 
 export const deploymentsStore: DeploymentsStore = {
@@ -68,4 +71,5 @@ export const deploymentsStore: DeploymentsStore = {
     (await db<DeploymentRow>('deployments').where({ id }).whereNull('deleted_at').update({ max_concurrent_calls: value }).returning('*'))[0] as DeploymentRow | undefined,
   liveEverywhere: (db) =>
     db('deployments as r').join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name'),
+  cluster: clusterStateStore('deployments', 'deployment_key'),
 };

@@ -8,13 +8,8 @@ import type { StorageBackend } from '../../infra/storage/backend.js';
 import type { UrlPolicy } from '../../infra/net/url-policy.js';
 import { fullInit, maskedInit, sealedKeys, sealSecrets, splitSecrets } from '../deployments/secrets.js';
 import type { StorageConfigRow, StorageConfigsStore } from './store.js';
-
-/** Hook for the desired-state side (Kubernetes StorageConfig CRs); the embedded default has none. */
-export interface StorageListener {
-  /** Called inside the creating transaction with the full init (secrets included): a failure rolls the creation back. */
-  applied(row: StorageConfigRow, secrets: Record<string, string>, workspace: string): Promise<void>;
-  deleted(row: StorageConfigRow, workspace: string): Promise<void>;
-}
+import { announceCommitted } from '../../infra/db/change-feed.js';
+import { clusterStatus } from '../deployments/cluster-state.js';
 
 export interface StorageInput {
   storage_key: string;
@@ -22,7 +17,11 @@ export interface StorageInput {
   connector_init: unknown;
 }
 
-/** Storage configurations of a workspace (supervisor operations). */
+/**
+ * Storage configurations of a workspace (supervisor operations). Requests
+ * change rows only; in Kubernetes mode the reconciler applies them to the
+ * cluster after the commit (as for deployments).
+ */
 export class StorageConfigsService {
   constructor(
     private readonly db: Db,
@@ -30,7 +29,8 @@ export class StorageConfigsService {
     private readonly classes: StorageClasses,
     private readonly box: SecretBox,
     private readonly policy: UrlPolicy,
-    private readonly listener?: StorageListener,
+    /** Kubernetes mode: responses show each configuration's `cluster_state`. */
+    private readonly clusterManaged = false,
   ) {}
 
   /** Validates the class and its init, checks the bucket is reachable with those credentials, then stores it. */
@@ -45,25 +45,23 @@ export class StorageConfigsService {
     }
     await this.classes.backend(input.storage_class, init).check();
     const { plain, secrets } = splitSecrets(init, storageClass.secretKeys);
-    const row = await this.db.transaction(async (trx) => {
-      const created = await this.stores.storageConfigs.insert(trx, {
-        workspace_id: workspace.id,
-        storage_key: input.storage_key,
-        storage_class: input.storage_class,
-        connector_init: plain,
-        secrets_sealed: sealSecrets(this.box, secrets),
-        created_by_id: principal.user.id,
-      });
-      await this.listener?.applied(created, secrets, workspace.name);
-      return created;
+    const row = await this.stores.storageConfigs.insert(this.db, {
+      workspace_id: workspace.id,
+      storage_key: input.storage_key,
+      storage_class: input.storage_class,
+      connector_init: plain,
+      secrets_sealed: sealSecrets(this.box, secrets),
+      created_by_id: principal.user.id,
     });
+    announceCommitted(this.db, 'storage_configs', [String(row.id)]);
     return this.present(row, workspace.name);
   }
 
   async list(principal: Principal, page: Page) {
     const workspace = principal.workspace!;
     const { rows, total, next } = await this.stores.storageConfigs.pageLive(this.db, workspace.id, page);
-    return { items: rows.map((r) => ({ storage_key: r.storage_key, storage_class: r.storage_class, workspace: workspace.name })), total, next };
+    const items = rows.map((r) => ({ storage_key: r.storage_key, storage_class: r.storage_class, workspace: workspace.name, ...this.cluster(r) }));
+    return { items, total, next };
   }
 
   async get(principal: Principal, key: string) {
@@ -73,10 +71,8 @@ export class StorageConfigsService {
   /** De-registers: no further uploads; stored files stay readable. */
   async remove(principal: Principal, key: string) {
     const row = await this.live(principal, key);
-    await this.db.transaction(async (trx) => {
-      await this.stores.storageConfigs.markDeleted(trx, row.id);
-      await this.listener?.deleted(row, principal.workspace!.name);
-    });
+    await this.stores.storageConfigs.markDeleted(this.db, row.id);
+    announceCommitted(this.db, 'storage_configs', [String(row.id)]);
   }
 
   async live(principal: Principal, key: string): Promise<StorageConfigRow> {
@@ -95,6 +91,11 @@ export class StorageConfigsService {
       storage_class: row.storage_class,
       connector_init: maskedInit(row.connector_init, sealedKeys(this.box, row.secrets_sealed)),
       workspace,
+      ...this.cluster(row),
     };
+  }
+
+  private cluster(row: StorageConfigRow) {
+    return this.clusterManaged ? clusterStatus(row) : {};
   }
 }

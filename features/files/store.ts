@@ -1,7 +1,8 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
+import { clusterStateStore, type ClusterStateColumns, type ClusterStateStore } from '../deployments/cluster-state.js';
 
-export interface StorageConfigRow {
+export interface StorageConfigRow extends ClusterStateColumns {
   id: number;
   workspace_id: number;
   storage_key: string;
@@ -51,6 +52,8 @@ export interface StorageConfigsStore {
   markDeleted(db: Runner, id: number): Promise<number>;
   /** Every live storage configuration of every live workspace, oldest first, with its workspace's name. */
   liveEverywhere(db: Runner): Promise<Array<StorageConfigRow & { workspace_name: string }>>;
+  /** The reconciler's record of how far each configuration's StorageConfig got. */
+  cluster: ClusterStateStore;
 }
 
 /** Every query of `files`. */
@@ -81,6 +84,7 @@ export const storageConfigsStore: StorageConfigsStore = {
   markDeleted: (db, id) => db('storage_configs').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
   liveEverywhere: (db) =>
     db('storage_configs as r').join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name'),
+  cluster: clusterStateStore('storage_configs', 'storage_key'),
 };
 
 export const filesStore: FilesStore = {

@@ -36,6 +36,10 @@ export const metricNames = {
   backgroundTaskFailures: `${METRIC_PREFIX}background_task_failures_total`,
   /** Histogram, where background tasks run: seconds per run by task. */
   backgroundTaskDuration: `${METRIC_PREFIX}background_task_duration_seconds`,
+  /** Counter, from the private server in Kubernetes mode: cluster writes refused, by kind and operation. */
+  clusterWriteFailures: `${METRIC_PREFIX}cluster_write_failures_total`,
+  /** Gauge, from the private server in Kubernetes mode: rows by kind and state of their resource (applied, failed, removing). */
+  clusterResources: `${METRIC_PREFIX}cluster_resources`,
   /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
   databaseUp: `${METRIC_PREFIX}database_metrics_up`,
 } as const;

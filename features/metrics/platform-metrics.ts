@@ -8,6 +8,7 @@ import { processRegistry } from './process-registry.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { auditRegistry } from './audit-metrics.js';
 import { BackgroundTaskMetrics } from './background-metrics.js';
+import { ClusterWriteMetrics } from './cluster-metrics.js';
 import type { AuditTrail } from '../audit/trail.js';
 import type { ModelsStore } from '../models/store.js';
 
@@ -21,6 +22,8 @@ export interface PlatformMetrics {
   webhooks: WebhookMetrics;
   /** Fed by the platform's scheduler: every run of a background task. */
   background: BackgroundTaskMetrics;
+  /** Fed by the reconciler of the custom resources (Kubernetes mode, private server). */
+  cluster: ClusterWriteMetrics;
   /** The `/metrics` handler of one component, or of several that share a process (each part once). */
   handler(...components: MetricsComponent[]): MetricsHandler;
 }
@@ -40,13 +43,14 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const database = new DatabaseGauges(db, stores, logger);
   const webhooks = new WebhookMetrics();
   const background = new BackgroundTaskMetrics();
+  const cluster = new ClusterWriteMetrics();
   const base: MetricsPart = { registry: processRegistry() };
   // The trail is the process's, like the process figures: each server of the process shows it.
   const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
     auth: [base, ...audit, background],
     public: [base, ...audit, webhooks, background],
-    private: [base, ...audit, background, { registry: database.registry, refresh: () => database.refresh() }],
+    private: [base, ...audit, background, cluster, { registry: database.registry, refresh: () => database.refresh() }],
     executor: [base, invocations, webhooks, background],
     operator: [base],
   };
@@ -54,6 +58,7 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
     invocations,
     webhooks,
     background,
+    cluster,
     handler: (...components) => metricsHandler([...new Set(components.flatMap((component) => parts[component]))], { token: options.token, logger }),
   };
 }

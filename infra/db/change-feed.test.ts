@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { sharedDatabase, sharedDatabaseUrl } from '../../test/support/database.js';
 import { needsPostgres } from '../../test/support/skips.js';
 import { startTestPlatform, makeUser, makeWorkspace, login, type TestPlatform } from '../../test/support/platform.js';
-import { acquireChangeFeed, Announcer, ChangeFeed, parseAnnouncement, payloadsOf, releaseChangeFeed } from './change-feed.js';
+import { acquireChangeFeed, announceCommitted, Announcer, ChangeFeed, parseAnnouncement, payloadsOf, releaseChangeFeed } from './change-feed.js';
 import type { Db } from './database.js';
 
 const quiet = pino({ level: 'silent' });
@@ -66,6 +66,33 @@ describe('change feed: request-path caches follow every change', () => {
     const before = feed.generation('identity');
     await writeElsewhere('update workspaces set disabled = disabled where id = $1', [-1]);
     await until(() => feed.generation('identity') !== before, 'the notification');
+  });
+
+  it('wakes the followers of committed changes after the commit only: never on the write being sent, never on a rollback', async () => {
+    let woken = 0;
+    const stop = feed.subscribeCommitted('desired_state', () => woken++);
+    try {
+      await db
+        .transaction(async (trx) => {
+          await trx('deployments').where({ id: -1 }).update({ max_concurrent_calls: null });
+          announceCommitted(trx, 'deployments', ['-1']);
+          throw new Error('rolled back');
+        })
+        .catch(() => undefined);
+      let beforeCommit = -1;
+      await db.transaction(async (trx) => {
+        await trx('deployments').where({ id: -1 }).update({ max_concurrent_calls: null });
+        announceCommitted(trx, 'deployments', ['-1']);
+        beforeCommit = woken;
+      });
+      expect(beforeCommit).to.equal(0);
+      await until(() => woken > 0, 'the announcement after the commit');
+      // The follower's own writes (the reconciler records cluster states) do not wake it.
+      await db('storage_configs').where({ id: -1 }).update({ cluster_message: null });
+      expect(woken).to.equal(1);
+    } finally {
+      stop();
+    }
   });
 
   describe('authentication', () => {

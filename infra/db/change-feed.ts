@@ -5,12 +5,12 @@ import type { Logger } from 'pino';
 import { rootOf, serverUrlOf, type Db, type Runner } from './database.js';
 
 /** What a cache on the request path may copy, or a stream follows; each topic is a set of announced tables. */
-export type ChangeTopic = 'identity' | 'models' | 'invocations' | 'webhooks';
+export type ChangeTopic = 'identity' | 'models' | 'invocations' | 'webhooks' | 'desired_state';
 
 /** The channel every change notice goes out on: the migrations' triggers name it in their text. */
 export const CHANGES_CHANNEL = 'didyma_changes';
 
-const TOPIC_OF_TABLE: Record<'users' | 'workspaces' | 'memberships' | 'models' | 'invocations' | 'webhook_deliveries', ChangeTopic> = {
+const TOPIC_OF_TABLE: Record<'users' | 'workspaces' | 'memberships' | 'models' | 'invocations' | 'webhook_deliveries' | 'deployments' | 'storage_configs', ChangeTopic> = {
   // Announced by the triggers of migration 0005.
   users: 'identity',
   workspaces: 'identity',
@@ -20,8 +20,11 @@ const TOPIC_OF_TABLE: Record<'users' | 'workspaces' | 'memberships' | 'models' |
   invocations: 'invocations',
   // Announced by the deliveries store after the commit that queued them (announceCommitted).
   webhook_deliveries: 'webhooks',
+  // Announced after each commit by the services that change what the cluster should hold.
+  deployments: 'desired_state',
+  storage_configs: 'desired_state',
 };
-const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations', 'webhooks'];
+const TOPICS: ChangeTopic[] = ['identity', 'models', 'invocations', 'webhooks', 'desired_state'];
 /** A write statement knex is about to send, and its table. */
 const WRITE = /^\s*(?:insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+"?(\w+)"?/i;
 
@@ -41,6 +44,7 @@ export class ChangeFeed {
   private readonly generations = new Map<ChangeTopic, number>(TOPICS.map((topic) => [topic, 0]));
   private readonly subscribers = new Map<ChangeTopic, Set<() => void>>(TOPICS.map((topic) => [topic, new Set()]));
   private readonly keyed = new Map<ChangeTopic, Map<string, Set<() => void>>>(TOPICS.map((topic) => [topic, new Map()]));
+  private readonly committed = new Map<ChangeTopic, Set<() => void>>(TOPICS.map((topic) => [topic, new Set()]));
   private listening = false;
 
   generation(topic: ChangeTopic): number | undefined {
@@ -55,6 +59,19 @@ export class ChangeFeed {
   /** Calls `listener` on every change of the topic until the returned function is called. */
   subscribe(topic: ChangeTopic, listener: () => void): () => void {
     const listeners = this.subscribers.get(topic)!;
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` on every committed change of the topic, as announced
+   * after its commit, and whenever announcements may have been missed (the
+   * notification connection came or went), but never on this process's
+   * uncommitted writes: a follower that writes the topic's tables itself is
+   * not woken by its own writes.
+   */
+  subscribeCommitted(topic: ChangeTopic, listener: () => void): () => void {
+    const listeners = this.committed.get(topic)!;
     listeners.add(listener);
     return () => listeners.delete(listener);
   }
@@ -100,6 +117,7 @@ export class ChangeFeed {
   private moved(topic: ChangeTopic, keys?: readonly string[]): void {
     this.generations.set(topic, (this.generations.get(topic) ?? 0) + 1);
     for (const listener of this.subscribers.get(topic)!) listener();
+    if (keys === undefined || keys.length) for (const listener of [...this.committed.get(topic)!]) listener();
     const byKey = this.keyed.get(topic)!;
     const woken = keys === undefined ? [...byKey.values()] : keys.map((key) => byKey.get(key)).filter((set) => set !== undefined);
     for (const listeners of woken) for (const listener of [...listeners]) listener();
@@ -132,11 +150,12 @@ interface Shared {
 const shared = new WeakMap<Db, Shared>();
 
 /** The tables whose changes the application announces itself, after the commit, rather than a trigger inside it. */
-export type AnnouncedAfterCommit = 'invocations' | 'webhook_deliveries';
+export type AnnouncedAfterCommit = 'invocations' | 'webhook_deliveries' | 'deployments' | 'storage_configs';
 
 /**
  * Announces a change of `table` made through `runner`, to the rows of `keys`
- * (the sessions whose invocations moved) or, without keys, to the table as a
+ * (the sessions whose invocations moved, the deployments or storage
+ * configurations created or deleted) or, without keys, to the table as a
  * whole, once it is committed: at once for a statement outside a
  * transaction, after the commit for one inside. Every process, this one too,
  * hears it on the change channel; on PGlite this process's feed is all there

@@ -3,15 +3,15 @@ import { UnavailableError } from '../../kernel/errors/errors.js';
 import { FIELD_MANAGERS, KINDS, type ResourceKind } from './constants.js';
 import type { KubeConnection } from './connection.js';
 import type { Desired } from './desired.js';
-import { statusOf } from './errors.js';
-import { resourceName, secretName } from './names.js';
+import { secretName } from './names.js';
 import { credentialsSecret, customResource, nameOf, resourceRef, secretRef, type KubeObject } from './resources.js';
 
 /**
  * Writes the desired state of deployments and storage configurations to the
  * cluster: a custom resource and, when there are credentials, its Secret.
  * Deterministic names and server-side apply make every call idempotent, so
- * the API and the resync share it.
+ * replicas of the reconciler (platform/kube/resync.ts, its one user on the
+ * platform's side) may run it at once.
  */
 export class DesiredStateWriter {
   constructor(
@@ -40,29 +40,10 @@ export class DesiredStateWriter {
   }
 
   /** Deletes the resource (the operator's finalizer removes its configuration first) and its Secret. */
-  async remove(kind: ResourceKind, workspace: string, key: string): Promise<void> {
-    await this.removeByName(kind, resourceName(kind, workspace, key));
-    this.logger.info({ kind: KINDS[kind].kind, workspace, key }, 'custom resource deleted');
-  }
-
   async removeByName(kind: ResourceKind, name: string): Promise<void> {
     const api = await this.kube.api();
     await api.delete(resourceRef(kind, this.kube.namespace, name));
     await api.delete(secretRef(this.kube.credentialsNamespace, secretName(name)));
-  }
-}
-
-/**
- * Runs a cluster write inside the API's database transaction: any failure
- * becomes a 503 (the transaction, and so the API call, is rolled back). The
- * cause goes to the log, not to the client.
- */
-export async function clusterWrite<T>(logger: Logger, what: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (error instanceof UnavailableError) throw error;
-    logger.error({ err: error, status: statusOf(error) }, `Kubernetes write failed: ${what}`);
-    throw new UnavailableError(`The Kubernetes API did not accept the ${what}; nothing was changed. Retry later.`);
+    this.logger.info({ kind: KINDS[kind].kind, name }, 'custom resource deleted');
   }
 }

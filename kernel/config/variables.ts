@@ -304,7 +304,7 @@ export const variables = {
     parsers.optional(parsers.namespace),
   ),
   kubeTimeoutMs: variable('DIDYMA_KUBE_TIMEOUT_MS', '10000', 'Timeout of one Kubernetes API call (the API makes them inside its database transaction).', parsers.integer(500, 120000)),
-  kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the private server repairs drift between the database and the custom resources (0: never).', parsers.integer(0, 86400)),
+  kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the custom resource reconciler of the private server runs besides after each change: it retries refused writes and deletions, and repairs drift between the database and the cluster (0: only after changes).', parsers.integer(0, 86400)),
   proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),
   operatorPort: variable('DIDYMA_OPERATOR_PORT', '9465', 'Port of the operator\'s /healthz, /readyz and /metrics.', port),
   operatorProbeSeconds: variable('DIDYMA_OPERATOR_PROBE_SECONDS', '60', 'How often the operator probes the registries and model servers of ready resources.', parsers.integer(5, 86400)),

@@ -4,91 +4,163 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { API_VERSION, KINDS, LABELS, MANAGED_BY } from '../../infra/kube/constants.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
-import { secretRef, type KubeObject } from '../../infra/kube/resources.js';
-import { planResync, type ResyncPlan } from '../../infra/kube/resync-plan.js';
+import { secretName } from '../../infra/kube/names.js';
+import { nameOf, secretRef, type KubeObject } from '../../infra/kube/resources.js';
+import { planResync, type ClusterState, type ResyncPlan } from '../../infra/kube/resync-plan.js';
 import type { DesiredStateWriter } from '../../infra/kube/writer.js';
-import { liveDesired } from './rows.js';
+import type { Desired } from '../../infra/kube/desired.js';
+import type { ClusterWriteObserver } from '../../features/metrics/cluster-metrics.js';
+import { clusterFailure } from './failures.js';
+import { changeOf, Pass, type ResyncReport, type RowChange } from './pass.js';
+import { clusterStores, wantedRows, type WantedRows } from './rows.js';
 
 export interface ResyncOptions {
+  /** Between passes; 0: only after changes (and at start). */
   intervalMs: number;
-  /** Leave younger orphans alone: their creating transaction may still be open. */
+  /** Leave younger resources no row knows of alone: a replica of an earlier version may apply one inside a transaction still open. */
   graceMs?: number;
   now?: () => number;
 }
 
-export interface ResyncReport {
-  applied: number;
-  deleted: number;
-  unchanged: number;
-  failed: number;
+export interface ResyncDeps {
+  db: Db;
+  box: SecretBox;
+  kube: KubeConnection;
+  writer: DesiredStateWriter;
+  logger: Logger;
+  scheduler: Scheduler;
+  /** Subscribes to committed changes of deployments and storage configurations; returns the unsubscribe. */
+  wakeups?: (wake: () => void) => () => void;
+  observer?: ClusterWriteObserver;
 }
 
 const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
+/** The longest timer Node.js keeps: an interval of 0 means passes after changes only. */
+const NO_INTERVAL_MS = 2_147_483_647;
 
 /**
- * Repairs drift between the database and the cluster: resources missing or
- * edited are applied again, resources and Secrets without a live row are
- * deleted. The database is the source of truth; every step is idempotent, so
- * several API replicas may run it at once.
+ * The one writer of the custom resources and their Secrets: it reads the
+ * committed rows, applies what is missing or different, deletes what no live
+ * row wants (a deleted row's resource at once, retried every pass until it is
+ * gone), and records each row's `cluster_state`. Requests change rows only and
+ * wake it after their commit; it also runs every interval to repair drift.
+ * Every step is idempotent, so several private-server replicas may run it at once.
  */
 export class DesiredStateResync {
-  private readonly task: ScheduledTask | undefined;
+  private readonly task: ScheduledTask;
+  private unsubscribe: (() => void) | undefined;
 
   constructor(
-    private readonly db: Db,
-    private readonly box: SecretBox,
-    private readonly kube: KubeConnection,
-    private readonly writer: DesiredStateWriter,
-    private readonly logger: Logger,
+    private readonly deps: ResyncDeps,
     private readonly options: ResyncOptions,
-    scheduler: Scheduler,
   ) {
-    // With an interval of 0 it never runs on its own (runOnce still does).
-    this.task = options.intervalMs > 0 ? scheduler.add({ name: 'custom_resource_resync', intervalMs: options.intervalMs, run: () => this.runOnce() }) : undefined;
+    this.task = deps.scheduler.add({
+      name: 'custom_resource_resync',
+      intervalMs: options.intervalMs > 0 ? options.intervalMs : NO_INTERVAL_MS,
+      run: () => this.runOnce(),
+      afterStop: async () => {
+        this.unsubscribe?.();
+        this.unsubscribe = undefined;
+      },
+    });
   }
 
-  /** Runs now, then every interval (no-op with an interval of 0). */
+  /** Runs now, after every committed change, and every interval. */
   start(): void {
-    this.task?.start();
+    this.unsubscribe ??= this.deps.wakeups?.(() => this.task.wake());
+    this.task.start();
   }
 
   async stop(): Promise<void> {
-    await this.task?.stop();
+    await this.task.stop();
   }
 
+  /** One pass; throws when the cluster cannot be listed (pending rows then say so). */
   async runOnce(): Promise<ResyncReport> {
-    const { namespace, credentialsNamespace } = this.kube;
-    const api = await this.kube.api();
-    const [desired, deployments, storage, secrets] = await Promise.all([
-      liveDesired(this.db, this.box),
+    const { db, box, kube, logger } = this.deps;
+    const wanted = await wantedRows(db, box);
+    let actual: ClusterState;
+    try {
+      actual = await this.readCluster();
+    } catch (error) {
+      const pending = wanted.desired.map((item) => wanted.rowOf.get(item)!).filter((row) => row.state.cluster_state === 'pending');
+      await this.record(pending.map((row) => changeOf(row, 'failed', clusterFailure(error))));
+      throw error;
+    }
+    const plan = planResync(wanted, actual, kube, (this.options.now ?? Date.now)(), this.options.graceMs ?? 60_000);
+    const pass = await this.execute(wanted, plan);
+    await this.record(pass.changes);
+    this.deps.observer?.counted(pass.counts(wanted.removals));
+    const { report } = pass;
+    const log = report.applied || report.deleted || report.failed || report.removing ? logger.info.bind(logger) : logger.debug.bind(logger);
+    log({ ...report }, 'resync finished');
+    return report;
+  }
+
+  private async readCluster(): Promise<ClusterState> {
+    const { namespace, credentialsNamespace } = this.deps.kube;
+    const api = await this.deps.kube.api();
+    const [deployments, storage, secrets] = await Promise.all([
       api.list<KubeObject>(API_VERSION, KINDS.deployment.kind, namespace, { labelSelector: MANAGED }),
       api.list<KubeObject>(API_VERSION, KINDS.storage.kind, namespace, { labelSelector: MANAGED }),
       // Only Secrets this code made carry the kind label.
       api.list<KubeObject>('v1', 'Secret', credentialsNamespace, { labelSelector: `${MANAGED},${LABELS.kind}` }),
     ]);
-    const now = (this.options.now ?? Date.now)();
-    const plan = planResync(desired, { resources: [...deployments.items, ...storage.items], secrets: secrets.items }, this.kube, now, this.options.graceMs ?? 60_000);
-    const report = await this.execute(plan);
-    const log = report.applied || report.deleted || report.failed ? this.logger.info.bind(this.logger) : this.logger.debug.bind(this.logger);
-    log({ ...report }, 'resync finished');
-    return report;
+    return { resources: [...deployments.items, ...storage.items], secrets: secrets.items };
   }
 
-  private async execute(plan: ResyncPlan): Promise<ResyncReport> {
-    const report: ResyncReport = { applied: 0, deleted: 0, unchanged: plan.unchanged, failed: 0 };
-    const attempt = async (what: Record<string, unknown>, step: () => Promise<unknown>, counter: 'applied' | 'deleted') => {
-      try {
-        await step();
-        report[counter] += 1;
-      } catch (error) {
-        report.failed += 1;
-        this.logger.warn({ err: error, ...what }, 'resync step failed');
-      }
-    };
-    for (const item of plan.apply) await attempt({ kind: KINDS[item.kind].kind, workspace: item.workspace, key: item.key }, () => this.writer.apply(item), 'applied');
-    for (const { kind, name } of plan.deleteResources) await attempt({ kind: KINDS[kind].kind, name }, () => this.writer.removeByName(kind, name), 'deleted');
-    for (const name of plan.deleteSecrets) await attempt({ secret: name }, async () => (await this.kube.api()).delete(secretRef(this.kube.credentialsNamespace, name)), 'deleted');
-    return report;
+  private async execute(wanted: WantedRows, plan: ResyncPlan): Promise<Pass> {
+    const pass = new Pass(wanted.rowOf, this.deps.logger, this.deps.observer, plan.inSync.length);
+    for (const item of plan.inSync) pass.settled(item, 'applied');
+    for (const item of plan.apply) await this.apply(item, pass);
+    await this.deleteUnwanted(plan, pass);
+    for (const item of plan.removed) pass.settled(item, 'removed');
+    // A resource without a finalizer is gone at once; one being finalized waits for a later pass.
+    const left = plan.removing.length ? await this.stillThere() : undefined;
+    for (const item of plan.removing) {
+      const name = nameOf(item);
+      if (left && !left.has(`${KINDS[item.kind].kind}/${name}`) && !left.has(`Secret/${secretName(name)}`)) pass.settled(item, 'removed');
+      else pass.report.removing += 1;
+    }
+    return pass;
+  }
+
+  private async apply(item: Desired, pass: Pass): Promise<void> {
+    try {
+      await this.deps.writer.apply(item);
+      pass.report.applied += 1;
+      pass.settled(item, 'applied');
+    } catch (error) {
+      pass.refused(item.kind, 'apply', { kind: KINDS[item.kind].kind, workspace: item.workspace, key: item.key }, error);
+      pass.settled(item, 'failed', clusterFailure(error));
+    }
+  }
+
+  private async deleteUnwanted(plan: ResyncPlan, pass: Pass): Promise<void> {
+    const { writer, kube } = this.deps;
+    const deleted = () => void (pass.report.deleted += 1);
+    for (const { kind, name } of plan.deleteResources) {
+      await writer.removeByName(kind, name).then(deleted, (error: unknown) => pass.refused(kind, 'delete', { kind: KINDS[kind].kind, name }, error));
+    }
+    const api = await kube.api();
+    for (const name of plan.deleteSecrets) {
+      await api.delete(secretRef(kube.credentialsNamespace, name)).then(deleted, (error: unknown) => pass.refused('secret', 'delete', { secret: name }, error));
+    }
+  }
+
+  /** Kind/name of every managed object after the deletions, listed (the API may list, never get, the Secrets); undefined when the cluster does not answer. */
+  private async stillThere(): Promise<Set<string> | undefined> {
+    try {
+      const { resources, secrets } = await this.readCluster();
+      return new Set([...resources, ...secrets].map((object) => `${object.kind}/${object.metadata.name}`));
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async record(changes: readonly RowChange[]): Promise<void> {
+    for (const kind of ['deployment', 'storage'] as const) {
+      await clusterStores[kind].record(this.deps.db, changes.filter((c) => c.kind === kind).map((c) => c.change));
+    }
   }
 }
-

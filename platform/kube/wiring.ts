@@ -6,16 +6,16 @@ import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
 import type { Scheduler } from '../../infra/process/scheduler.js';
+import type { ChangeFeed } from '../../infra/db/change-feed.js';
+import type { ClusterWriteObserver } from '../../features/metrics/cluster-metrics.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
-import { kubeListeners } from './listeners.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
 import { DesiredStateResync } from './resync.js';
 
 export interface KubeSide {
   connection: KubeConnection;
   writer: DesiredStateWriter;
-  listeners: ReturnType<typeof kubeListeners>;
-  /** Started by the private server (the process that writes resources). */
+  /** The one writer of the custom resources: started by the private server. */
   resync: DesiredStateResync;
   /** For executors: the operator's proxy configuration, followed live once started. */
   proxies: ClusterProxyResolver;
@@ -29,6 +29,9 @@ export interface KubeSideDeps {
   logger: Logger;
   /** The platform's background tasks: the resync is one. */
   scheduler: Scheduler;
+  /** The process's change feed, whose announcements after each commit wake the resync. */
+  changes: () => ChangeFeed;
+  observer?: ClusterWriteObserver;
 }
 
 /** The Kubernetes side of a platform process, or undefined in the embedded default. */
@@ -40,8 +43,10 @@ export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | u
   return {
     connection,
     writer,
-    listeners: kubeListeners(writer, deps.box, logger),
-    resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }, deps.scheduler),
+    resync: new DesiredStateResync(
+      { ...deps, kube: connection, writer, logger: logger.child({ task: 'resync' }), wakeups: (wake) => deps.changes().subscribeCommitted('desired_state', wake) },
+      { intervalMs: config.kubeResyncSeconds * 1000 },
+    ),
     proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };
 }

@@ -12,13 +12,13 @@ import { startTestPlatform, unique, type TestPlatform } from '../support/platfor
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
 import { ownDatabase } from '../support/database.js';
-import { kubeOverrides, kubectlApply, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
+import { createTestNamespace, credentialsNamespaceOf, kubeOverrides, kubectlApply, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
 
 const PAT = 'pat-that-must-stay-in-the-secret';
 
 type Resource = KubeObject & { spec: any; status?: any };
 
-describe('Kubernetes: the API writes custom resources', function () {
+describe('Kubernetes: the reconciler writes the custom resources of committed rows', function () {
   this.timeout(120_000);
   let kube: KubeConnection;
   let api: KubeApi;
@@ -57,9 +57,9 @@ describe('Kubernetes: the API writes custom resources', function () {
       throw new Error(`${error.message}; operator leading: ${operator.isLeader()}; resource left: ${JSON.stringify(left?.metadata)}`);
     });
 
-  async function createDeployment(key: string, client = t.private) {
+  async function createDeployment(key: string, client = t.private, token = owner.token) {
     return client.post('/api/deployment', {
-      token: owner.token,
+      token,
       json: {
         deployment_key: key,
         registry_connector_class: OPEN_INFERENCE_REGISTRY,
@@ -70,10 +70,19 @@ describe('Kubernetes: the API writes custom resources', function () {
     });
   }
 
-  it('creating a deployment applies its ModelDeployment and Secret: right spec and labels, no credential in the CR', async () => {
+  /** What GET answers of the deployment once its cluster_state is `state`. */
+  const deploymentIn = (state: string, key: string, client = t.private, token = owner.token) =>
+    waitFor(`deployment ${key} to be ${state}`, async () => {
+      const reply = await client.get(`/api/deployment/${key}`, { token });
+      return reply.body[0]?.cluster_state === state ? reply.body[0] : undefined;
+    });
+
+  it('creating a deployment answers pending, then applies its ModelDeployment and Secret: right spec and labels, no credential in the CR', async () => {
     const key = unique('iris');
     const reply = await createDeployment(key);
     expect(reply.status, reply.text).to.equal(201);
+    expect(reply.body[0]).to.include({ cluster_state: 'pending' });
+    await deploymentIn('applied', key);
     const name = resourceName('deployment', owner.ws.name, key);
     const resource = await read('deployment', name);
     expect(resource.metadata.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.managedBy]: 'didyma' });
@@ -111,6 +120,7 @@ describe('Kubernetes: the API writes custom resources', function () {
   it('creating and deleting a storage configuration applies and deletes its StorageConfig', async () => {
     const key = await filesystemStorage(t.private, owner.token, unique('files'));
     const name = resourceName('storage', owner.ws.name, key);
+    await waitFor('the storage configuration to be applied', async () => (await t.private.get(`/api/storage/${key}`, { token: owner.token })).body.cluster_state === 'applied');
     const resource = await read('storage', name);
     expect(resource.spec).to.deep.include({ workspace: owner.ws.name, storageKey: key, className: 'didyma.storage.FilesystemStorage' });
     expect(resource.spec).to.not.have.property('secretRef');
@@ -119,25 +129,52 @@ describe('Kubernetes: the API writes custom resources', function () {
     await finalized('the StorageConfig', resourceRef('storage', kube.namespace, name));
   });
 
-  it('answers 503 and keeps nothing when the cluster refuses the write', async () => {
-    const broken = await startTestPlatform(kubeOverrides(`missing-${unique('ns')}`), undefined, { db: own.db });
+  it('a write the cluster refuses: 201 pending, then failed with the reason, then applied once the cluster takes it', async () => {
+    // A namespace not created yet: the API server refuses every write into it (404).
+    const namespace = testNamespaceName('dy-late');
+    const late = await ownDatabase();
+    const broken = await startTestPlatform({ ...kubeOverrides(namespace), kubeResyncSeconds: 1 }, undefined, { db: late.db });
     try {
+      const lateOwner = await tenant(broken);
       const key = unique('refused');
-      const reply = await createDeployment(key, broken.private);
-      expect(reply.status).to.equal(503);
-      expect(reply.body).to.include({ message_code: 'backend_unavailable' });
-      expect(reply.body.message).to.include('Kubernetes API');
-      expect((await t.private.get(`/api/deployment/${key}`, { token: owner.token })).status).to.equal(404);
-      // The transaction was rolled back: the key is still free.
-      expect((await createDeployment(key)).status).to.equal(201);
+      const reply = await createDeployment(key, broken.private, lateOwner.token);
+      expect(reply.status, reply.text).to.equal(201);
+      expect(reply.body[0]).to.include({ cluster_state: 'pending' });
+      const failed = await deploymentIn('failed', key, broken.private, lateOwner.token);
+      expect(failed).to.include({ cluster_reason: 'cluster_error' });
+      expect(failed.cluster_message).to.include('404');
+      const listed = await broken.private.get('/api/deployment', { token: lateOwner.token });
+      expect(listed.body.find((d: any) => d.deployment_key === key)).to.include({ cluster_state: 'failed', cluster_reason: 'cluster_error' });
+      // The cluster recovers: the next pass applies it.
+      const created = await createTestNamespace(namespace);
+      await deploymentIn('applied', key, broken.private, lateOwner.token);
+      const name = resourceName('deployment', lateOwner.ws.name, key);
+      expect((await (await created.api()).objects.read<Resource>(resourceRef('deployment', namespace, name))).spec.deploymentKey).to.equal(key);
+
+      // A deletion the cluster cannot finish yet (a finalizer nobody removes: no operator watches this namespace) keeps being retried.
+      const hold = 'didyma.io/test-hold';
+      await api.mergePatch({ ...resourceRef('deployment', namespace, name), metadata: { name, namespace, finalizers: [hold] } });
+      expect((await broken.private.delete(`/api/deployment/${key}`, { token: lateOwner.token })).status).to.equal(204);
+      expect((await broken.private.get(`/api/deployment/${key}`, { token: lateOwner.token })).status).to.equal(404);
+      const stateOfRow = async () => (await late.db('deployments').where({ deployment_key: key }).first('cluster_state')).cluster_state as string;
+      const removingGauge = async () => (await broken.platform.metrics.cluster.registry.getSingleMetricAsString('didyma_cluster_resources')).includes('kind="deployment",state="removing"} 1');
+      await waitFor('the resource to be marked for deletion', async () => (await api.objects.read<Resource>(resourceRef('deployment', namespace, name))).metadata.deletionTimestamp);
+      await waitFor('a pass to count it as being removed', removingGauge);
+      expect(await stateOfRow()).to.equal('applied');
+      await api.mergePatch({ ...resourceRef('deployment', namespace, name), metadata: { name, namespace, finalizers: [] } });
+      await waitFor('the row to say its resource is gone', async () => (await stateOfRow()) === 'removed');
+      expect(await gone(resourceRef('deployment', namespace, name))).to.equal(true);
+      expect(await gone(secretRef(credentialsNamespaceOf(namespace), secretName(name)))).to.equal(true);
     } finally {
       await broken.close();
+      await late.drop();
     }
   });
 
   it('the resync repairs drift: a deleted resource comes back, an edited spec is restored, a stray resource goes', async () => {
     const key = unique('drift');
     expect((await createDeployment(key)).status).to.equal(201);
+    await deploymentIn('applied', key);
     const name = resourceName('deployment', owner.ws.name, key);
     // Someone edits the spec with kubectl…
     await api.mergePatch({ ...resourceRef('deployment', kube.namespace, name), spec: { serverProxy: { init: { server_proxy_url: 'http://elsewhere.example' } } } });
@@ -146,7 +183,7 @@ describe('Kubernetes: the API writes custom resources', function () {
     await kubectlApply(kube, stray);
     // A resync without grace period (the periodic one waits a minute before deleting strays).
     const { db, box, kube: side, logger } = t.platform;
-    const resync = new DesiredStateResync(db, box, side!.connection, side!.writer, logger, { intervalMs: 0, graceMs: 0 }, new Scheduler(logger));
+    const resync = new DesiredStateResync({ db, box, kube: side!.connection, writer: side!.writer, logger, scheduler: new Scheduler(logger) }, { intervalMs: 0, graceMs: 0 });
     const report = await resync.runOnce();
     expect(report.failed).to.equal(0);
     expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
@@ -201,10 +238,13 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   let owner: Tenant;
   let version: string;
   let deploymentName: string;
+  let own: Awaited<ReturnType<typeof ownDatabase>>;
 
   before(async () => {
     kube = await testNamespace('dy-executor');
-    t = await startTestPlatform(kubeOverrides(kube.namespace));
+    // Its own database: the reconciler applies every live deployment of it to this namespace.
+    own = await ownDatabase();
+    t = await startTestPlatform(kubeOverrides(kube.namespace), undefined, { db: own.db });
     // No failover here: the default lease, so a loaded host's pauses never cost the operator its leadership.
     operator = await startTestOperator(kube.namespace, { DIDYMA_LEASE_SECONDS: '15' });
     version = unique('v');
@@ -236,6 +276,7 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
     await operator?.close();
     await Promise.all([first?.close(), second?.close(), demo?.close()]);
     await t?.close();
+    await own?.drop();
   });
 
   async function invoke(): Promise<string> {

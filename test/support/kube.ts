@@ -40,9 +40,16 @@ export const credentialsNamespaceOf = (namespace: string) => `${namespace}-crede
  * has no namespace controller to finish them).
  */
 export async function testNamespace(prefix: string): Promise<KubeConnection> {
+  return createTestNamespace(testNamespaceName(prefix));
+}
+
+/** A fresh name for a test namespace, not created yet. */
+export const testNamespaceName = (prefix: string) => `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+
+/** Creates the namespace `namespace` and its credentials namespace (as testNamespace, under a name chosen beforehand). */
+export async function createTestNamespace(namespace: string): Promise<KubeConnection> {
   const api = apiFor();
   await installCrds(api);
-  const namespace = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
   for (const name of [namespace, credentialsNamespaceOf(namespace)]) await api.core.createNamespace({ body: { metadata: { name, labels: { 'didyma.io/test': 'true' } } } });
   return { namespace, credentialsNamespace: credentialsNamespaceOf(namespace), api: async () => api };
 }

@@ -388,6 +388,10 @@ class Deployment(ApiModel):
     server_proxy_init: dict[str, Any]
     workspace: str
     max_concurrent_calls: int | None = None
+    # Kubernetes mode only (None without a cluster): pending, applied or failed, and why it failed.
+    cluster_state: str | None = None
+    cluster_reason: str | None = None
+    cluster_message: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -398,6 +402,10 @@ class StorageConfig(ApiModel):
     storage_class: str
     workspace: str
     connector_init: dict[str, Any] | None = None
+    # Kubernetes mode only (None without a cluster): pending, applied or failed, and why it failed.
+    cluster_state: str | None = None
+    cluster_reason: str | None = None
+    cluster_message: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
