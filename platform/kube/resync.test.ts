@@ -174,4 +174,21 @@ describe('the reconciler of custom resources: rows to the cluster, states back t
       await resync.stop();
     }
   });
+
+  it('passes again soon while a deletion is held or a write refused, with no change or interval to wake it', async () => {
+    const key = await createDeployment();
+    await reconciler().runOnce();
+    cluster.find(KINDS.deployment.kind, nameOf(key))!.metadata.finalizers = ['didyma.io/proxy-configuration'];
+    expect((await t.private.delete(`/api/deployment/${key}`, { token: owner.token })).status).to.equal(204);
+    // No wake-ups: only its start, and the retries of what it left, run it.
+    const resync = reconciler(new Scheduler(logger));
+    resync.start();
+    try {
+      await until(async () => (await metric(metricNames.clusterResources, 'kind="deployment",state="removing"'))?.endsWith(' 1') === true, 'the deletion to be held');
+      cluster.finalize(KINDS.deployment.kind, nameOf(key));
+      await until(async () => (await row(key))?.cluster_state === 'removed', 'a retry to see the resource gone');
+    } finally {
+      await resync.stop();
+    }
+  });
 });

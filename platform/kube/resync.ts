@@ -37,6 +37,9 @@ export interface ResyncDeps {
 const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 /** The longest timer Node.js keeps: an interval of 0 means passes after changes only. */
 const NO_INTERVAL_MS = 2_147_483_647;
+/** The first and the longest wait before a pass that retries what the last one left failed or still being removed. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
 
 /**
  * The one writer of the custom resources and their Secrets: it reads the
@@ -49,6 +52,8 @@ const NO_INTERVAL_MS = 2_147_483_647;
 export class DesiredStateResync {
   private readonly task: ScheduledTask;
   private unsubscribe: (() => void) | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = 0;
 
   constructor(
     private readonly deps: ResyncDeps,
@@ -57,10 +62,11 @@ export class DesiredStateResync {
     this.task = deps.scheduler.add({
       name: 'custom_resource_resync',
       intervalMs: options.intervalMs > 0 ? options.intervalMs : NO_INTERVAL_MS,
-      run: () => this.runOnce(),
+      run: () => this.scheduledPass(),
       afterStop: async () => {
         this.unsubscribe?.();
         this.unsubscribe = undefined;
+        clearTimeout(this.retryTimer);
       },
     });
   }
@@ -73,6 +79,25 @@ export class DesiredStateResync {
 
   async stop(): Promise<void> {
     await this.task.stop();
+  }
+
+  /**
+   * A pass of the schedule. What it leaves failed or still being removed (a
+   * finalizer holds it) is retried after 1 s, doubled up to 30 s, rather than
+   * at the next interval, which is minutes or never; a pass that could not
+   * read the cluster is retried the same way.
+   */
+  private async scheduledPass(): Promise<void> {
+    let unfinished = true;
+    try {
+      const report = await this.runOnce();
+      unfinished = report.failed > 0 || report.removing > 0;
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'resync could not read the cluster; retried soon');
+    }
+    clearTimeout(this.retryTimer);
+    this.retryMs = unfinished ? Math.min(Math.max(RETRY_FIRST_MS, this.retryMs * 2), RETRY_MAX_MS) : 0;
+    if (unfinished) this.retryTimer = setTimeout(() => this.task.wake(), this.retryMs).unref();
   }
 
   /** One pass; throws when the cluster cannot be listed (pending rows then say so). */
