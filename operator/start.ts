@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../kernel/config/config.js';
 import { fence, kubeConnection, type KubeConnection } from '../infra/kube/connection.js';
 import { isNotFound } from '../infra/kube/errors.js';
+import { InformerSet } from '../infra/kube/informer-set.js';
+import { collections } from '../infra/kube/paths.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { outboundClients } from '../platform/outbound.js';
 import { processRegistry } from '../features/metrics/process-registry.js';
@@ -47,6 +49,8 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const fenced = fence(kube, () => {
     if (elector && !elector.isLeader) throw new Error('not the leader any more: write refused');
   });
+  // One list+watch per collection for the process, kept across terms of leadership (reads need no fence).
+  const informers = InformerSet.of(kube, log);
   const configMap = new ProxyConfigMap(fenced, config.proxyConfigMap, log);
   const events = new EventRecorder(fenced, identity, log);
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
@@ -55,7 +59,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
       const users = handlers(config, log).map((handler) => ({
         handler,
         controller: new Controller({
-          kube: fenced,
+          informer: informers.informer(collections.resources(handler.kind, kube.namespace)),
           kind: handler.kind,
           reconcile: (name) => reconcile({ kube: fenced, handler, configMap, events, logger: log, probeIntervalMs }, name),
           logger: log,
@@ -65,7 +69,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
           maxBackoffMs: probeIntervalMs,
         }),
       }));
-      return [...users.map((user) => user.controller), new SecretWatch(fenced, users, log.child({ watch: 'secrets' }))];
+      return [...users.map((user) => user.controller), new SecretWatch(informers.informer(collections.secrets(kube.credentialsNamespace)), users)];
     },
     log,
     (running) => metrics.leader.set(running ? 1 : 0),
@@ -97,6 +101,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
       // The elector ends the group when it steps down; without one, end it here.
       if (elector) await elector.stop();
       await group.end();
+      await informers.stop();
       await server.close();
     },
   };

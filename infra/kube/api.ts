@@ -68,9 +68,9 @@ export class KubeApi {
     return this.objects.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector);
   }
 
-  /** client-node's list+watch cache of the collection at `path`, listed by `list`; ListWatch because makeInformer takes no field selector. */
-  informer<T extends KubernetesObject>(path: string, list: () => Promise<KubernetesListObject<T>>, fieldSelector?: string): Informer<T> & ObjectCache<T> {
-    return new ListWatch(path, new Watch(this.kc), list, false, undefined, fieldSelector);
+  /** client-node's list+watch cache of the collection at `path`, listed by `list` with the same selectors; ListWatch because makeInformer takes no field selector. */
+  informer<T extends KubernetesObject>(path: string, list: () => Promise<KubernetesListObject<T>>, { labelSelector, fieldSelector }: Selectors = {}): Informer<T> & ObjectCache<T> {
+    return new ListWatch(path, new Watch(this.kc), list, false, labelSelector, fieldSelector);
   }
 }
 

@@ -6,6 +6,8 @@ import type { KubeConnection } from '../../infra/kube/connection.js';
 import { configEntryKey, resourceName } from '../../infra/kube/names.js';
 import { deploymentEntry, entryText } from '../../infra/kube/proxy-config.js';
 import { createLogger } from '../../infra/logging/logger.js';
+import { InformerSet } from '../../infra/kube/informer-set.js';
+import { collections } from '../../infra/kube/paths.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
 
 type Callback = (arg: unknown) => void;
@@ -51,7 +53,8 @@ const catalog = { createServerProxy: (className: string, init: object, options: 
 
 describe('the cluster proxy resolver (Kubernetes mode)', () => {
   function resolver(cluster: ReturnType<typeof fakeCluster>, reads: string[]) {
-    return new ClusterProxyResolver({ kube: cluster.kube, configMap: 'proxies', catalog, http: {} as HttpClient, db: tables(reads), logger: createLogger('silent') });
+    const configMaps = InformerSet.of(cluster.kube, createLogger('silent')).informer(collections.configMaps('ns', undefined, 'metadata.name=proxies'));
+    return new ClusterProxyResolver({ kube: cluster.kube, configMap: 'proxies', configMaps, catalog, http: {} as HttpClient, db: tables(reads), logger: createLogger('silent') });
   }
 
   it('builds the proxy from the operator\'s entry and its Secret, reading the deployment and workspace once', async () => {

@@ -6,9 +6,8 @@ import type { ServerProxy } from '../../infra/connectors/types.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import { configEntryKey, resourceName } from '../../infra/kube/names.js';
-import { paths } from '../../infra/kube/paths.js';
 import { parseEntries, type DeploymentEntry, type ProxyConfigEntry } from '../../infra/kube/proxy-config.js';
-import { RestartingInformer } from '../../infra/kube/informer.js';
+import type { SharedInformer } from '../../infra/kube/informer-set.js';
 import type { KubeObject } from '../../infra/kube/resources.js';
 import { SecretCache } from '../../infra/kube/secrets.js';
 import { deploymentGone, type ProxyResolver, type ServedModel } from '../../features/deployments/proxy-resolver.js';
@@ -26,6 +25,8 @@ class NotConfiguredYet extends Error {
 export interface ClusterProxyResolverDeps {
   kube: KubeConnection;
   configMap: string;
+  /** The process's informer of the proxy configuration. */
+  configMaps: SharedInformer<ConfigMap>;
   catalog: ConnectorCatalog;
   http: HttpClient;
   db: Runner;
@@ -47,37 +48,29 @@ interface EntryOf {
  */
 export class ClusterProxyResolver implements ProxyResolver {
   private entries = new Map<string, ProxyConfigEntry>();
-  private readonly informer: RestartingInformer<ConfigMap>;
+  private unsubscribe: (() => void) | undefined;
   private readonly secrets: SecretCache;
   // A deployment's key and its workspace's name never change: its entry's key is read once.
   private readonly entryKeys = new LRUCache<number, EntryOf>({ max: 1000 });
 
   constructor(private readonly deps: ClusterProxyResolverDeps) {
     this.secrets = new SecretCache(deps.kube, deps.secretTtlMs ?? 30_000);
-    const { namespace } = deps.kube;
-    // One object: RBAC can then grant the executor this ConfigMap only.
-    const fieldSelector = `metadata.name=${deps.configMap}`;
-    this.informer = new RestartingInformer<ConfigMap>({
-      informer: async () => {
-        const api = await deps.kube.api();
-        return api.informer(paths.configMaps(namespace), () => api.list<ConfigMap>('v1', 'ConfigMap', namespace, { fieldSelector }), fieldSelector);
-      },
-      onChange: (_name, configMap) => this.replace(configMap),
-      logger: deps.logger,
-    });
   }
 
   /** Ready once the ConfigMap has been read (start resolves then). */
   get synced(): boolean {
-    return this.informer.hasSynced;
+    return this.deps.configMaps.hasSynced;
   }
 
   async start(): Promise<void> {
-    await this.informer.start();
+    this.unsubscribe ??= this.deps.configMaps.subscribe((_name, configMap) => this.replace(configMap));
+    await this.deps.configMaps.whenSynced();
   }
 
+  /** Stops following; the informer is the process's (its InformerSet stops it). */
   async stop(): Promise<void> {
-    await this.informer.stop();
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** The server proxy of the deployment that serves `model`. */

@@ -5,6 +5,8 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
+import { InformerSet } from '../../infra/kube/informer-set.js';
+import { collections } from '../../infra/kube/paths.js';
 import type { Scheduler } from '../../infra/process/scheduler.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { kubeListeners } from './listeners.js';
@@ -13,6 +15,8 @@ import { DesiredStateResync } from './resync.js';
 
 export interface KubeSide {
   connection: KubeConnection;
+  /** The process's list+watches, one per collection; stopped when the platform closes. */
+  informers: InformerSet;
   writer: DesiredStateWriter;
   listeners: ReturnType<typeof kubeListeners>;
   /** Started by the private server (the process that writes resources). */
@@ -37,11 +41,15 @@ export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | u
   if (!connection) return undefined;
   const logger = deps.logger.child({ component: 'kube', namespace: connection.namespace });
   const writer = new DesiredStateWriter(connection, logger);
+  const informers = InformerSet.of(connection, logger);
+  // One object: RBAC can then grant the executor this ConfigMap only.
+  const configMaps = informers.informer(collections.configMaps(connection.namespace, undefined, `metadata.name=${config.proxyConfigMap}`));
   return {
     connection,
+    informers,
     writer,
     listeners: kubeListeners(writer, deps.box, logger),
     resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }, deps.scheduler),
-    proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
+    proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, configMaps, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };
 }
