@@ -305,7 +305,7 @@ export const variables = {
   ),
   kubeTimeoutMs: variable('DIDYMA_KUBE_TIMEOUT_MS', '10000', 'Timeout of one Kubernetes API call (the API makes them inside its database transaction).', parsers.integer(500, 120000)),
   kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the private server repairs drift between the database and the custom resources (0: never).', parsers.integer(0, 86400)),
-  proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),
+  proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'Prefix of the ConfigMaps (one per workspace, labelled didyma.io/proxy-config with it) the operator writes the proxy configuration to and executors read it from.', parsers.string),
   operatorPort: variable('DIDYMA_OPERATOR_PORT', '9465', 'Port of the operator\'s /healthz, /readyz and /metrics.', port),
   operatorProbeSeconds: variable('DIDYMA_OPERATOR_PROBE_SECONDS', '60', 'How often the operator probes the registries and model servers of ready resources.', parsers.integer(5, 86400)),
   operatorWorkers: variable('DIDYMA_OPERATOR_WORKERS', '2', 'Resources of one kind the operator reconciles at once (each its own probes); a resource is never reconciled by two workers at once.', parsers.integer(1, 64)),

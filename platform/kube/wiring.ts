@@ -7,6 +7,7 @@ import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
 import { InformerSet } from '../../infra/kube/informer-set.js';
 import { collections } from '../../infra/kube/paths.js';
+import { proxyConfigSelector } from '../../infra/kube/names.js';
 import type { Scheduler } from '../../infra/process/scheduler.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { kubeListeners } from './listeners.js';
@@ -42,14 +43,13 @@ export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | u
   const logger = deps.logger.child({ component: 'kube', namespace: connection.namespace });
   const writer = new DesiredStateWriter(connection, logger);
   const informers = InformerSet.of(connection, logger);
-  // One object: RBAC can then grant the executor this ConfigMap only.
-  const configMaps = informers.informer(collections.configMaps(connection.namespace, undefined, `metadata.name=${config.proxyConfigMap}`));
+  const configMaps = informers.informer(collections.configMaps(connection.namespace, proxyConfigSelector(config.proxyConfigMap)));
   return {
     connection,
     informers,
     writer,
     listeners: kubeListeners(writer, deps.box, logger),
     resync: new DesiredStateResync(deps.db, deps.box, connection, writer, logger.child({ task: 'resync' }), { intervalMs: config.kubeResyncSeconds * 1000 }, deps.scheduler),
-    proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, configMaps, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
+    proxies: new ClusterProxyResolver({ kube: connection, prefix: config.proxyConfigMap, configMaps, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };
 }
