@@ -296,7 +296,7 @@ export const variables = {
   metricsToken: variable('DIDYMA_METRICS_TOKEN', '', 'When set, scraping `/metrics` needs `Authorization: Bearer <token>`. Empty: `/metrics` is open (keep it off the public ingress).', parsers.optional(parsers.string)),
   kubeMode: variable('DIDYMA_KUBE_MODE', 'off', 'Kubernetes mode: `in-cluster` (service account of the pod) or `kubeconfig` (file from `KUBECONFIG`). The API then writes ModelDeployment / StorageConfig resources and executors read the operator\'s proxy configuration. `off`: the embedded default, everything from the database.', parsers.oneOf(['off', 'in-cluster', 'kubeconfig'] as const)),
   kubeconfig: variable('KUBECONFIG', '', 'Kubeconfig file of `DIDYMA_KUBE_MODE=kubeconfig` (one path). Empty: `~/.kube/config`. Ignored in the other modes.', parsers.string),
-  kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMap and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
+  kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMaps and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
   kubeCredentialsNamespace: variable(
     'DIDYMA_KUBE_CREDENTIALS_NAMESPACE',
     '',
