@@ -80,8 +80,8 @@ async function operatorMetrics(url: string) {
   const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
   return {
     reconciled: (result: string) => value(new RegExp(`didyma_operator_reconciles_total\\{kind="ModelDeployment",result="${result}"\\} (\\d+)`)),
-    rss: value(/^process_resident_memory_bytes (\d+)/m),
-    heapUsed: value(/^nodejs_heap_size_used_bytes (\d+)/m),
+    rss: value(/^didyma_process_resident_memory_bytes (\d+)/m),
+    heapUsed: value(/^didyma_nodejs_heap_size_used_bytes (\d+)/m),
     leader: value(/^didyma_operator_leader (\d+)/m),
   };
 }
@@ -192,6 +192,8 @@ async function main() {
       },
     );
     const peaks = { operator: operator.peakRss(), resolver: resolver.peakRss() };
+    // The whole run's requests, start-up included: one LIST and one WATCH per collection (a watch the API server ends is opened again).
+    const run = { operator: operatorProxy.counts().requests, resolver: resolverProxy.counts().requests };
 
     const report = {
       started: started.toISOString(),
@@ -199,6 +201,7 @@ async function main() {
       settings: { deployments: DEPLOYMENTS, workspaces: WORKSPACES, concurrency: CONCURRENCY, operatorWorkers: 2, created: 'DesiredStateWriter (server-side apply of Secret and ModelDeployment), not the HTTP API' },
       configMaps: { count: configMaps.length, largestDataBytes: Math.max(...sizes), totalDataBytes: sizes.reduce((a, b) => a + b, 0) },
       phases: { create, update, delete: remove },
+      wholeRun: run,
       memory: {
         operator: { idleRss: idle.operator.rss, idleHeapUsed: idle.operator.heapUsed, fullRss: full.operator.rss, fullHeapUsed: full.operator.heapUsed, peakRss: peaks.operator, runtime: 'build (bin/didyma.js)' },
         resolver: { idleRss: idle.resolver.rss, idleHeapUsed: idle.resolver.heapUsed, fullRss: full.resolver.rss, fullHeapUsed: full.resolver.heapUsed, peakRss: peaks.resolver, runtime: 'tsx (RSS includes the loader)' },
