@@ -9,7 +9,7 @@ NODE_BIN := $(shell bash scripts/node.sh bin)
 $(if $(NODE_BIN),,$(error scripts/node.sh could not install the project's Node.js))
 export PATH := $(NODE_BIN):$(PATH)
 
-.PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale bench-scale-out lint typecheck services services-stop clean
+.PHONY: help install build run test test-fast test-kube test-kube-cluster test-cluster bench bench-scale bench-scale-out bench-kube lint typecheck services services-stop clean
 
 help:
 	@echo "make run         install, build, migrate and start didyma dev (ports 8080/8081/8082), with a Prometheus for its metrics (scripts/run.sh)"
@@ -22,6 +22,7 @@ help:
 	@echo "make bench       benchmarks on PostgreSQL, RabbitMQ and MLServer: a table, and bench/results/<date>.json"
 	@echo "make bench-scale list pages and need_context calls at 10^3 to 10^5 rows, on PostgreSQL: bench/results/scale-<date>.json"
 	@echo "make bench-scale-out  1, 2, 4 and 8 executor processes draining one backlog: bench/results/scale-out-<date>.json"
+	@echo "make bench-kube  5,000 ModelDeployments in 500 workspaces, operator and resolver: bench/results/kube-config-<date>.json"
 
 node_modules/.installed: package.json package-lock.json
 	npm ci $(NPM_FLAGS)
@@ -91,6 +92,11 @@ bench-scale: build
 bench-scale-out: build
 	bash scripts/services/all.sh start postgres rabbitmq >/dev/null
 	eval "$$(bash scripts/services/all.sh env postgres rabbitmq)" && npx tsx bench/scale-out.ts
+
+# The proxy configuration at scale on the test control plane (bench/kube-config.ts); no part of `make test`.
+bench-kube: build
+	bash scripts/services/all.sh start kube >/dev/null
+	eval "$$(bash scripts/services/all.sh env kube)" && npx tsx bench/kube-config.ts
 
 clean:
 	rm -rf dist node_modules .didyma .cache

@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
-import type { KubeConnection } from '../infra/kube/connection.js';
-import { API_VERSION, KINDS, type ResourceKind } from '../infra/kube/constants.js';
-import { RestartingInformer } from '../infra/kube/informer.js';
-import { paths } from '../infra/kube/paths.js';
+import { KINDS, type ResourceKind } from '../infra/kube/constants.js';
+import type { SharedInformer } from '../infra/kube/informer-set.js';
 import type { KubeObject } from '../infra/kube/resources.js';
 import { GenerationFilter } from './generation-filter.js';
 import type { OperatorMetrics } from './metrics.js';
@@ -10,7 +8,8 @@ import { WorkQueue } from './queue.js';
 import type { Outcome } from './reconcile.js';
 
 export interface ControllerOptions {
-  kube: KubeConnection;
+  /** The process's informer of the kind's resources: every resource of the namespace, not only the API's (one made with kubectl is reconciled, and validated, too). */
+  informer: SharedInformer<KubeObject>;
   kind: ResourceKind;
   reconcile: (name: string) => Promise<Outcome>;
   logger: Logger;
@@ -23,31 +22,24 @@ export interface ControllerOptions {
 }
 
 /**
- * List+watch one kind, queue the key (`namespace/name`) of every change, and
- * let a few workers reconcile keys one at a time each. What happened (added,
- * modified, deleted) is deliberately ignored: the reconcile reads the object.
+ * Follows one kind through the process's shared informer, queues the key
+ * (`namespace/name`) of every change, and lets a few workers reconcile keys
+ * one at a time each. What happened (added, modified, deleted) is
+ * deliberately ignored: the reconcile reads the object.
  */
 export class Controller {
   private readonly queue: WorkQueue;
-  private readonly informer: RestartingInformer<KubeObject>;
   private readonly generations = new GenerationFilter();
   private workers: Array<Promise<void>> = [];
+  private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly options: ControllerOptions) {
     this.queue = new WorkQueue({ baseDelayMs: options.retryBaseMs, maxDelayMs: options.maxBackoffMs });
-    const { kube, kind } = options;
-    this.informer = new RestartingInformer<KubeObject>({
-      // Every resource of the kind, not only the API's: one made with kubectl is reconciled (and validated) too.
-      informer: async () => {
-        const api = await kube.api();
-        return api.informer(paths.resources(kind, kube.namespace), () => api.list<KubeObject>(API_VERSION, KINDS[kind].kind, kube.namespace));
-      },
-      onChange: (name, object) => {
-        if (this.generations.changed(name, object)) this.queue.add(this.keyOf(name));
-      },
-      logger: options.logger,
-    });
     options.metrics.queueDepth.set({ kind: KINDS[options.kind].kind }, 0);
+  }
+
+  private get informer(): SharedInformer<KubeObject> {
+    return this.options.informer;
   }
 
   get depth(): number {
@@ -59,20 +51,24 @@ export class Controller {
     for (const resource of this.informer.list()) if (matches(resource)) this.queue.add(this.keyOf(resource.metadata.name));
   }
 
+  /** Queues every cached resource (a new leader reconciles them all), then each change. */
   async start(): Promise<void> {
-    await this.informer.start();
+    this.unsubscribe = this.informer.subscribe((name, object) => {
+      if (this.generations.changed(name, object)) this.queue.add(this.keyOf(name));
+    });
+    await this.informer.whenSynced();
     this.workers = Array.from({ length: this.options.workers }, () => this.work());
     this.options.logger.info({ kind: KINDS[this.options.kind].kind, resources: this.informer.list().length }, 'controller started');
   }
 
   async stop(): Promise<void> {
+    this.unsubscribe?.();
     this.queue.shutDown();
-    await this.informer.stop();
     await Promise.all(this.workers);
   }
 
   private keyOf(name: string): string {
-    return `${this.options.kube.namespace}/${name}`;
+    return `${this.informer.collection.namespace}/${name}`;
   }
 
   private async work(): Promise<void> {

@@ -9,12 +9,12 @@ import { readSecret } from '../infra/kube/secrets.js';
 import { nextStatus, sameStatus, transitions, type ConditionUpdate, type ResourceStatus } from './conditions.js';
 import type { EventRecorder } from './events.js';
 import type { KindHandler, Problem } from './kinds.js';
-import type { ProxyConfigMap } from './proxy-config-map.js';
+import type { ProxyConfigMaps } from './proxy-config-maps.js';
 
 export interface ReconcileDeps {
   kube: KubeConnection;
   handler: KindHandler;
-  configMap: ProxyConfigMap;
+  configMaps: ProxyConfigMaps;
   events: EventRecorder;
   logger: Logger;
   /** Ready resources are probed again after this long. */
@@ -49,12 +49,12 @@ export async function reconcile(deps: ReconcileDeps, name: string): Promise<Outc
   const object = await readResource(deps, name);
   if (!object) {
     // Deleted without our finalizer (or before we ever saw it): make sure nothing is left.
-    await deps.configMap.remove(entryKey);
+    await deps.configMaps.remove(entryKey);
     return { result: 'gone' };
   }
   if (object.metadata.deletionTimestamp) return finalize(deps, object, entryKey);
   const current = await ensureFinalizer(deps, object);
-  const evaluation = judge(await check(deps, current, entryKey), deps.configMap.name, deps.probeIntervalMs);
+  const evaluation = judge(await check(deps, current, entryKey), deps.configMaps.nameOf(workspaceOf(deps, current)), deps.probeIntervalMs);
   await writeStatus(deps, current, evaluation.conditions);
   return evaluation.outcome;
 }
@@ -68,12 +68,20 @@ async function readResource(deps: ReconcileDeps, name: string): Promise<Resource
   }
 }
 
+/** The workspace a resource configures, whose ConfigMap holds its entry. */
+const workspaceOf = (deps: ReconcileDeps, object: Resource) => deps.handler.entry(object.spec).workspace;
+
 /** What the checks of a resource found, the first problem winning. */
 export type Finding = { found: 'secret-missing'; secret: string } | { found: 'invalid' | 'unreachable'; problem: Problem } | { found: 'healthy' };
 
 /** Runs the checks, keeping the resource's ConfigMap entry only while its spec is valid. */
 async function check(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Finding> {
-  const { handler, configMap } = deps;
+  const { handler } = deps;
+  const unconfigured = async (finding: Finding) => {
+    // A spec no longer valid must not leave its previous configuration in use.
+    await deps.configMaps.remove(entryKey, workspaceOf(deps, object));
+    return finding;
+  };
   const secret = handler.secretName(object.spec);
   let secrets: Record<string, string> = {};
   if (secret) {
@@ -81,20 +89,15 @@ async function check(deps: ReconcileDeps, object: Resource, entryKey: string): P
       if (isNotFound(error)) return undefined;
       throw error;
     });
-    if (!read) return unconfigured(configMap, entryKey, { found: 'secret-missing', secret });
+    if (!read) return unconfigured({ found: 'secret-missing', secret });
     secrets = read;
   }
   const invalid = handler.validate(object.spec, secrets);
-  if (invalid) return unconfigured(configMap, entryKey, { found: 'invalid', problem: invalid });
-  await configMap.put(entryKey, entryText(handler.entry(object.spec)));
+  if (invalid) return unconfigured({ found: 'invalid', problem: invalid });
+  const entry = handler.entry(object.spec);
+  await deps.configMaps.put(entry.workspace, entryKey, entryText(entry));
   const unreachable = await handler.probe(object.spec, secrets);
   return unreachable ? { found: 'unreachable', problem: unreachable } : { found: 'healthy' };
-}
-
-/** Removes the entry of a resource that cannot be configured: a spec no longer valid must not leave its previous configuration in use. */
-async function unconfigured(configMap: ProxyConfigMap, entryKey: string, finding: Finding): Promise<Finding> {
-  await configMap.remove(entryKey);
-  return finding;
 }
 
 /** The conditions and next step for what the checks found: pure, so a table test covers every case. */
@@ -162,8 +165,9 @@ async function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: 
 async function finalize(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Outcome> {
   const finalizers = object.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return { result: 'finalized' };
-  await deps.configMap.remove(entryKey);
-  await deps.events.record(object, 'Normal', 'ConfigurationRemoved', `Entry ${entryKey} removed from ConfigMap ${deps.configMap.name}.`);
+  const workspace = workspaceOf(deps, object);
+  await deps.configMaps.remove(entryKey, workspace);
+  await deps.events.record(object, 'Normal', 'ConfigurationRemoved', `Entry ${entryKey} removed from ConfigMap ${deps.configMaps.nameOf(workspace)}.`);
   try {
     await setFinalizers(deps, object, finalizers.filter((finalizer) => finalizer !== FINALIZER));
   } catch (error) {

@@ -1,7 +1,4 @@
-import type { Logger } from 'pino';
-import type { KubeConnection } from '../infra/kube/connection.js';
-import { RestartingInformer } from '../infra/kube/informer.js';
-import { paths } from '../infra/kube/paths.js';
+import type { SharedInformer } from '../infra/kube/informer-set.js';
 import type { KubeObject } from '../infra/kube/resources.js';
 import type { Controller } from './controller.js';
 import type { KindHandler } from './kinds.js';
@@ -13,33 +10,29 @@ export interface SecretUser {
 }
 
 /**
- * Follows the Secrets of the credentials namespace: when one appears, changes
- * or goes, every resource whose secretRef names it is queued again, so a
- * resource that failed on a missing or wrong credential converges as soon as
- * the Secret is fixed rather than at its next retry (an invalid one has none).
+ * Follows the Secrets of the credentials namespace (the process's shared
+ * informer of them): when one appears, changes or goes, every resource whose
+ * secretRef names it is queued again, so a resource that failed on a missing
+ * or wrong credential converges as soon as the Secret is fixed rather than at
+ * its next retry (an invalid one has none).
  */
 export class SecretWatch {
-  private readonly informer: RestartingInformer<KubeObject>;
+  private unsubscribe: (() => void) | undefined;
 
-  constructor(kube: KubeConnection, users: readonly SecretUser[], logger: Logger) {
-    const namespace = kube.credentialsNamespace;
-    this.informer = new RestartingInformer<KubeObject>({
-      informer: async () => {
-        const api = await kube.api();
-        return api.informer(paths.secrets(namespace), () => api.list<KubeObject>('v1', 'Secret', namespace));
-      },
-      onChange: (name) => {
-        for (const { controller, handler } of users) controller.requeueWhere((resource) => handler.secretName(resource.spec) === name);
-      },
-      logger,
-    });
+  constructor(
+    private readonly secrets: SharedInformer<KubeObject>,
+    private readonly users: readonly SecretUser[],
+  ) {}
+
+  async start(): Promise<void> {
+    await this.secrets.whenSynced();
+    // Changes from now on only: each controller's start queues every resource anyway.
+    this.unsubscribe = this.secrets.subscribe((name) => {
+      for (const { controller, handler } of this.users) controller.requeueWhere((resource) => handler.secretName(resource.spec) === name);
+    }, false);
   }
 
-  start(): Promise<void> {
-    return this.informer.start();
-  }
-
-  stop(): Promise<void> {
-    return this.informer.stop();
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
   }
 }

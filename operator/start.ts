@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../kernel/config/config.js';
 import { fence, kubeConnection, type KubeConnection } from '../infra/kube/connection.js';
-import { isNotFound } from '../infra/kube/errors.js';
+import { InformerSet } from '../infra/kube/informer-set.js';
+import { collections } from '../infra/kube/paths.js';
+import { proxyConfigSelector } from '../infra/kube/names.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { outboundClients } from '../platform/outbound.js';
 import { processRegistry } from '../features/metrics/process-registry.js';
@@ -13,7 +15,7 @@ import { EventRecorder } from './events.js';
 import { deploymentHandler, storageHandler, type KindHandler } from './kinds.js';
 import { LeaderElector } from './leader.js';
 import { createOperatorMetrics } from './metrics.js';
-import { ProxyConfigMap } from './proxy-config-map.js';
+import { ProxyConfigMaps } from './proxy-config-maps.js';
 import { reconcile } from './reconcile.js';
 import { SecretWatch } from './secret-watch.js';
 import { startOperatorServer } from './server.js';
@@ -47,7 +49,10 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const fenced = fence(kube, () => {
     if (elector && !elector.isLeader) throw new Error('not the leader any more: write refused');
   });
-  const configMap = new ProxyConfigMap(fenced, config.proxyConfigMap, log);
+  // One list+watch per collection for the process, kept across terms of leadership (reads need no fence).
+  const informers = InformerSet.of(kube, log);
+  const proxyConfigMaps = collections.configMaps(kube.namespace, proxyConfigSelector(config.proxyConfigMap));
+  const configMaps = new ProxyConfigMaps(fenced, config.proxyConfigMap, informers.informer(proxyConfigMaps), log);
   const events = new EventRecorder(fenced, identity, log);
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
   const group = new ControllerGroup(
@@ -55,9 +60,9 @@ export async function startOperator(config: Config, logger: Logger, connection?:
       const users = handlers(config, log).map((handler) => ({
         handler,
         controller: new Controller({
-          kube: fenced,
+          informer: informers.informer(collections.resources(handler.kind, kube.namespace)),
           kind: handler.kind,
-          reconcile: (name) => reconcile({ kube: fenced, handler, configMap, events, logger: log, probeIntervalMs }, name),
+          reconcile: (name) => reconcile({ kube: fenced, handler, configMaps, events, logger: log, probeIntervalMs }, name),
           logger: log,
           metrics,
           workers: config.operatorWorkers,
@@ -65,7 +70,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
           maxBackoffMs: probeIntervalMs,
         }),
       }));
-      return [...users.map((user) => user.controller), new SecretWatch(fenced, users, log.child({ watch: 'secrets' }))];
+      return [...users.map((user) => user.controller), new SecretWatch(informers.informer(collections.secrets(kube.credentialsNamespace)), users), configMaps];
     },
     log,
     (running) => metrics.leader.set(running ? 1 : 0),
@@ -79,9 +84,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
     metricsToken: config.metricsToken,
     ready: async () => {
       const api = await kube.api();
-      await api.core.readNamespacedConfigMap({ name: config.proxyConfigMap, namespace: kube.namespace }).catch((error: unknown) => {
-        if (!isNotFound(error)) throw error;
-      });
+      await api.core.listNamespacedConfigMap({ namespace: kube.namespace, labelSelector: proxyConfigMaps.labelSelector, limit: 1 });
     },
   });
 
@@ -97,6 +100,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
       // The elector ends the group when it steps down; without one, end it here.
       if (elector) await elector.stop();
       await group.end();
+      await informers.stop();
       await server.close();
     },
   };

@@ -80,4 +80,30 @@ describe('Kubernetes API transport', () => {
     expect(retryAfterMs('', 2)).to.equal(500);
     expect(retryAfterMs(undefined, 10)).to.equal(10_000);
   });
+
+  it('caches what an informer lists and watches without managedFields', async () => {
+    const object = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'x', resourceVersion: '2', managedFields: [{ manager: 'didyma-api', operation: 'Apply' }] }, data: { k: 'v' } });
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.url?.includes('watch=true')) res.end(`${JSON.stringify({ type: 'ADDED', object: object('watched') })}\n`);
+      else res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: [object('listed')] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const api = connect((kc) => kc.loadFromOptions({ clusters: [{ name: 'c', server: url, skipTLSVerify: true }], users: [{ name: 'u' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' }), 5000);
+    const informer = api.informer('/api/v1/namespaces/x/configmaps', () => api.core.listNamespacedConfigMap({ namespace: 'x' }));
+    const added = new Promise<void>((resolve) => informer.on('add', (o) => o.metadata?.name === 'watched' && resolve()));
+    informer.on('error', () => undefined); // the fake ends each watch at once
+    try {
+      await informer.start();
+      await added;
+      expect(informer.list().map((o) => [o.metadata?.name, o.metadata?.managedFields, o.data])).to.deep.equal([
+        ['listed', undefined, { k: 'v' }],
+        ['watched', undefined, { k: 'v' }],
+      ]);
+    } finally {
+      await informer.stop();
+      await new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
+    }
+  });
 });

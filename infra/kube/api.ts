@@ -68,9 +68,33 @@ export class KubeApi {
     return this.objects.list<T>(apiVersion, kind, namespace, undefined, undefined, undefined, fieldSelector, labelSelector);
   }
 
-  /** client-node's list+watch cache of the collection at `path`, listed by `list`; ListWatch because makeInformer takes no field selector. */
-  informer<T extends KubernetesObject>(path: string, list: () => Promise<KubernetesListObject<T>>, fieldSelector?: string): Informer<T> & ObjectCache<T> {
-    return new ListWatch(path, new Watch(this.kc), list, false, undefined, fieldSelector);
+  /**
+   * client-node's list+watch cache of the collection at `path`, listed by
+   * `list` with the same selectors (ListWatch because makeInformer takes no
+   * field selector). Objects are cached without their managedFields, as
+   * controller-runtime's caches keep them: no reader needs them, and they are
+   * the larger part of a server-side-applied object.
+   */
+  informer<T extends KubernetesObject>(path: string, list: () => Promise<KubernetesListObject<T>>, { labelSelector, fieldSelector }: Selectors = {}): Informer<T> & ObjectCache<T> {
+    const listed = async () => {
+      const answer = await list();
+      answer.items.forEach(withoutManagedFields);
+      return answer;
+    };
+    return new ListWatch(path, new LeanWatch(this.kc), listed, false, labelSelector, fieldSelector);
+  }
+}
+
+/** Drops an object's managedFields in place. */
+function withoutManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object?.metadata) delete object.metadata.managedFields;
+  return object;
+}
+
+/** client-node's Watch, handing on each event's object without its managedFields. */
+class LeanWatch extends Watch {
+  override watch(path: string, query: Record<string, string | number | boolean | undefined>, callback: (phase: string, object: KubernetesObject, watchObject?: unknown) => void, done: (error: unknown) => void): Promise<AbortController> {
+    return super.watch(path, query, (phase, object, watchObject) => callback(phase, withoutManagedFields(object), watchObject), done);
   }
 }
 

@@ -24,6 +24,8 @@ export const LABELS = {
   workspace: 'didyma.io/workspace',
   /** `deployment` or `storage`: which kind of resource a Secret holds credentials for. */
   kind: 'didyma.io/kind',
+  /** On each proxy ConfigMap, naming its set (DIDYMA_PROXY_CONFIGMAP): what executors and the operator watch by. */
+  proxyConfig: 'didyma.io/proxy-config',
 } as const;
 
 export const ANNOTATIONS = {

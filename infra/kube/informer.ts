@@ -40,6 +40,10 @@ export class RestartingInformer<T extends KubeObject> {
     return this.informer?.list() ?? [];
   }
 
+  get(name: string, namespace: string): T | undefined {
+    return this.informer?.get(name, namespace);
+  }
+
   /** Resolves once synced; rejects with the error when the first list or watch fails. */
   async start(): Promise<void> {
     this.stopped = false;

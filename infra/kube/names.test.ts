@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { configEntryKey, resourceName, secretName, workspaceLabel } from './names.js';
+import { configEntryKey, proxyConfigMapName, proxyConfigSelector, resourceName, secretName, workspaceLabel } from './names.js';
 
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -42,5 +42,18 @@ describe('Kubernetes names', () => {
     expect(workspaceLabel('team_a-1')).to.equal('team_a-1');
     expect(workspaceLabel('_private')).to.match(/^ws-[0-9a-f]{16}$/);
     expect(workspaceLabel('_private')).to.equal(workspaceLabel('_private'));
+  });
+
+  it('names one proxy ConfigMap per workspace, deterministic and apart where the readable part collides', () => {
+    expect(proxyConfigMapName('didyma-proxy-config', 'team_a')).to.match(/^didyma-proxy-config-team-a-[0-9a-f]{8}$/);
+    expect(proxyConfigMapName('p', 'team_a')).to.equal(proxyConfigMapName('p', 'team_a'));
+    expect(proxyConfigMapName('p', 'team_a')).to.not.equal(proxyConfigMapName('p', 'team-a'));
+    expect(proxyConfigMapName('p', '___')).to.match(/^p-[0-9a-f]{8}$/);
+    expect(proxyConfigMapName('p', 'x'.repeat(300)).length).to.be.at.most(253);
+  });
+
+  it('selects the proxy ConfigMaps by a label whose value Kubernetes accepts, however long the prefix', () => {
+    expect(proxyConfigSelector('didyma-proxy-config')).to.equal('didyma.io/proxy-config=didyma-proxy-config');
+    expect(proxyConfigSelector('a'.repeat(70))).to.match(/^didyma\.io\/proxy-config=proxy-config-[0-9a-f]{16}$/);
   });
 });

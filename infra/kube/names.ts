@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { KINDS, type ResourceKind } from './constants.js';
+import { KINDS, LABELS, type ResourceKind } from './constants.js';
 
 const LABEL_MAX = 63;
 const DIGEST_LENGTH = 8;
@@ -32,12 +32,32 @@ export function resourceName(kind: ResourceKind, workspace: string, key: string)
 /** The Secret holding a resource's credentials. */
 export const secretName = (resource: string) => `${resource}-credentials`;
 
-/** The key of a resource's entry in the proxy-configuration ConfigMap. */
+/**
+ * The ConfigMap of one workspace's proxy configuration, `<prefix>-<workspace>-<digest>`:
+ * a DNS subdomain, deterministic, the digest of the exact workspace name
+ * telling apart workspaces whose readable parts collide.
+ */
+export function proxyConfigMapName(prefix: string, workspace: string): string {
+  const readable = slug(workspace).slice(0, LABEL_MAX).replace(/-+$/, '');
+  const hash = digest('proxy-config', workspace).slice(0, DIGEST_LENGTH);
+  return readable ? `${prefix}-${readable}-${hash}` : `${prefix}-${hash}`;
+}
+
+/** The label selector of every proxy ConfigMap of the set named `prefix`. */
+export const proxyConfigSelector = (prefix: string) => `${LABELS.proxyConfig}=${proxyConfigLabel(prefix)}`;
+
+/** The key of a resource's entry in its workspace's proxy-configuration ConfigMap. */
 export const configEntryKey = (kind: ResourceKind, resource: string) => `${KINDS[kind].short}.${resource}`;
 
 const LABEL_VALUE = /^[a-z0-9A-Z]([a-z0-9A-Z._-]{0,61}[a-z0-9A-Z])?$/;
 
-/** A workspace name as a label value: itself when Kubernetes accepts it (almost always), else a stable digest. */
-export function workspaceLabel(workspace: string): string {
-  return LABEL_VALUE.test(workspace) ? workspace : `ws-${digest('workspace', workspace).slice(0, 16)}`;
+/** `text` as a label value: itself when Kubernetes accepts it (almost always), else a stable digest. */
+function labelValue(tag: string, text: string): string {
+  return LABEL_VALUE.test(text) ? text : `${tag === 'workspace' ? 'ws' : tag}-${digest(tag, text).slice(0, 16)}`;
 }
+
+/** A workspace name as a label value. */
+export const workspaceLabel = (workspace: string) => labelValue('workspace', workspace);
+
+/** The value of the proxy-config label of the set named `prefix`. */
+export const proxyConfigLabel = (prefix: string) => labelValue('proxy-config', prefix);

@@ -1,9 +1,20 @@
 import { API_VERSION, KINDS, type ResourceKind } from './constants.js';
 
-// REST paths of the namespaced collections didyma watches (client-node's informers take paths).
+/** A namespaced collection didyma list+watches: its type, REST path (client-node's informers take paths) and selectors. */
+export interface Collection {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  path: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
 
-export const paths = {
-  resources: (kind: ResourceKind, namespace: string) => `/apis/${API_VERSION}/namespaces/${namespace}/${KINDS[kind].plural}`,
-  configMaps: (namespace: string) => `/api/v1/namespaces/${namespace}/configmaps`,
-  secrets: (namespace: string) => `/api/v1/namespaces/${namespace}/secrets`,
+export const collections = {
+  resources: (kind: ResourceKind, namespace: string): Collection => ({ apiVersion: API_VERSION, kind: KINDS[kind].kind, namespace, path: `/apis/${API_VERSION}/namespaces/${namespace}/${KINDS[kind].plural}` }),
+  configMaps: (namespace: string, labelSelector?: string, fieldSelector?: string): Collection => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace, path: `/api/v1/namespaces/${namespace}/configmaps`, labelSelector, fieldSelector }),
+  secrets: (namespace: string): Collection => ({ apiVersion: 'v1', kind: 'Secret', namespace, path: `/api/v1/namespaces/${namespace}/secrets` }),
 };
+
+/** What tells two collections apart: equal keys are one watch. */
+export const collectionKey = (c: Collection) => JSON.stringify([c.path, c.labelSelector ?? '', c.fieldSelector ?? '']);

@@ -296,7 +296,7 @@ export const variables = {
   metricsToken: variable('DIDYMA_METRICS_TOKEN', '', 'When set, scraping `/metrics` needs `Authorization: Bearer <token>`. Empty: `/metrics` is open (keep it off the public ingress).', parsers.optional(parsers.string)),
   kubeMode: variable('DIDYMA_KUBE_MODE', 'off', 'Kubernetes mode: `in-cluster` (service account of the pod) or `kubeconfig` (file from `KUBECONFIG`). The API then writes ModelDeployment / StorageConfig resources and executors read the operator\'s proxy configuration. `off`: the embedded default, everything from the database.', parsers.oneOf(['off', 'in-cluster', 'kubeconfig'] as const)),
   kubeconfig: variable('KUBECONFIG', '', 'Kubeconfig file of `DIDYMA_KUBE_MODE=kubeconfig` (one path). Empty: `~/.kube/config`. Ignored in the other modes.', parsers.string),
-  kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMap and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
+  kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMaps and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
   kubeCredentialsNamespace: variable(
     'DIDYMA_KUBE_CREDENTIALS_NAMESPACE',
     '',
@@ -304,7 +304,7 @@ export const variables = {
     parsers.optional(parsers.namespace),
   ),
   kubeTimeoutMs: variable('DIDYMA_KUBE_TIMEOUT_MS', '10000', 'Timeout of one Kubernetes API call (the API makes them inside its database transaction).', parsers.integer(500, 120000)),
-  kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the custom resource reconciler of the private server runs besides after each change: it retries refused writes and deletions, and repairs drift between the database and the cluster (0: only after changes).', parsers.integer(0, 86400)),
+  kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the private server repairs drift between the database and the custom resources (0: never).', parsers.integer(0, 86400)),
   proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),
   operatorPort: variable('DIDYMA_OPERATOR_PORT', '9465', 'Port of the operator\'s /healthz, /readyz and /metrics.', port),
   operatorProbeSeconds: variable('DIDYMA_OPERATOR_PROBE_SECONDS', '60', 'How often the operator probes the registries and model servers of ready resources.', parsers.integer(5, 86400)),

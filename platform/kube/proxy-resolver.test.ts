@@ -3,20 +3,23 @@ import type { Runner } from '../../infra/db/database.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
-import { configEntryKey, resourceName } from '../../infra/kube/names.js';
+import { configEntryKey, proxyConfigMapName, proxyConfigSelector, resourceName } from '../../infra/kube/names.js';
 import { deploymentEntry, entryText } from '../../infra/kube/proxy-config.js';
 import { createLogger } from '../../infra/logging/logger.js';
+import { InformerSet } from '../../infra/kube/informer-set.js';
+import { collections } from '../../infra/kube/paths.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
 
 type Callback = (arg: unknown) => void;
 
-/** The operator's ConfigMap as client-node's informer shows it: listed at start, then changed by `emit`. */
+/** The operator's ConfigMap of workspace acme as client-node's informer shows it: listed at start, then changed or deleted. */
 function fakeCluster(data: Record<string, string>, secrets: Record<string, Record<string, string>>) {
   const callbacks: Record<string, Callback[]> = { add: [], update: [], delete: [], error: [] };
-  const configMap = (entries: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'proxies' }, data: entries });
+  const configMap = (entries: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: proxyConfigMapName('proxies', 'acme') }, data: entries });
   const secretReads: string[] = [];
   const informer = {
     on: (verb: string, callback: Callback) => callbacks[verb]!.push(callback),
+    list: () => [],
     start: async () => callbacks.add!.forEach((callback) => callback(configMap(data))),
     stop: async () => undefined,
   };
@@ -32,6 +35,7 @@ function fakeCluster(data: Record<string, string>, secrets: Record<string, Recor
   return {
     kube: { namespace: 'ns', credentialsNamespace: 'ns-credentials', api: async () => api } as unknown as KubeConnection,
     update: (entries: Record<string, string>) => callbacks.update!.forEach((callback) => callback(configMap(entries))),
+    remove: () => callbacks.delete!.forEach((callback) => callback(configMap({}))),
     secretReads,
   };
 }
@@ -51,7 +55,8 @@ const catalog = { createServerProxy: (className: string, init: object, options: 
 
 describe('the cluster proxy resolver (Kubernetes mode)', () => {
   function resolver(cluster: ReturnType<typeof fakeCluster>, reads: string[]) {
-    return new ClusterProxyResolver({ kube: cluster.kube, configMap: 'proxies', catalog, http: {} as HttpClient, db: tables(reads), logger: createLogger('silent') });
+    const configMaps = InformerSet.of(cluster.kube, createLogger('silent')).informer(collections.configMaps('ns', proxyConfigSelector('proxies')));
+    return new ClusterProxyResolver({ kube: cluster.kube, prefix: 'proxies', configMaps, catalog, http: {} as HttpClient, db: tables(reads), logger: createLogger('silent') });
   }
 
   it('builds the proxy from the operator\'s entry and its Secret, reading the deployment and workspace once', async () => {
@@ -78,6 +83,9 @@ describe('the cluster proxy resolver (Kubernetes mode)', () => {
     expect(missing.transient).to.equal(true);
     cluster.update(entry('http://b'));
     expect(await proxies.resolve(model(7))).to.nested.include({ 'init.server_proxy_url': 'http://b' });
+    // The operator deletes the workspace's ConfigMap once its last entry goes.
+    cluster.remove();
+    expect(((await proxies.resolve(model(7)).catch((caught: unknown) => caught)) as { transient?: boolean }).transient).to.equal(true);
     await proxies.stop();
   });
 

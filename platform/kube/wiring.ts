@@ -5,6 +5,9 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
+import { InformerSet } from '../../infra/kube/informer-set.js';
+import { collections } from '../../infra/kube/paths.js';
+import { proxyConfigSelector } from '../../infra/kube/names.js';
 import type { Scheduler } from '../../infra/process/scheduler.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import type { ClusterWriteObserver } from '../../features/metrics/cluster-metrics.js';
@@ -14,6 +17,8 @@ import { DesiredStateResync } from './resync.js';
 
 export interface KubeSide {
   connection: KubeConnection;
+  /** The process's list+watches, one per collection; stopped when the platform closes. */
+  informers: InformerSet;
   writer: DesiredStateWriter;
   /** The one writer of the custom resources: started by the private server. */
   resync: DesiredStateResync;
@@ -40,13 +45,16 @@ export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | u
   if (!connection) return undefined;
   const logger = deps.logger.child({ component: 'kube', namespace: connection.namespace });
   const writer = new DesiredStateWriter(connection, logger);
+  const informers = InformerSet.of(connection, logger);
+  const configMaps = informers.informer(collections.configMaps(connection.namespace, proxyConfigSelector(config.proxyConfigMap)));
   return {
     connection,
+    informers,
     writer,
     resync: new DesiredStateResync(
       { ...deps, kube: connection, writer, logger: logger.child({ task: 'resync' }), wakeups: (wake) => deps.changes().subscribeCommitted('desired_state', wake) },
       { intervalMs: config.kubeResyncSeconds * 1000 },
     ),
-    proxies: new ClusterProxyResolver({ kube: connection, configMap: config.proxyConfigMap, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
+    proxies: new ClusterProxyResolver({ kube: connection, prefix: config.proxyConfigMap, configMaps, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };
 }

@@ -221,9 +221,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     // -o wide adds the Ready condition's reason.
     expect(await kubectl(cluster, '-n', namespace, 'get', 'mdep', '-o', 'wide')).to.match(/\sTrue\s+Configured\s/);
 
-    // The operator's ConfigMap, mounted by nothing but read live by the executor pod: it names the demo server.
-    const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', `${RELEASE}-proxy-config`);
-    expect(JSON.stringify(proxyConfig.data)).to.include(demoUrl);
+    // The operator's ConfigMaps (one per workspace), mounted by nothing but read live by the executor pod: they name the demo server.
+    const proxyConfig = await kubectlJson(cluster, '-n', namespace, 'get', 'configmap', '-l', `didyma.io/proxy-config=${RELEASE}-proxy-config`);
+    expect(JSON.stringify(proxyConfig.items.map((item: any) => item.data))).to.include(demoUrl);
     const [executor] = await podsOf('executor');
     expect(executor.spec.containers[0].env.find((e: any) => e.name === 'DIDYMA_PROXY_CONFIGMAP').value).to.equal(`${RELEASE}-proxy-config`);
 

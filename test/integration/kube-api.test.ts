@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import { LABELS } from '../../infra/kube/constants.js';
-import { configEntryKey, resourceName, secretName } from '../../infra/kube/names.js';
+import { configEntryKey, proxyConfigMapName, resourceName, secretName } from '../../infra/kube/names.js';
 import type { KubeApi } from '../../infra/kube/api.js';
 import { isNotFound } from '../../infra/kube/errors.js';
 import { DesiredStateResync } from '../../platform/kube/resync.js';
@@ -48,7 +48,12 @@ describe('Kubernetes: the reconciler writes the custom resources of committed ro
   });
 
   const read = (kind: 'deployment' | 'storage', name: string) => api.objects.read<Resource>(resourceRef(kind, kube.namespace, name));
-  const proxyConfig = () => api.core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
+  /** The tenant's workspace's proxy ConfigMap; none (deleted once empty) reads as empty. */
+  const proxyConfig = () =>
+    api.core.readNamespacedConfigMap({ name: proxyConfigMapName('didyma-proxy-config', owner.ws.name), namespace: kube.namespace }).catch((error: unknown) => {
+      if (isNotFound(error)) return { data: {} as Record<string, string> };
+      throw error;
+    });
   const gone = (ref: KubeObject) => api.objects.read(ref).then(() => false, isNotFound);
   // A finalizer is the operator's to remove: on a loaded host the operator may take a while, which these tests do not measure.
   const finalized = (what: string, ref: KubeObject) =>
@@ -294,8 +299,8 @@ describe('Kubernetes: executors run invocations with the operator\'s proxy confi
   it('runs an invocation through the server named in the ConfigMap, and follows a change without restart', async () => {
     const entry = configEntryKey('deployment', deploymentName);
     const entryUrl = async () => {
-      const configMap = await (await kube.api()).core.readNamespacedConfigMap({ name: 'didyma-proxy-config', namespace: kube.namespace });
-      const text = configMap.data?.[entry];
+      const configMap = await (await kube.api()).core.readNamespacedConfigMap({ name: proxyConfigMapName('didyma-proxy-config', owner.ws.name), namespace: kube.namespace }).catch(() => undefined);
+      const text = configMap?.data?.[entry];
       return text ? (JSON.parse(text).serverProxy.init.server_proxy_url as string) : undefined;
     };
     await waitFor('the operator to write the entry', async () => (await entryUrl()) === first.url);

@@ -7,7 +7,7 @@ import YAML from 'yaml';
 import type { KubeApi } from '../../infra/kube/api.js';
 import { statusOf } from '../../infra/kube/errors.js';
 import { resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
-import { configEntryKey, secretName } from '../../infra/kube/names.js';
+import { configEntryKey, proxyConfigMapName, proxyConfigSelector, secretName } from '../../infra/kube/names.js';
 import { readSecret } from '../../infra/kube/secrets.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
@@ -203,7 +203,6 @@ describe('Kubernetes: the Helm chart', function () {
       'Role/dy-didyma-operator',
       'PodDisruptionBudget/dy-didyma-operator',
       'Job/dy-didyma-migrate',
-      'ConfigMap/dy-didyma-proxy-config',
       'CustomResourceDefinition/modeldeployments.didyma.io',
       'CustomResourceDefinition/storageconfigs.didyma.io',
     ]) {
@@ -585,18 +584,19 @@ describe('Kubernetes: the Helm chart', function () {
       expect(await forbidden(operatorApi.delete(secretRef(credentialsNamespace, secretName(metadata.name))))).to.equal(true);
       expect(await forbidden(operatorApi.delete(resourceRef('deployment', namespace, metadata.name)))).to.equal(true);
 
-      // Executors read the proxy ConfigMap (watched by name) and the Secret it names, nothing else.
+      // Executors read the proxy ConfigMaps (watched by label) and the Secret they name, nothing else.
       const executor = as('executor');
-      const entries = await executor.core.listNamespacedConfigMap({ namespace, fieldSelector: 'metadata.name=dy-didyma-proxy-config' });
+      const entries = await executor.core.listNamespacedConfigMap({ namespace, labelSelector: proxyConfigSelector('dy-didyma-proxy-config') });
+      expect(entries.items.map((item) => item.metadata?.name)).to.deep.equal([proxyConfigMapName('dy-didyma-proxy-config', 'default')]);
       expect(entries.items[0]!.data).to.have.property(configEntryKey('deployment', metadata.name));
       expect(await readSecret({ namespace, credentialsNamespace, api: async () => executor }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
       await noReleaseSecrets('executor');
-      expect(await forbidden(executor.core.listNamespacedConfigMap({ namespace }))).to.equal(true);
+      expect(await forbidden(executor.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'executor-write' } } }))).to.equal(true);
       expect(await forbidden(executor.core.listNamespacedSecret({ namespace: credentialsNamespace }))).to.equal(true);
       expect(await forbidden(executor.objects.read(resourceRef('deployment', namespace, metadata.name)))).to.equal(true);
 
       // The auth and public servers' account may do nothing at all.
-      expect(await forbidden(as('server').core.readNamespacedConfigMap({ name: 'dy-didyma-proxy-config', namespace }))).to.equal(true);
+      expect(await forbidden(as('server').core.readNamespacedConfigMap({ name: proxyConfigMapName('dy-didyma-proxy-config', 'default'), namespace }))).to.equal(true);
       expect(await forbidden(as('server').core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace }))).to.equal(true);
     } finally {
       await operator.close();

@@ -2,8 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConnection } from '../../infra/kube/connection.js';
-import { configEntryKey, secretName } from '../../infra/kube/names.js';
+import { configEntryKey, proxyConfigMapName, secretName } from '../../infra/kube/names.js';
 import { API_VERSION } from '../../infra/kube/constants.js';
 import { isNotFound } from '../../infra/kube/errors.js';
 import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
@@ -17,14 +18,15 @@ import { kubectlApply, operatorEnv, startTestOperator, testNamespace, waitFor } 
 type Resource = KubeObject & { spec: any; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; reason: string; message: string }> } };
 
 const PAT = 'operator-test-pat';
+/** DIDYMA_PROXY_CONFIGMAP's default: the prefix of the per-workspace ConfigMaps, and the name of the single one of earlier versions. */
 const CONFIG_MAP = 'didyma-proxy-config';
 let counter = 0;
 
-function deployment(url: string, secrets: Record<string, string> = { server_proxy_pat: PAT }): DesiredDeployment {
+function deployment(url: string, secrets: Record<string, string> = { server_proxy_pat: PAT }, workspace = 'default'): DesiredDeployment {
   counter += 1;
   return {
     kind: 'deployment',
-    workspace: 'default',
+    workspace,
     key: `dep-${Date.now().toString(36)}-${counter}`,
     registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
     serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
@@ -78,7 +80,12 @@ describe('Kubernetes: the operator', function () {
 
   const read = async (name: string) => (await kube.api()).objects.read<Resource>(resourceRef('deployment', kube.namespace, name));
   const condition = (resource: Resource, type: string) => resource.status?.conditions?.find((c) => c.type === type);
-  const configMap = async () => (await kube.api()).core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: kube.namespace });
+  /** A workspace's proxy ConfigMap; none (deleted once empty) reads as empty. */
+  const configMap = async (workspace = 'default') =>
+    (await kube.api()).core.readNamespacedConfigMap({ name: proxyConfigMapName(CONFIG_MAP, workspace), namespace: kube.namespace }).catch((error: unknown) => {
+      if (isNotFound(error)) return { data: {} as Record<string, string>, metadata: {} as V1ObjectMeta };
+      throw error;
+    });
   const eventsOf = async (name: string) => (await (await kube.api()).core.listNamespacedEvent({ namespace: kube.namespace, fieldSelector: `involvedObject.name=${name}` })).items;
   const untilCondition = (name: string, type: string, check: (c: { status: string; reason: string }) => boolean) =>
     waitFor(`${type} of ${name}`, async () => {
@@ -228,6 +235,28 @@ describe('Kubernetes: the operator', function () {
     const metrics = await (await fetch(`${operator!.url}/metrics`)).text();
     expect(metrics).to.include('didyma_operator_reconcile_duration_seconds');
     expect(metrics).to.match(/didyma_operator_leader 1/);
+  });
+
+  it('keeps a workspace in a ConfigMap of its own, deletes it with its last entry, and removes the single ConfigMap of earlier versions', async () => {
+    const api = await kube.api();
+    // What an earlier version left behind: one ConfigMap named DIDYMA_PROXY_CONFIGMAP, without the label executors select by.
+    await api.core.createNamespacedConfigMap({ namespace: kube.namespace, body: { metadata: { name: CONFIG_MAP }, data: { 'mdep.old': '{}' } } });
+    const { metadata } = await writer.apply(deployment(demo.url, undefined, 'team-a'));
+    await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    const own = await configMap('team-a');
+    expect(own.metadata?.labels).to.include({ 'didyma.io/proxy-config': CONFIG_MAP, 'didyma.io/workspace': 'team-a' });
+    expect(Object.keys(own.data ?? {})).to.deep.equal([configEntryKey('deployment', metadata.name)]);
+    expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', metadata.name));
+
+    // A new leader deletes the old ConfigMap (the chart no longer renders it either).
+    await operator!.close();
+    operator = await startTestOperator(kube.namespace);
+    await waitFor('the ConfigMap of earlier versions to be gone', () => api.core.readNamespacedConfigMap({ name: CONFIG_MAP, namespace: kube.namespace }).then(() => false, isNotFound));
+
+    await api.delete(resourceRef('deployment', kube.namespace, metadata.name));
+    await waitFor("the workspace's ConfigMap to go with its last entry", () =>
+      api.core.readNamespacedConfigMap({ name: proxyConfigMapName(CONFIG_MAP, 'team-a'), namespace: kube.namespace }).then(() => false, isNotFound),
+    );
   });
 
   it('removes the configuration of a resource deleted with kubectl (finalizer)', async () => {
