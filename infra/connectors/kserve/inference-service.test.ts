@@ -47,7 +47,7 @@ describe('KServe InferenceService status', () => {
   it('describes a service for its registration: name, namespace, readiness, protocol, revision', () => {
     const ready = service({ conditions: [condition('Ready', 'True'), condition('PredictorReady', 'True')], components: { predictor: { latestReadyRevision: 'iris-predictor-00002' } } });
     expect(describeService(ready)).to.deep.equal({ name: 'iris', namespace: 'models', platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: 'iris-predictor-00002' });
-    expect(describeService(service({}))).to.include({ ready: false, not_ready_reason: 'Ready is Unknown (not reported yet)' });
+    expect(describeService(service({}))).to.include({ ready: false, not_ready_reason: 'PredictorReady is Unknown (not reported yet)' });
   });
 });
 

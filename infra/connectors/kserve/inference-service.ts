@@ -39,9 +39,10 @@ export interface Readiness {
   reason?: string;
 }
 
-const READY_CONDITIONS = ['Ready', 'PredictorReady'];
+// The predictor's own condition first: its reason says more than the aggregate's.
+const READY_CONDITIONS = ['PredictorReady', 'Ready'];
 
-/** Ready when both `Ready` and `PredictorReady` are True: a service KServe has not reported on is not ready. */
+/** Ready when both `PredictorReady` and `Ready` are True: a service KServe has not reported on is not ready. */
 export function readinessOf(service: InferenceService): Readiness {
   const conditions = service.status?.conditions ?? [];
   for (const type of READY_CONDITIONS) {

@@ -22,8 +22,8 @@ class MapAccess implements KServeAccess {
   put(namespace: string, name: string, url: string | undefined, ready = true, extra: Partial<InferenceService> = {}): void {
     const status = ready ? 'True' : 'False';
     const conditions = [
-      { type: 'Ready', status, reason: ready ? undefined : 'RevisionMissing' },
-      { type: 'PredictorReady', status },
+      { type: 'Ready', status },
+      { type: 'PredictorReady', status, reason: ready ? undefined : 'MinimumReplicasUnavailable' },
     ];
     this.services.set(`${namespace}/${name}`, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace }, status: { conditions, components: { predictor: { address: url ? { url } : undefined } } }, ...extra });
   }
@@ -163,7 +163,7 @@ describe('KServe connectors', () => {
       access.put('models', 'iris', first.url, false);
       error = await failure();
       expect(error).to.include({ transient: true, kind: 'unreachable' });
-      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: Ready is False (RevisionMissing).');
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: PredictorReady is False (MinimumReplicasUnavailable).');
       access.put('models', 'iris', undefined);
       expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no address in its status yet.');
     });
