@@ -51,6 +51,12 @@ export const BUILT_IN_CONNECTOR_CLASSES: Readonly<Record<string, ConnectorClass>
   },
 } satisfies Record<string, ConnectorClass>);
 
+/** A stored deployment of a KServe class on a server outside Kubernetes mode is a configuration fault, not the caller's. */
+function inKubernetesMode(access: KServeAccess | undefined, className: string): KServeAccess {
+  if (!access) throw new Error(`Connector class ${className} needs Kubernetes mode (DIDYMA_KUBE_MODE) on this server`);
+  return access;
+}
+
 /** The KServe classes, always known by name; without `access` (no Kubernetes mode) every init is refused, saying why. */
 export function kserveConnectorClasses(access: KServeAccess | undefined): Record<string, ConnectorClass> {
   return {
@@ -58,13 +64,13 @@ export function kserveConnectorClasses(access: KServeAccess | undefined): Record
       kind: 'registry',
       secretKeys: [],
       validateInit: (init, field, _policy, workspace) => KServeRegistryConnector.validateInit(access, init, field, workspace),
-      create: (init, deps) => new KServeRegistryConnector(access!, init, deps),
+      create: (init, deps) => new KServeRegistryConnector(inKubernetesMode(access, KSERVE_REGISTRY_CLASS), init, deps),
     },
     [KSERVE_PROXY_CLASS]: {
       kind: 'proxy',
       secretKeys: [],
       validateInit: (init, field, _policy, workspace) => KServeServerProxy.validateInit(access, init, field, workspace),
-      create: (init, deps) => new KServeServerProxy(access!, init, deps),
+      create: (init, deps) => new KServeServerProxy(inKubernetesMode(access, KSERVE_PROXY_CLASS), init, deps),
     },
   };
 }

@@ -109,6 +109,7 @@ describe('KServe connectors', () => {
     it('refuses every init outside Kubernetes mode, saying so', () => {
       const embedded = new ConnectorCatalog({ policy });
       expect(refusal(() => embedded.validate('registry', REGISTRY, { namespaces: ['models'] }, 'team-a'))).to.match(/^registry_connector_init cannot be used: .* this platform does not run in Kubernetes mode/);
+      expect(() => embedded.createServerProxy(PROXY, { namespaces: 'models' }, deps())).to.throw('Connector class didyma.proxy.KServeServerProxy needs Kubernetes mode (DIDYMA_KUBE_MODE) on this server');
     });
   });
 
