@@ -25,12 +25,12 @@ export interface KindHandler {
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export function deploymentHandler(catalog: ConnectorCatalog, http: HttpClient): KindHandler {
-  const checkConnector = (kind: ConnectorKind, connector: Connector, secrets: Record<string, string>): Problem | undefined => {
+  const checkConnector = (kind: ConnectorKind, connector: Connector, secrets: Record<string, string>, workspace: string): Problem | undefined => {
     if (!catalog.names(kind).includes(connector.className)) {
       return { reason: 'InvalidClass', message: `${connector.className} is not a known ${kind === 'registry' ? 'registry connector' : 'server proxy'} class; known: ${catalog.names(kind).join(', ')}` };
     }
     try {
-      catalog.validate(kind, connector.className, { ...connector.init, ...secrets });
+      catalog.validate(kind, connector.className, { ...connector.init, ...secrets }, workspace);
       return undefined;
     } catch (error) {
       return { reason: 'InvalidInit', message: messageOf(error) };
@@ -41,12 +41,12 @@ export function deploymentHandler(catalog: ConnectorCatalog, http: HttpClient): 
     entry: (spec) => deploymentEntry(spec as DeploymentSpec),
     secretName: (spec) => (spec as DeploymentSpec).secretRef?.name,
     validate(spec, secrets) {
-      const { registry, serverProxy } = spec as DeploymentSpec;
-      return checkConnector('registry', registry, secrets) ?? checkConnector('proxy', serverProxy, secrets);
+      const { registry, serverProxy, workspace } = spec as DeploymentSpec;
+      return checkConnector('registry', registry, secrets, workspace) ?? checkConnector('proxy', serverProxy, secrets, workspace);
     },
     async probe(spec, secrets) {
-      const { deploymentKey, registry, serverProxy } = spec as DeploymentSpec;
-      const deps = { http, deploymentKey };
+      const { deploymentKey, registry, serverProxy, workspace } = spec as DeploymentSpec;
+      const deps = { http, deploymentKey, workspace };
       const [registryResult, serverResult] = await Promise.allSettled([
         catalog.createRegistryConnector(registry.className, { ...registry.init, ...secrets }, deps).health(),
         catalog.createServerProxy(serverProxy.className, { ...serverProxy.init, ...secrets }, deps).health(),

@@ -7,6 +7,7 @@ import { InformerSet } from '../infra/kube/informer-set.js';
 import { collections } from '../infra/kube/paths.js';
 import { proxyConfigSelector } from '../infra/kube/names.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
+import { ClusterKServeAccess } from '../infra/connectors/kserve/cluster-access.js';
 import { outboundClients } from '../platform/outbound.js';
 import { processRegistry } from '../features/metrics/process-registry.js';
 import { Controller } from './controller.js';
@@ -32,9 +33,9 @@ export interface RunningOperator {
  * Built here rather than through createPlatform: the operator needs neither
  * the database nor the signing and encryption keys.
  */
-function handlers(config: Config, logger: Logger): KindHandler[] {
+function handlers(config: Config, logger: Logger, kserve: ClusterKServeAccess): KindHandler[] {
   const { policy, http, storageClasses } = outboundClients(config, logger);
-  return [deploymentHandler(new ConnectorCatalog({ policy }), http), storageHandler(storageClasses)];
+  return [deploymentHandler(new ConnectorCatalog({ policy, kserve }), http), storageHandler(storageClasses)];
 }
 
 /** `didyma operator`: leader election, then one controller per kind while leading; health and metrics always. */
@@ -57,7 +58,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
   const group = new ControllerGroup(
     () => {
-      const users = handlers(config, log).map((handler) => ({
+      const users = handlers(config, log, new ClusterKServeAccess(config.kserveNamespaces, kube, informers)).map((handler) => ({
         handler,
         controller: new Controller({
           informer: informers.informer(collections.resources(handler.kind, kube.namespace)),

@@ -54,7 +54,7 @@ import { filesStore, storageConfigsStore, uploadsStore } from '../features/files
 import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
-import { createKubeSide } from './kube/wiring.js';
+import { createKubeSide, kubeCluster } from './kube/wiring.js';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
 import { idempotencyStore } from '../features/idempotency/store.js';
 import { WebhooksService } from '../features/webhooks/service.js';
@@ -139,10 +139,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);
 
   const { policy, http, storageClasses, webhooks: webhookClient } = outboundClients(config, logger);
-  const connectorCatalog = new ConnectorCatalog({ policy });
+  const cluster = kubeCluster(config, logger);
+  const connectorCatalog = new ConnectorCatalog({ policy, kserve: cluster?.kserve });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   // Kubernetes mode: a reconciler applies the committed rows as custom resources (undefined in the embedded default).
-  const kube = createKubeSide(config, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster });
+  const kube = cluster && createKubeSide(config, cluster, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, kube !== undefined);

@@ -17,9 +17,10 @@ export class DeploymentConnectors {
     private readonly box: SecretBox,
   ) {}
 
-  registryOf(row: DeploymentRow): RegistryConnector {
+  /** `workspace`: the name of the row's workspace, which classes reading the cluster check. */
+  registryOf(row: DeploymentRow, workspace?: string): RegistryConnector {
     const init = fullInit(row.registry_connector_init, row.secrets_sealed, this.box) as ConnectorInit;
-    return this.catalog.createRegistryConnector(row.registry_connector_class, onlyStrings(init), { http: this.http, deploymentKey: row.deployment_key });
+    return this.catalog.createRegistryConnector(row.registry_connector_class, onlyStrings(init), { http: this.http, deploymentKey: row.deployment_key, workspace });
   }
 
   proxyOf(row: DeploymentRow): ServerProxy {

@@ -45,8 +45,8 @@ export class DeploymentsService {
 
   async create(principal: Principal, input: DeploymentInput) {
     const workspace = principal.workspace!;
-    const registry = this.catalog.validate('registry', input.registry_connector_class, input.registry_connector_init);
-    const proxy = this.catalog.validate('proxy', input.server_proxy_class, input.server_proxy_init);
+    const registry = this.catalog.validate('registry', input.registry_connector_class, input.registry_connector_init, workspace.name);
+    const proxy = this.catalog.validate('proxy', input.server_proxy_class, input.server_proxy_init, workspace.name);
     const registryParts = splitSecrets(registry.init, this.catalog.secretKeys(registry.className));
     const proxyParts = splitSecrets(proxy.init, this.catalog.secretKeys(proxy.className));
     const row = await this.db.transaction(async (trx) => {

@@ -50,7 +50,7 @@ export class ModelRegistrationService {
     const given = await this.compileAll(workspace.id, chain);
     await this.checkModelCards(workspace.id, chain);
     await this.checkAvailable(chain);
-    const resolved = await this.resolveAll(workspace.id, chain);
+    const resolved = await this.resolveAll(workspace, chain);
     await this.compileAll(workspace.id, chain.map((link, i) => ({ ...link, payload: resolved[i]!.payload })), given);
     const rows = await this.db.transaction(async (trx) => {
       await this.checkAvailable(chain, trx);
@@ -101,16 +101,16 @@ export class ModelRegistrationService {
     }
   }
 
-  private async resolveAll(workspaceId: number, chain: ChainLink[]): Promise<Resolved[]> {
-    const deployments = await this.stores.deployments.listLive(this.db, workspaceId);
+  private async resolveAll(workspace: { id: number; name: string }, chain: ChainLink[]): Promise<Resolved[]> {
+    const deployments = await this.stores.deployments.listLive(this.db, workspace.id);
     const resolved: Resolved[] = [];
     for (const link of chain) {
       const { payload, field } = link;
-      const found = await this.resolve(deployments, payload.model_code, payload.version);
+      const found = await this.resolve(deployments, workspace.name, payload.model_code, payload.version);
       if (!found) {
         throw new InputError(`${field}model_code: no deployment of this workspace knows (${payload.model_code}, ${payload.version}); register a deployment whose registry has it.`);
       }
-      const complete = await withRegistrySchemas(link, this.connectors.registryOf(found.deployment), found.deployment.deployment_key);
+      const complete = await withRegistrySchemas(link, this.connectors.registryOf(found.deployment, workspace.name), found.deployment.deployment_key);
       resolved.push({ ...found, payload: complete });
     }
     return resolved;
@@ -121,8 +121,8 @@ export class ModelRegistrationService {
    * the pair serves it. When none knows it and a registry could not be asked,
    * that failure (502 naming the deployment) is the answer, not a 400.
    */
-  private async resolve(deployments: DeploymentRow[], code: string, version: string): Promise<Omit<Resolved, 'payload'> | undefined> {
-    const answers = await Promise.allSettled(deployments.map((deployment) => this.connectors.registryOf(deployment).lookup(code, version)));
+  private async resolve(deployments: DeploymentRow[], workspace: string, code: string, version: string): Promise<Omit<Resolved, 'payload'> | undefined> {
+    const answers = await Promise.allSettled(deployments.map((deployment) => this.connectors.registryOf(deployment, workspace).lookup(code, version)));
     for (const [i, answer] of answers.entries()) {
       if (answer.status === 'fulfilled' && answer.value) return { deployment: deployments[i]!, registry: answer.value };
     }

@@ -24,9 +24,9 @@ function inputError(run: () => unknown): string {
 describe('ConnectorCatalog', () => {
   const catalog = new ConnectorCatalog({ policy: new UrlPolicy() });
 
-  it('knows the four built-in classes by kind', () => {
-    expect(catalog.names('registry')).to.deep.equal([OIP_REGISTRY, MLFLOW_REGISTRY]);
-    expect(catalog.names('proxy')).to.deep.equal([OIP_PROXY, MLFLOW_PROXY]);
+  it('knows the built-in classes by kind, the KServe ones even outside Kubernetes mode', () => {
+    expect(catalog.names('registry')).to.deep.equal([OIP_REGISTRY, MLFLOW_REGISTRY, 'didyma.registry.KServeRegistryConnector']);
+    expect(catalog.names('proxy')).to.deep.equal([OIP_PROXY, MLFLOW_PROXY, 'didyma.proxy.KServeServerProxy']);
   });
 
   it('normalizes a valid init: trailing slashes removed, empty parameters dropped', () => {
@@ -38,10 +38,10 @@ describe('ConnectorCatalog', () => {
 
   it('refuses an unknown class, listing the known ones of that kind', () => {
     expect(inputError(() => catalog.validate('registry', 'os.system', {}))).to.equal(
-      `registry_connector_class "os.system" is not a known registry connector class; known registry connector classes: ${OIP_REGISTRY}, ${MLFLOW_REGISTRY}`,
+      `registry_connector_class "os.system" is not a known registry connector class; known registry connector classes: ${OIP_REGISTRY}, ${MLFLOW_REGISTRY}, didyma.registry.KServeRegistryConnector`,
     );
     expect(inputError(() => catalog.validate('proxy', MLFLOW_REGISTRY, {}))).to.equal(
-      `server_proxy_class "${MLFLOW_REGISTRY}" is not a server proxy class; known server proxy classes: ${OIP_PROXY}, ${MLFLOW_PROXY}`,
+      `server_proxy_class "${MLFLOW_REGISTRY}" is not a server proxy class; known server proxy classes: ${OIP_PROXY}, ${MLFLOW_PROXY}, didyma.proxy.KServeServerProxy`,
     );
     expect(inputError(() => catalog.validate('proxy', undefined, {}))).to.match(/^server_proxy_class is required/);
   });

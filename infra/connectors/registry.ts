@@ -4,6 +4,9 @@ import { MLFLOW_REGISTRY_SPEC, MlflowRegistryConnector } from './mlflow/registry
 import { MLFLOW_PROXY_SPEC, MlflowServerProxy } from './mlflow/server-proxy.js';
 import { OPEN_INFERENCE_REGISTRY_SPEC, OpenInferenceRegistryConnector } from './open-inference/registry-connector.js';
 import { OPEN_INFERENCE_PROXY_SPEC, OpenInferenceServerProxy } from './open-inference/server-proxy.js';
+import type { KServeAccess } from './kserve/access.js';
+import { KSERVE_REGISTRY_CLASS, KServeRegistryConnector } from './kserve/registry-connector.js';
+import { KSERVE_PROXY_CLASS, KServeServerProxy } from './kserve/server-proxy.js';
 import type { ConnectorDeps, ConnectorInit, RegistryConnector, ServerProxy } from './types.js';
 
 export type ConnectorKind = 'registry' | 'proxy';
@@ -12,8 +15,8 @@ interface ClassOf<K extends ConnectorKind, C> {
   readonly kind: K;
   /** Init parameters that are credentials: encrypted at rest, never shown. */
   readonly secretKeys: readonly string[];
-  /** Normalized init, or an InputError naming the field (`field.key`). */
-  validateInit(init: unknown, field: string, policy: UrlPolicy): ConnectorInit;
+  /** Normalized init, or an InputError naming the field (`field.key`); `workspace`, when known, is the deployment's. */
+  validateInit(init: unknown, field: string, policy: UrlPolicy, workspace?: string): ConnectorInit;
   create(init: ConnectorInit, deps: ConnectorDeps): C;
 }
 
@@ -48,6 +51,30 @@ export const BUILT_IN_CONNECTOR_CLASSES: Readonly<Record<string, ConnectorClass>
   },
 } satisfies Record<string, ConnectorClass>);
 
+/** A stored deployment of a KServe class on a server outside Kubernetes mode is a configuration fault, not the caller's. */
+function inKubernetesMode(access: KServeAccess | undefined, className: string): KServeAccess {
+  if (!access) throw new Error(`Connector class ${className} needs Kubernetes mode (DIDYMA_KUBE_MODE) on this server`);
+  return access;
+}
+
+/** The KServe classes, always known by name; without `access` (no Kubernetes mode) every init is refused, saying why. */
+export function kserveConnectorClasses(access: KServeAccess | undefined): Record<string, ConnectorClass> {
+  return {
+    [KSERVE_REGISTRY_CLASS]: {
+      kind: 'registry',
+      secretKeys: [],
+      validateInit: (init, field, _policy, workspace) => KServeRegistryConnector.validateInit(access, init, field, workspace),
+      create: (init, deps) => new KServeRegistryConnector(inKubernetesMode(access, KSERVE_REGISTRY_CLASS), init, deps),
+    },
+    [KSERVE_PROXY_CLASS]: {
+      kind: 'proxy',
+      secretKeys: [],
+      validateInit: (init, field, _policy, workspace) => KServeServerProxy.validateInit(access, init, field, workspace),
+      create: (init, deps) => new KServeServerProxy(inKubernetesMode(access, KSERVE_PROXY_CLASS), init, deps),
+    },
+  };
+}
+
 const FIELDS: Record<ConnectorKind, { className: string; init: string; noun: string }> = {
   registry: { className: 'registry_connector_class', init: 'registry_connector_init', noun: 'registry connector' },
   proxy: { className: 'server_proxy_class', init: 'server_proxy_init', noun: 'server proxy' },
@@ -63,6 +90,8 @@ export interface ConnectorCatalogOptions {
   policy: UrlPolicy;
   /** Classes the platform's operator enables in server configuration, as code: never a module named by a request. */
   extra?: Readonly<Record<string, ConnectorClass>>;
+  /** The InferenceServices of the cluster, in Kubernetes mode: what the KServe classes read. */
+  kserve?: KServeAccess;
 }
 
 /** The connector classes a deployment may name: a fixed map, looked up by name. */
@@ -72,9 +101,10 @@ export class ConnectorCatalog {
 
   constructor(options: ConnectorCatalogOptions) {
     const extra = options.extra ?? {};
-    const clash = Object.keys(extra).find((name) => name in BUILT_IN_CONNECTOR_CLASSES);
+    const builtIn = { ...BUILT_IN_CONNECTOR_CLASSES, ...kserveConnectorClasses(options.kserve) };
+    const clash = Object.keys(extra).find((name) => name in builtIn);
     if (clash) throw new Error(`Connector class ${clash} is built in and cannot be replaced`);
-    this.classes = new Map(Object.entries({ ...BUILT_IN_CONNECTOR_CLASSES, ...extra }));
+    this.classes = new Map(Object.entries({ ...builtIn, ...extra }));
     this.policy = options.policy;
   }
 
@@ -82,11 +112,11 @@ export class ConnectorCatalog {
     return [...this.classes].filter(([, c]) => c.kind === kind).map(([name]) => name);
   }
 
-  /** Checks a deployment's class name and init object; InputErrors name the deployment field. */
-  validate(kind: ConnectorKind, className: unknown, init: unknown): ValidatedConnector {
+  /** Checks a deployment's class name and init object (for `workspace`'s deployment, when given); InputErrors name the deployment field. */
+  validate(kind: ConnectorKind, className: unknown, init: unknown, workspace?: string): ValidatedConnector {
     const fields = FIELDS[kind];
     const connectorClass = this.classOf(kind, className);
-    return { className: className as string, init: connectorClass.validateInit(init, fields.init, this.policy) };
+    return { className: className as string, init: connectorClass.validateInit(init, fields.init, this.policy, workspace) };
   }
 
   secretKeys(className: string): readonly string[] {

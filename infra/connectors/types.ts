@@ -74,4 +74,6 @@ export interface ConnectorDeps {
   http: HttpClient;
   /** Named in every error, so an operator knows which deployment failed. */
   deploymentKey: string;
+  /** The deployment's workspace: classes that read the cluster check what it may read (the KServe ones refuse without it). */
+  workspace?: string;
 }

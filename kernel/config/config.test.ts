@@ -54,6 +54,18 @@ describe('config', () => {
     }
   });
 
+  it('reads the KServe namespaces opened to workspaces, and refuses a malformed list at start-up', () => {
+    expect(loadConfig({}).kserveNamespaces.size).to.equal(0);
+    const grants = loadConfig({ DIDYMA_KSERVE_NAMESPACES: 'models=team-a|team-b, shared=*' }).kserveNamespaces;
+    expect([...grants]).to.deep.equal([
+      ['models', ['team-a', 'team-b']],
+      ['shared', '*'],
+    ]);
+    for (const value of ['models', 'Models=a', 'models=a,models=b', 'models = ']) {
+      expect(() => loadConfig({ DIDYMA_KSERVE_NAMESPACES: value }), value).to.throw(ConfigError, 'DIDYMA_KSERVE_NAMESPACES');
+    }
+  });
+
   it('is documented variable by variable in docs/configuration.md, as `npm run docs:config` writes it', () => {
     const page = fs.readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
     const table = /<!-- config-table:start -->\n([\s\S]*)\n<!-- config-table:end -->/.exec(page)?.[1];

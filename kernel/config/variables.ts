@@ -50,6 +50,22 @@ export const parsers = {
     if (!/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(raw)) throw new Error('expected a namespace name: at most 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit');
     return raw;
   },
+  /**
+   * Namespaces opened to workspaces: `namespace=workspace|workspace` or
+   * `namespace=*` (every workspace), comma-separated; a namespace once.
+   */
+  namespaceGrants: (raw: string): ReadonlyMap<string, readonly string[] | '*'> => {
+    const grants = new Map<string, readonly string[] | '*'>();
+    for (const part of raw.split(',').map((p) => p.trim()).filter(Boolean)) {
+      const match = /^([^=\s]+)\s*=\s*(\S+)$/.exec(part);
+      if (!match) throw new Error(`expected namespace=workspace|workspace or namespace=*; "${part}" is not one`);
+      const namespace = parsers.namespace(match[1]!);
+      if (grants.has(namespace)) throw new Error(`namespace ${namespace} is named twice`);
+      const workspaces = match[2]!.split('|').filter(Boolean);
+      grants.set(namespace, workspaces.length === 1 && workspaces[0] === '*' ? '*' : workspaces);
+    }
+    return grants;
+  },
   optional: <T>(parse: Parser<T>) => (raw: string) => (raw === '' ? undefined : parse(raw)),
   /** Comma-separated durations (`500ms`, `5s`, `30m`, `2h`) as milliseconds. */
   durations: (raw: string) => {
@@ -302,6 +318,12 @@ export const variables = {
     '',
     'Namespace of the Secrets holding the credentials of deployments and storage configurations: the API writes them, executors and the operator read them. A namespace of their own lets RBAC grant access to them and to nothing else (the chart sets `<release namespace>-credentials`). Empty: the namespace of the custom resources.',
     parsers.optional(parsers.namespace),
+  ),
+  kserveNamespaces: variable(
+    'DIDYMA_KSERVE_NAMESPACES',
+    '',
+    'Namespaces whose KServe InferenceServices workspaces may discover and call (Kubernetes mode): `namespace=workspace|workspace` entries, or `namespace=*` for every workspace, comma-separated. A deployment of the KServe classes naming any other namespace is refused (400). Empty: none.',
+    parsers.namespaceGrants,
   ),
   kubeTimeoutMs: variable('DIDYMA_KUBE_TIMEOUT_MS', '10000', 'Timeout of one Kubernetes API call (the API makes them inside its database transaction).', parsers.integer(500, 120000)),
   kubeResyncSeconds: variable('DIDYMA_KUBE_RESYNC_SECONDS', '300', 'How often the private server repairs drift between the database and the custom resources (0: never).', parsers.integer(0, 86400)),

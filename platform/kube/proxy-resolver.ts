@@ -100,7 +100,7 @@ export class ClusterProxyResolver implements ProxyResolver {
 
   private async proxyOf(entry: DeploymentEntry): Promise<ServerProxy> {
     const secrets = entry.secretRef ? await this.secrets.get(entry.secretRef.name) : {};
-    return this.deps.catalog.createServerProxy(entry.serverProxy.className, { ...entry.serverProxy.init, ...secrets }, { http: this.deps.http, deploymentKey: entry.key });
+    return this.deps.catalog.createServerProxy(entry.serverProxy.className, { ...entry.serverProxy.init, ...secrets }, { http: this.deps.http, deploymentKey: entry.key, workspace: entry.workspace });
   }
 
   private replace(name: string, configMap: ConfigMap | undefined): void {

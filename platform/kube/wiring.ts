@@ -5,6 +5,7 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { ConnectorCatalog } from '../../infra/connectors/registry.js';
 import type { HttpClient } from '../../infra/net/http-client.js';
 import { kubeConnection, type KubeConnection } from '../../infra/kube/connection.js';
+import { ClusterKServeAccess } from '../../infra/connectors/kserve/cluster-access.js';
 import { InformerSet } from '../../infra/kube/informer-set.js';
 import { collections } from '../../infra/kube/paths.js';
 import { proxyConfigSelector } from '../../infra/kube/names.js';
@@ -15,10 +16,15 @@ import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
 import { DesiredStateResync } from './resync.js';
 
-export interface KubeSide {
+/** The process's cluster: its connection and its list+watches, one per collection (stopped when the platform closes). */
+export interface KubeCluster {
   connection: KubeConnection;
-  /** The process's list+watches, one per collection; stopped when the platform closes. */
   informers: InformerSet;
+  /** What the KServe connector classes read, through the same informers. */
+  kserve: ClusterKServeAccess;
+}
+
+export interface KubeSide extends KubeCluster {
   writer: DesiredStateWriter;
   /** The one writer of the custom resources: started by the private server. */
   resync: DesiredStateResync;
@@ -39,17 +45,22 @@ export interface KubeSideDeps {
   observer?: ClusterWriteObserver;
 }
 
-/** The Kubernetes side of a platform process, or undefined in the embedded default. */
-export function createKubeSide(config: Config, deps: KubeSideDeps): KubeSide | undefined {
+/** The cluster of a platform process, or undefined in the embedded default: made before the connector catalog, which reads it. */
+export function kubeCluster(config: Config, parent: Logger): KubeCluster | undefined {
   const connection = kubeConnection(config);
   if (!connection) return undefined;
+  const informers = InformerSet.of(connection, parent.child({ component: 'kube', namespace: connection.namespace }));
+  return { connection, informers, kserve: new ClusterKServeAccess(config.kserveNamespaces, connection, informers) };
+}
+
+/** The Kubernetes side of a platform process on its cluster. */
+export function createKubeSide(config: Config, cluster: KubeCluster, deps: KubeSideDeps): KubeSide {
+  const { connection, informers } = cluster;
   const logger = deps.logger.child({ component: 'kube', namespace: connection.namespace });
   const writer = new DesiredStateWriter(connection, logger);
-  const informers = InformerSet.of(connection, logger);
   const configMaps = informers.informer(collections.configMaps(connection.namespace, proxyConfigSelector(config.proxyConfigMap)));
   return {
-    connection,
-    informers,
+    ...cluster,
     writer,
     resync: new DesiredStateResync(
       { ...deps, kube: connection, writer, logger: logger.child({ task: 'resync' }), wakeups: (wake) => deps.changes().subscribeCommitted('desired_state', wake) },

@@ -13,7 +13,7 @@ import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
 import { loadConfig } from '../../kernel/config/config.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { apiFor, helmPath, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, waitFor } from '../support/kube.js';
+import { apiFor, helmPath, installKServeCrd, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/didyma';
@@ -602,6 +602,36 @@ describe('Kubernetes: the Helm chart', function () {
       await operator.close();
       await demo.close();
     }
+  });
+
+  it('grants list and watch on InferenceServices in the namespaces of kserve.namespaces, and nothing else', async () => {
+    await installKServeCrd();
+    const [models, shared, other] = [testNamespaceName('dy-chart-models'), testNamespaceName('dy-chart-shared'), testNamespaceName('dy-chart-other')] as const;
+    for (const name of [models, shared, other]) await api.core.createNamespace({ body: { metadata: { name, labels: { 'didyma.io/test': 'true' } } } });
+    const objects = await render('--set-json', `kserve.namespaces=${JSON.stringify([{ namespace: models, workspaces: ['team-a', 'team-b'] }, { namespace: shared, workspaces: ['*'] }])}`);
+    const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as KubeObject & { data: Record<string, string> };
+    expect(config.data.DIDYMA_KSERVE_NAMESPACES).to.equal(`${models}=team-a|team-b,${shared}=*`);
+    expect(loadConfig({ DIDYMA_KSERVE_NAMESPACES: config.data.DIDYMA_KSERVE_NAMESPACES }).kserveNamespaces.get(shared)).to.equal('*');
+    const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding'];
+    for (const object of objects.filter((o) => rbacKinds.includes(o.kind))) await api.apply(object, 'helm-test');
+
+    /** Whether the component's ServiceAccount may list (or create) InferenceServices in `target`. */
+    const allowed = (component: string, target: string, verb: 'list' | 'create' = 'list') => {
+      const account = apiFor(kubeconfigAs(namespace, `dy-didyma-${component}`));
+      const isvc = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'probe', namespace: target } };
+      const call = verb === 'list' ? account.list('serving.kserve.io/v1beta1', 'InferenceService', target) : account.objects.create(isvc);
+      return call.then(
+        () => true,
+        (error: unknown) => (statusOf(error) === 403 ? false : Promise.reject(error)),
+      );
+    };
+    for (const component of ['api', 'executor', 'operator']) {
+      expect(await allowed(component, models), `${component} lists ${models}`).to.equal(true);
+      expect(await allowed(component, shared), `${component} lists ${shared}`).to.equal(true);
+      expect(await allowed(component, other), `${component} lists ${other}`).to.equal(false);
+      expect(await allowed(component, models, 'create'), `${component} creates in ${models}`).to.equal(false);
+    }
+    expect(await allowed('server', models)).to.equal(false);
   });
 
   describe('NetworkPolicies', () => {

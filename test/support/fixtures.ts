@@ -18,10 +18,10 @@ export interface Tenant {
   token: string;
 }
 
-/** A fresh workspace with one member of the given role, logged in to it. */
-export async function tenant(t: TestPlatform, role: 'user' | 'supervisor' = 'supervisor'): Promise<Tenant> {
+/** A fresh workspace with one member of the given role, logged in to it (`workspace` names it when the test must know the name first). */
+export async function tenant(t: TestPlatform, role: 'user' | 'supervisor' = 'supervisor', workspace?: string): Promise<Tenant> {
   const user = await makeUser(t.platform);
-  const ws = await makeWorkspace(t.platform, [[user, role]]);
+  const ws = await makeWorkspace(t.platform, [[user, role]], workspace);
   return { user, ws, token: (await login(t.auth, user, ws.name)).access };
 }
 

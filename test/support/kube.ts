@@ -31,6 +31,12 @@ export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storagec
 /** CRDs of other projects whose objects the chart renders, written for the tests; a cluster's own copy is left alone. */
 export const FOREIGN_CRD_FILES = ['monitoring.coreos.com_servicemonitors.yaml'].map((file) => path.resolve('test/fixtures/kube', file));
 
+/** KServe's InferenceService CRD as written for the tests: only the tests of the KServe classes install it. */
+export const KSERVE_CRD_FILE = path.resolve('test/fixtures/kube', 'serving.kserve.io_inferenceservices.yaml');
+
+/** Installs the test's InferenceService CRD unless the cluster serves KServe's own. */
+export const installKServeCrd = () => installCrds(apiFor(), [KSERVE_CRD_FILE]);
+
 /** The credentials namespace the tests pair with a namespace, as the chart's default names it. */
 export const credentialsNamespaceOf = (namespace: string) => `${namespace}-credentials`;
 
@@ -59,12 +65,12 @@ export async function createTestNamespace(namespace: string): Promise<KubeConnec
  * ones of test/fixtures/kube unless the cluster has its own (the Prometheus
  * operator's, say), then waits until the API serves them.
  */
-async function installCrds(api: KubeApi): Promise<void> {
-  for (const file of [...CRD_FILES, ...FOREIGN_CRD_FILES]) {
+async function installCrds(api: KubeApi, files = [...CRD_FILES, ...FOREIGN_CRD_FILES]): Promise<void> {
+  for (const file of files) {
     // Typed through loadYaml: client-node serializes a CRD by its model's field names (x-kubernetes-validations is xKubernetesValidations).
     const crd = loadYaml<V1CustomResourceDefinition>(fs.readFileSync(file, 'utf8'));
     const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: crd.metadata!.name! } };
-    if (FOREIGN_CRD_FILES.includes(file)) {
+    if (!CRD_FILES.includes(file)) {
       const existing = await api.objects.read<V1CustomResourceDefinition>(ref).catch((error: unknown) => {
         if (isNotFound(error)) return undefined;
         throw error;

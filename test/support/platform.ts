@@ -111,8 +111,8 @@ export async function makeUser(platform: Platform, options: { staff?: boolean } 
   return { id: user.id, email, password: PASSWORD };
 }
 
-export async function makeWorkspace(platform: Platform, members: Array<[TestUser, Role]> = []) {
-  const workspace = await createWorkspace(platform.db, unique('ws'));
+export async function makeWorkspace(platform: Platform, members: Array<[TestUser, Role]> = [], name = unique('ws')) {
+  const workspace = await createWorkspace(platform.db, name);
   for (const [user, role] of members) await addMember(platform.db, user.email, workspace.name, role);
   return { id: workspace.id, name: workspace.name };
 }

@@ -1,0 +1,184 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { InputError } from '../../../kernel/errors/errors.js';
+import { HttpClient } from '../../net/http-client.js';
+import { UrlPolicy } from '../../net/url-policy.js';
+import { UpstreamError } from '../errors.js';
+import { ConnectorCatalog } from '../registry.js';
+import type { KServeAccess, NamespaceGrants } from './access.js';
+import type { InferenceService } from './inference-service.js';
+
+const REGISTRY = 'didyma.registry.KServeRegistryConnector';
+const PROXY = 'didyma.proxy.KServeServerProxy';
+
+/** The cluster as a map, for what the connectors do with what they read (the real access is tested against the API server). */
+class MapAccess implements KServeAccess {
+  readonly services = new Map<string, InferenceService>();
+  readonly selectors: Array<string | undefined> = [];
+
+  constructor(readonly grants: NamespaceGrants) {}
+
+  put(namespace: string, name: string, url: string | undefined, ready = true, extra: Partial<InferenceService> = {}): void {
+    const status = ready ? 'True' : 'False';
+    const conditions = [
+      { type: 'Ready', status },
+      { type: 'PredictorReady', status, reason: ready ? undefined : 'MinimumReplicasUnavailable' },
+    ];
+    this.services.set(`${namespace}/${name}`, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace }, status: { conditions, components: { predictor: { address: url ? { url } : undefined } } }, ...extra });
+  }
+
+  async cached(namespace: string, name: string) {
+    return this.services.get(`${namespace}/${name}`);
+  }
+
+  async list(namespace: string, labelSelector?: string) {
+    this.selectors.push(labelSelector);
+    return [...this.services.values()].filter((s) => s.metadata.namespace === namespace);
+  }
+}
+
+/** A model server answering v2 `/v2/models/{name}/infer` and v1 `/v1/models/{name}:predict`, telling which server answered. */
+async function modelServer(id: string) {
+  const paths: string[] = [];
+  const server = http.createServer((req, res) => {
+    paths.push(req.url!);
+    res.setHeader('content-type', 'application/json');
+    if (req.url!.endsWith(':predict')) return res.end(JSON.stringify({ predictions: [id] }));
+    res.end(JSON.stringify({ model_name: 'iris', outputs: [{ name: 'server', shape: [1], datatype: 'BYTES', data: [id] }] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths, close: () => new Promise((resolve) => (server.close(resolve), server.closeAllConnections())) };
+}
+
+function refusal(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).to.be.instanceOf(InputError);
+    return (error as Error).message;
+  }
+  throw new Error('no error was thrown');
+}
+
+describe('KServe connectors', () => {
+  const policy = new UrlPolicy({ allowLoopback: true });
+  const client = new HttpClient({ policy, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+  const grants: NamespaceGrants = new Map<string, readonly string[] | '*'>([
+    ['models', ['team-a']],
+    ['shared', '*'],
+  ]);
+  let access: MapAccess;
+  let catalog: ConnectorCatalog;
+  let first: Awaited<ReturnType<typeof modelServer>>;
+  let second: Awaited<ReturnType<typeof modelServer>>;
+  const deps = (workspace = 'team-a') => ({ http: client, deploymentKey: 'kserve', workspace });
+
+  before(async () => {
+    [first, second] = await Promise.all([modelServer('first'), modelServer('second')]);
+  });
+  beforeEach(() => {
+    access = new MapAccess(grants);
+    catalog = new ConnectorCatalog({ policy, kserve: access });
+  });
+  after(async () => {
+    client.close();
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  describe('init', () => {
+    it('takes a list of namespaces, or names separated by commas, and stores them comma-separated', () => {
+      expect(catalog.validate('registry', REGISTRY, { namespaces: ['models', 'shared'], label_selector: 'team=a' }, 'team-a').init).to.deep.equal({ namespaces: 'models,shared', label_selector: 'team=a' });
+      expect(catalog.validate('proxy', PROXY, { namespaces: 'models, shared', protocol: 'v1' }, 'team-a').init).to.deep.equal({ namespaces: 'models,shared', protocol: 'v1' });
+    });
+
+    it('refuses a namespace the platform did not open to the workspace, naming it', () => {
+      expect(refusal(() => catalog.validate('registry', REGISTRY, { namespaces: ['shared', 'models'] }, 'team-b'))).to.equal(
+        "registry_connector_init.namespaces names models, which the platform's operator has not opened to this workspace (DIDYMA_KSERVE_NAMESPACES)",
+      );
+      expect(refusal(() => catalog.validate('proxy', PROXY, { namespaces: 'kube-system' }, 'team-a'))).to.match(/^server_proxy_init.namespaces names kube-system, which/);
+    });
+
+    it('refuses missing or malformed parameters', () => {
+      expect(refusal(() => catalog.validate('registry', REGISTRY, {}, 'team-a'))).to.match(/^registry_connector_init.namespaces is required/);
+      expect(refusal(() => catalog.validate('registry', REGISTRY, { namespaces: ['Models'] }, 'team-a'))).to.match(/namespaces must be a non-empty list of namespace names/);
+      expect(refusal(() => catalog.validate('proxy', PROXY, { namespaces: 'models', protocol: 'v3' }, 'team-a'))).to.equal('server_proxy_init.protocol must be one of v1, v2');
+      expect(refusal(() => catalog.validate('proxy', PROXY, { namespaces: 'models', label_selector: 'a=b' }, 'team-a'))).to.match(/label_selector is not a parameter of didyma.proxy.KServeServerProxy/);
+    });
+
+    it('refuses every init outside Kubernetes mode, saying so', () => {
+      const embedded = new ConnectorCatalog({ policy });
+      expect(refusal(() => embedded.validate('registry', REGISTRY, { namespaces: ['models'] }, 'team-a'))).to.match(/^registry_connector_init cannot be used: .* this platform does not run in Kubernetes mode/);
+      expect(() => embedded.createServerProxy(PROXY, { namespaces: 'models' }, deps())).to.throw('Connector class didyma.proxy.KServeServerProxy needs Kubernetes mode (DIDYMA_KUBE_MODE) on this server');
+    });
+  });
+
+  describe('KServeRegistryConnector', () => {
+    const registry = (init: Record<string, string>, workspace = 'team-a') => catalog.createRegistryConnector(REGISTRY, init, deps(workspace));
+
+    it('knows a service of its namespaces by name, ready or not, with what KServe says of it', async () => {
+      access.put('shared', 'iris', first.url, false);
+      const metadata = await registry({ namespaces: 'models,shared', label_selector: 'serving=didyma' }).lookup('iris', '1');
+      expect(metadata).to.include({ name: 'iris', namespace: 'shared', platform: 'kserve', ready: false, protocol: 'v2' });
+      expect(access.selectors).to.include('serving=didyma');
+      expect(await registry({ namespaces: 'models' }).lookup('iris', '1')).to.equal(null);
+      expect(await registry({ namespaces: 'shared' }).lookup('other', '1')).to.equal(null);
+    });
+
+    it('reads no namespace its workspace has lost since the deployment was made', async () => {
+      const error = await registry({ namespaces: 'models' }, 'team-b').lookup('iris', '1').catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(UpstreamError);
+      expect((error as Error).message).to.contain('namespace models is not opened to its workspace');
+    });
+  });
+
+  describe('KServeServerProxy', () => {
+    const proxy = (init: Record<string, string> = { namespaces: 'models' }) => catalog.createServerProxy(PROXY, init, deps());
+    const input = { modelCode: 'iris', version: '1', body: '[[5.1, 3.5, 1.4, 0.2]]', requestType: 'FEATURES' as const };
+    const answeredBy = (response: string) => JSON.parse(response).outputs[0].data[0];
+
+    it("calls the predictor the service's status names at each call: a new address is followed with no change", async () => {
+      access.put('models', 'iris', first.url);
+      const p = proxy();
+      expect(answeredBy((await p.infer(input)).response)).to.equal('first');
+      expect(first.paths.at(-1)).to.equal('/v2/models/iris/infer');
+      access.put('models', 'iris', second.url);
+      expect(answeredBy((await p.infer(input)).response)).to.equal('second');
+    });
+
+    it('speaks v1 when the init or the service says so', async () => {
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { model: { protocolVersion: 'v1' } } } });
+      expect(JSON.parse((await proxy().infer(input)).response)).to.deep.equal({ predictions: ['first'] });
+      expect(first.paths.at(-1)).to.equal('/v1/models/iris:predict');
+      access.put('models', 'iris', first.url);
+      await proxy({ namespaces: 'models', protocol: 'v1' }).infer(input);
+      expect(first.paths.at(-1)).to.equal('/v1/models/iris:predict');
+    });
+
+    it('fails fast, as worth retrying, when the service is missing, not ready or not addressed yet', async () => {
+      const failure = async () => (await proxy().infer(input).catch((e: unknown) => e)) as UpstreamError;
+      let error = await failure();
+      expect(error).to.be.instanceOf(UpstreamError);
+      expect(error).to.include({ transient: true, kind: 'unreachable' });
+      expect(error.message).to.equal('Deployment "kserve": no InferenceService named iris in its namespaces.');
+      access.put('models', 'iris', first.url, false);
+      error = await failure();
+      expect(error).to.include({ transient: true, kind: 'unreachable' });
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: PredictorReady is False (MinimumReplicasUnavailable).');
+      access.put('models', 'iris', undefined);
+      expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no address in its status yet.');
+    });
+
+    it('refuses an address the outbound policy refuses, without saying whether it answers', async () => {
+      access.put('models', 'iris', 'http://169.254.169.254');
+      const strict = new HttpClient({ policy: new UrlPolicy() });
+      try {
+        const error = (await catalog.createServerProxy(PROXY, { namespaces: 'models' }, { http: strict, deploymentKey: 'kserve', workspace: 'team-a' }).infer(input).catch((e: unknown) => e)) as UpstreamError;
+        expect(error).to.be.instanceOf(UpstreamError);
+        expect(error.publicMessage).to.equal('Deployment "kserve": the model server could not be reached.');
+      } finally {
+        strict.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,194 @@
+import net, { type AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { startExecutor } from '../../executor/start.js';
+import type { KubeApi } from '../../infra/kube/api.js';
+import type { KubeConnection } from '../../infra/kube/connection.js';
+import type { RunningOperator } from '../../operator/start.js';
+import { ownDatabase } from '../support/database.js';
+import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtures.js';
+import { installKServeCrd, kubectlApply, kubeOverrides, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
+import { ModelServers, startMlserver, type MlserverModel } from '../support/model-servers.js';
+import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { requireEnv } from '../support/services.js';
+
+const REGISTRY = 'didyma.registry.KServeRegistryConnector';
+const PROXY = 'didyma.proxy.KServeServerProxy';
+const ISVC = { group: 'serving.kserve.io', version: 'v1beta1', plural: 'inferenceservices' };
+
+/** A second address of a server: a TCP forwarder on another port, counting the connections it forwards. */
+async function secondPort(target: string) {
+  const { hostname, port } = new URL(target);
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections += 1;
+    const upstream = net.connect(Number(port), hostname);
+    socket.pipe(upstream).pipe(socket);
+    const end = () => (socket.destroy(), upstream.destroy());
+    socket.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * KServe beside didyma, on the test control plane: the InferenceService CRD
+ * of test/fixtures/kube, an InferenceService whose status (written here as
+ * KServe's controller writes it) points at a real MLServer, and the KServe
+ * classes behind the API, the operator, the queue and an executor.
+ */
+describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', function () {
+  this.timeout(300_000);
+  const name = unique('iris');
+  const workspace = unique('ws-kserve');
+  let kube: KubeConnection;
+  let api: KubeApi;
+  let models: string;
+  let closed: string;
+  let servers: ModelServers;
+  let mlserver: MlserverModel;
+  let forwarder: Awaited<ReturnType<typeof secondPort>>;
+  let own: Awaited<ReturnType<typeof ownDatabase>>;
+  let t: TestPlatform;
+  let operator: RunningOperator;
+  let executor: Awaited<ReturnType<typeof startExecutor>>;
+  let owner: Tenant;
+  let other: Tenant;
+  let cardId: string;
+
+  before(async () => {
+    requireEnv('TEST_DATABASE_URL', 'postgres');
+    servers = new ModelServers(requireEnv('TEST_PYTHON_VENV', 'python'));
+    const starting = startMlserver(servers, { name, version: '1' });
+    starting.catch(() => undefined);
+    kube = await testNamespace('dy-kserve');
+    api = await kube.api();
+    await installKServeCrd();
+    models = testNamespaceName('dy-kserve-models');
+    closed = testNamespaceName('dy-kserve-closed');
+    for (const namespace of [models, closed]) await api.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } } });
+    // Only `workspace` may read `models`; nobody may read `closed`.
+    const grants = `${models}=${workspace}`;
+    own = await ownDatabase();
+    t = await startTestPlatform({ ...kubeOverrides(kube.namespace), kserveNamespaces: new Map([[models, [workspace]]]) }, undefined, { db: own.db });
+    operator = await startTestOperator(kube.namespace, { DIDYMA_KSERVE_NAMESPACES: grants, DIDYMA_LEASE_SECONDS: '15' });
+    owner = await tenant(t, 'supervisor', workspace);
+    other = await tenant(t);
+    mlserver = await starting;
+    forwarder = await secondPort(mlserver.url);
+    cardId = (await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris on KServe')).file_id;
+    executor = await startExecutor(t.platform);
+  });
+  after(async () => {
+    await executor?.close();
+    await operator?.close();
+    await t?.close();
+    await own?.drop();
+    await forwarder?.close();
+    await servers?.close();
+  });
+
+  const deployment = (key: string, namespaces: string[]) => ({
+    deployment_key: key,
+    registry_connector_class: REGISTRY,
+    registry_connector_init: { namespaces },
+    server_proxy_class: PROXY,
+    server_proxy_init: { namespaces },
+  });
+
+  /** Writes the status as KServe's controller would: the predictor's address and the conditions. */
+  async function setStatus(url: string, ready: boolean) {
+    const status = ready ? 'True' : 'False';
+    await api.patchStatus(
+      { ...ISVC, namespace: models, name, fieldManager: 'kserve-controller-test' },
+      {
+        url,
+        address: { url },
+        components: { predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` } },
+        conditions: [
+          { type: 'PredictorReady', status, ...(ready ? {} : { reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }) },
+          { type: 'Ready', status },
+        ],
+      },
+    );
+  }
+
+  const modelPath = `/api/model/${name}/version/1`;
+
+  async function invoke() {
+    const session = (await t.public.post(`${modelPath}/session`, { token: owner.token })).body.id as string;
+    const created = await t.public.post(`${modelPath}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) } } });
+    expect(created.status, created.text).to.equal(201);
+    return { session, id: created.body.id as string };
+  }
+
+  const finished = ({ session, id }: { session: string; id: string }) =>
+    waitFor(
+      'the invocation to finish',
+      async () => {
+        const reply = await t.public.get(`${modelPath}/session/${session}/invocation/${id}`, { token: owner.token });
+        return ['COMPLETED', 'ERROR'].includes(reply.body.status) ? reply.body : undefined;
+      },
+      120_000,
+    );
+
+  it('refuses, with a 400, a deployment naming a namespace not opened to its workspace', async () => {
+    const refused = await t.private.post('/api/deployment', { token: owner.token, json: deployment(unique('kserve'), [models, closed]) });
+    expect(refused.status, refused.text).to.equal(400);
+    expect(refused.body.message).to.equal(`registry_connector_init.namespaces names ${closed}, which the platform's operator has not opened to this workspace (DIDYMA_KSERVE_NAMESPACES)`);
+    const otherWorkspace = await t.private.post('/api/deployment', { token: other.token, json: deployment(unique('kserve'), [models]) });
+    expect(otherWorkspace.status, otherWorkspace.text).to.equal(400);
+    expect(otherWorkspace.body.message).to.contain(`names ${models}, which the platform's operator has not opened`);
+  });
+
+  it('registers an InferenceService as a model and runs a PREDICT on its predictor through the queue', async () => {
+    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } } } });
+    await setStatus(mlserver.url, true);
+    const key = unique('kserve');
+    const created = await t.private.post('/api/deployment', { token: owner.token, json: deployment(key, [models]) });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body[0].registry_connector_init).to.deep.equal({ namespaces: models });
+    await waitFor('the deployment to be applied', async () => (await t.private.get(`/api/deployment/${key}`, { token: owner.token })).body[0]?.cluster_state === 'applied');
+
+    const registered = await t.private.post('/api/platform_model', {
+      token: owner.token,
+      json: { model_code: name, version: '1', name: 'Iris on KServe', description: 'An InferenceService', input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'Open Inference outputs' }, model_card_file_id: cardId, retry_policy: { max_attempts: 20, backoff_ms: 500, backoff_multiplier: 1 } },
+    });
+    expect(registered.status, registered.text).to.equal(201);
+    expect(registered.body[0].native_metadata.registry).to.deep.include({ name, namespace: models, platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: `${name}-predictor-00001` });
+
+    const done = await finished(await invoke());
+    expect(done.status, done.error ?? '').to.equal('COMPLETED');
+    expect(JSON.parse(done.response).outputs[0].data).to.deep.equal([mlserver.summary.sample_prediction]);
+  });
+
+  it('follows a new predictor address from the status with no change in didyma', async () => {
+    expect(forwarder.connections()).to.equal(0);
+    await setStatus(forwarder.url, true);
+    await waitFor('the executor to see the new address', async () => {
+      const done = await finished(await invoke());
+      expect(done.status, done.error ?? '').to.equal('COMPLETED');
+      return forwarder.connections() > 0;
+    });
+  });
+
+  it('retries an invocation while the service is not ready, and completes it once it is', async () => {
+    await setStatus(mlserver.url, false);
+    const invocation = await invoke();
+    const failed = await waitFor('a failed attempt', async () => {
+      const row = await t.platform.db('invocations').where({ id: invocation.id }).first();
+      return row.attempts >= 2 && row.status !== 'ERROR' ? row : undefined;
+    });
+    expect(failed.status).to.not.equal('COMPLETED');
+    await setStatus(mlserver.url, true);
+    const done = await finished(invocation);
+    expect(done.status, done.error ?? '').to.equal('COMPLETED');
+    const attempts = done.attempts as Array<{ error?: string }>;
+    expect(attempts.length).to.be.greaterThan(1);
+    expect(attempts[0]?.error).to.contain(`InferenceService ${models}/${name} is not ready: PredictorReady is False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)`);
+  });
+});
