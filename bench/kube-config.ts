@@ -13,7 +13,8 @@
 // the resolver, and both processes' memory. Writes
 // bench/results/kube-config-<date>.json. Nothing here is a test.
 //
-// Environment: TEST_KUBECONFIG (scripts/services/all.sh env kube).
+// Environment: TEST_KUBECONFIG (scripts/services/all.sh env kube); optional
+// BENCH_NODE_OPTIONS: the operator's node options (e.g. a heap cap).
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -64,9 +65,14 @@ async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promi
   }));
 }
 
+/** The bench's child processes: a wait ends as soon as one of them has exited. */
+const children: Child[] = [];
+
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = PHASE_TIMEOUT_MS): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    const exited = children.find((child) => child.process.exitCode !== null);
+    if (exited) throw new Error(`${exited.name} exited with code ${exited.process.exitCode} while waiting for ${what} (see its log)`);
     const value = await check().catch(() => undefined);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -116,7 +122,6 @@ async function main() {
 
   const operatorProxy = await countingProxy(kubeconfigPath(), kube.namespace, path.join(work, 'operator.kubeconfig'));
   const resolverProxy = await countingProxy(kubeconfigPath(), kube.namespace, path.join(work, 'resolver.kubeconfig'));
-  const children: Child[] = [];
   try {
     const resolverPort = await freePort();
     const resolverUrl = `http://127.0.0.1:${resolverPort}`;
@@ -198,7 +203,7 @@ async function main() {
     const report = {
       started: started.toISOString(),
       host: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
-      settings: { deployments: DEPLOYMENTS, workspaces: WORKSPACES, concurrency: CONCURRENCY, operatorWorkers: 2, created: 'DesiredStateWriter (server-side apply of Secret and ModelDeployment), not the HTTP API' },
+      settings: { deployments: DEPLOYMENTS, workspaces: WORKSPACES, concurrency: CONCURRENCY, operatorWorkers: 2, operatorNodeOptions: process.env.BENCH_NODE_OPTIONS ?? '', created: 'DesiredStateWriter (server-side apply of Secret and ModelDeployment), not the HTTP API' },
       configMaps: { count: configMaps.length, largestDataBytes: Math.max(...sizes), totalDataBytes: sizes.reduce((a, b) => a + b, 0) },
       phases: { create, update, delete: remove },
       wholeRun: run,
