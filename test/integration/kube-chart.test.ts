@@ -333,9 +333,11 @@ describe('Kubernetes: the Helm chart', function () {
     const defaults = await render();
     for (const server of ['auth', 'private', 'public']) expect(nodeOptions(defaults, `dy-didyma-${server}`), server).to.equal('--max-old-space-size=128 --max-semi-space-size=8');
     expect(nodeOptions(defaults, 'dy-didyma-executor')).to.equal('--max-old-space-size=192 --max-semi-space-size=8');
-    const empty = await render('--set', 'serverNodeOptions=,executor.nodeOptions=');
+    expect(nodeOptions(defaults, 'dy-didyma-operator')).to.equal('--max-old-space-size=192 --max-semi-space-size=8');
+    const empty = await render('--set', 'serverNodeOptions=,executor.nodeOptions=,operator.nodeOptions=');
     expect(nodeOptions(empty, 'dy-didyma-public')).to.equal(undefined);
     expect(nodeOptions(empty, 'dy-didyma-executor')).to.equal(undefined);
+    expect(nodeOptions(empty, 'dy-didyma-operator')).to.equal(undefined);
   });
 
   it("keeps an API server's pod serving for serverStopDelaySeconds before its SIGTERM, within its grace period, so a roll refuses no connection", async () => {
