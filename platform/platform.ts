@@ -24,6 +24,8 @@ import { usersStore } from '../features/identity/users.store.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { refreshStore } from '../features/identity/refresh.store.js';
 import { apiTokensStore } from '../features/identity/api-tokens.store.js';
+import { SsoService } from '../features/identity/sso/sso.service.js';
+import { ssoStore } from '../features/identity/sso/store.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
@@ -122,12 +124,23 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
     idleMs: config.upstreamTimeoutMs,
   });
+  const login = new LoginService({
+    db,
+    stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
+    tokens,
+    guard: loginGuard,
+  });
   const identity = {
-    login: new LoginService({
+    login,
+    sso: new SsoService({
       db,
-      stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
-      tokens,
-      guard: loginGuard,
+      box,
+      stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore },
+      login,
+      connections: config.oidcConnections,
+      dashboardUrl: config.dashboardUrl,
+      now,
+      timeoutSeconds: Math.ceil(config.upstreamTimeoutMs / 1000),
     }),
     lockouts: new LockoutsService(loginGuard),
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),

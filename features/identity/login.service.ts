@@ -51,6 +51,17 @@ export class LoginService {
     return { tokens: await this.openFamily(subject), subject };
   }
 
+  /**
+   * Tokens for a person another party authenticated (single sign-on), bound
+   * to no workspace, with the checks of a login on the account itself.
+   */
+  async signInVerified(userId: number): Promise<SignedIn> {
+    const user = await this.deps.stores.users.byId(this.deps.db, userId);
+    if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');
+    const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, null);
+    return { tokens: await this.openFamily(subject), subject };
+  }
+
   /** POST /api/auth/token/refresh: rotates the refresh token; a reused one revokes its family. */
   async refresh(refreshToken: string): Promise<TokenPair> {
     const claims = await this.deps.tokens.verifyRefresh(refreshToken);

@@ -13,7 +13,7 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
     const next = safeNext(req.query.next);
     if (visitOf(res).principal) return seeOther(res, next ?? at());
     const workspace = typeof req.query.workspace === 'string' ? req.query.workspace : undefined;
-    await sendPage(dash, req, res, { title: 'Sign in', body: signInBody({ csrfToken: visitOf(res).csrfToken, workspace, next }) });
+    await sendPage(dash, req, res, { title: 'Sign in', body: signInBody({ csrfToken: visitOf(res).csrfToken, workspace, next, connections: dash.platform.identity.sso.list() }) });
   });
 
   router.post('/sign-in', async (req, res) => {
@@ -21,7 +21,7 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
     const next = safeNext(field(req, 'next'));
     const outcome = await attempt(() => dash.sessions.signIn(credentials, clientAddress(req)));
     if (outcome.mistake) {
-      const body = signInBody({ csrfToken: visitOf(res).csrfToken, email: credentials.email, workspace: credentials.workspace ?? '', next });
+      const body = signInBody({ csrfToken: visitOf(res).csrfToken, email: credentials.email, workspace: credentials.workspace ?? '', next, connections: dash.platform.identity.sso.list() });
       return sendPage(dash, req, res, { title: 'Sign in', body, status: outcome.mistake.status, error: outcome.mistake.message });
     }
     // A fresh id for the new session (no fixation); the pre-session cookie has done its job.

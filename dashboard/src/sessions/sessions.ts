@@ -43,8 +43,16 @@ export class DashboardSessions {
 
   /** Signs in and returns the new session's id (for the cookie only). */
   async signIn(credentials: Credentials, clientAddress: string): Promise<string> {
-    let pair = (await this.deps.login.obtain(credentials, clientAddress)).tokens;
-    if (credentials.workspace === null) pair = await this.intoOnlyWorkspace(pair);
+    const pair = (await this.deps.login.obtain(credentials, clientAddress)).tokens;
+    return this.open(credentials.workspace === null ? await this.intoOnlyWorkspace(pair) : pair);
+  }
+
+  /** A session for tokens issued to a person signed in elsewhere (single sign-on), bound to no workspace yet. */
+  async signInVerified(pair: TokenPair): Promise<string> {
+    return this.open(await this.intoOnlyWorkspace(pair));
+  }
+
+  private async open(pair: TokenPair): Promise<string> {
     const principal = await this.deps.authenticator.authenticate(pair.access);
     const id = randomToken(32);
     await store.insert(this.deps.db, { id_hash: sha256(id), user_id: principal.user.id, ...this.stored(pair, principal) });

@@ -28,6 +28,7 @@ import * as webhookFairClaim from './0027_webhook_fair_claim.js';
 import * as wakeupsNotPublications from './0028_wakeups_not_publications.js';
 import * as schemasKeepKeyOrder from './0029_schemas_keep_key_order.js';
 import * as deliveriesQueuedByTransitions from './0030_deliveries_queued_by_transitions.js';
+import * as ssoIdentities from './0032_sso_identities.js';
 
 interface Migration {
   name: string;
@@ -69,6 +70,7 @@ const migrations: Migration[] = [
   { name: '0028_wakeups_not_publications', ...wakeupsNotPublications },
   { name: '0029_schemas_keep_key_order', ...schemasKeepKeyOrder },
   { name: '0030_deliveries_queued_by_transitions', ...deliveriesQueuedByTransitions },
+  { name: '0032_sso_identities', ...ssoIdentities },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

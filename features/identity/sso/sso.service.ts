@@ -1,0 +1,170 @@
+import type { Db, Runner } from '../../../infra/db/database.js';
+import type { SecretBox } from '../../../infra/crypto/secrets.js';
+import { sha256 } from '../../../infra/crypto/random.js';
+import { OpenIdProvider, type PendingChecks } from '../../../infra/oidc/provider.js';
+import type { OidcConnection } from '../../../kernel/config/oidc.js';
+import { InputError, NotAllowedError, NotAuthenticatedError, NotFoundError } from '../../../kernel/errors/errors.js';
+import type { LoginService, SignedIn } from '../login.service.js';
+import type { UserRow, UsersStore } from '../users.store.js';
+import type { WorkspacesStore } from '../workspaces.store.js';
+import { emailAllowed, grantsFor, groupsIn, type Grants } from './grants.js';
+import type { SsoStore } from './store.js';
+
+export interface SsoDeps {
+  db: Db;
+  box: SecretBox;
+  stores: { sso: SsoStore; users: UsersStore; workspaces: WorkspacesStore };
+  login: LoginService;
+  connections: OidcConnection[];
+  /** The dashboard's public URL: the providers send the browser back under it. */
+  dashboardUrl: string;
+  now: () => number;
+  /** Seconds each request to a provider may take. */
+  timeoutSeconds: number;
+}
+
+/** Seconds a sign-in may take between leaving for the provider and coming back. */
+const SIGN_IN_TTL_SECONDS = 600;
+
+/** A connection as the sign-in page lists it: never its client id or secret. */
+export interface ConnectionSummary {
+  id: string;
+  display_name: string;
+}
+
+/** Who the provider says signed in, from the verified ID token. */
+interface ProviderPerson {
+  issuer: string;
+  subject: string;
+  email: string;
+  name: string;
+  surname: string;
+  groups: string[];
+}
+
+/**
+ * Single sign-on through the configured OpenID Providers. The provider only
+ * authenticates the person: didyma then links them by (issuer, subject),
+ * recomputes their workspaces and roles from their groups (removals
+ * included) and issues its own tokens, as after a password sign-in.
+ */
+export class SsoService {
+  private readonly providers = new Map<string, OpenIdProvider>();
+
+  constructor(private readonly deps: SsoDeps) {}
+
+  list(): ConnectionSummary[] {
+    return this.deps.connections.map((c) => ({ id: c.id, display_name: c.displayName }));
+  }
+
+  /** Where the provider sends the browser back to for this connection. */
+  redirectUri(connectionId: string): string {
+    return `${this.deps.dashboardUrl}/sso/${encodeURIComponent(connectionId)}/callback`;
+  }
+
+  /** Starts a sign-in: the provider's authorization URL, its checks kept here, bound to the browser that asked. */
+  async begin(connectionId: string, browser: string, returnTo: string | null): Promise<string> {
+    const connection = this.connection(connectionId);
+    const { url, checks } = await this.provider(connection).authorizationRequest(this.redirectUri(connection.id));
+    const now = this.deps.now();
+    await this.deps.stores.sso.removeExpiredSignIns(this.deps.db, new Date(now));
+    await this.deps.stores.sso.startSignIn(this.deps.db, {
+      state_hash: sha256(checks.state),
+      connection_id: connection.id,
+      browser_hash: sha256(browser),
+      secrets_sealed: this.deps.box.sealJson({ nonce: checks.nonce, codeVerifier: checks.codeVerifier }),
+      return_to: returnTo,
+      expires_at: new Date(now + SIGN_IN_TTL_SECONDS * 1000),
+    });
+    return url;
+  }
+
+  /** Completes a sign-in from the provider's redirect (its query in `callbackQuery`), in the browser that started it. */
+  async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ signedIn: SignedIn; returnTo: string | null }> {
+    const connection = this.connection(connectionId);
+    const { checks, returnTo } = await this.takeSignIn(connection, callbackQuery, browser);
+    const callbackUrl = new URL(this.redirectUri(connection.id));
+    callbackUrl.search = callbackQuery.toString();
+    const answer = await this.provider(connection).redeem(callbackUrl, checks);
+    const person = personOf(connection, answer.claims);
+    if (!emailAllowed(connection, person.email)) throw new NotAllowedError(`The e-mail domain of ${person.email} is not allowed to sign in through ${connection.displayName}.`);
+    const grants = grantsFor(connection, person.groups);
+    const user = await this.deps.db.transaction(async (trx) => {
+      const found = await this.userOf(trx, connection, person, grants);
+      if (found) await this.apply(trx, found, grants);
+      return found;
+    });
+    if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
+    if (!user) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
+    return { signedIn: await this.deps.login.signInVerified(user.id), returnTo };
+  }
+
+  private async takeSignIn(connection: OidcConnection, query: URLSearchParams, browser: string | undefined): Promise<{ checks: PendingChecks; returnTo: string | null }> {
+    const state = query.get('state');
+    if (!state) throw new InputError('The identity provider sent the browser back without a state: start the sign-in again.');
+    const row = await this.deps.stores.sso.takeSignIn(this.deps.db, sha256(state), new Date(this.deps.now()));
+    if (!row || row.connection_id !== connection.id) throw new InputError('This sign-in has expired or was already completed: start it again.');
+    if (!browser || sha256(browser) !== row.browser_hash) throw new InputError('This sign-in was started in another browser: start it again here.');
+    const { nonce, codeVerifier } = this.deps.box.openJson(row.secrets_sealed);
+    return { checks: { state, nonce: nonce ?? '', codeVerifier: codeVerifier ?? '' }, returnTo: row.return_to };
+  }
+
+  /** The linked user; else the user of that e-mail, linked now; else a new one when the connection creates users. */
+  private async userOf(trx: Runner, connection: OidcConnection, person: ProviderPerson, grants: Grants): Promise<UserRow | undefined> {
+    const { sso, users } = this.deps.stores;
+    const linked = await sso.identity(trx, person.issuer, person.subject);
+    let user = linked ? await users.byId(trx, linked.user_id) : await users.byEmail(trx, person.email);
+    if (linked) await sso.touch(trx, linked.id, person.email, new Date(this.deps.now()));
+    if (!user && connection.createUsers && (grants.anything || !connection.requireMappedGroup)) {
+      user = await users.insert(trx, { email: person.email, password_hash: null, name: person.name, surname: person.surname });
+    }
+    if (!user) return undefined;
+    if (!user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');
+    if (!linked) await sso.link(trx, { issuer: person.issuer, subject: person.subject, connection_id: connection.id, user_id: user.id, email: person.email });
+    return user;
+  }
+
+  /** The memberships of the workspaces the connection maps, and staff when it maps it, set to what the groups give. */
+  private async apply(trx: Runner, user: UserRow, grants: Grants): Promise<void> {
+    const { users, workspaces } = this.deps.stores;
+    for (const [name, role] of grants.workspaces) {
+      const workspace = await workspaces.liveByName(trx, name);
+      if (!workspace) continue;
+      if (role) await users.upsertMembership(trx, user.id, workspace.id, role);
+      else await users.removeMembership(trx, user.id, workspace.id);
+    }
+    if (grants.staff !== undefined && grants.staff !== user.is_staff) await users.setStaff(trx, user.id, grants.staff);
+  }
+
+  private connection(id: string): OidcConnection {
+    const connection = this.deps.connections.find((c) => c.id === id);
+    if (!connection) throw new NotFoundError(`No sign-in connection "${id}" is configured.`);
+    return connection;
+  }
+
+  private provider(connection: OidcConnection): OpenIdProvider {
+    let provider = this.providers.get(connection.id);
+    if (!provider) {
+      const { issuer, clientId, clientSecret, scopes } = connection;
+      provider = new OpenIdProvider({ issuer, clientId, clientSecret: clientSecret?.reveal(), scopes, timeoutSeconds: this.deps.timeoutSeconds });
+      this.providers.set(connection.id, provider);
+    }
+    return provider;
+  }
+}
+
+/** The person of a verified ID token: a verified e-mail is required, as it may link an existing account. */
+function personOf(connection: OidcConnection, claims: Record<string, unknown>): ProviderPerson {
+  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
+  if (!email.includes('@')) throw new NotAllowedError(`${connection.displayName} sent no e-mail address: add the "email" scope to the connection.`);
+  if (claims.email_verified !== true) throw new NotAllowedError(`${connection.displayName} has not verified the e-mail address ${email}.`);
+  const text = (key: string) => (typeof claims[key] === 'string' ? (claims[key] as string) : '');
+  return {
+    issuer: text('iss'),
+    subject: text('sub'),
+    email,
+    name: text('given_name'),
+    surname: text('family_name'),
+    groups: groupsIn(claims, connection.groupsClaim),
+  };
+}

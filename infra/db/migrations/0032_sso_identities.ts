@@ -1,0 +1,37 @@
+import type { Knex } from 'knex';
+
+// Single sign-on through OpenID Providers (features/identity/sso/). A person
+// signed in by a provider is linked to a didyma user by the pair (issuer,
+// subject), never by e-mail, which a provider may let its users change. A
+// sign-in under way is one row keyed by its `state`'s hash, taken (deleted)
+// at the callback, so it works once and only before it expires.
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable('sso_identities', (t) => {
+    t.increments('id');
+    t.text('issuer').notNullable();
+    t.text('subject').notNullable();
+    t.text('connection_id').notNullable();
+    t.integer('user_id').notNullable().references('users.id').onDelete('CASCADE');
+    t.text('email').notNullable();
+    t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.timestamp('last_sign_in_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.unique(['issuer', 'subject']);
+    t.index(['user_id']);
+  });
+  await knex.schema.createTable('sso_sign_ins', (t) => {
+    t.text('state_hash').primary();
+    t.text('connection_id').notNullable();
+    t.text('browser_hash').notNullable();
+    // The PKCE code verifier and the nonce, sealed with the platform's key.
+    t.text('secrets_sealed').notNullable();
+    t.text('return_to');
+    t.timestamp('expires_at', { useTz: true }).notNullable();
+    t.index(['expires_at']);
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('sso_sign_ins');
+  await knex.schema.dropTable('sso_identities');
+}

@@ -1,0 +1,152 @@
+import { expect } from 'chai';
+import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
+import { createWorkspace } from '../../features/identity/admin.js';
+import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { KeycloakAdmin, TestBrowser, keycloakEnv, passKeycloak, type Page } from '../support/keycloak.js';
+
+// Single sign-on in the dashboard against a real OpenID Provider: Keycloak
+// (scripts/services/keycloak.sh), its own login form filled in over HTTP.
+
+describe('single sign-on through Keycloak', function () {
+  this.timeout(120_000);
+  let t: TestPlatform;
+  let admin: KeycloakAdmin;
+  let teamA: { id: number; name: string };
+  let teamB: { id: number; name: string };
+  /** The dashboard's public URL as the provider knows it; the tests hand its redirects to the test server. */
+  const publicDashboard = 'http://127.0.0.1:9/dashboard';
+
+  before(async () => {
+    const env = keycloakEnv();
+    const names = { a: unique('team-a'), b: unique('team-b') };
+    const connections = parseOidcConnections(
+      JSON.stringify([
+        {
+          id: 'keycloak',
+          display_name: 'Keycloak',
+          issuer: env.issuer,
+          client_id: env.clientId,
+          client_secret_env: 'TEST_SSO_CLIENT_SECRET',
+          workspace_roles: [
+            { group: 'ml-team-a', workspace: names.a, role: 'user' },
+            { group: 'ml-team-a-supervisors', workspace: names.a, role: 'supervisor' },
+            { group: 'ml-team-b', workspace: names.b, role: 'user' },
+          ],
+          staff_groups: ['platform-admins'],
+          allowed_email_domains: ['example.test'],
+          create_users: true,
+        },
+      ]),
+    );
+    t = await startTestPlatform({ oidcConnections: withClientSecrets(connections, { TEST_SSO_CLIENT_SECRET: env.clientSecret }), dashboardUrl: publicDashboard });
+    teamA = await createWorkspace(t.platform.db, names.a);
+    teamB = await createWorkspace(t.platform.db, names.b);
+    admin = await KeycloakAdmin.connect();
+  });
+  after(() => t?.close());
+
+  /** The test server's address for a URL under the dashboard's public one. */
+  const local = (url: string) => `${t.auth.baseUrl}${url.slice(new URL(publicDashboard).origin.length)}`;
+
+  /** Starts a sign-in in `browser` and passes Keycloak's form: the URL Keycloak sends the browser back to. */
+  async function throughKeycloak(browser: TestBrowser, user: { username: string; password: string }, connection = 'keycloak'): Promise<string> {
+    const start = await browser.request(`${t.auth.baseUrl}/dashboard/sso/${connection}`);
+    expect(start.status, start.text).to.equal(303);
+    expect(start.location).to.match(/^http:\/\/127\.0\.0\.1:\d+\/realms\//);
+    return passKeycloak(browser, start.location!, user.username, user.password);
+  }
+
+  async function signIn(browser: TestBrowser, user: { username: string; password: string }): Promise<Page> {
+    return browser.request(local(await throughKeycloak(browser, user)));
+  }
+
+  const userOf = (email: string) => t.platform.db('users').where({ email }).first();
+  const rolesOf = async (userId: number) =>
+    Object.fromEntries((await t.platform.db('memberships').where({ user_id: userId })).map((m: { workspace_id: number; role: string }) => [m.workspace_id, m.role]));
+  const sessionCookie = (browser: TestBrowser) => browser.cookie(new URL(t.auth.baseUrl).host, 'dy_session');
+
+  it('signs a person in with the workspaces, roles and staff their groups give', async () => {
+    const person = await admin.createUser(['ml-team-a', 'ml-team-a-supervisors', 'platform-admins']);
+    const browser = new TestBrowser();
+    const back = await signIn(browser, person);
+    expect(back.status, back.text).to.equal(200);
+    expect(back.text).to.contain('Signed in');
+    expect(sessionCookie(browser)).to.match(/^[A-Za-z0-9_-]{43}$/);
+    const user = await userOf(person.email);
+    expect(user).to.include({ is_staff: true, password_hash: null });
+    expect(await rolesOf(user.id)).to.deep.equal({ [teamA.id]: 'supervisor' });
+    const home = await browser.request(`${t.auth.baseUrl}/dashboard`);
+    expect(home.status).to.equal(200);
+    expect(home.text).to.contain(person.email);
+    const identity = await t.platform.db('sso_identities').where({ user_id: user.id }).first();
+    expect(identity).to.include({ issuer: keycloakEnv().issuer, connection_id: 'keycloak' });
+  });
+
+  it('takes a role away at the next sign-in once the person left the group', async () => {
+    const person = await admin.createUser(['ml-team-a', 'ml-team-b']);
+    expect((await signIn(new TestBrowser(), person)).status).to.equal(200);
+    const user = await userOf(person.email);
+    expect(await rolesOf(user.id)).to.deep.equal({ [teamA.id]: 'user', [teamB.id]: 'user' });
+    await admin.leaveGroup(person.id, 'ml-team-a');
+    expect((await signIn(new TestBrowser(), person)).status).to.equal(200);
+    expect(await rolesOf(user.id)).to.deep.equal({ [teamB.id]: 'user' });
+    await admin.leaveGroup(person.id, 'ml-team-b');
+    const refused = await signIn(new TestBrowser(), person);
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.contain('None of your groups at Keycloak gives access');
+    expect(await rolesOf(user.id)).to.deep.equal({});
+  });
+
+  it('refuses a state used once already', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const browser = new TestBrowser();
+    const callback = local(await throughKeycloak(browser, person));
+    const binding = browser.cookie(new URL(t.auth.baseUrl).host, 'dy_sso')!;
+    expect((await browser.request(callback)).status).to.equal(200);
+    browser.setCookie(new URL(t.auth.baseUrl).host, 'dy_sso', binding);
+    const replayed = await browser.request(callback);
+    expect(replayed.status).to.equal(400);
+    expect(replayed.text).to.contain('expired or was already completed');
+  });
+
+  it('refuses a sign-in brought back to another browser than the one that started it', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const callback = local(await throughKeycloak(new TestBrowser(), person));
+    const elsewhere = await new TestBrowser().request(callback);
+    expect(elsewhere.status).to.equal(400);
+    expect(elsewhere.text).to.contain('started in another browser');
+  });
+
+  it('refuses an e-mail outside the allowed domains, and a person no group maps', async () => {
+    const outsider = await admin.createUser(['ml-team-a'], 'elsewhere.test');
+    const refused = await signIn(new TestBrowser(), outsider);
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.contain('is not allowed to sign in');
+    expect(await userOf(outsider.email)).to.equal(undefined);
+
+    const ungrouped = await admin.createUser([]);
+    const unmapped = await signIn(new TestBrowser(), ungrouped);
+    expect(unmapped.status).to.equal(403);
+    expect(await userOf(ungrouped.email)).to.equal(undefined);
+  });
+
+  it('refuses the provider\'s error, an unknown connection and a callback without state', async () => {
+    const browser = new TestBrowser();
+    const start = await browser.request(`${t.auth.baseUrl}/dashboard/sso/keycloak`);
+    const state = new URL(start.location!).searchParams.get('state')!;
+    const denied = await browser.request(`${t.auth.baseUrl}/dashboard/sso/keycloak/callback?error=access_denied&state=${state}&iss=${encodeURIComponent(keycloakEnv().issuer)}`);
+    expect(denied.status).to.equal(401);
+    expect(denied.text).to.contain('refused the sign-in: access_denied');
+
+    const unknown = await browser.request(`${t.auth.baseUrl}/dashboard/sso/nowhere`);
+    expect(unknown.status).to.equal(404);
+    const stateless = await browser.request(`${t.auth.baseUrl}/dashboard/sso/keycloak/callback?code=abc`);
+    expect(stateless.status).to.equal(400);
+  });
+
+  it('shows a button per connection on the sign-in page', async () => {
+    const page = await new TestBrowser().request(`${t.auth.baseUrl}/dashboard/sign-in?next=%2Fdashboard%2Ftokens`);
+    expect(page.text).to.contain('href="/dashboard/sso/keycloak?next=%2Fdashboard%2Ftokens"');
+    expect(page.text).to.contain('Sign in with Keycloak');
+  });
+});
