@@ -26,6 +26,8 @@ import { refreshStore } from '../features/identity/refresh.store.js';
 import { apiTokensStore } from '../features/identity/api-tokens.store.js';
 import { SsoService } from '../features/identity/sso/sso.service.js';
 import { ssoStore } from '../features/identity/sso/store.js';
+import { SsoProviders } from '../features/identity/sso/providers.js';
+import { SsoRefreshFollower } from '../features/identity/sso/follower.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageConfigsService, type StorageListener } from '../features/files/storage.service.js';
@@ -124,11 +126,15 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
     idleMs: config.upstreamTimeoutMs,
   });
+  // Single sign-on: the configured OpenID Providers; the token families a sign-in through one opens follow it at each refresh.
+  const ssoProviders = new SsoProviders(config.oidcConnections, Math.ceil(config.upstreamTimeoutMs / 1000));
+  const ssoFollower = new SsoRefreshFollower({ db, box, stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore, refresh: refreshStore }, providers: ssoProviders });
   const login = new LoginService({
     db,
     stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
     tokens,
     guard: loginGuard,
+    follower: ssoFollower,
   });
   const identity = {
     login,
@@ -137,10 +143,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       box,
       stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore },
       login,
-      connections: config.oidcConnections,
+      providers: ssoProviders,
+      follower: ssoFollower,
       dashboardUrl: config.dashboardUrl,
       now,
-      timeoutSeconds: Math.ceil(config.upstreamTimeoutMs / 1000),
     }),
     lockouts: new LockoutsService(loginGuard),
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),

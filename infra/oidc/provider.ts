@@ -67,6 +67,23 @@ export class OpenIdProvider {
     );
   }
 
+  /**
+   * Asks the provider again with its refresh token: the person's claims now,
+   * from the new ID token (checked as at sign-in, less the nonce) or, when the
+   * provider sends none, from its userinfo endpoint, for the same subject.
+   */
+  async refresh(refreshToken: string, subject: string): Promise<ProviderSignIn> {
+    const config = await this.config();
+    try {
+      const tokens = await oidc.refreshTokenGrant(config, refreshToken);
+      const claims = tokens.claims() ?? (await oidc.fetchUserInfo(config, tokens.access_token, subject));
+      if (claims.sub !== subject) throw new NotAuthenticatedError('The identity provider answered for another person.');
+      return { claims: { ...claims }, refreshToken: tokens.refresh_token ?? refreshToken, idToken: tokens.id_token };
+    } catch (error) {
+      throw error instanceof NotAuthenticatedError ? error : providerFailure(error);
+    }
+  }
+
   private async answer(grant: () => ReturnType<typeof oidc.authorizationCodeGrant>): Promise<ProviderSignIn> {
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
@@ -105,7 +122,7 @@ export class OpenIdProvider {
   }
 }
 
-/** The provider refused or sent something that fails a check: 401; it could not be reached: 502. */
+/** The provider refused (a refresh token it no longer knows, say) or sent something that fails a check: 401; it could not be reached: 502. */
 function providerFailure(error: unknown): Error {
   if (error instanceof oidc.AuthorizationResponseError) {
     return new NotAuthenticatedError(`The identity provider refused the sign-in: ${error.error}${error.error_description ? ` (${error.error_description})` : ''}.`);

@@ -97,6 +97,43 @@ describe('single sign-on through Keycloak', function () {
     expect(await rolesOf(user.id)).to.deep.equal({});
   });
 
+  /** The refresh token of the user's dashboard session, as the dashboard keeps it (sealed). */
+  async function sessionRefreshToken(userId: number): Promise<string> {
+    const row = await t.platform.db('dashboard_sessions').where({ user_id: userId }).orderBy('created_at', 'desc').first();
+    return t.platform.box.openJson(row.tokens_sealed).refresh!;
+  }
+  const refresh = (token: string) => t.auth.post('/api/auth/token/refresh', { json: { refresh: token } });
+
+  it('recomputes the roles from the provider at each refresh, and ends the session once no group grants any', async () => {
+    const person = await admin.createUser(['ml-team-a', 'ml-team-b']);
+    expect((await signIn(new TestBrowser(), person)).status).to.equal(200);
+    const user = await userOf(person.email);
+    await admin.leaveGroup(person.id, 'ml-team-b');
+    const renewed = await refresh(await sessionRefreshToken(user.id));
+    expect(renewed.status, renewed.text).to.equal(200);
+    expect(await rolesOf(user.id)).to.deep.equal({ [teamA.id]: 'user' });
+    await admin.leaveGroup(person.id, 'ml-team-a');
+    const refused = await refresh(renewed.body.refresh);
+    expect(refused.status).to.equal(401);
+    expect(refused.body.message).to.contain('any longer');
+    expect(await rolesOf(user.id)).to.deep.equal({});
+  });
+
+  it('refuses to refresh the session of a person the provider no longer knows', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    expect((await signIn(new TestBrowser(), person)).status).to.equal(200);
+    const user = await userOf(person.email);
+    // One workspace: the dashboard moved the session into it, in a family of its own that still follows Keycloak.
+    const renewed = await refresh(await sessionRefreshToken(user.id));
+    expect(renewed.status, renewed.text).to.equal(200);
+    await admin.deleteUser(person.id);
+    const refused = await refresh(renewed.body.refresh);
+    expect(refused.status).to.equal(401);
+    expect(refused.body.message).to.contain('no longer accepts this sign-in');
+    const again = await refresh(renewed.body.refresh);
+    expect(again.status).to.equal(401);
+  });
+
   it('refuses a state used once already', async () => {
     const person = await admin.createUser(['ml-team-a']);
     const browser = new TestBrowser();

@@ -130,6 +130,10 @@ export class KeycloakAdmin {
     await this.call('DELETE', `/users/${userId}/groups/${await this.groupId(group)}`);
   }
 
+  async deleteUser(userId: string): Promise<void> {
+    await this.call('DELETE', `/users/${userId}`);
+  }
+
   private async groupId(name: string): Promise<string> {
     const groups = (await this.call('GET', `/groups?exact=true&search=${encodeURIComponent(name)}`)) as Array<{ id: string; name: string }>;
     const group = groups.find((g) => g.name === name);

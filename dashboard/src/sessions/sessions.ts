@@ -76,10 +76,11 @@ export class DashboardSessions {
   async switchWorkspace(id: string, principal: Principal, workspace: string | null): Promise<void> {
     const row = await this.row(id);
     if (!row) throw new NotAuthenticatedError('Your session has ended.');
-    const pair = await this.deps.login.switchWorkspace(principal, workspace);
+    const previous = this.tokensOf(row);
+    const pair = await this.deps.login.switchWorkspace(principal, workspace, previous.refresh);
     const next = await this.deps.authenticator.authenticate(pair.access);
     await store.replaceTokens(this.deps.db, row.id_hash, this.stored(pair, next), new Date(this.deps.now()));
-    await this.deps.login.revoke(this.tokensOf(row).refresh);
+    await this.deps.login.revoke(previous.refresh);
   }
 
   /** Ends the session here and its refresh token family at the auth server. */
@@ -100,7 +101,7 @@ export class DashboardSessions {
     const principal = await this.deps.authenticator.authenticate(pair.access);
     const workspaces = await this.deps.workspaces.memberships(principal, { limit: 2, offset: 0 });
     if (workspaces.length !== 1 || workspaces[0]!.disabled) return pair;
-    const bound = await this.deps.login.switchWorkspace(principal, workspaces[0]!.name);
+    const bound = await this.deps.login.switchWorkspace(principal, workspaces[0]!.name, pair.refresh);
     await this.deps.login.revoke(pair.refresh);
     return bound;
   }

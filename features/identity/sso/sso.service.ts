@@ -1,26 +1,28 @@
 import type { Db, Runner } from '../../../infra/db/database.js';
 import type { SecretBox } from '../../../infra/crypto/secrets.js';
 import { sha256 } from '../../../infra/crypto/random.js';
-import { OpenIdProvider, type PendingChecks } from '../../../infra/oidc/provider.js';
+import type { PendingChecks } from '../../../infra/oidc/provider.js';
 import type { OidcConnection } from '../../../kernel/config/oidc.js';
-import { InputError, NotAllowedError, NotAuthenticatedError, NotFoundError } from '../../../kernel/errors/errors.js';
+import { InputError, NotAllowedError, NotAuthenticatedError } from '../../../kernel/errors/errors.js';
 import type { LoginService, SignedIn } from '../login.service.js';
 import type { UserRow, UsersStore } from '../users.store.js';
 import type { WorkspacesStore } from '../workspaces.store.js';
 import { emailAllowed, grantsFor, groupsIn, type Grants } from './grants.js';
 import type { SsoStore } from './store.js';
+import { applyGrants } from './memberships.js';
+import type { SsoProviders } from './providers.js';
+import type { SsoRefreshFollower } from './follower.js';
 
 export interface SsoDeps {
   db: Db;
   box: SecretBox;
   stores: { sso: SsoStore; users: UsersStore; workspaces: WorkspacesStore };
   login: LoginService;
-  connections: OidcConnection[];
+  providers: SsoProviders;
+  follower: SsoRefreshFollower;
   /** The dashboard's public URL: the providers send the browser back under it. */
   dashboardUrl: string;
   now: () => number;
-  /** Seconds each request to a provider may take. */
-  timeoutSeconds: number;
 }
 
 /** Seconds a sign-in may take between leaving for the provider and coming back. */
@@ -49,12 +51,10 @@ interface ProviderPerson {
  * included) and issues its own tokens, as after a password sign-in.
  */
 export class SsoService {
-  private readonly providers = new Map<string, OpenIdProvider>();
-
   constructor(private readonly deps: SsoDeps) {}
 
   list(): ConnectionSummary[] {
-    return this.deps.connections.map((c) => ({ id: c.id, display_name: c.displayName }));
+    return this.deps.providers.connections.map((c) => ({ id: c.id, display_name: c.displayName }));
   }
 
   /** Where the provider sends the browser back to for this connection. */
@@ -89,14 +89,16 @@ export class SsoService {
     const person = personOf(connection, answer.claims);
     if (!emailAllowed(connection, person.email)) throw new NotAllowedError(`The e-mail domain of ${person.email} is not allowed to sign in through ${connection.displayName}.`);
     const grants = grantsFor(connection, person.groups);
-    const user = await this.deps.db.transaction(async (trx) => {
-      const found = await this.userOf(trx, connection, person, grants);
-      if (found) await this.apply(trx, found, grants);
-      return found;
+    const found = await this.deps.db.transaction(async (trx) => {
+      const linked = await this.userOf(trx, connection, person, grants);
+      if (linked) await applyGrants(trx, this.deps.stores, linked.user, grants);
+      return linked;
     });
     if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
-    if (!user) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
-    return { signedIn: await this.deps.login.signInVerified(user.id), returnTo };
+    if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
+    const signedIn = await this.deps.login.signInVerified(found.user.id);
+    await this.deps.follower.keep(signedIn.family, found.identityId, answer.refreshToken);
+    return { signedIn, returnTo };
   }
 
   private async takeSignIn(connection: OidcConnection, query: URLSearchParams, browser: string | undefined): Promise<{ checks: PendingChecks; returnTo: string | null }> {
@@ -110,7 +112,7 @@ export class SsoService {
   }
 
   /** The linked user; else the user of that e-mail, linked now; else a new one when the connection creates users. */
-  private async userOf(trx: Runner, connection: OidcConnection, person: ProviderPerson, grants: Grants): Promise<UserRow | undefined> {
+  private async userOf(trx: Runner, connection: OidcConnection, person: ProviderPerson, grants: Grants): Promise<{ user: UserRow; identityId: number } | undefined> {
     const { sso, users } = this.deps.stores;
     const linked = await sso.identity(trx, person.issuer, person.subject);
     let user = linked ? await users.byId(trx, linked.user_id) : await users.byEmail(trx, person.email);
@@ -120,36 +122,16 @@ export class SsoService {
     }
     if (!user) return undefined;
     if (!user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');
-    if (!linked) await sso.link(trx, { issuer: person.issuer, subject: person.subject, connection_id: connection.id, user_id: user.id, email: person.email });
-    return user;
-  }
-
-  /** The memberships of the workspaces the connection maps, and staff when it maps it, set to what the groups give. */
-  private async apply(trx: Runner, user: UserRow, grants: Grants): Promise<void> {
-    const { users, workspaces } = this.deps.stores;
-    for (const [name, role] of grants.workspaces) {
-      const workspace = await workspaces.liveByName(trx, name);
-      if (!workspace) continue;
-      if (role) await users.upsertMembership(trx, user.id, workspace.id, role);
-      else await users.removeMembership(trx, user.id, workspace.id);
-    }
-    if (grants.staff !== undefined && grants.staff !== user.is_staff) await users.setStaff(trx, user.id, grants.staff);
+    const identityId = linked?.id ?? (await sso.link(trx, { issuer: person.issuer, subject: person.subject, connection_id: connection.id, user_id: user.id, email: person.email }));
+    return { user, identityId };
   }
 
   private connection(id: string): OidcConnection {
-    const connection = this.deps.connections.find((c) => c.id === id);
-    if (!connection) throw new NotFoundError(`No sign-in connection "${id}" is configured.`);
-    return connection;
+    return this.deps.providers.connection(id);
   }
 
-  private provider(connection: OidcConnection): OpenIdProvider {
-    let provider = this.providers.get(connection.id);
-    if (!provider) {
-      const { issuer, clientId, clientSecret, scopes } = connection;
-      provider = new OpenIdProvider({ issuer, clientId, clientSecret: clientSecret?.reveal(), scopes, timeoutSeconds: this.deps.timeoutSeconds });
-      this.providers.set(connection.id, provider);
-    }
-    return provider;
+  private provider(connection: OidcConnection) {
+    return this.deps.providers.provider(connection);
   }
 }
 

@@ -20,15 +20,30 @@ export interface SsoSignInRow {
   expires_at: Date;
 }
 
-/** Every query of `sso_identities` and `sso_sign_ins`. */
+/** A token family opened by a single sign-on, with the identity it signed in and the provider's refresh token. */
+export interface SsoFamilyRow {
+  family_id: string;
+  identity_id: number;
+  refresh_token_sealed: string;
+  issuer: string;
+  subject: string;
+  connection_id: string;
+  user_id: number;
+}
+
+/** Every query of `sso_identities`, `sso_sign_ins` and `sso_token_families`. */
 export interface SsoStore {
   identity(db: Runner, issuer: string, subject: string): Promise<SsoIdentityRow | undefined>;
-  link(db: Runner, identity: Pick<SsoIdentityRow, 'issuer' | 'subject' | 'connection_id' | 'user_id' | 'email'>): Promise<void>;
+  /** Links the identity to its user; returns the link's id. */
+  link(db: Runner, identity: Pick<SsoIdentityRow, 'issuer' | 'subject' | 'connection_id' | 'user_id' | 'email'>): Promise<number>;
   touch(db: Runner, id: number, email: string, at: Date): Promise<void>;
   startSignIn(db: Runner, row: SsoSignInRow): Promise<void>;
   /** Deletes and returns the sign-in of this state, if it has not expired: a state is taken once. */
   takeSignIn(db: Runner, stateHash: string, now: Date): Promise<SsoSignInRow | undefined>;
   removeExpiredSignIns(db: Runner, now: Date): Promise<number>;
+  keepFamily(db: Runner, familyId: string, identityId: number, refreshTokenSealed: string): Promise<void>;
+  family(db: Runner, familyId: string): Promise<SsoFamilyRow | undefined>;
+  replaceFamilyToken(db: Runner, familyId: string, refreshTokenSealed: string): Promise<void>;
 }
 
 const identities = (db: Runner) => db<SsoIdentityRow>('sso_identities');
@@ -36,9 +51,7 @@ const signIns = (db: Runner) => db<SsoSignInRow>('sso_sign_ins');
 
 export const ssoStore: SsoStore = {
   identity: (db, issuer, subject) => identities(db).where({ issuer, subject }).first(),
-  link: async (db, identity) => {
-    await identities(db).insert(identity);
-  },
+  link: async (db, identity) => (await identities(db).insert(identity).returning('id'))[0]!.id,
   touch: async (db, id, email, at) => {
     await identities(db).where({ id }).update({ email, last_sign_in_at: at });
   },
@@ -51,4 +64,15 @@ export const ssoStore: SsoStore = {
     return row && new Date(row.expires_at) > now ? row : undefined;
   },
   removeExpiredSignIns: (db, now) => signIns(db).where('expires_at', '<=', now).delete(),
+  keepFamily: async (db, familyId, identityId, refreshTokenSealed) => {
+    await db('sso_token_families').insert({ family_id: familyId, identity_id: identityId, refresh_token_sealed: refreshTokenSealed });
+  },
+  family: (db, familyId) =>
+    db('sso_token_families as f')
+      .join('sso_identities as i', 'i.id', 'f.identity_id')
+      .where('f.family_id', familyId)
+      .first<SsoFamilyRow | undefined>('f.family_id', 'f.identity_id', 'f.refresh_token_sealed', 'i.issuer', 'i.subject', 'i.connection_id', 'i.user_id'),
+  replaceFamilyToken: async (db, familyId, refreshTokenSealed) => {
+    await db('sso_token_families').where({ family_id: familyId }).update({ refresh_token_sealed: refreshTokenSealed });
+  },
 };

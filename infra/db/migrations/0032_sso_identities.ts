@@ -4,7 +4,9 @@ import type { Knex } from 'knex';
 // signed in by a provider is linked to a didyma user by the pair (issuer,
 // subject), never by e-mail, which a provider may let its users change. A
 // sign-in under way is one row keyed by its `state`'s hash, taken (deleted)
-// at the callback, so it works once and only before it expires.
+// at the callback, so it works once and only before it expires. A token
+// family opened by a sign-in keeps the provider's refresh token, sealed, so
+// that each refresh of the family asks the provider again.
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('sso_identities', (t) => {
@@ -29,9 +31,16 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('expires_at', { useTz: true }).notNullable();
     t.index(['expires_at']);
   });
+  await knex.schema.createTable('sso_token_families', (t) => {
+    t.uuid('family_id').primary().references('refresh_token_families.id').onDelete('CASCADE');
+    t.integer('identity_id').notNullable().references('sso_identities.id').onDelete('CASCADE');
+    t.text('refresh_token_sealed').notNullable();
+    t.index(['identity_id']);
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('sso_token_families');
   await knex.schema.dropTable('sso_sign_ins');
   await knex.schema.dropTable('sso_identities');
 }
