@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
-import { createWorkspace } from '../../features/identity/admin.js';
+import { createUser, createWorkspace } from '../../features/identity/admin.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { KeycloakAdmin, TestBrowser, keycloakEnv, passKeycloak, type Page } from '../support/keycloak.js';
 
@@ -36,6 +36,14 @@ describe('single sign-on through Keycloak', function () {
           allowed_email_domains: ['example.test'],
           create_users: true,
         },
+        {
+          id: 'invited-only',
+          display_name: 'Keycloak for invited people',
+          issuer: env.issuer,
+          client_id: env.clientId,
+          client_secret_env: 'TEST_SSO_CLIENT_SECRET',
+          workspace_roles: [{ group: 'ml-team-a', workspace: names.a, role: 'user' }],
+        },
       ]),
     );
     t = await startTestPlatform({ oidcConnections: withClientSecrets(connections, { TEST_SSO_CLIENT_SECRET: env.clientSecret }), dashboardUrl: publicDashboard });
@@ -49,15 +57,15 @@ describe('single sign-on through Keycloak', function () {
   const local = (url: string) => `${t.auth.baseUrl}${url.slice(new URL(publicDashboard).origin.length)}`;
 
   /** Starts a sign-in in `browser` and passes Keycloak's form: the URL Keycloak sends the browser back to. */
-  async function throughKeycloak(browser: TestBrowser, user: { username: string; password: string }, connection = 'keycloak'): Promise<string> {
-    const start = await browser.request(`${t.auth.baseUrl}/dashboard/sso/${connection}`);
+  async function throughKeycloak(browser: TestBrowser, user: { username: string; password: string }, connection = 'keycloak', next = ''): Promise<string> {
+    const start = await browser.request(`${t.auth.baseUrl}/dashboard/sso/${connection}${next && `?next=${encodeURIComponent(next)}`}`);
     expect(start.status, start.text).to.equal(303);
     expect(start.location).to.match(/^http:\/\/127\.0\.0\.1:\d+\/realms\//);
     return passKeycloak(browser, start.location!, user.username, user.password);
   }
 
-  async function signIn(browser: TestBrowser, user: { username: string; password: string }): Promise<Page> {
-    return browser.request(local(await throughKeycloak(browser, user)));
+  async function signIn(browser: TestBrowser, user: { username: string; password: string }, connection = 'keycloak', next = ''): Promise<Page> {
+    return browser.request(local(await throughKeycloak(browser, user, connection, next)));
   }
 
   const userOf = (email: string) => t.platform.db('users').where({ email }).first();
@@ -165,6 +173,36 @@ describe('single sign-on through Keycloak', function () {
     const unmapped = await signIn(new TestBrowser(), ungrouped);
     expect(unmapped.status).to.equal(403);
     expect(await userOf(ungrouped.email)).to.equal(undefined);
+  });
+
+  it('signs in only people who have an account when the connection creates none, linking them by their verified e-mail', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const refused = await signIn(new TestBrowser(), person, 'invited-only');
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.contain('does not create accounts');
+    const invited = await createUser(t.platform.db, { email: person.email, password: 'Correct-Horse-Battery-9' });
+    expect((await signIn(new TestBrowser(), person, 'invited-only')).status).to.equal(200);
+    expect(await rolesOf(invited.id)).to.deep.equal({ [teamA.id]: 'user' });
+    expect(await t.platform.db('sso_identities').where({ user_id: invited.id, connection_id: 'invited-only' }).first()).to.not.equal(undefined);
+  });
+
+  it('refuses an e-mail the provider has not verified', async () => {
+    const person = await admin.createUser(['ml-team-a'], 'example.test', false);
+    const refused = await signIn(new TestBrowser(), person);
+    expect(refused.status).to.equal(403);
+    expect(refused.text).to.contain('has not verified the e-mail address');
+    expect(await userOf(person.email)).to.equal(undefined);
+  });
+
+  it('comes back to a page of the dashboard only, whatever `next` says', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const inside = await signIn(new TestBrowser(), person, 'keycloak', '/dashboard/tokens');
+    expect(inside.text).to.contain('content="0;url=/dashboard/tokens"');
+    for (const next of ['https://evil.example/dashboard', '//evil.example/dashboard', '/dashboard\\@evil.example']) {
+      const outside = await signIn(new TestBrowser(), person, 'keycloak', next);
+      expect(outside.status, next).to.equal(200);
+      expect(outside.text, next).to.contain('content="0;url=/dashboard"');
+    }
   });
 
   it('refuses the provider\'s error, an unknown connection and a callback without state', async () => {

@@ -107,15 +107,15 @@ export class KeycloakAdmin {
     return new KeycloakAdmin(`${env.adminUrl}/admin/realms/${realm}`, token);
   }
 
-  /** A new user of the realm in these groups, with a verified e-mail at `domain`; returns its username and password. */
-  async createUser(groups: string[], domain = 'example.test'): Promise<{ username: string; password: string; email: string; id: string }> {
+  /** A new user of the realm in these groups, with an e-mail at `domain` (verified unless told otherwise); returns its username and password. */
+  async createUser(groups: string[], domain = 'example.test', emailVerified = true): Promise<{ username: string; password: string; email: string; id: string }> {
     const username = `sso-${crypto.randomBytes(5).toString('hex')}`;
     const password = `pw-${crypto.randomBytes(8).toString('hex')}`;
     const email = `${username}@${domain}`;
     await this.call('POST', '/users', {
       username,
       email,
-      emailVerified: true,
+      emailVerified,
       enabled: true,
       firstName: 'Test',
       lastName: username,

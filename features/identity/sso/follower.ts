@@ -5,7 +5,8 @@ import type { RefreshFollower } from '../login.service.js';
 import type { RefreshStore } from '../refresh.store.js';
 import type { UsersStore } from '../users.store.js';
 import type { WorkspacesStore } from '../workspaces.store.js';
-import { grantsFor, groupsIn } from './grants.js';
+import { grantsFor } from './grants.js';
+import { groupsOf } from './person.js';
 import { applyGrants } from './memberships.js';
 import type { SsoProviders } from './providers.js';
 import type { SsoStore } from './store.js';
@@ -45,7 +46,13 @@ export class SsoRefreshFollower implements RefreshFollower {
       .refresh(this.deps.box.open(family.refresh_token_sealed), family.subject)
       .catch((error: unknown) => (error instanceof NotAuthenticatedError ? null : Promise.reject(error)));
     if (!answer) return this.end(familyId, `${connection.displayName} no longer accepts this sign-in: sign in again.`);
-    const grants = grantsFor(connection, groupsIn(answer.claims, connection.groupsClaim));
+    let groups: string[];
+    try {
+      groups = groupsOf(connection, answer.claims);
+    } catch (error) {
+      return this.end(familyId, (error as Error).message);
+    }
+    const grants = grantsFor(connection, groups);
     await this.deps.db.transaction(async (trx) => {
       const user = await users.byId(trx, family.user_id);
       if (user) await applyGrants(trx, this.deps.stores, user, grants);
@@ -64,3 +71,4 @@ export class SsoRefreshFollower implements RefreshFollower {
     throw new NotAuthenticatedError(message);
   }
 }
+

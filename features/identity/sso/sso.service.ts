@@ -7,7 +7,8 @@ import { InputError, NotAllowedError, NotAuthenticatedError } from '../../../ker
 import type { LoginService, SignedIn } from '../login.service.js';
 import type { UserRow, UsersStore } from '../users.store.js';
 import type { WorkspacesStore } from '../workspaces.store.js';
-import { emailAllowed, grantsFor, groupsIn, type Grants } from './grants.js';
+import { emailAllowed, grantsFor, type Grants } from './grants.js';
+import { personOf, type ProviderPerson } from './person.js';
 import type { SsoStore } from './store.js';
 import { applyGrants } from './memberships.js';
 import type { SsoProviders } from './providers.js';
@@ -32,16 +33,6 @@ const SIGN_IN_TTL_SECONDS = 600;
 export interface ConnectionSummary {
   id: string;
   display_name: string;
-}
-
-/** Who the provider says signed in, from the verified ID token. */
-interface ProviderPerson {
-  issuer: string;
-  subject: string;
-  email: string;
-  name: string;
-  surname: string;
-  groups: string[];
 }
 
 /**
@@ -133,20 +124,4 @@ export class SsoService {
   private provider(connection: OidcConnection) {
     return this.deps.providers.provider(connection);
   }
-}
-
-/** The person of a verified ID token: a verified e-mail is required, as it may link an existing account. */
-function personOf(connection: OidcConnection, claims: Record<string, unknown>): ProviderPerson {
-  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : '';
-  if (!email.includes('@')) throw new NotAllowedError(`${connection.displayName} sent no e-mail address: add the "email" scope to the connection.`);
-  if (claims.email_verified !== true) throw new NotAllowedError(`${connection.displayName} has not verified the e-mail address ${email}.`);
-  const text = (key: string) => (typeof claims[key] === 'string' ? (claims[key] as string) : '');
-  return {
-    issuer: text('iss'),
-    subject: text('sub'),
-    email,
-    name: text('given_name'),
-    surname: text('family_name'),
-    groups: groupsIn(claims, connection.groupsClaim),
-  };
 }
