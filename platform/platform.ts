@@ -126,9 +126,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
     idleMs: config.upstreamTimeoutMs,
   });
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   // Single sign-on: the configured OpenID Providers; the token families a sign-in through one opens follow it at each refresh.
   const ssoProviders = new SsoProviders(config.oidcConnections, Math.ceil(config.upstreamTimeoutMs / 1000));
-  const ssoFollower = new SsoRefreshFollower({ db, box, stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore, refresh: refreshStore }, providers: ssoProviders });
+  const ssoFollower = new SsoRefreshFollower({ db, box, stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore, refresh: refreshStore }, providers: ssoProviders, audit });
   const login = new LoginService({
     db,
     stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
@@ -143,6 +144,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       box,
       stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore },
       login,
+      audit,
       providers: ssoProviders,
       follower: ssoFollower,
       dashboardUrl: config.dashboardUrl,
@@ -155,7 +157,6 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
-  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
   // Every periodic task of the process under one owner: one failure policy, one set of metrics, one way to stop.
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);

@@ -71,6 +71,12 @@ describe('single sign-on through Keycloak', function () {
   const userOf = (email: string) => t.platform.db('users').where({ email }).first();
   const rolesOf = async (userId: number) =>
     Object.fromEntries((await t.platform.db('memberships').where({ user_id: userId })).map((m: { workspace_id: number; role: string }) => [m.workspace_id, m.role]));
+  /** The audit trail's records of the groups' changes to the user: action and resource. */
+  async function roleChangesOf(userId: number): Promise<string[]> {
+    await t.platform.audit.drain();
+    const rows = await t.platform.db('audit_records').where({ actor_user_id: userId }).where('action', 'like', 'sso%').orderBy('created_at');
+    return rows.map((r: { action: string; resource_type: string; resource_id: string }) => `${r.action} ${r.resource_type}/${r.resource_id}`);
+  }
   const sessionCookie = (browser: TestBrowser) => browser.cookie(new URL(t.auth.baseUrl).host, 'dy_session');
 
   it('signs a person in with the workspaces, roles and staff their groups give', async () => {
@@ -83,6 +89,7 @@ describe('single sign-on through Keycloak', function () {
     const user = await userOf(person.email);
     expect(user).to.include({ is_staff: true, password_hash: null });
     expect(await rolesOf(user.id)).to.deep.equal({ [teamA.id]: 'supervisor' });
+    expect(await roleChangesOf(user.id)).to.have.members([`ssoSetRole:supervisor workspace/${teamA.id}`, `ssoGrantStaff user/${user.id}`]);
     const home = await browser.request(`${t.auth.baseUrl}/dashboard`);
     expect(home.status).to.equal(200);
     expect(home.text).to.contain(person.email);
@@ -120,6 +127,7 @@ describe('single sign-on through Keycloak', function () {
     const renewed = await refresh(await sessionRefreshToken(user.id));
     expect(renewed.status, renewed.text).to.equal(200);
     expect(await rolesOf(user.id)).to.deep.equal({ [teamA.id]: 'user' });
+    expect((await roleChangesOf(user.id)).slice(-1)).to.deep.equal([`ssoRemoveRole workspace/${teamB.id}`]);
     await admin.leaveGroup(person.id, 'ml-team-a');
     const refused = await refresh(renewed.body.refresh);
     expect(refused.status).to.equal(401);

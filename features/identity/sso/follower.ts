@@ -8,6 +8,8 @@ import type { WorkspacesStore } from '../workspaces.store.js';
 import { grantsFor } from './grants.js';
 import { groupsOf } from './person.js';
 import { applyGrants } from './memberships.js';
+import { recordGrantChanges } from './audit.js';
+import type { AuditTrail } from '../../audit/trail.js';
 import type { SsoProviders } from './providers.js';
 import type { SsoStore } from './store.js';
 
@@ -16,6 +18,7 @@ export interface FollowerDeps {
   box: SecretBox;
   stores: { sso: SsoStore; users: UsersStore; workspaces: WorkspacesStore; refresh: RefreshStore };
   providers: SsoProviders;
+  audit: AuditTrail;
 }
 
 /**
@@ -53,11 +56,12 @@ export class SsoRefreshFollower implements RefreshFollower {
       return this.end(familyId, (error as Error).message);
     }
     const grants = grantsFor(connection, groups);
-    await this.deps.db.transaction(async (trx) => {
+    const changes = await this.deps.db.transaction(async (trx) => {
       const user = await users.byId(trx, family.user_id);
-      if (user) await applyGrants(trx, this.deps.stores, user, grants);
       if (answer.refreshToken) await sso.replaceFamilyToken(trx, familyId, this.deps.box.seal(answer.refreshToken));
+      return user ? applyGrants(trx, this.deps.stores, user, grants) : [];
     });
+    recordGrantChanges(this.deps.audit, family.user_id, changes, { method: 'POST', path: '/api/auth/token/refresh' });
     if (!grants.anything && connection.requireMappedGroup) return this.end(familyId, `None of your groups at ${connection.displayName} gives access to this platform any longer.`);
   }
 

@@ -11,6 +11,8 @@ import { emailAllowed, grantsFor, type Grants } from './grants.js';
 import { personOf, type ProviderPerson } from './person.js';
 import type { SsoStore } from './store.js';
 import { applyGrants } from './memberships.js';
+import { recordGrantChanges } from './audit.js';
+import type { AuditTrail } from '../../audit/trail.js';
 import type { SsoProviders } from './providers.js';
 import type { SsoRefreshFollower } from './follower.js';
 
@@ -19,6 +21,7 @@ export interface SsoDeps {
   box: SecretBox;
   stores: { sso: SsoStore; users: UsersStore; workspaces: WorkspacesStore };
   login: LoginService;
+  audit: AuditTrail;
   providers: SsoProviders;
   follower: SsoRefreshFollower;
   /** The dashboard's public URL: the providers send the browser back under it. */
@@ -82,9 +85,9 @@ export class SsoService {
     const grants = grantsFor(connection, person.groups);
     const found = await this.deps.db.transaction(async (trx) => {
       const linked = await this.userOf(trx, connection, person, grants);
-      if (linked) await applyGrants(trx, this.deps.stores, linked.user, grants);
-      return linked;
+      return linked && { ...linked, changes: await applyGrants(trx, this.deps.stores, linked.user, grants) };
     });
+    if (found) recordGrantChanges(this.deps.audit, found.user.id, found.changes, { method: 'GET', path: new URL(this.redirectUri(connection.id)).pathname });
     if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
     if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
     const signedIn = await this.deps.login.signInVerified(found.user.id);
