@@ -128,6 +128,12 @@ export class LoginService {
     return Boolean(family && !family.revoked_at && constantTimeEqual(family.current_jti_hash, sha256(claims.jti)));
   }
 
+  /** The token family of a refresh token of ours; null for anything else (an expired one included). */
+  async familyOf(refreshToken: string): Promise<string | null> {
+    const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);
+    return claims?.fam ?? null;
+  }
+
   /** Sign-out: the refresh token's whole family stops working. An invalid or expired token has nothing left to revoke. */
   async revoke(refreshToken: string): Promise<void> {
     const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);

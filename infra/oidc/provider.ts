@@ -84,6 +84,13 @@ export class OpenIdProvider {
     }
   }
 
+  /** The provider's logout URL for this ID token, or null when it has none (no end_session_endpoint). */
+  async endSessionUrl(idToken: string, postLogoutRedirectUri: string): Promise<string | null> {
+    const config = await this.config();
+    if (!config.serverMetadata().end_session_endpoint) return null;
+    return oidc.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: postLogoutRedirectUri }).href;
+  }
+
   private async answer(grant: () => ReturnType<typeof oidc.authorizationCodeGrant>): Promise<ProviderSignIn> {
     let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {

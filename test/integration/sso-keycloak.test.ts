@@ -150,6 +150,34 @@ describe('single sign-on through Keycloak', function () {
     expect(again.status).to.equal(401);
   });
 
+  it('signs out at Keycloak too, with the ID token as the hint, so that the next sign-in asks for the password again', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const browser = new TestBrowser();
+    expect((await signIn(browser, person)).status).to.equal(200);
+    const dashboardHost = new URL(t.auth.baseUrl).host;
+    /** Whether Keycloak still knows this browser: a sign-in started afresh at the dashboard passes Keycloak without its form. */
+    const keycloakSessionLives = async () => {
+      const fresh = browser.without(dashboardHost);
+      const atKeycloak = await fresh.request((await fresh.request(`${t.auth.baseUrl}/dashboard/sso/keycloak`)).location!);
+      if (atKeycloak.status === 200) expect(atKeycloak.text).to.contain('kc-form-login');
+      return atKeycloak.status === 302;
+    };
+    expect(await keycloakSessionLives()).to.equal(true);
+    const home = await browser.request(`${t.auth.baseUrl}/dashboard`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(home.text)![1]!;
+    const out = await browser.request(`${t.auth.baseUrl}/dashboard/sign-out`, { form: { _csrf: csrf } });
+    expect(out.status).to.equal(200);
+    const logout = new URL(/content="0;url=([^"]+)"/.exec(out.text)![1]!.replaceAll('&amp;', '&'));
+    expect(logout.href.startsWith(`${keycloakEnv().issuer}/protocol/openid-connect/logout`)).to.equal(true);
+    expect(logout.searchParams.get('id_token_hint')).to.match(/^eyJ/);
+    expect(logout.searchParams.get('post_logout_redirect_uri')).to.equal(`${publicDashboard}/sign-in`);
+    const atKeycloak = await browser.request(logout.href);
+    expect(atKeycloak.status).to.equal(302);
+    expect(atKeycloak.location).to.equal(`${publicDashboard}/sign-in`);
+    expect(await keycloakSessionLives()).to.equal(false);
+    expect(browser.cookie(dashboardHost, 'dy_session')).to.equal(undefined);
+  });
+
   it('refuses a state used once already', async () => {
     const person = await admin.createUser(['ml-team-a']);
     const browser = new TestBrowser();

@@ -44,6 +44,13 @@ export class TestBrowser {
     return { status: response.status, url: target.href, location: location && new URL(location, target).href, text: await response.text() };
   }
 
+  /** A browser with this one's cookies except those of `host` (a visit to that site as if for the first time). */
+  without(host: string): TestBrowser {
+    const copy = new TestBrowser();
+    for (const [jarHost, jar] of this.jars) if (jarHost !== host) copy.jars.set(jarHost, new Map(jar));
+    return copy;
+  }
+
   cookie(host: string, name: string): string | undefined {
     return this.jars.get(host)?.get(name);
   }

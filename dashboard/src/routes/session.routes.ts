@@ -6,6 +6,7 @@ import { field, trimmed } from '../web/forms.js';
 import { attempt } from './outcome.js';
 import { clientAddress, safeNext, signedIn } from './visit.js';
 import { renderHome } from './home.routes.js';
+import { moveOn } from './sso.routes.js';
 
 /** Sign-in, sign-out and the workspace switcher. */
 export function mountSessionRoutes(router: Router, dash: Dashboard): void {
@@ -32,8 +33,12 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
 
   router.post('/sign-out', async (req, res) => {
     const { sessionId } = visitOf(res);
+    const refresh = sessionId ? await dash.sessions.refreshTokenOf(sessionId) : undefined;
+    // A single sign-on's session at the provider ends too: the browser goes there next.
+    const providerLogout = refresh ? await dash.platform.identity.sso.providerLogoutUrl(refresh) : null;
     if (sessionId) await dash.sessions.signOut(sessionId);
     dash.cookies.clear(req, res, 'session');
+    if (providerLogout) return moveOn(res, providerLogout, 'Signed out');
     seeOther(res, at('/sign-in'), 'signed-out');
   });
 

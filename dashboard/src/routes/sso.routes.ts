@@ -34,7 +34,7 @@ export function mountSsoRoutes(router: Router, dash: Dashboard): void {
     if (outcome.mistake) return refused(dash, req, res, outcome.mistake);
     dash.cookies.write(req, res, 'session', outcome.value.sessionId);
     dash.cookies.clear(req, res, 'csrf');
-    moveOn(res, outcome.value.returnTo ?? at());
+    moveOn(res, outcome.value.returnTo ?? at(), 'Signed in');
   });
 }
 
@@ -44,11 +44,13 @@ function refused(dash: Dashboard, req: Request, res: Response, mistake: AppError
 }
 
 /**
- * A page that sends the browser on, rather than a redirect: this response ends
- * a navigation that began at the provider (cross-site), and a browser would
- * not send the SameSite=Strict session cookie along a redirect of it.
+ * A page that sends the browser on, rather than a redirect: after a sign-in
+ * the response ends a navigation that began at the provider (cross-site),
+ * and a browser would not send the SameSite=Strict session cookie along a
+ * redirect of it; after a sign-out, a redirect of the form's POST to the
+ * provider would break the pages' `form-action 'self'`.
  */
-function moveOn(res: Response, path: string): void {
-  const page = html`<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${path}"><title>Signed in</title></head><body><p>Signed in. <a href="${path}">Continue</a></p></body></html>`;
+export function moveOn(res: Response, url: string, title: string): void {
+  const page = html`<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${url}"><title>${title}</title></head><body><p>${title}. <a href="${url}">Continue</a></p></body></html>`;
   res.status(200).type('html').send(toDocument(page));
 }

@@ -83,6 +83,12 @@ export class DashboardSessions {
     await this.deps.login.revoke(previous.refresh);
   }
 
+  /** The refresh token of a live session (to find what else its sign-in opened, at the provider). */
+  async refreshTokenOf(id: string): Promise<string | undefined> {
+    const row = await this.row(id);
+    return row ? this.tokensOf(row).refresh || undefined : undefined;
+  }
+
   /** Ends the session here and its refresh token family at the auth server. */
   async signOut(id: string): Promise<void> {
     const row = await this.row(id);

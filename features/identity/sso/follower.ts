@@ -32,10 +32,11 @@ export interface FollowerDeps {
 export class SsoRefreshFollower implements RefreshFollower {
   constructor(private readonly deps: FollowerDeps) {}
 
-  /** Keeps the provider's refresh token for a family the sign-in just opened. */
-  async keep(familyId: string, identityId: number, refreshToken: string | undefined): Promise<void> {
-    if (!refreshToken) return;
-    await this.deps.stores.sso.keepFamily(this.deps.db, familyId, identityId, this.deps.box.seal(refreshToken));
+  /** Keeps the provider's refresh token and ID token for a family the sign-in just opened. */
+  async keep(familyId: string, identityId: number, tokens: { refreshToken: string | undefined; idToken: string | undefined }): Promise<void> {
+    if (!tokens.refreshToken) return;
+    const { box } = this.deps;
+    await this.deps.stores.sso.keepFamily(this.deps.db, { familyId, identityId, refreshTokenSealed: box.seal(tokens.refreshToken), idTokenSealed: tokens.idToken ? box.seal(tokens.idToken) : null });
   }
 
   async follow(familyId: string): Promise<void> {
@@ -58,7 +59,7 @@ export class SsoRefreshFollower implements RefreshFollower {
     const grants = grantsFor(connection, groups);
     const changes = await this.deps.db.transaction(async (trx) => {
       const user = await users.byId(trx, family.user_id);
-      if (answer.refreshToken) await sso.replaceFamilyToken(trx, familyId, this.deps.box.seal(answer.refreshToken));
+      if (answer.refreshToken) await sso.replaceFamilyTokens(trx, familyId, this.deps.box.seal(answer.refreshToken), answer.idToken ? this.deps.box.seal(answer.idToken) : null);
       return user ? applyGrants(trx, this.deps.stores, user, grants) : [];
     });
     recordGrantChanges(this.deps.audit, family.user_id, changes, { method: 'POST', path: '/api/auth/token/refresh' });
@@ -67,7 +68,20 @@ export class SsoRefreshFollower implements RefreshFollower {
 
   async carry(fromFamily: string, toFamily: string): Promise<void> {
     const family = await this.deps.stores.sso.family(this.deps.db, fromFamily);
-    if (family) await this.deps.stores.sso.keepFamily(this.deps.db, toFamily, family.identity_id, family.refresh_token_sealed);
+    if (!family) return;
+    await this.deps.stores.sso.keepFamily(this.deps.db, { familyId: toFamily, identityId: family.identity_id, refreshTokenSealed: family.refresh_token_sealed, idTokenSealed: family.id_token_sealed });
+  }
+
+  /**
+   * Where to send the browser so that the provider ends its own session too
+   * (its end_session_endpoint, with the ID token as the hint), or null when
+   * the family is no single sign-on's or the provider has no such endpoint.
+   */
+  async endSessionUrl(familyId: string, postLogoutRedirectUri: string): Promise<string | null> {
+    const family = await this.deps.stores.sso.family(this.deps.db, familyId);
+    const connection = family && this.deps.providers.connections.find((c) => c.id === family.connection_id);
+    if (!family?.id_token_sealed || !connection) return null;
+    return this.deps.providers.provider(connection).endSessionUrl(this.deps.box.open(family.id_token_sealed), postLogoutRedirectUri);
   }
 
   private async end(familyId: string, message: string): Promise<never> {

@@ -73,6 +73,17 @@ export class SsoService {
     return url;
   }
 
+  /**
+   * Where to send the browser after signing out the session of this refresh
+   * token, so that the provider's session ends too; null when there is none
+   * to end, or the provider cannot be reached (didyma's sign-out goes on).
+   */
+  async providerLogoutUrl(refreshToken: string): Promise<string | null> {
+    const family = await this.deps.login.familyOf(refreshToken);
+    if (!family) return null;
+    return this.deps.follower.endSessionUrl(family, `${this.deps.dashboardUrl}/sign-in`).catch(() => null);
+  }
+
   /** Completes a sign-in from the provider's redirect (its query in `callbackQuery`), in the browser that started it. */
   async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ signedIn: SignedIn; returnTo: string | null }> {
     const connection = this.connection(connectionId);
@@ -91,7 +102,7 @@ export class SsoService {
     if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
     if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
     const signedIn = await this.deps.login.signInVerified(found.user.id);
-    await this.deps.follower.keep(signedIn.family, found.identityId, answer.refreshToken);
+    await this.deps.follower.keep(signedIn.family, found.identityId, answer);
     return { signedIn, returnTo };
   }
 

@@ -25,6 +25,7 @@ export interface SsoFamilyRow {
   family_id: string;
   identity_id: number;
   refresh_token_sealed: string;
+  id_token_sealed: string | null;
   issuer: string;
   subject: string;
   connection_id: string;
@@ -41,9 +42,9 @@ export interface SsoStore {
   /** Deletes and returns the sign-in of this state, if it has not expired: a state is taken once. */
   takeSignIn(db: Runner, stateHash: string, now: Date): Promise<SsoSignInRow | undefined>;
   removeExpiredSignIns(db: Runner, now: Date): Promise<number>;
-  keepFamily(db: Runner, familyId: string, identityId: number, refreshTokenSealed: string): Promise<void>;
+  keepFamily(db: Runner, family: { familyId: string; identityId: number; refreshTokenSealed: string; idTokenSealed: string | null }): Promise<void>;
   family(db: Runner, familyId: string): Promise<SsoFamilyRow | undefined>;
-  replaceFamilyToken(db: Runner, familyId: string, refreshTokenSealed: string): Promise<void>;
+  replaceFamilyTokens(db: Runner, familyId: string, refreshTokenSealed: string, idTokenSealed: string | null): Promise<void>;
 }
 
 const identities = (db: Runner) => db<SsoIdentityRow>('sso_identities');
@@ -64,15 +65,21 @@ export const ssoStore: SsoStore = {
     return row && new Date(row.expires_at) > now ? row : undefined;
   },
   removeExpiredSignIns: (db, now) => signIns(db).where('expires_at', '<=', now).delete(),
-  keepFamily: async (db, familyId, identityId, refreshTokenSealed) => {
-    await db('sso_token_families').insert({ family_id: familyId, identity_id: identityId, refresh_token_sealed: refreshTokenSealed });
+  keepFamily: async (db, family) => {
+    await db('sso_token_families').insert({
+      family_id: family.familyId,
+      identity_id: family.identityId,
+      refresh_token_sealed: family.refreshTokenSealed,
+      id_token_sealed: family.idTokenSealed,
+    });
   },
   family: (db, familyId) =>
     db('sso_token_families as f')
       .join('sso_identities as i', 'i.id', 'f.identity_id')
       .where('f.family_id', familyId)
-      .first<SsoFamilyRow | undefined>('f.family_id', 'f.identity_id', 'f.refresh_token_sealed', 'i.issuer', 'i.subject', 'i.connection_id', 'i.user_id'),
-  replaceFamilyToken: async (db, familyId, refreshTokenSealed) => {
-    await db('sso_token_families').where({ family_id: familyId }).update({ refresh_token_sealed: refreshTokenSealed });
+      .first<SsoFamilyRow | undefined>('f.family_id', 'f.identity_id', 'f.refresh_token_sealed', 'f.id_token_sealed', 'i.issuer', 'i.subject', 'i.connection_id', 'i.user_id'),
+  replaceFamilyTokens: async (db, familyId, refreshTokenSealed, idTokenSealed) => {
+    const idToken = idTokenSealed ? { id_token_sealed: idTokenSealed } : {};
+    await db('sso_token_families').where({ family_id: familyId }).update({ refresh_token_sealed: refreshTokenSealed, ...idToken });
   },
 };

@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
 // sign-in under way is one row keyed by its `state`'s hash, taken (deleted)
 // at the callback, so it works once and only before it expires. A token
 // family opened by a sign-in keeps the provider's refresh token, sealed, so
-// that each refresh of the family asks the provider again.
+// that each refresh of the family asks the provider again, and its ID token,
+// for the logout at the provider.
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('sso_identities', (t) => {
@@ -35,6 +36,8 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('family_id').primary().references('refresh_token_families.id').onDelete('CASCADE');
     t.integer('identity_id').notNullable().references('sso_identities.id').onDelete('CASCADE');
     t.text('refresh_token_sealed').notNullable();
+    // The provider's ID token, sealed: the hint of the logout at the provider.
+    t.text('id_token_sealed');
     t.index(['identity_id']);
   });
 }
