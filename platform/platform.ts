@@ -136,6 +136,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     tokens,
     guard: loginGuard,
     follower: ssoFollower,
+    passwordSignIn: config.passwordSignIn,
   });
   const identity = {
     login,

@@ -45,6 +45,8 @@ export interface LoginDeps {
   guard: LoginGuard;
   /** Set once single sign-on is wired: the families it opened follow the provider. */
   follower?: RefreshFollower;
+  /** Who may sign in with a password: staff only once everyone else signs in through single sign-on. */
+  passwordSignIn: 'everyone' | 'staff';
 }
 
 export class LoginService {
@@ -58,6 +60,7 @@ export class LoginService {
     const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
     await this.deps.guard.succeeded(pass);
+    if (this.deps.passwordSignIn === 'staff' && !user.is_staff) throw new NotAllowedError('Password sign-in is kept for staff here: sign in through single sign-on.');
     const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
     return { ...(await this.openFamily(subject)), subject };
   }

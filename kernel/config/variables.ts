@@ -244,6 +244,12 @@ export const variables = {
     'OpenID Providers people sign in with from the dashboard, as a JSON array: each `{id, display_name, issuer, client_id, client_secret_env \\| client_secret_file, scopes, groups_claim, workspace_roles: [{group, workspace, role}], staff_groups, allowed_email_domains, create_users, require_mapped_group}` (docs/sso.md). Empty: password sign-in only.',
     parseOidcConnections,
   ),
+  passwordSignIn: variable(
+    'DIDYMA_PASSWORD_SIGN_IN',
+    'everyone',
+    'Who may sign in with a password (the API\'s token/obtain and the dashboard): `everyone`, or `staff` only, as a break-glass once people sign in through single sign-on (docs/sso.md).',
+    parsers.oneOf(['everyone', 'staff'] as const),
+  ),
   secretKeyFile: variable('DIDYMA_SECRET_KEY_FILE', '', 'Key (32 bytes, raw or base64) encrypting credentials at rest. Empty: generated under the data folder.', parsers.optional(parsers.string)),
   egressAllowCidrs: variable(
     'DIDYMA_EGRESS_ALLOW_CIDRS',

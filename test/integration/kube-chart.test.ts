@@ -380,6 +380,10 @@ describe('Kubernetes: the Helm chart', function () {
     expect(corp!.clientSecret!.reveal()).to.equal('from-the-secret');
     expect(open!.clientSecret).to.equal(undefined);
     for (const server of ['private', 'public']) expect(envOf(`dy-didyma-${server}`).map((e) => e.name), server).not.to.include('DIDYMA_OIDC_CONNECTIONS');
+    const configMap = (rendered: KubeObject[]) => (rendered.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as any).data as Record<string, string>;
+    expect(configMap(objects).DIDYMA_PASSWORD_SIGN_IN).to.equal('everyone');
+    const staffOnly = configMap(await render('--set', 'sso.passwordSignIn=staff'));
+    expect(loadConfig(staffOnly).passwordSignIn).to.equal('staff');
     // The values schema refuses what the config would refuse at start.
     const wrongRole = [{ ...connections[1], workspace_roles: [{ group: 'g', workspace: 'w', role: 'owner' }] }];
     expect(await render('--set-json', `sso.connections=${JSON.stringify(wrongRole)}`).then(() => 'rendered', (error: Error) => error.message)).to.match(/role/);
