@@ -38,6 +38,22 @@ export interface ConnectionSummary {
   display_name: string;
 }
 
+/** A connection as the staff API shows it (the OpenAPI schema SsoConnection). */
+export interface SsoConnectionView {
+  id: string;
+  display_name: string;
+  issuer: string;
+  client_id: string;
+  has_client_secret: boolean;
+  scopes: string[];
+  groups_claim: string;
+  workspace_roles: Array<{ group: string; workspace: string; role: string }>;
+  staff_groups: string[];
+  allowed_email_domains: string[];
+  create_users: boolean;
+  require_mapped_group: boolean;
+}
+
 /**
  * Single sign-on through the configured OpenID Providers. The provider only
  * authenticates the person: didyma then links them by (issuer, subject),
@@ -49,6 +65,24 @@ export class SsoService {
 
   list(): ConnectionSummary[] {
     return this.deps.providers.connections.map((c) => ({ id: c.id, display_name: c.displayName }));
+  }
+
+  /** Every connection as staff read it: all but the client secret. */
+  describe(): SsoConnectionView[] {
+    return this.deps.providers.connections.map((c) => ({
+      id: c.id,
+      display_name: c.displayName,
+      issuer: c.issuer,
+      client_id: c.clientId,
+      has_client_secret: c.clientSecret !== undefined,
+      scopes: c.scopes,
+      groups_claim: c.groupsClaim.join('.'),
+      workspace_roles: c.workspaceGrants.map(({ group, workspace, role }) => ({ group, workspace, role })),
+      staff_groups: c.staffGroups,
+      allowed_email_domains: c.allowedDomains,
+      create_users: c.createUsers,
+      require_mapped_group: c.requireMappedGroup,
+    }));
   }
 
   /** Where the provider sends the browser back to for this connection. */
