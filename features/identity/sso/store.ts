@@ -35,7 +35,7 @@ export interface SsoFamilyRow {
 /** Every query of `sso_identities`, `sso_sign_ins` and `sso_token_families`. */
 export interface SsoStore {
   identity(db: Runner, issuer: string, subject: string): Promise<SsoIdentityRow | undefined>;
-  /** Links the identity to its user; returns the link's id. */
+  /** Links the identity to its user (once); returns the link's id. */
   link(db: Runner, identity: Pick<SsoIdentityRow, 'issuer' | 'subject' | 'connection_id' | 'user_id' | 'email'>): Promise<number>;
   touch(db: Runner, id: number, email: string, at: Date): Promise<void>;
   startSignIn(db: Runner, row: SsoSignInRow): Promise<void>;
@@ -52,7 +52,10 @@ const signIns = (db: Runner) => db<SsoSignInRow>('sso_sign_ins');
 
 export const ssoStore: SsoStore = {
   identity: (db, issuer, subject) => identities(db).where({ issuer, subject }).first(),
-  link: async (db, identity) => (await identities(db).insert(identity).returning('id'))[0]!.id,
+  // Two first sign-ins of one person at once: the second finds the first one's link.
+  link: async (db, identity) =>
+    (await identities(db).insert(identity).onConflict(['issuer', 'subject']).ignore().returning('id'))[0]?.id ??
+    (await identities(db).where({ issuer: identity.issuer, subject: identity.subject }).first('id'))!.id,
   touch: async (db, id, email, at) => {
     await identities(db).where({ id }).update({ email, last_sign_in_at: at });
   },
