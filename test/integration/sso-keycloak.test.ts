@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
 import { createUser, createWorkspace } from '../../features/identity/admin.js';
@@ -176,6 +177,59 @@ describe('single sign-on through Keycloak', function () {
     expect(atKeycloak.location).to.equal(`${publicDashboard}/sign-in`);
     expect(await keycloakSessionLives()).to.equal(false);
     expect(browser.cookie(dashboardHost, 'dy_session')).to.equal(undefined);
+  });
+
+  it('hands a native app its tokens at its loopback redirect, once, for the PKCE verifier of its challenge', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const browser = new TestBrowser();
+    const redirectUri = 'http://127.0.0.1:45678/callback';
+    const appSignIn = async () => {
+      const verifier = crypto.randomBytes(32).toString('base64url');
+      const challenge = crypto.createHash('sha256').update(verifier).digest('base64url');
+      const query = new URLSearchParams({ redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', state: 'the-app-state' });
+      const start = await browser.request(`${t.auth.baseUrl}/dashboard/sso/keycloak?${query}`);
+      expect(start.status, start.text).to.equal(303);
+      const back = await browser.request(local(await passKeycloak(browser, start.location!, person.username, person.password)));
+      expect(back.status, back.text).to.equal(303);
+      const atApp = new URL(back.location!);
+      expect(`${atApp.origin}${atApp.pathname}`).to.equal(redirectUri);
+      expect(atApp.searchParams.get('state')).to.equal('the-app-state');
+      return { code: atApp.searchParams.get('code')!, verifier };
+    };
+    const redeem = (code: string, verifier: string, redirect = redirectUri) => t.auth.post('/api/auth/sso/token', { json: { code, code_verifier: verifier, redirect_uri: redirect } });
+
+    const first = await appSignIn();
+    const tokens = await redeem(first.code, first.verifier);
+    expect(tokens.status, tokens.text).to.equal(200);
+    const verify = await t.auth.get('/api/auth/token/verify', { token: tokens.body.access });
+    expect(verify.body.token_data).to.include({ user_id: (await userOf(person.email)).id });
+    expect((await redeem(first.code, first.verifier)).status).to.equal(400);
+    expect(browser.cookie(new URL(t.auth.baseUrl).host, 'dy_session')).to.equal(undefined);
+    // The app's sign-in follows Keycloak at refresh like the dashboard's.
+    expect((await refresh(tokens.body.refresh)).status).to.equal(200);
+
+    const second = await appSignIn();
+    const stolen = await redeem(second.code, crypto.randomBytes(32).toString('base64url'));
+    expect(stolen.status).to.equal(400);
+    expect(stolen.body.message).to.contain('does not match');
+    expect((await redeem(second.code, second.verifier)).status).to.equal(400);
+
+    const third = await appSignIn();
+    expect((await redeem(third.code, third.verifier, 'http://127.0.0.1:45679/callback')).status).to.equal(400);
+  });
+
+  it('refuses a native app a redirect off the loopback and a challenge other than S256', async () => {
+    const challenge = crypto.createHash('sha256').update('v'.repeat(43)).digest('base64url');
+    const cases: Array<Record<string, string>> = [
+      { redirect_uri: 'https://evil.example/callback', code_challenge: challenge, code_challenge_method: 'S256', state: 'the-app-state' },
+      { redirect_uri: 'http://192.168.1.5:8000/callback', code_challenge: challenge, code_challenge_method: 'S256', state: 'the-app-state' },
+      { redirect_uri: 'http://127.0.0.1:8000/callback', code_challenge: 'v'.repeat(43), code_challenge_method: 'plain', state: 'the-app-state' },
+      { redirect_uri: 'http://127.0.0.1:8000/callback', code_challenge: challenge, code_challenge_method: 'S256' },
+    ];
+    for (const query of cases) {
+      const page = await new TestBrowser().request(`${t.auth.baseUrl}/dashboard/sso/keycloak?${new URLSearchParams(query)}`);
+      expect(page.status, JSON.stringify(query)).to.equal(400);
+    }
   });
 
   it('refuses a state used once already', async () => {

@@ -5,6 +5,7 @@ import { at, seeOther, visitOf, type Dashboard } from '../context.js';
 import { sendPage } from '../render.js';
 import { signInBody } from '../pages/sign-in.js';
 import { html, toDocument } from '../web/html.js';
+import { appRequestOf } from '../../../features/identity/sso/apps.js';
 import { attempt } from './outcome.js';
 import { safeNext } from './visit.js';
 
@@ -12,12 +13,13 @@ import { safeNext } from './visit.js';
 export function mountSsoRoutes(router: Router, dash: Dashboard): void {
   const sso = dash.platform.identity.sso;
 
+  // A native app (the CLI) starts here too, with its loopback redirect_uri, code_challenge and state (docs/sso.md).
   router.get('/sso/:connection', async (req, res) => {
     const next = safeNext(req.query.next);
-    if (visitOf(res).principal) return seeOther(res, next ?? at());
+    if (visitOf(res).principal && req.query.redirect_uri === undefined) return seeOther(res, next ?? at());
     // What binds the sign-in to this browser: the provider's redirect back must come with it.
     const browser = randomToken(32);
-    const outcome = await attempt(() => sso.begin(String(req.params.connection), browser, next ?? null));
+    const outcome = await attempt(async () => sso.begin(String(req.params.connection), browser, next ?? null, appRequestOf(req.query)));
     if (outcome.mistake) return refused(dash, req, res, outcome.mistake);
     dash.cookies.write(req, res, 'sso', browser);
     res.redirect(303, outcome.value);
@@ -28,10 +30,13 @@ export function mountSsoRoutes(router: Router, dash: Dashboard): void {
     dash.cookies.clear(req, res, 'sso');
     const query = new URL(req.originalUrl, 'http://dashboard').searchParams;
     const outcome = await attempt(async () => {
-      const { signedIn, returnTo } = await sso.complete(String(req.params.connection), query, browser);
-      return { sessionId: await dash.sessions.signInVerified(signedIn.tokens), returnTo };
+      const { signedIn, returnTo, app } = await sso.complete(String(req.params.connection), query, browser);
+      if (app) return { kind: 'app' as const, location: await sso.appReturn(app, signedIn.tokens) };
+      return { kind: 'dashboard' as const, sessionId: await dash.sessions.signInVerified(signedIn.tokens), returnTo };
     });
     if (outcome.mistake) return refused(dash, req, res, outcome.mistake);
+    // Back to the native app that started it: its own listener takes the code.
+    if (outcome.value.kind === 'app') return res.redirect(303, outcome.value.location);
     dash.cookies.write(req, res, 'session', outcome.value.sessionId);
     dash.cookies.clear(req, res, 'csrf');
     moveOn(res, outcome.value.returnTo ?? at(), 'Signed in');

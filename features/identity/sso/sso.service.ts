@@ -4,7 +4,8 @@ import { sha256 } from '../../../infra/crypto/random.js';
 import type { PendingChecks } from '../../../infra/oidc/provider.js';
 import type { OidcConnection } from '../../../kernel/config/oidc.js';
 import { InputError, NotAllowedError, NotAuthenticatedError } from '../../../kernel/errors/errors.js';
-import type { LoginService, SignedIn } from '../login.service.js';
+import type { LoginService, SignedIn, TokenPair } from '../login.service.js';
+import { AppCodes, type AppRequest } from './apps.js';
 import type { UserRow, UsersStore } from '../users.store.js';
 import type { WorkspacesStore } from '../workspaces.store.js';
 import { emailAllowed, grantsFor, type Grants } from './grants.js';
@@ -61,7 +62,11 @@ export interface SsoConnectionView {
  * included) and issues its own tokens, as after a password sign-in.
  */
 export class SsoService {
-  constructor(private readonly deps: SsoDeps) {}
+  private readonly appCodes: AppCodes;
+
+  constructor(private readonly deps: SsoDeps) {
+    this.appCodes = new AppCodes({ db: deps.db, box: deps.box, sso: deps.stores.sso, login: deps.login, now: deps.now });
+  }
 
   list(): ConnectionSummary[] {
     return this.deps.providers.connections.map((c) => ({ id: c.id, display_name: c.displayName }));
@@ -90,8 +95,11 @@ export class SsoService {
     return `${this.deps.dashboardUrl}/sso/${encodeURIComponent(connectionId)}/callback`;
   }
 
-  /** Starts a sign-in: the provider's authorization URL, its checks kept here, bound to the browser that asked. */
-  async begin(connectionId: string, browser: string, returnTo: string | null): Promise<string> {
+  /**
+   * Starts a sign-in: the provider's authorization URL, its checks kept here,
+   * bound to the browser that asked; for a native app, with its request.
+   */
+  async begin(connectionId: string, browser: string, returnTo: string | null, app?: AppRequest): Promise<string> {
     const connection = this.connection(connectionId);
     const { url, checks } = await this.provider(connection).authorizationRequest(this.redirectUri(connection.id));
     const now = this.deps.now();
@@ -102,6 +110,9 @@ export class SsoService {
       browser_hash: sha256(browser),
       secrets_sealed: this.deps.box.sealJson({ nonce: checks.nonce, codeVerifier: checks.codeVerifier }),
       return_to: returnTo,
+      app_redirect_uri: app?.redirectUri ?? null,
+      app_code_challenge: app?.codeChallenge ?? null,
+      app_state: app?.state ?? null,
       expires_at: new Date(now + SIGN_IN_TTL_SECONDS * 1000),
     });
     return url;
@@ -119,9 +130,9 @@ export class SsoService {
   }
 
   /** Completes a sign-in from the provider's redirect (its query in `callbackQuery`), in the browser that started it. */
-  async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ signedIn: SignedIn; returnTo: string | null }> {
+  async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ signedIn: SignedIn; returnTo: string | null; app: AppRequest | undefined }> {
     const connection = this.connection(connectionId);
-    const { checks, returnTo } = await this.takeSignIn(connection, callbackQuery, browser);
+    const { checks, returnTo, app } = await this.takeSignIn(connection, callbackQuery, browser);
     const callbackUrl = new URL(this.redirectUri(connection.id));
     callbackUrl.search = callbackQuery.toString();
     const answer = await this.provider(connection).redeem(callbackUrl, checks);
@@ -137,17 +148,28 @@ export class SsoService {
     if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
     const signedIn = await this.deps.login.signInVerified(found.user.id);
     await this.deps.follower.keep(signedIn.family, found.identityId, answer);
-    return { signedIn, returnTo };
+    return { signedIn, returnTo, app };
   }
 
-  private async takeSignIn(connection: OidcConnection, query: URLSearchParams, browser: string | undefined): Promise<{ checks: PendingChecks; returnTo: string | null }> {
+  /** Where the browser goes back to the native app that started the sign-in, with a one-time code for its tokens. */
+  appReturn(app: AppRequest, tokens: TokenPair): Promise<string> {
+    return this.appCodes.issue(app, tokens);
+  }
+
+  /** POST /api/auth/sso/token */
+  redeemAppCode(input: { code: string; code_verifier: string; redirect_uri: string }): Promise<TokenPair> {
+    return this.appCodes.redeem(input);
+  }
+
+  private async takeSignIn(connection: OidcConnection, query: URLSearchParams, browser: string | undefined): Promise<{ checks: PendingChecks; returnTo: string | null; app: AppRequest | undefined }> {
     const state = query.get('state');
     if (!state) throw new InputError('The identity provider sent the browser back without a state: start the sign-in again.');
     const row = await this.deps.stores.sso.takeSignIn(this.deps.db, sha256(state), new Date(this.deps.now()));
     if (!row || row.connection_id !== connection.id) throw new InputError('This sign-in has expired or was already completed: start it again.');
     if (!browser || sha256(browser) !== row.browser_hash) throw new InputError('This sign-in was started in another browser: start it again here.');
     const { nonce, codeVerifier } = this.deps.box.openJson(row.secrets_sealed);
-    return { checks: { state, nonce: nonce ?? '', codeVerifier: codeVerifier ?? '' }, returnTo: row.return_to };
+    const app = row.app_redirect_uri ? { redirectUri: row.app_redirect_uri, codeChallenge: row.app_code_challenge ?? '', state: row.app_state ?? '' } : undefined;
+    return { checks: { state, nonce: nonce ?? '', codeVerifier: codeVerifier ?? '' }, returnTo: row.return_to, app };
   }
 
   /** The linked user; else the user of that e-mail, linked now; else a new one when the connection creates users. */

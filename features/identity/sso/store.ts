@@ -17,6 +17,17 @@ export interface SsoSignInRow {
   browser_hash: string;
   secrets_sealed: string;
   return_to: string | null;
+  app_redirect_uri: string | null;
+  app_code_challenge: string | null;
+  app_state: string | null;
+  expires_at: Date;
+}
+
+export interface SsoAppCodeRow {
+  code_hash: string;
+  redirect_uri: string;
+  code_challenge: string;
+  tokens_sealed: string;
   expires_at: Date;
 }
 
@@ -42,6 +53,10 @@ export interface SsoStore {
   /** Deletes and returns the sign-in of this state, if it has not expired: a state is taken once. */
   takeSignIn(db: Runner, stateHash: string, now: Date): Promise<SsoSignInRow | undefined>;
   removeExpiredSignIns(db: Runner, now: Date): Promise<number>;
+  /** Stores the code, and drops the codes expired by `now`. */
+  putAppCode(db: Runner, row: SsoAppCodeRow, now: Date): Promise<void>;
+  /** Deletes and returns the code's row, if it has not expired: a code is redeemed once. */
+  takeAppCode(db: Runner, codeHash: string, now: Date): Promise<SsoAppCodeRow | undefined>;
   keepFamily(db: Runner, family: { familyId: string; identityId: number; refreshTokenSealed: string; idTokenSealed: string | null }): Promise<void>;
   family(db: Runner, familyId: string): Promise<SsoFamilyRow | undefined>;
   replaceFamilyTokens(db: Runner, familyId: string, refreshTokenSealed: string, idTokenSealed: string | null): Promise<void>;
@@ -68,6 +83,14 @@ export const ssoStore: SsoStore = {
     return row && new Date(row.expires_at) > now ? row : undefined;
   },
   removeExpiredSignIns: (db, now) => signIns(db).where('expires_at', '<=', now).delete(),
+  putAppCode: async (db, row, now) => {
+    await db('sso_app_codes').where('expires_at', '<=', now).delete();
+    await db('sso_app_codes').insert(row);
+  },
+  takeAppCode: async (db, codeHash, now) => {
+    const row = (await db<SsoAppCodeRow>('sso_app_codes').where({ code_hash: codeHash }).delete().returning('*'))[0];
+    return row && new Date(row.expires_at) > now ? row : undefined;
+  },
   keepFamily: async (db, family) => {
     await db('sso_token_families').insert({
       family_id: family.familyId,

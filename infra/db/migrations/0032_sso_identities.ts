@@ -7,7 +7,9 @@ import type { Knex } from 'knex';
 // at the callback, so it works once and only before it expires. A token
 // family opened by a sign-in keeps the provider's refresh token, sealed, so
 // that each refresh of the family asks the provider again, and its ID token,
-// for the logout at the provider.
+// for the logout at the provider. A native app (the CLI) signs in through
+// the same flow, from a loopback redirect of its own, and redeems a one-time
+// code with its PKCE verifier for the tokens.
 
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('sso_identities', (t) => {
@@ -29,6 +31,19 @@ export async function up(knex: Knex): Promise<void> {
     // The PKCE code verifier and the nonce, sealed with the platform's key.
     t.text('secrets_sealed').notNullable();
     t.text('return_to');
+    // A native app's sign-in (the CLI): its loopback redirect URI, PKCE challenge and state.
+    t.text('app_redirect_uri');
+    t.text('app_code_challenge');
+    t.text('app_state');
+    t.timestamp('expires_at', { useTz: true }).notNullable();
+    t.index(['expires_at']);
+  });
+  // The one-time code a native app redeems, with its PKCE verifier, for the tokens of its sign-in (sealed).
+  await knex.schema.createTable('sso_app_codes', (t) => {
+    t.text('code_hash').primary();
+    t.text('redirect_uri').notNullable();
+    t.text('code_challenge').notNullable();
+    t.text('tokens_sealed').notNullable();
     t.timestamp('expires_at', { useTz: true }).notNullable();
     t.index(['expires_at']);
   });
@@ -43,6 +58,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTable('sso_app_codes');
   await knex.schema.dropTable('sso_token_families');
   await knex.schema.dropTable('sso_sign_ins');
   await knex.schema.dropTable('sso_identities');
