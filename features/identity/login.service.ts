@@ -67,12 +67,12 @@ export class LoginService {
 
   /**
    * Tokens for a person another party authenticated (single sign-on), bound
-   * to no workspace, with the checks of a login on the account itself.
+   * to the workspace named (none by default), with the checks of a login.
    */
-  async signInVerified(userId: number): Promise<SignedIn> {
+  async signInVerified(userId: number, workspace: string | null = null): Promise<SignedIn> {
     const user = await this.deps.stores.users.byId(this.deps.db, userId);
     if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');
-    const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, null);
+    const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace);
     return { ...(await this.openFamily(subject)), subject };
   }
 

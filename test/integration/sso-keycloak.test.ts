@@ -196,13 +196,14 @@ describe('single sign-on through Keycloak', function () {
       expect(atApp.searchParams.get('state')).to.equal('the-app-state');
       return { code: atApp.searchParams.get('code')!, verifier };
     };
-    const redeem = (code: string, verifier: string, redirect = redirectUri) => t.auth.post('/api/auth/sso/token', { json: { code, code_verifier: verifier, redirect_uri: redirect } });
+    const redeem = (code: string, verifier: string, redirect = redirectUri, workspace?: string) =>
+      t.auth.post('/api/auth/sso/token', { json: { code, code_verifier: verifier, redirect_uri: redirect, ...(workspace ? { workspace } : {}) } });
 
     const first = await appSignIn();
-    const tokens = await redeem(first.code, first.verifier);
+    const tokens = await redeem(first.code, first.verifier, redirectUri, teamA.name);
     expect(tokens.status, tokens.text).to.equal(200);
     const verify = await t.auth.get('/api/auth/token/verify', { token: tokens.body.access });
-    expect(verify.body.token_data).to.include({ user_id: (await userOf(person.email)).id });
+    expect(verify.body.token_data).to.include({ user_id: (await userOf(person.email)).id, workspace: teamA.name });
     expect((await redeem(first.code, first.verifier)).status).to.equal(400);
     expect(browser.cookie(new URL(t.auth.baseUrl).host, 'dy_session')).to.equal(undefined);
     // The app's sign-in follows Keycloak at refresh like the dashboard's.
@@ -216,6 +217,8 @@ describe('single sign-on through Keycloak', function () {
 
     const third = await appSignIn();
     expect((await redeem(third.code, third.verifier, 'http://127.0.0.1:45679/callback')).status).to.equal(400);
+    const foreign = await appSignIn();
+    expect((await redeem(foreign.code, foreign.verifier, redirectUri, teamB.name)).status).to.equal(403);
   });
 
   it('refuses a native app a redirect off the loopback and a challenge other than S256', async () => {

@@ -30,9 +30,9 @@ export function mountSsoRoutes(router: Router, dash: Dashboard): void {
     dash.cookies.clear(req, res, 'sso');
     const query = new URL(req.originalUrl, 'http://dashboard').searchParams;
     const outcome = await attempt(async () => {
-      const { signedIn, returnTo, app } = await sso.complete(String(req.params.connection), query, browser);
-      if (app) return { kind: 'app' as const, location: await sso.appReturn(app, signedIn.tokens) };
-      return { kind: 'dashboard' as const, sessionId: await dash.sessions.signInVerified(signedIn.tokens), returnTo };
+      const { grant, returnTo, app } = await sso.complete(String(req.params.connection), query, browser);
+      if (app) return { kind: 'app' as const, location: await sso.appReturn(app, grant) };
+      return { kind: 'dashboard' as const, sessionId: await dash.sessions.signInVerified((await sso.issue(grant)).tokens), returnTo };
     });
     if (outcome.mistake) return refused(dash, req, res, outcome.mistake);
     // Back to the native app that started it: its own listener takes the code.

@@ -3,7 +3,6 @@ import type { Db } from '../../../infra/db/database.js';
 import type { SecretBox } from '../../../infra/crypto/secrets.js';
 import { constantTimeEqual, randomToken, sha256 } from '../../../infra/crypto/random.js';
 import { InputError } from '../../../kernel/errors/errors.js';
-import type { LoginService, TokenPair } from '../login.service.js';
 import type { SsoStore } from './store.js';
 
 /** What a native app (the CLI) sends with its sign-in: RFC 8252's loopback redirect with PKCE. */
@@ -11,6 +10,14 @@ export interface AppRequest {
   redirectUri: string;
   codeChallenge: string;
   state: string;
+}
+
+/** A completed sign-in, before didyma issues its tokens: whom, through which identity, and the provider's tokens. */
+export interface SignInGrant {
+  userId: number;
+  identityId: number;
+  refreshToken: string | undefined;
+  idToken: string | undefined;
 }
 
 /** Seconds a native app has to redeem its code. */
@@ -44,19 +51,17 @@ function safeUrl(raw: string): URL | undefined {
   }
 }
 
-/** The one-time codes that hand a native app the tokens of its sign-in, against its PKCE verifier. */
+/** The one-time codes that hand a native app its sign-in, against its PKCE verifier. */
 export class AppCodes {
-  constructor(
-    private readonly deps: { db: Db; box: SecretBox; sso: SsoStore; login: LoginService; now: () => number },
-  ) {}
+  constructor(private readonly deps: { db: Db; box: SecretBox; sso: SsoStore; now: () => number }) {}
 
   /** Where to send the browser back to the app: its redirect with a new code and its state. */
-  async issue(app: AppRequest, tokens: TokenPair): Promise<string> {
+  async issue(app: AppRequest, grant: SignInGrant): Promise<string> {
     const code = randomToken(32);
     const now = this.deps.now();
     await this.deps.sso.putAppCode(
       this.deps.db,
-      { code_hash: sha256(code), redirect_uri: app.redirectUri, code_challenge: app.codeChallenge, tokens_sealed: this.deps.box.sealJson({ ...tokens }), expires_at: new Date(now + CODE_TTL_SECONDS * 1000) },
+      { code_hash: sha256(code), redirect_uri: app.redirectUri, code_challenge: app.codeChallenge, grant_sealed: this.deps.box.seal(JSON.stringify(grant)), expires_at: new Date(now + CODE_TTL_SECONDS * 1000) },
       new Date(now),
     );
     const back = new URL(app.redirectUri);
@@ -65,17 +70,15 @@ export class AppCodes {
     return back.href;
   }
 
-  /** POST /api/auth/sso/token: the tokens, once, to the app that holds the verifier of the code's challenge. */
-  async redeem(input: { code: string; code_verifier: string; redirect_uri: string }): Promise<TokenPair> {
+  /** The sign-in of the code, once, to the app that holds the verifier of the code's challenge. */
+  async redeem(input: { code: string; code_verifier: string; redirect_uri: string }): Promise<SignInGrant> {
     const row = await this.deps.sso.takeAppCode(this.deps.db, sha256(input.code), new Date(this.deps.now()));
     if (!row) throw new InputError('This code has expired or was already used: sign in again.');
-    const { access, refresh } = this.deps.box.openJson(row.tokens_sealed);
     const challenge = crypto.createHash('sha256').update(input.code_verifier).digest('base64url');
+    // Whoever holds the code without the verifier gets nothing, and the code is spent.
     if (row.redirect_uri !== input.redirect_uri || !constantTimeEqual(challenge, row.code_challenge)) {
-      // Whoever holds the code without the verifier gets nothing, and the sign-in it carried ends.
-      await this.deps.login.revoke(refresh ?? '');
       throw new InputError('The code_verifier or redirect_uri does not match the sign-in: sign in again.');
     }
-    return { access: access ?? '', refresh: refresh ?? '' };
+    return JSON.parse(this.deps.box.open(row.grant_sealed)) as SignInGrant;
   }
 }

@@ -5,7 +5,7 @@ import type { PendingChecks } from '../../../infra/oidc/provider.js';
 import type { OidcConnection } from '../../../kernel/config/oidc.js';
 import { InputError, NotAllowedError, NotAuthenticatedError } from '../../../kernel/errors/errors.js';
 import type { LoginService, SignedIn, TokenPair } from '../login.service.js';
-import { AppCodes, type AppRequest } from './apps.js';
+import { AppCodes, type AppRequest, type SignInGrant } from './apps.js';
 import type { UserRow, UsersStore } from '../users.store.js';
 import type { WorkspacesStore } from '../workspaces.store.js';
 import { emailAllowed, grantsFor, type Grants } from './grants.js';
@@ -65,7 +65,7 @@ export class SsoService {
   private readonly appCodes: AppCodes;
 
   constructor(private readonly deps: SsoDeps) {
-    this.appCodes = new AppCodes({ db: deps.db, box: deps.box, sso: deps.stores.sso, login: deps.login, now: deps.now });
+    this.appCodes = new AppCodes({ db: deps.db, box: deps.box, sso: deps.stores.sso, now: deps.now });
   }
 
   list(): ConnectionSummary[] {
@@ -130,7 +130,7 @@ export class SsoService {
   }
 
   /** Completes a sign-in from the provider's redirect (its query in `callbackQuery`), in the browser that started it. */
-  async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ signedIn: SignedIn; returnTo: string | null; app: AppRequest | undefined }> {
+  async complete(connectionId: string, callbackQuery: URLSearchParams, browser: string | undefined): Promise<{ grant: SignInGrant; returnTo: string | null; app: AppRequest | undefined }> {
     const connection = this.connection(connectionId);
     const { checks, returnTo, app } = await this.takeSignIn(connection, callbackQuery, browser);
     const callbackUrl = new URL(this.redirectUri(connection.id));
@@ -146,19 +146,25 @@ export class SsoService {
     if (found) recordGrantChanges(this.deps.audit, found.user.id, found.changes, { method: 'GET', path: new URL(this.redirectUri(connection.id)).pathname });
     if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
     if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
-    const signedIn = await this.deps.login.signInVerified(found.user.id);
-    await this.deps.follower.keep(signedIn.family, found.identityId, answer);
-    return { signedIn, returnTo, app };
+    const grant = { userId: found.user.id, identityId: found.identityId, refreshToken: answer.refreshToken, idToken: answer.idToken };
+    return { grant, returnTo, app };
+  }
+
+  /** The tokens of a completed sign-in: a token family of didyma's (in `workspace`, if given), following the provider. */
+  async issue(grant: SignInGrant, workspace: string | null = null): Promise<SignedIn> {
+    const signedIn = await this.deps.login.signInVerified(grant.userId, workspace);
+    await this.deps.follower.keep(signedIn.family, grant.identityId, grant);
+    return signedIn;
   }
 
   /** Where the browser goes back to the native app that started the sign-in, with a one-time code for its tokens. */
-  appReturn(app: AppRequest, tokens: TokenPair): Promise<string> {
-    return this.appCodes.issue(app, tokens);
+  appReturn(app: AppRequest, grant: SignInGrant): Promise<string> {
+    return this.appCodes.issue(app, grant);
   }
 
-  /** POST /api/auth/sso/token */
-  redeemAppCode(input: { code: string; code_verifier: string; redirect_uri: string }): Promise<TokenPair> {
-    return this.appCodes.redeem(input);
+  /** POST /api/auth/sso/token: the tokens of the code's sign-in, in the workspace asked for. */
+  async redeemAppCode(input: { code: string; code_verifier: string; redirect_uri: string; workspace?: string }): Promise<TokenPair> {
+    return (await this.issue(await this.appCodes.redeem(input), input.workspace ?? null)).tokens;
   }
 
   private async takeSignIn(connection: OidcConnection, query: URLSearchParams, browser: string | undefined): Promise<{ checks: PendingChecks; returnTo: string | null; app: AppRequest | undefined }> {

@@ -27,7 +27,7 @@ export interface SsoAppCodeRow {
   code_hash: string;
   redirect_uri: string;
   code_challenge: string;
-  tokens_sealed: string;
+  grant_sealed: string;
   expires_at: Date;
 }
 

@@ -38,12 +38,12 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('expires_at', { useTz: true }).notNullable();
     t.index(['expires_at']);
   });
-  // The one-time code a native app redeems, with its PKCE verifier, for the tokens of its sign-in (sealed).
+  // The one-time code a native app redeems, with its PKCE verifier, for the tokens of its sign-in (the sign-in sealed).
   await knex.schema.createTable('sso_app_codes', (t) => {
     t.text('code_hash').primary();
     t.text('redirect_uri').notNullable();
     t.text('code_challenge').notNullable();
-    t.text('tokens_sealed').notNullable();
+    t.text('grant_sealed').notNullable();
     t.timestamp('expires_at', { useTz: true }).notNullable();
     t.index(['expires_at']);
   });
