@@ -1,12 +1,49 @@
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
 import { createUser, createWorkspace } from '../../features/identity/admin.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { KeycloakAdmin, TestBrowser, keycloakEnv, passKeycloak, type Page } from '../support/keycloak.js';
+import { requireEnv } from '../support/services.js';
 
 // Single sign-on in the dashboard against a real OpenID Provider: Keycloak
 // (scripts/services/keycloak.sh), its own login form filled in over HTTP.
+
+/** The Python CLI with its own saved login (DIDYMA_CONFIG): each run's output lines as they come, and its exit. */
+function pythonCli(config: string) {
+  const python = path.join(requireEnv('TEST_PYTHON_VENV', 'python'), 'python');
+  const sdk = path.resolve('sdk/python/src');
+  return {
+    run(args: string[]) {
+      const child = spawn(python, ['-m', 'didyma', ...args], {
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: sdk, PYTHONDONTWRITEBYTECODE: '1', DIDYMA_CONFIG: config },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      const waiting: Array<() => void> = [];
+      const take = (chunk: Buffer) => {
+        output += chunk;
+        waiting.splice(0).forEach((wake) => wake());
+      };
+      child.stdout.on('data', take);
+      child.stderr.on('data', take);
+      const exit = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
+      /** The first match of `pattern` in the output, once it has been printed. */
+      const line = async (pattern: RegExp): Promise<string> => {
+        for (;;) {
+          const match = pattern.exec(output);
+          if (match) return match[1]!;
+          if (child.exitCode !== null) throw new Error(`the CLI ended without printing ${pattern}: ${output}`);
+          await Promise.race([new Promise<void>((wake) => waiting.push(wake)), exit]);
+        }
+      };
+      return { line, exit };
+    },
+  };
+}
 
 describe('single sign-on through Keycloak', function () {
   this.timeout(120_000);
@@ -233,6 +270,28 @@ describe('single sign-on through Keycloak', function () {
       const page = await new TestBrowser().request(`${t.auth.baseUrl}/dashboard/sso/keycloak?${new URLSearchParams(query)}`);
       expect(page.status, JSON.stringify(query)).to.equal(400);
     }
+  });
+
+  it('logs the Python CLI in through Keycloak (didyma login --sso) in a workspace, and whoami shows it', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const cli = pythonCli(path.join(os.tmpdir(), `didyma-cli-${crypto.randomBytes(5).toString('hex')}.json`));
+    const login = cli.run(['--auth-url', t.auth.baseUrl, 'login', '--sso', 'keycloak', '--no-browser', '--workspace', teamA.name, '--sso-timeout', '60']);
+    const url = await login.line(/Sign in in your browser: (\S+)/);
+    const browser = new TestBrowser();
+    const start = await browser.request(url);
+    expect(start.status, start.text).to.equal(303);
+    const back = await browser.request(local(await passKeycloak(browser, start.location!, person.username, person.password)));
+    expect(back.status, back.text).to.equal(303);
+    expect(back.location).to.match(/^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
+    const atCli = await browser.request(back.location!);
+    expect(atCli.status).to.equal(200);
+    expect(atCli.text).to.contain('signed in');
+    const done = await login.exit;
+    expect(done.code, done.output).to.equal(0);
+    const whoami = await cli.run(['--auth-url', t.auth.baseUrl, 'whoami']).exit;
+    expect(whoami.code, whoami.output).to.equal(0);
+    expect(whoami.output).to.contain('signed in through keycloak');
+    expect(whoami.output).to.contain(teamA.name);
   });
 
   it('refuses a state used once already', async () => {
