@@ -12,13 +12,14 @@ import { requireEnv } from '../support/services.js';
 // Single sign-on in the dashboard against a real OpenID Provider: Keycloak
 // (scripts/services/keycloak.sh), its own login form filled in over HTTP.
 
-/** The Python CLI with its own saved login (DIDYMA_CONFIG): each run's output lines as they come, and its exit. */
+/** Python with the SDK, and the CLI's own saved login (DIDYMA_CONFIG): each run's output lines as they come, and its exit. */
 function pythonCli(config: string) {
   const python = path.join(requireEnv('TEST_PYTHON_VENV', 'python'), 'python');
   const sdk = path.resolve('sdk/python/src');
   return {
-    run(args: string[]) {
-      const child = spawn(python, ['-m', 'didyma', ...args], {
+    /** `didyma ARGS…`; with `script`, `python -c script ARGS…` instead. */
+    run(args: string[], script?: string) {
+      const child = spawn(python, script ? ['-c', script, ...args] : ['-m', 'didyma', ...args], {
         env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: sdk, PYTHONDONTWRITEBYTECODE: '1', DIDYMA_CONFIG: config },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -292,6 +293,25 @@ describe('single sign-on through Keycloak', function () {
     expect(whoami.code, whoami.output).to.equal(0);
     expect(whoami.output).to.contain('signed in through keycloak');
     expect(whoami.output).to.contain(teamA.name);
+  });
+
+  it('signs the Python SDK in through Keycloak (Didyma.login_sso) in a workspace', async () => {
+    const person = await admin.createUser(['ml-team-a']);
+    const script = [
+      'import sys',
+      'from didyma import Didyma',
+      'client = Didyma.login_sso("keycloak", sys.argv[2], open_browser=False, timeout=60, auth_url=sys.argv[1])',
+      'claims = client.auth.verify()',
+      'print("claims:", claims.workspace, claims.user_id)',
+    ].join('\n');
+    const sdk = pythonCli(path.join(os.tmpdir(), 'unused.json')).run([t.auth.baseUrl, teamA.name], script);
+    const browser = new TestBrowser();
+    const start = await browser.request(await sdk.line(/Sign in in your browser: (\S+)/));
+    const back = await browser.request(local(await passKeycloak(browser, start.location!, person.username, person.password)));
+    expect((await browser.request(back.location!)).status).to.equal(200);
+    const done = await sdk.exit;
+    expect(done.code, done.output).to.equal(0);
+    expect(done.output).to.contain(`claims: ${teamA.name} ${(await userOf(person.email)).id}`);
   });
 
   it('refuses a state used once already', async () => {

@@ -10,7 +10,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
-from . import _cli_sso as sso
+from . import sso
 from . import _cli_store as store
 from ._cli_output import plain
 from .auth import ApiToken, ClientCredentials, TokenPair

@@ -1,4 +1,4 @@
-"""`didyma login --sso`: a sign-in through the platform's identity provider in the browser, which comes back to a
+"""Single sign-on for `Didyma.login_sso` and `didyma login --sso`: a sign-in through the platform's identity provider in the browser, which comes back to a
 listener of this process on the loopback interface (RFC 8252) with a one-time code, redeemed with a PKCE verifier."""
 
 from __future__ import annotations

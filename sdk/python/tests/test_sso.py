@@ -1,4 +1,4 @@
-"""`didyma login --sso` without a platform: the PKCE pair, and the loopback listener's refusals (the sign-in
+"""Single sign-on (`didyma login --sso`, `Didyma.login_sso`) without a platform: the PKCE pair, and the loopback listener's refusals (the sign-in
 through a real provider is tested in test/integration/sso-keycloak.test.ts)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from didyma import _cli_sso as sso
+from didyma import sso
 from didyma.errors import NotAuthenticated, ValidationError
 
 
