@@ -24,6 +24,10 @@ import { usersStore } from '../features/identity/users.store.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
 import { refreshStore } from '../features/identity/refresh.store.js';
 import { apiTokensStore } from '../features/identity/api-tokens.store.js';
+import { SsoService } from '../features/identity/sso/sso.service.js';
+import { ssoStore } from '../features/identity/sso/store.js';
+import { SsoProviders } from '../features/identity/sso/providers.js';
+import { SsoRefreshFollower } from '../features/identity/sso/follower.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageConfigsService } from '../features/files/storage.service.js';
@@ -119,12 +123,30 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     greetingMs: config.upstreamHeadersTimeoutMs ?? config.upstreamTimeoutMs,
     idleMs: config.upstreamTimeoutMs,
   });
+  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
+  // Single sign-on: the configured OpenID Providers; the token families a sign-in through one opens follow it at each refresh.
+  const ssoProviders = new SsoProviders(config.oidcConnections, Math.ceil(config.upstreamTimeoutMs / 1000));
+  const ssoFollower = new SsoRefreshFollower({ db, box, stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore, refresh: refreshStore }, providers: ssoProviders, audit });
+  const login = new LoginService({
+    db,
+    stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
+    tokens,
+    guard: loginGuard,
+    follower: ssoFollower,
+    passwordSignIn: config.passwordSignIn,
+  });
   const identity = {
-    login: new LoginService({
+    login,
+    sso: new SsoService({
       db,
-      stores: { users: usersStore, workspaces: workspacesStore, refresh: refreshStore, oauth: oauthStore },
-      tokens,
-      guard: loginGuard,
+      box,
+      stores: { sso: ssoStore, users: usersStore, workspaces: workspacesStore },
+      login,
+      audit,
+      providers: ssoProviders,
+      follower: ssoFollower,
+      dashboardUrl: config.dashboardUrl,
+      now,
     }),
     lockouts: new LockoutsService(loginGuard),
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
@@ -133,7 +155,6 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
-  const audit = new AuditTrail(db, auditStore, { refusedPerMinute: config.auditRefusedPerMinute, retentionMs: config.auditRetentionDays * 86_400_000 }, logger.child({ component: 'audit' }), now);
   const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
   // Every periodic task of the process under one owner: one failure policy, one set of metrics, one way to stop.
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);

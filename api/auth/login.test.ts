@@ -144,6 +144,26 @@ describe('auth server: login, refresh and verify', () => {
   });
 });
 
+describe('auth server: password sign-in for staff only', () => {
+  let t: TestPlatform;
+  before(async () => {
+    t = await startTestPlatform({ passwordSignIn: 'staff' });
+  });
+  after(() => t.close());
+
+  it('refuses everyone but staff a password sign-in, with a message saying where to sign in', async () => {
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'supervisor']]);
+    const refused = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: user.password, workspace: ws.name } });
+    expect(refused.status).to.equal(403);
+    expect(refused.body.message).to.contain('sign in through single sign-on');
+    const wrong = await t.auth.post('/api/auth/token/obtain', { json: { email: user.email, password: 'not-the-password' } });
+    expect(wrong.status).to.equal(401);
+    const staff = await makeUser(t.platform, { staff: true });
+    expect((await t.auth.post('/api/auth/token/obtain', { json: { email: staff.email, password: staff.password } })).status).to.equal(200);
+  });
+});
+
 describe('auth server: rate limits', () => {
   let t: TestPlatform;
   before(async () => {

@@ -91,6 +91,12 @@ export function authRoutes(platform: Platform): OperationRoutes {
     sendPage(req, res, await platform.audit.list(principalOf(res), auditFilterOf(req), pageOf(req)));
   });
 
+  router.post('/api/auth/sso/token', async (req, res) => {
+    res.json(await identity.sso.redeemAppCode(req.body));
+  });
+  router.get('/api/auth/sso/connection', auth('staff'), (_req, res) => {
+    res.json(identity.sso.describe());
+  });
   router.get('/api/auth/lockout/account/:email', auth('staff'), async (req, res) => {
     res.json(await identity.lockouts.state('account', String(req.params.email)));
   });

@@ -6,6 +6,7 @@ import { securityHeaders } from './web/security-headers.js';
 import { formBodies } from './web/forms.js';
 import { checkCsrf, loadVisit, memberOnly, signedIn, staffOnly, supervisorOnly } from './routes/visit.js';
 import { mountSessionRoutes } from './routes/session.routes.js';
+import { mountSsoRoutes } from './routes/sso.routes.js';
 import { mountRegisterRoutes } from './routes/register.routes.js';
 import { mountHomeRoutes } from './routes/home.routes.js';
 import { mountTokenRoutes } from './routes/tokens.routes.js';
@@ -55,6 +56,7 @@ export function createDashboard(platform: Platform): Router {
   app.use(MEMBER_SECTIONS, signedIn, memberOnly);
 
   mountSessionRoutes(app, dash);
+  mountSsoRoutes(app, dash);
   mountRegisterRoutes(app, dash);
   mountHomeRoutes(app, dash);
   mountTokenRoutes(app, dash);

@@ -16,10 +16,19 @@ export interface TokenPair {
   refresh: string;
 }
 
-/** A log-in's tokens, and whom they were issued to (for the audit trail; never sent). */
+/** A log-in's tokens, and whom they were issued to (for the audit trail; never sent), in which token family. */
 export interface SignedIn {
   tokens: TokenPair;
   subject: Subject;
+  family: string;
+}
+
+/** What a refresh asks besides didyma's own checks: the identity provider of a single sign-on (features/identity/sso/). */
+export interface RefreshFollower {
+  /** Before the family is refreshed; throws NotAuthenticatedError (having ended the family) to refuse it. */
+  follow(familyId: string): Promise<void>;
+  /** The family `toFamily` carries on the sign-in of `fromFamily` (a workspace switch). */
+  carry(fromFamily: string, toFamily: string): Promise<void>;
 }
 
 export interface ClientCredentialsResponse {
@@ -34,6 +43,10 @@ export interface LoginDeps {
   stores: { users: UsersStore; workspaces: WorkspacesStore; refresh: RefreshStore; oauth: OAuthStore };
   tokens: TokenService;
   guard: LoginGuard;
+  /** Set once single sign-on is wired: the families it opened follow the provider. */
+  follower?: RefreshFollower;
+  /** Who may sign in with a password: staff only once everyone else signs in through single sign-on. */
+  passwordSignIn: 'everyone' | 'staff';
 }
 
 export class LoginService {
@@ -47,13 +60,26 @@ export class LoginService {
     const passwordOk = await verifyPassword(user?.password_hash ?? null, input.password);
     if (!user || !passwordOk || !user.is_active || user.is_service) throw new NotAuthenticatedError('Invalid e-mail or password.');
     await this.deps.guard.succeeded(pass);
+    if (this.deps.passwordSignIn === 'staff' && !user.is_staff) throw new NotAllowedError('Password sign-in is kept for staff here: sign in through single sign-on.');
     const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, input.workspace ?? null);
-    return { tokens: await this.openFamily(subject), subject };
+    return { ...(await this.openFamily(subject)), subject };
+  }
+
+  /**
+   * Tokens for a person another party authenticated (single sign-on), bound
+   * to the workspace named (none by default), with the checks of a login.
+   */
+  async signInVerified(userId: number, workspace: string | null = null): Promise<SignedIn> {
+    const user = await this.deps.stores.users.byId(this.deps.db, userId);
+    if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');
+    const subject = await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace);
+    return { ...(await this.openFamily(subject)), subject };
   }
 
   /** POST /api/auth/token/refresh: rotates the refresh token; a reused one revokes its family. */
   async refresh(refreshToken: string): Promise<TokenPair> {
     const claims = await this.deps.tokens.verifyRefresh(refreshToken);
+    if (this.deps.follower && (await this.isCurrent(claims))) await this.deps.follower.follow(claims.fam);
     const jti = crypto.randomUUID();
     const outcome = await this.deps.db.transaction(async (trx) => {
       const family = await this.deps.stores.refresh.lockById(trx, claims.fam);
@@ -83,10 +109,32 @@ export class LoginService {
    * bound to another workspace (or none), with the membership checks of a
    * login. The caller proved who it is with a valid access token.
    */
-  async switchWorkspace(principal: Principal, workspace: string | null): Promise<TokenPair> {
+  async switchWorkspace(principal: Principal, workspace: string | null, previousRefresh?: string): Promise<TokenPair> {
     const user = await this.deps.stores.users.byId(this.deps.db, principal.user.id);
     if (!user || !user.is_active || user.is_service) throw new NotAuthenticatedError('The user of this session is no longer active.');
-    return this.openFamily(await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace));
+    const { tokens, family } = await this.openFamily(await this.subjectFor(this.deps.db, user.id, user.is_staff, workspace));
+    await this.carryOn(user.id, previousRefresh, family);
+    return tokens;
+  }
+
+  /** The new family goes on following the provider the previous one of the same user followed. */
+  private async carryOn(userId: number, previousRefresh: string | undefined, family: string): Promise<void> {
+    if (!this.deps.follower || !previousRefresh) return;
+    const claims = await this.deps.tokens.verifyRefresh(previousRefresh).catch(() => null);
+    const previous = claims ? await this.deps.stores.refresh.byId(this.deps.db, claims.fam) : undefined;
+    if (previous?.user_id === userId) await this.deps.follower.carry(previous.id, family);
+  }
+
+  /** The family is live and this is its current refresh token: only then is anyone else asked. */
+  private async isCurrent(claims: { fam: string; jti: string }): Promise<boolean> {
+    const family = await this.deps.stores.refresh.byId(this.deps.db, claims.fam);
+    return Boolean(family && !family.revoked_at && constantTimeEqual(family.current_jti_hash, sha256(claims.jti)));
+  }
+
+  /** The token family of a refresh token of ours; null for anything else (an expired one included). */
+  async familyOf(refreshToken: string): Promise<string | null> {
+    const claims = await this.deps.tokens.verifyRefresh(refreshToken).catch(() => null);
+    return claims?.fam ?? null;
   }
 
   /** Sign-out: the refresh token's whole family stops working. An invalid or expired token has nothing left to revoke. */
@@ -127,7 +175,7 @@ export class LoginService {
     return { userId, workspace: { id: workspace.id, name: workspace.name }, permissions: permissionsFor(staff, membership.role) };
   }
 
-  private async openFamily(subject: Subject): Promise<TokenPair> {
+  private async openFamily(subject: Subject): Promise<{ tokens: TokenPair; family: string }> {
     const family = crypto.randomUUID();
     const jti = crypto.randomUUID();
     await this.deps.stores.refresh.create(this.deps.db, {
@@ -136,9 +184,10 @@ export class LoginService {
       workspace_id: subject.workspace?.id ?? null,
       current_jti_hash: sha256(jti),
     });
-    return {
+    const tokens = {
       access: await this.deps.tokens.issueAccess(subject),
       refresh: await this.deps.tokens.issueRefresh(subject, family, jti),
     };
+    return { tokens, family };
   }
 }

@@ -14,6 +14,7 @@ export interface RefreshTokenFamilyRow {
 /** Every query of `refresh_token_families`. */
 export interface RefreshStore {
   create(db: Runner, family: Pick<RefreshTokenFamilyRow, 'id' | 'user_id' | 'workspace_id' | 'current_jti_hash'>): Promise<void>;
+  byId(db: Runner, id: string): Promise<RefreshTokenFamilyRow | undefined>;
   /** The family, locked until the transaction ends: one rotation at a time. */
   lockById(db: Runner, id: string): Promise<RefreshTokenFamilyRow | undefined>;
   rotate(db: Runner, id: string, jtiHash: string): Promise<number>;
@@ -29,6 +30,7 @@ export const refreshStore: RefreshStore = {
   create: async (db, family) => {
     await families(db).insert(family);
   },
+  byId: (db, id) => families(db).where({ id }).first(),
   lockById: (db, id) => families(db).where({ id }).forUpdate().first(),
   rotate: (db, id, jtiHash) => families(db).where({ id }).update({ current_jti_hash: jtiHash, rotated_at: new Date() }),
   revoke: (db, id, reason) => families(db).where({ id }).whereNull('revoked_at').update({ revoked_at: new Date(), revoked_reason: reason }),

@@ -67,6 +67,8 @@ export interface UsersStore {
   /** Makes the user staff with this password, and gives the row back. */
   makeStaff(db: Runner, id: number, passwordHash: string): Promise<UserRow>;
   anyStaff(db: Runner): Promise<boolean>;
+  /** Gives or takes staff (single sign-on maps it from the provider's groups). */
+  setStaff(db: Runner, id: number, staff: boolean): Promise<number>;
   /** Deletes a service user (an OAuth application's); a person is never deleted. */
   removeServiceUser(db: Runner, id: number): Promise<number>;
   membership(db: Runner, userId: number, workspaceId: number): Promise<MembershipRow | undefined>;
@@ -89,6 +91,7 @@ export const usersStore: UsersStore = {
   insert: async (db, user) => (await users(db).insert({ ...user, email: normaliseEmail(user.email) }).returning('*'))[0]!,
   setPassword: (db, id, passwordHash) => users(db).where({ id }).update({ password_hash: passwordHash, updated_at: new Date() }),
   makeStaff: async (db, id, passwordHash) => (await users(db).where({ id }).update({ is_staff: true, password_hash: passwordHash }).returning('*'))[0]!,
+  setStaff: (db, id, staff) => users(db).where({ id }).update({ is_staff: staff, updated_at: new Date() }),
   anyStaff: async (db) => Boolean(await users(db).where({ is_staff: true, is_service: false }).first('id')),
   removeServiceUser: (db, id) => users(db).where({ id, is_service: true }).delete(),
 

@@ -1,4 +1,5 @@
 import { variables, type ConfigValues } from './variables.js';
+import { withClientSecrets } from './oidc.js';
 
 export type Config = Readonly<ConfigValues>;
 
@@ -26,9 +27,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
       throw new ConfigError(spec.name, (error as Error).message, raw);
     }
   }
+  values.oidcConnections = connectionsWithSecrets(values.oidcConnections as ConfigValues['oidcConnections'], env);
   const config = { ...(values as ConfigValues), ...overrides };
   checkRelations(config, env);
   return Object.freeze(config);
+}
+
+/** The client secrets of the OpenID connections, read from where each connection says. */
+function connectionsWithSecrets(connections: ConfigValues['oidcConnections'], env: Env): ConfigValues['oidcConnections'] {
+  try {
+    return withClientSecrets(connections, env);
+  } catch (error) {
+    throw new ConfigError(variables.oidcConnections.name, (error as Error).message, env[variables.oidcConnections.name] ?? '');
+  }
 }
 
 /** Settings valid alone but not together. */

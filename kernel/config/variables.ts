@@ -1,6 +1,8 @@
 // The single catalogue of environment variables. docs/configuration.md is generated
 // from it (`didyma config-table`) and a test keeps the two in step.
 
+import { parseOidcConnections } from './oidc.js';
+
 export type Parser<T> = (raw: string) => T;
 
 export interface Variable<T> {
@@ -252,6 +254,18 @@ export const variables = {
   termsUrl: variable('DIDYMA_TERMS_URL', '', 'Terms of service linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   privacyUrl: variable('DIDYMA_PRIVACY_URL', '', 'Privacy policy linked from the dashboard\'s registration form. Empty: the form asks for acceptance without a link.', parsers.optional(parsers.url(['http:', 'https:']))),
   invitationTtl: variable('DIDYMA_INVITATION_TTL_SECONDS', '604800', 'Lifetime of invitations.', parsers.integer(60, 31536000)),
+  oidcConnections: variable(
+    'DIDYMA_OIDC_CONNECTIONS',
+    '',
+    'OpenID Providers people sign in with from the dashboard, as a JSON array: each `{id, display_name, issuer, client_id, client_secret_env \\| client_secret_file, scopes, groups_claim, workspace_roles: [{group, workspace, role}], staff_groups, allowed_email_domains, create_users, require_mapped_group}` (docs/sso.md). Empty: password sign-in only.',
+    parseOidcConnections,
+  ),
+  passwordSignIn: variable(
+    'DIDYMA_PASSWORD_SIGN_IN',
+    'everyone',
+    'Who may sign in with a password (the API\'s token/obtain and the dashboard): `everyone`, or `staff` only, as a break-glass once people sign in through single sign-on (docs/sso.md).',
+    parsers.oneOf(['everyone', 'staff'] as const),
+  ),
   secretKeyFile: variable('DIDYMA_SECRET_KEY_FILE', '', 'Key (32 bytes, raw or base64) encrypting credentials at rest. Empty: generated under the data folder.', parsers.optional(parsers.string)),
   egressAllowCidrs: variable(
     'DIDYMA_EGRESS_ALLOW_CIDRS',

@@ -7,14 +7,14 @@
 #   all.sh status [names...]   one line each; exit 1 if any is not running
 #   all.sh env [names...]      print `export ...` lines (starts nothing), e.g.
 #                              eval "$(scripts/services/all.sh env)"
-# names: postgres rabbitmq minio prometheus jaeger python kube chromium cluster (default: all of them).
+# names: postgres rabbitmq minio prometheus jaeger python kube chromium cluster keycloak (default: all of them).
 # Logs go to stderr, env lines to stdout.
 set -euo pipefail
 SERVICE_NAME=all
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL_SERVICES=(postgres rabbitmq minio prometheus jaeger python kube chromium cluster)
+ALL_SERVICES=(postgres rabbitmq minio prometheus jaeger python kube chromium cluster keycloak)
 
 usage() {
   echo "usage: $0 {start|stop|restart|status|env} [$(echo "${ALL_SERVICES[@]}" | tr ' ' '|')]..." >&2
@@ -41,23 +41,27 @@ svc() {
   bash "$SERVICES_LIB_DIR/$name.sh" "$@"
 }
 
-# start_all ACTION: ACTION (start or restart) each service, the Python tools'
-# setup in the background meanwhile: it needs nothing the others install, and on
-# a cold machine its downloads overlap their builds.
+# start_all ACTION: ACTION (start or restart) each service; the Python tools'
+# setup and Keycloak in the background meanwhile: they need nothing the others
+# install, and on a cold machine their downloads and Keycloak's first start
+# overlap the others' builds.
 start_all() {
-  local action="$1" python_pid="" n
+  local action="$1" n pids=() labels=() i
   for n in "${names[@]}"; do
-    if [ "$n" = python ]; then
-      svc python setup &
-      python_pid=$!
-    fi
+    case "$n" in
+      python) svc python setup & ;;
+      keycloak) svc keycloak "$action" & ;;
+      *) continue ;;
+    esac
+    pids+=("$!")
+    labels+=("$n")
   done
   for n in "${names[@]}"; do
-    [ "$n" = python ] || svc "$n" "$action"
+    case "$n" in python | keycloak) ;; *) svc "$n" "$action" ;; esac
   done
-  if [ -n "$python_pid" ]; then
-    wait "$python_pid" || die "the Python tools' setup failed (see its log above)"
-  fi
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || die "${labels[$i]} failed to start (see its log above)"
+  done
   for n in "${names[@]}"; do svc "$n" env; done
 }
 

@@ -4,7 +4,7 @@
 # proxy, and the helpers that build it: each binary lands in $BIN_DIR with a
 # version stamp beside it ($BIN_DIR/NAME.version) and is rebuilt only when
 # the stamp differs from its pin. Each pin can be overridden by the DIDYMA_*
-# variable it reads. Sourced after lib.sh by kube.sh, cluster.sh, minio.sh and jaeger.sh.
+# variable it reads. Sourced after lib.sh by kube.sh, cluster.sh, minio.sh, jaeger.sh and keycloak.sh.
 
 ETCD_VERSION="${DIDYMA_ETCD_VERSION:-v3.5.35}"
 KUBE_VERSION="${DIDYMA_KUBE_VERSION:-v1.34.4}"
@@ -21,6 +21,8 @@ MINIO_VERSION="${DIDYMA_MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
 # Jaeger v2 (one binary on the OpenTelemetry Collector): `go install` refuses its go.mod, so it is built as a tool of a wrapper module.
 JAEGER_MODULE=github.com/jaegertracing/jaeger
 JAEGER_VERSION="${DIDYMA_JAEGER_VERSION:-v1.76.0}"
+# Keycloak, the OpenID Provider of the SSO tests: a Maven artifact (org.keycloak:keycloak-quarkus-dist, zip), not built here (keycloak.sh).
+KEYCLOAK_VERSION="${DIDYMA_KEYCLOAK_VERSION:-26.4.7}"
 # Helm's build also stamps the Kubernetes version `helm template` assumes (build_helm in kube.sh).
 HELM_STAMP="$HELM_VERSION (kubernetes $KUBE_VERSION)"
 # kube-router's controller is built on the cluster's client-go (build_kube_router_netpol in cluster-build.sh).

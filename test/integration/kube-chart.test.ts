@@ -365,6 +365,31 @@ describe('Kubernetes: the Helm chart', function () {
     expect(tracing(own)).to.deep.equal({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_TRACES_SAMPLER: 'always_on' });
   });
 
+  it('gives the auth server alone the single sign-on connections, each client secret from its Secret, as settings its config accepts', async () => {
+    const connections = [
+      { id: 'corp', display_name: 'Corp', issuer: 'https://login.example.test/realms/corp', client_id: 'didyma', clientSecret: { secretName: 'corp-oidc', key: 'secret' }, workspace_roles: [{ group: 'team-a', workspace: 'team-a', role: 'supervisor' }], staff_groups: ['admins'] },
+      { id: 'public-client', issuer: 'https://other.example.test', client_id: 'didyma-public' },
+    ];
+    const objects = await render('--set-json', `sso.connections=${JSON.stringify(connections)}`);
+    const envOf = (name: string) => (objects.find((o) => o.kind === 'Deployment' && o.metadata.name === name) as any).spec.template.spec.containers[0].env as Array<{ name: string; value?: string; valueFrom?: unknown }>;
+    const auth = envOf('dy-didyma-auth');
+    expect(auth.find((e) => e.name === 'DIDYMA_OIDC_CLIENT_SECRET_0')?.valueFrom).to.deep.equal({ secretKeyRef: { name: 'corp-oidc', key: 'secret' } });
+    const value = auth.find((e) => e.name === 'DIDYMA_OIDC_CONNECTIONS')!.value!;
+    expect(value).not.to.contain('corp-oidc');
+    const [corp, open] = loadConfig({ DIDYMA_OIDC_CONNECTIONS: value, DIDYMA_OIDC_CLIENT_SECRET_0: 'from-the-secret' }).oidcConnections;
+    expect(corp).to.deep.include({ id: 'corp', displayName: 'Corp', staffGroups: ['admins'], workspaceGrants: [{ group: 'team-a', workspace: 'team-a', role: 'supervisor' }] });
+    expect(corp!.clientSecret!.reveal()).to.equal('from-the-secret');
+    expect(open!.clientSecret).to.equal(undefined);
+    for (const server of ['private', 'public']) expect(envOf(`dy-didyma-${server}`).map((e) => e.name), server).not.to.include('DIDYMA_OIDC_CONNECTIONS');
+    const configMap = (rendered: KubeObject[]) => (rendered.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as any).data as Record<string, string>;
+    expect(configMap(objects).DIDYMA_PASSWORD_SIGN_IN).to.equal('everyone');
+    const staffOnly = configMap(await render('--set', 'sso.passwordSignIn=staff'));
+    expect(loadConfig(staffOnly).passwordSignIn).to.equal('staff');
+    // The values schema refuses what the config would refuse at start.
+    const wrongRole = [{ ...connections[1], workspace_roles: [{ group: 'g', workspace: 'w', role: 'owner' }] }];
+    expect(await render('--set-json', `sso.connections=${JSON.stringify(wrongRole)}`).then(() => 'rendered', (error: Error) => error.message)).to.match(/role/);
+  });
+
   it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {
     const operator = (await render('--set', 'operator.workers=4,operator.probeSeconds=30,operator.retryMs=250')).find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
     const env = Object.fromEntries((operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>).filter((e) => e.value !== undefined).map((e) => [e.name, e.value!]));

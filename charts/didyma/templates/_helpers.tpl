@@ -256,3 +256,26 @@ release owns (only one release per cluster may set crds.enabled).
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+Single sign-on (docs/sso.md): the connections of sso.connections as
+DIDYMA_OIDC_CONNECTIONS, each clientSecret read from its Secret into a
+variable of its own, which the connection names in client_secret_env.
+*/}}
+{{- define "didyma.ssoEnv" -}}
+{{- $connections := list }}
+{{- range $i, $connection := .Values.sso.connections }}
+{{- $entry := omit $connection "clientSecret" }}
+{{- with $connection.clientSecret }}
+{{- $_ := set $entry "client_secret_env" (printf "DIDYMA_OIDC_CLIENT_SECRET_%d" $i) }}
+- name: DIDYMA_OIDC_CLIENT_SECRET_{{ $i }}
+  valueFrom:
+    secretKeyRef: { name: {{ .secretName | quote }}, key: {{ .key | quote }} }
+{{- end }}
+{{- $connections = append $connections $entry }}
+{{- end }}
+{{- with $connections }}
+- name: DIDYMA_OIDC_CONNECTIONS
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- end }}

@@ -7,10 +7,21 @@ export interface SignInForm {
   email?: string;
   workspace?: string;
   next?: string;
+  /** The OpenID Providers one may sign in with instead of a password. */
+  connections: Array<{ id: string; display_name: string }>;
+}
+
+/** One button per single sign-on connection, each coming back to `next`. */
+function ssoButtons(form: SignInForm): Html | '' {
+  if (!form.connections.length) return '';
+  const query = form.next ? `?next=${encodeURIComponent(form.next)}` : '';
+  return html`<div class="card stack">
+  ${form.connections.map((c) => html`<a class="button primary" href="${at(`/sso/${encodeURIComponent(c.id)}`)}${query}">Sign in with ${c.display_name}</a>`)}
+</div>`;
 }
 
 export function signInBody(form: SignInForm): Html {
-  return html`<form class="card stack" method="post" action="${at('/sign-in')}">
+  return html`${ssoButtons(form)}<form class="card stack" method="post" action="${at('/sign-in')}">
   ${csrfField(form.csrfToken)}
   ${form.next ? html`<input type="hidden" name="next" value="${form.next}">` : ''}
   ${textField({ name: 'email', label: 'E-mail', type: 'email', value: form.email, required: true, autocomplete: 'username' })}

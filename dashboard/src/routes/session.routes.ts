@@ -6,6 +6,7 @@ import { field, trimmed } from '../web/forms.js';
 import { attempt } from './outcome.js';
 import { clientAddress, safeNext, signedIn } from './visit.js';
 import { renderHome } from './home.routes.js';
+import { moveOn } from './sso.routes.js';
 
 /** Sign-in, sign-out and the workspace switcher. */
 export function mountSessionRoutes(router: Router, dash: Dashboard): void {
@@ -13,7 +14,7 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
     const next = safeNext(req.query.next);
     if (visitOf(res).principal) return seeOther(res, next ?? at());
     const workspace = typeof req.query.workspace === 'string' ? req.query.workspace : undefined;
-    await sendPage(dash, req, res, { title: 'Sign in', body: signInBody({ csrfToken: visitOf(res).csrfToken, workspace, next }) });
+    await sendPage(dash, req, res, { title: 'Sign in', body: signInBody({ csrfToken: visitOf(res).csrfToken, workspace, next, connections: dash.platform.identity.sso.list() }) });
   });
 
   router.post('/sign-in', async (req, res) => {
@@ -21,7 +22,7 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
     const next = safeNext(field(req, 'next'));
     const outcome = await attempt(() => dash.sessions.signIn(credentials, clientAddress(req)));
     if (outcome.mistake) {
-      const body = signInBody({ csrfToken: visitOf(res).csrfToken, email: credentials.email, workspace: credentials.workspace ?? '', next });
+      const body = signInBody({ csrfToken: visitOf(res).csrfToken, email: credentials.email, workspace: credentials.workspace ?? '', next, connections: dash.platform.identity.sso.list() });
       return sendPage(dash, req, res, { title: 'Sign in', body, status: outcome.mistake.status, error: outcome.mistake.message });
     }
     // A fresh id for the new session (no fixation); the pre-session cookie has done its job.
@@ -32,8 +33,12 @@ export function mountSessionRoutes(router: Router, dash: Dashboard): void {
 
   router.post('/sign-out', async (req, res) => {
     const { sessionId } = visitOf(res);
+    const refresh = sessionId ? await dash.sessions.refreshTokenOf(sessionId) : undefined;
+    // A single sign-on's session at the provider ends too: the browser goes there next.
+    const providerLogout = refresh ? await dash.platform.identity.sso.providerLogoutUrl(refresh) : null;
     if (sessionId) await dash.sessions.signOut(sessionId);
     dash.cookies.clear(req, res, 'session');
+    if (providerLogout) return moveOn(res, providerLogout, 'Signed out');
     seeOther(res, at('/sign-in'), 'signed-out');
   });
 

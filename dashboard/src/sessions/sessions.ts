@@ -43,8 +43,16 @@ export class DashboardSessions {
 
   /** Signs in and returns the new session's id (for the cookie only). */
   async signIn(credentials: Credentials, clientAddress: string): Promise<string> {
-    let pair = (await this.deps.login.obtain(credentials, clientAddress)).tokens;
-    if (credentials.workspace === null) pair = await this.intoOnlyWorkspace(pair);
+    const pair = (await this.deps.login.obtain(credentials, clientAddress)).tokens;
+    return this.open(credentials.workspace === null ? await this.intoOnlyWorkspace(pair) : pair);
+  }
+
+  /** A session for tokens issued to a person signed in elsewhere (single sign-on), bound to no workspace yet. */
+  async signInVerified(pair: TokenPair): Promise<string> {
+    return this.open(await this.intoOnlyWorkspace(pair));
+  }
+
+  private async open(pair: TokenPair): Promise<string> {
     const principal = await this.deps.authenticator.authenticate(pair.access);
     const id = randomToken(32);
     await store.insert(this.deps.db, { id_hash: sha256(id), user_id: principal.user.id, ...this.stored(pair, principal) });
@@ -68,10 +76,17 @@ export class DashboardSessions {
   async switchWorkspace(id: string, principal: Principal, workspace: string | null): Promise<void> {
     const row = await this.row(id);
     if (!row) throw new NotAuthenticatedError('Your session has ended.');
-    const pair = await this.deps.login.switchWorkspace(principal, workspace);
+    const previous = this.tokensOf(row);
+    const pair = await this.deps.login.switchWorkspace(principal, workspace, previous.refresh);
     const next = await this.deps.authenticator.authenticate(pair.access);
     await store.replaceTokens(this.deps.db, row.id_hash, this.stored(pair, next), new Date(this.deps.now()));
-    await this.deps.login.revoke(this.tokensOf(row).refresh);
+    await this.deps.login.revoke(previous.refresh);
+  }
+
+  /** The refresh token of a live session (to find what else its sign-in opened, at the provider). */
+  async refreshTokenOf(id: string): Promise<string | undefined> {
+    const row = await this.row(id);
+    return row ? this.tokensOf(row).refresh || undefined : undefined;
   }
 
   /** Ends the session here and its refresh token family at the auth server. */
@@ -92,7 +107,7 @@ export class DashboardSessions {
     const principal = await this.deps.authenticator.authenticate(pair.access);
     const workspaces = await this.deps.workspaces.memberships(principal, { limit: 2, offset: 0 });
     if (workspaces.length !== 1 || workspaces[0]!.disabled) return pair;
-    const bound = await this.deps.login.switchWorkspace(principal, workspaces[0]!.name);
+    const bound = await this.deps.login.switchWorkspace(principal, workspaces[0]!.name, pair.refresh);
     await this.deps.login.revoke(pair.refresh);
     return bound;
   }

@@ -1,8 +1,9 @@
 import type { Request, Response } from 'express';
 
-// The dashboard's two cookies: the opaque session id, and (before sign-in) the
-// random value the sign-in and registration forms' CSRF tokens are bound to.
-export type CookieKind = 'session' | 'csrf';
+// The dashboard's cookies: the opaque session id, (before sign-in) the random
+// value the sign-in and registration forms' CSRF tokens are bound to, and
+// during a single sign-on the random value that binds it to this browser.
+export type CookieKind = 'session' | 'csrf' | 'sso';
 
 export interface CookieAttributes {
   httpOnly: boolean;
@@ -41,7 +42,8 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 
 /**
  * Names and attributes of the dashboard's cookies. Always httpOnly and
- * SameSite=Strict. Secure (and then the `__Host-` prefix, which browsers
+ * SameSite=Strict, except the single sign-on one: the provider's redirect
+ * back is a cross-site navigation, on which browsers send Lax cookies only. Secure (and then the `__Host-` prefix, which browsers
  * accept only with Secure, Path=/ and no Domain) whenever the request came
  * over https or the dashboard's public URL is https; a plain-http dashboard
  * (localhost development, the tests) gets the same cookies without both.
@@ -62,14 +64,14 @@ export class DashboardCookies {
   }
 
   write(req: Request, res: Response, kind: CookieKind, value: string): void {
-    res.append('Set-Cookie', serializeCookie(this.nameOf(req, kind), value, this.attributes(req)));
+    res.append('Set-Cookie', serializeCookie(this.nameOf(req, kind), value, this.attributes(req, kind)));
   }
 
   clear(req: Request, res: Response, kind: CookieKind): void {
-    res.append('Set-Cookie', serializeCookie(this.nameOf(req, kind), '', { ...this.attributes(req), maxAge: 0 }));
+    res.append('Set-Cookie', serializeCookie(this.nameOf(req, kind), '', { ...this.attributes(req, kind), maxAge: 0 }));
   }
 
-  private attributes(req: Request): CookieAttributes {
-    return { httpOnly: true, secure: this.isSecure(req), sameSite: 'Strict', path: '/' };
+  private attributes(req: Request, kind: CookieKind): CookieAttributes {
+    return { httpOnly: true, secure: this.isSecure(req), sameSite: kind === 'sso' ? 'Lax' : 'Strict', path: '/' };
   }
 }

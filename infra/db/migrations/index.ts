@@ -29,6 +29,7 @@ import * as wakeupsNotPublications from './0028_wakeups_not_publications.js';
 import * as schemasKeepKeyOrder from './0029_schemas_keep_key_order.js';
 import * as deliveriesQueuedByTransitions from './0030_deliveries_queued_by_transitions.js';
 import * as clusterState from './0031_cluster_state.js';
+import * as ssoIdentities from './0032_sso_identities.js';
 
 interface Migration {
   name: string;
@@ -71,6 +72,7 @@ const migrations: Migration[] = [
   { name: '0029_schemas_keep_key_order', ...schemasKeepKeyOrder },
   { name: '0030_deliveries_queued_by_transitions', ...deliveriesQueuedByTransitions },
   { name: '0031_cluster_state', ...clusterState },
+  { name: '0032_sso_identities', ...ssoIdentities },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -17,6 +17,8 @@ from didyma.models import ApiModel
 OPERATIONS: dict[str, str] = {
     "obtainToken": "Didyma.login / TokenPair",
     "refreshToken": "TokenPair",
+    "redeemSsoCode": "Didyma.login_sso / didyma login --sso",
+    "listSsoConnections": "auth.sso_connections",
     "verifyToken": "auth.verify",
     "jwks": "auth.jwks",
     "clientCredentialsToken": "ClientCredentials",

@@ -136,3 +136,8 @@ def test_staff_read_and_lift_a_login_lock_out(setting: Setting, admin: Didyma) -
     client = admin.lockouts.client(setting.client_id)
     assert (client.kind, client.id) == ("client", setting.client_id)
     admin.lockouts.lift_client(setting.client_id)
+
+
+def test_staff_list_the_single_sign_on_connections(admin: Didyma) -> None:
+    # The platform of these tests has none configured (test/integration/sso-keycloak.test.ts has one).
+    assert admin.auth.sso_connections() == []

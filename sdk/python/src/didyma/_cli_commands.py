@@ -42,6 +42,10 @@ def add_login(r: Registrar) -> None:
     # Generated ids and secrets may start with "-": --client-id=VALUE keeps argparse from reading an option.
     p.add_argument("--client-id", help="an OAuth application's client id (with --client-secret and --workspace)")
     p.add_argument("--client-secret", help="else DIDYMA_CLIENT_SECRET")
+    p.add_argument("--sso", metavar="CONNECTION", help="sign in in the browser through this single sign-on connection (its id)")
+    p.add_argument("--dashboard-url", help="the dashboard --sso starts at (default: the auth server's /dashboard)")
+    p.add_argument("--no-browser", action="store_true", help="with --sso: print the sign-in URL only, for a browser elsewhere on this machine")
+    p.add_argument("--sso-timeout", type=float, default=300.0, help="with --sso: seconds to wait for the browser (default 300)")
     r.command(r.groups, "logout", cmd_logout, "forget the saved login", needs_client=False)
     r.command(r.groups, "whoami", lambda a, c: c.auth.verify(), "who the current login is, where, and until when (--json: its claims)", show=show_claims)
     ws = r.group("workspaces", "workspaces")

@@ -10,6 +10,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
+from . import sso
 from . import _cli_store as store
 from ._cli_output import plain
 from .auth import ApiToken, ClientCredentials, TokenPair
@@ -28,7 +29,7 @@ def client_from_store(args: argparse.Namespace) -> Didyma:
         return Didyma(urls, ApiToken(state["api_token"]))
     if kind == "client_credentials":
         return Didyma(urls, ClientCredentials(state["client_id"], state["client_secret"], state["workspace"]))
-    if kind == "password":
+    if kind in ("password", "sso"):
 
         def keep(pair: TokenPair) -> None:
             store.save({**store.load(), "access": pair.access, "refresh": pair.refresh})
@@ -40,8 +41,14 @@ def client_from_store(args: argparse.Namespace) -> Didyma:
 def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
     urls = Didyma.urls_from(args.auth_url, args.private_url, args.public_url)
     saved: dict[str, Any] = {"auth_url": urls.auth, "private_url": urls.private, "public_url": urls.public, "workspace": args.workspace}
-    if args.api_token:
-        credentials: Any = ApiToken(args.api_token)
+    if args.sso:
+        with Didyma(urls) as anonymous:
+            dashboard = args.dashboard_url or f"{urls.auth.rstrip('/')}/dashboard"
+            pair = sso.sign_in(anonymous.transport, dashboard, args.sso, args.workspace, open_browser=not args.no_browser, timeout=args.sso_timeout)
+        credentials: Any = TokenPair(pair["access"], pair["refresh"], workspace=args.workspace)
+        saved.update(kind="sso", connection=args.sso)
+    elif args.api_token:
+        credentials = ApiToken(args.api_token)
         saved.update(kind="api_token", api_token=args.api_token)
     elif args.client_id:
         secret = args.client_secret or os.environ.get("DIDYMA_CLIENT_SECRET")
@@ -58,7 +65,7 @@ def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
     with Didyma(urls, credentials) as client:
         claims = client.auth.verify()
     if isinstance(credentials, TokenPair):
-        # The password itself is never saved: the refresh token renews the login until it expires.
+        # No password is ever saved: the refresh token renews the login until it expires (or, after --sso, until the provider says no).
         saved.update(access=credentials.access, refresh=credentials.refresh)
     store.save(saved)
     return claims
@@ -98,8 +105,15 @@ def show_claims(claims: Any, _args: argparse.Namespace, out: TextIO) -> None:
 
 def claim_lines(claims: dict[str, Any], saved: dict[str, Any], now: float) -> list[tuple[str, str]]:
     kind = "api_token" if os.environ.get("DIDYMA_TOKEN") else saved.get("kind")
-    who = {"password": saved.get("email"), "api_token": "an API token's user", "client_credentials": f"OAuth application {saved.get('client_id')}"}.get(str(kind))
-    renewal = {"password": ", then renewed by the saved login", "client_credentials": ", then asked for again"}.get(str(kind), "")
+    who = {
+        "password": saved.get("email"),
+        "sso": f"signed in through {saved.get('connection')}",
+        "api_token": "an API token's user",
+        "client_credentials": f"OAuth application {saved.get('client_id')}",
+    }.get(str(kind))
+    renewal = {"password": ", then renewed by the saved login", "sso": ", then renewed while the identity provider allows", "client_credentials": ", then asked for again"}.get(
+        str(kind), ""
+    )
     return [
         ("user", f"{who} (id {claims['user_id']})" if who else f"id {claims['user_id']}"),
         ("workspace", claims.get("workspace") or "none: this login only lists your workspaces (log in again with --workspace)"),

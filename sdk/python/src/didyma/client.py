@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from . import sso
 from ._transport import ServerUrls, Transport
 from .auth import ApiToken, ClientCredentials, Credentials, TokenPair
 from .audit import AuditApi
@@ -65,6 +66,30 @@ class Didyma:
         # Logs in now, so that wrong credentials fail here rather than at the first call.
         credentials.access_token(client.transport)
         return client
+
+    @classmethod
+    def login_sso(
+        cls,
+        connection: str,
+        workspace: str | None = None,
+        *,
+        dashboard_url: str | None = None,
+        open_browser: bool = True,
+        timeout: float = 300.0,
+        auth_url: str | None = None,
+        private_url: str | None = None,
+        public_url: str | None = None,
+        **kwargs: Any,
+    ) -> Didyma:
+        """Signs in in the browser through the platform's single sign-on `connection` (docs/sso.md), into `workspace`.
+
+        The browser comes back to a listener of this process on the loopback interface; `open_browser=False` only
+        prints the URL to open. The refresh token renews the login while the identity provider accepts the person.
+        """
+        urls = cls.urls_from(auth_url, private_url, public_url)
+        with cls(urls) as anonymous:
+            pair = sso.sign_in(anonymous.transport, dashboard_url or f"{urls.auth.rstrip('/')}/dashboard", connection, workspace, open_browser=open_browser, timeout=timeout)
+        return cls(urls, TokenPair(pair["access"], pair["refresh"], workspace=workspace), **kwargs)
 
     @classmethod
     def with_api_token(cls, token: str, *, auth_url: str | None = None, private_url: str | None = None, public_url: str | None = None, **kwargs: Any) -> Didyma:

@@ -30,6 +30,10 @@ class AuthApi:
         """The claims of the token in use (user, workspace, permissions)."""
         return TokenData.from_json(self._t.get_json("auth", "/api/auth/token/verify")["token_data"])
 
+    def sso_connections(self) -> list[dict[str, Any]]:
+        """The single sign-on connections the platform is configured with, never their client secrets (staff)."""
+        return list(self._t.get_json("auth", "/api/auth/sso/connection"))
+
     def jwks(self) -> dict[str, Any]:
         return dict(self._t.request("auth", "GET", "/api/auth/jwks.json", authenticated=False).json())
 

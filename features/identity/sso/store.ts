@@ -1,0 +1,111 @@
+import type { Runner } from '../../../infra/db/database.js';
+
+export interface SsoIdentityRow {
+  id: number;
+  issuer: string;
+  subject: string;
+  connection_id: string;
+  user_id: number;
+  email: string;
+  created_at: Date;
+  last_sign_in_at: Date;
+}
+
+export interface SsoSignInRow {
+  state_hash: string;
+  connection_id: string;
+  browser_hash: string;
+  secrets_sealed: string;
+  return_to: string | null;
+  app_redirect_uri: string | null;
+  app_code_challenge: string | null;
+  app_state: string | null;
+  expires_at: Date;
+}
+
+export interface SsoAppCodeRow {
+  code_hash: string;
+  redirect_uri: string;
+  code_challenge: string;
+  grant_sealed: string;
+  expires_at: Date;
+}
+
+/** A token family opened by a single sign-on, with the identity it signed in and the provider's refresh token. */
+export interface SsoFamilyRow {
+  family_id: string;
+  identity_id: number;
+  refresh_token_sealed: string;
+  id_token_sealed: string | null;
+  issuer: string;
+  subject: string;
+  connection_id: string;
+  user_id: number;
+}
+
+/** Every query of `sso_identities`, `sso_sign_ins` and `sso_token_families`. */
+export interface SsoStore {
+  identity(db: Runner, issuer: string, subject: string): Promise<SsoIdentityRow | undefined>;
+  /** Links the identity to its user (once); returns the link's id. */
+  link(db: Runner, identity: Pick<SsoIdentityRow, 'issuer' | 'subject' | 'connection_id' | 'user_id' | 'email'>): Promise<number>;
+  touch(db: Runner, id: number, email: string, at: Date): Promise<void>;
+  startSignIn(db: Runner, row: SsoSignInRow): Promise<void>;
+  /** Deletes and returns the sign-in of this state, if it has not expired: a state is taken once. */
+  takeSignIn(db: Runner, stateHash: string, now: Date): Promise<SsoSignInRow | undefined>;
+  removeExpiredSignIns(db: Runner, now: Date): Promise<number>;
+  /** Stores the code, and drops the codes expired by `now`. */
+  putAppCode(db: Runner, row: SsoAppCodeRow, now: Date): Promise<void>;
+  /** Deletes and returns the code's row, if it has not expired: a code is redeemed once. */
+  takeAppCode(db: Runner, codeHash: string, now: Date): Promise<SsoAppCodeRow | undefined>;
+  keepFamily(db: Runner, family: { familyId: string; identityId: number; refreshTokenSealed: string; idTokenSealed: string | null }): Promise<void>;
+  family(db: Runner, familyId: string): Promise<SsoFamilyRow | undefined>;
+  replaceFamilyTokens(db: Runner, familyId: string, refreshTokenSealed: string, idTokenSealed: string | null): Promise<void>;
+}
+
+const identities = (db: Runner) => db<SsoIdentityRow>('sso_identities');
+const signIns = (db: Runner) => db<SsoSignInRow>('sso_sign_ins');
+
+export const ssoStore: SsoStore = {
+  identity: (db, issuer, subject) => identities(db).where({ issuer, subject }).first(),
+  // Two first sign-ins of one person at once: the second finds the first one's link.
+  link: async (db, identity) =>
+    (await identities(db).insert(identity).onConflict(['issuer', 'subject']).ignore().returning('id'))[0]?.id ??
+    (await identities(db).where({ issuer: identity.issuer, subject: identity.subject }).first('id'))!.id,
+  touch: async (db, id, email, at) => {
+    await identities(db).where({ id }).update({ email, last_sign_in_at: at });
+  },
+  startSignIn: async (db, row) => {
+    await signIns(db).insert(row);
+  },
+  takeSignIn: async (db, stateHash, now) => {
+    const rows = await signIns(db).where({ state_hash: stateHash }).delete().returning('*');
+    const row = rows[0];
+    return row && new Date(row.expires_at) > now ? row : undefined;
+  },
+  removeExpiredSignIns: (db, now) => signIns(db).where('expires_at', '<=', now).delete(),
+  putAppCode: async (db, row, now) => {
+    await db('sso_app_codes').where('expires_at', '<=', now).delete();
+    await db('sso_app_codes').insert(row);
+  },
+  takeAppCode: async (db, codeHash, now) => {
+    const row = (await db<SsoAppCodeRow>('sso_app_codes').where({ code_hash: codeHash }).delete().returning('*'))[0];
+    return row && new Date(row.expires_at) > now ? row : undefined;
+  },
+  keepFamily: async (db, family) => {
+    await db('sso_token_families').insert({
+      family_id: family.familyId,
+      identity_id: family.identityId,
+      refresh_token_sealed: family.refreshTokenSealed,
+      id_token_sealed: family.idTokenSealed,
+    });
+  },
+  family: (db, familyId) =>
+    db('sso_token_families as f')
+      .join('sso_identities as i', 'i.id', 'f.identity_id')
+      .where('f.family_id', familyId)
+      .first<SsoFamilyRow | undefined>('f.family_id', 'f.identity_id', 'f.refresh_token_sealed', 'f.id_token_sealed', 'i.issuer', 'i.subject', 'i.connection_id', 'i.user_id'),
+  replaceFamilyTokens: async (db, familyId, refreshTokenSealed, idTokenSealed) => {
+    const idToken = idTokenSealed ? { id_token_sealed: idTokenSealed } : {};
+    await db('sso_token_families').where({ family_id: familyId }).update({ refresh_token_sealed: refreshTokenSealed, ...idToken });
+  },
+};

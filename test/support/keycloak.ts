@@ -1,0 +1,161 @@
+import crypto from 'node:crypto';
+import { requireEnv } from './services.js';
+
+// Keycloak as the tests drive it (scripts/services/keycloak.sh): a browser
+// that follows redirects by hand, keeps cookies per host and fills in
+// Keycloak's own login form, and the admin API for the realm's users.
+
+/** Where the test Keycloak is and what its realm holds. */
+export function keycloakEnv() {
+  return {
+    issuer: requireEnv('TEST_OIDC_ISSUER', 'keycloak'),
+    adminUrl: requireEnv('TEST_OIDC_ADMIN_URL', 'keycloak'),
+    adminUser: requireEnv('TEST_OIDC_ADMIN_USER', 'keycloak'),
+    adminPassword: requireEnv('TEST_OIDC_ADMIN_PASSWORD', 'keycloak'),
+    clientId: requireEnv('TEST_OIDC_DASHBOARD_CLIENT_ID', 'keycloak'),
+    clientSecret: requireEnv('TEST_OIDC_DASHBOARD_CLIENT_SECRET', 'keycloak'),
+  };
+}
+
+export interface Page {
+  status: number;
+  url: string;
+  location: string | undefined;
+  text: string;
+}
+
+/** A cookie jar per host:port and requests without automatic redirects. */
+export class TestBrowser {
+  private readonly jars = new Map<string, Map<string, string>>();
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page> {
+    const target = new URL(url);
+    const headers: Record<string, string> = {};
+    const cookie = this.cookieHeader(target.host);
+    if (cookie) headers.cookie = cookie;
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await fetch(target, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    this.keep(target.host, response.headers.getSetCookie());
+    const location = response.headers.get('location') ?? undefined;
+    return { status: response.status, url: target.href, location: location && new URL(location, target).href, text: await response.text() };
+  }
+
+  /** A browser with this one's cookies except those of `host` (a visit to that site as if for the first time). */
+  without(host: string): TestBrowser {
+    const copy = new TestBrowser();
+    for (const [jarHost, jar] of this.jars) if (jarHost !== host) copy.jars.set(jarHost, new Map(jar));
+    return copy;
+  }
+
+  cookie(host: string, name: string): string | undefined {
+    return this.jars.get(host)?.get(name);
+  }
+
+  setCookie(host: string, name: string, value: string): void {
+    const jar = this.jars.get(host) ?? new Map<string, string>();
+    jar.set(name, value);
+    this.jars.set(host, jar);
+  }
+
+  private cookieHeader(host: string): string {
+    return [...(this.jars.get(host) ?? new Map<string, string>())].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  private keep(host: string, setCookies: string[]): void {
+    for (const line of setCookies) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === '';
+      const jar = this.jars.get(host) ?? new Map<string, string>();
+      if (expired) jar.delete(name);
+      else jar.set(name, value);
+      this.jars.set(host, jar);
+    }
+  }
+}
+
+/**
+ * At Keycloak's authorization URL: fills in its login form with the user's
+ * credentials (unless Keycloak still has a session in this browser) and
+ * returns where Keycloak sends the browser back to.
+ */
+export async function passKeycloak(browser: TestBrowser, authorizationUrl: string, username: string, password: string): Promise<string> {
+  const page = await browser.request(authorizationUrl);
+  if (page.status === 302 || page.status === 303) return page.location!;
+  const action = /<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"/.exec(page.text)?.[1];
+  if (!action) throw new Error(`no login form at Keycloak (status ${page.status})`);
+  const posted = await browser.request(action.replaceAll('&amp;', '&'), { form: { username, password, credentialId: '' } });
+  if (posted.status !== 302 || !posted.location) throw new Error(`Keycloak did not accept the credentials of ${username} (status ${posted.status})`);
+  return posted.location;
+}
+
+/** The realm's admin API, as the test Keycloak's admin. */
+export class KeycloakAdmin {
+  private constructor(
+    private readonly base: string,
+    private readonly token: string,
+  ) {}
+
+  static async connect(): Promise<KeycloakAdmin> {
+    const env = keycloakEnv();
+    const realm = new URL(env.issuer).pathname.split('/').pop()!;
+    const reply = await fetch(`${env.adminUrl}/realms/master/protocol/openid-connect/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'password', client_id: 'admin-cli', username: env.adminUser, password: env.adminPassword }),
+    });
+    if (!reply.ok) throw new Error(`Keycloak admin token: ${reply.status} ${await reply.text()}`);
+    const { access_token: token } = (await reply.json()) as { access_token: string };
+    return new KeycloakAdmin(`${env.adminUrl}/admin/realms/${realm}`, token);
+  }
+
+  /** A new user of the realm in these groups, with an e-mail at `domain` (verified unless told otherwise); returns its username and password. */
+  async createUser(groups: string[], domain = 'example.test', emailVerified = true): Promise<{ username: string; password: string; email: string; id: string }> {
+    const username = `sso-${crypto.randomBytes(5).toString('hex')}`;
+    const password = `pw-${crypto.randomBytes(8).toString('hex')}`;
+    const email = `${username}@${domain}`;
+    await this.call('POST', '/users', {
+      username,
+      email,
+      emailVerified,
+      enabled: true,
+      firstName: 'Test',
+      lastName: username,
+      credentials: [{ type: 'password', value: password, temporary: false }],
+      groups: groups.map((g) => `/${g}`),
+    });
+    const [user] = (await this.call('GET', `/users?exact=true&username=${username}`)) as Array<{ id: string }>;
+    return { username, password, email, id: user!.id };
+  }
+
+  async leaveGroup(userId: string, group: string): Promise<void> {
+    await this.call('DELETE', `/users/${userId}/groups/${await this.groupId(group)}`);
+  }
+
+  async deleteUser(userId: string): Promise<void> {
+    await this.call('DELETE', `/users/${userId}`);
+  }
+
+  private async groupId(name: string): Promise<string> {
+    const groups = (await this.call('GET', `/groups?exact=true&search=${encodeURIComponent(name)}`)) as Array<{ id: string; name: string }>;
+    const group = groups.find((g) => g.name === name);
+    if (!group) throw new Error(`no group ${name} in the test realm`);
+    return group.id;
+  }
+
+  private async call(method: string, path: string, json?: unknown): Promise<unknown> {
+    const reply = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.token}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+      body: json ? JSON.stringify(json) : undefined,
+    });
+    if (!reply.ok) throw new Error(`Keycloak admin ${method} ${path}: ${reply.status} ${await reply.text()}`);
+    const text = await reply.text();
+    return text ? JSON.parse(text) : undefined;
+  }
+}
