@@ -193,8 +193,12 @@ function stringArbitrary(schema: Json): fc.Arbitrary<string> {
       return fc.string({ maxLength: 64 });
   }
   if (typeof schema.pattern === 'string') {
-    const max = schema.maxLength ?? 40;
-    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= max && s.length >= (schema.minLength ?? 0));
+    const min = schema.minLength ?? 0;
+    const max = Math.max(min, schema.maxLength ?? 40);
+    // One character class repeated: its lengths are generated, as a filter would almost never see a long enough match and spin.
+    const repeated = /^\^(\[[^\]]+\])\+\$$/.exec(schema.pattern);
+    if (repeated) return fc.stringMatching(new RegExp(`^${repeated[1]}{${Math.max(min, 1)},${max}}$`));
+    return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length <= max && s.length >= min);
   }
   return fc.string({ unit: 'grapheme', minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) });
 }
