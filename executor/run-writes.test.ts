@@ -1,11 +1,12 @@
 import { expect } from 'chai';
+import type { Knex } from 'knex';
 import { unique, type TestPlatform } from '../test/support/platform.js';
 import { queuedPredict, startIrisSession, type IrisSession, type Tenant } from '../test/support/fixtures.js';
 import { invocationsStore, type InvocationRow } from '../features/invocations/store.js';
 import { RunWrites } from './run-writes.js';
 import { sharedDatabaseUrl } from '../test/support/database.js';
 import { needsPostgres } from '../test/support/skips.js';
-import { invocationState } from '../features/invocations/state.js';
+import { COMPLETE_SQL, invocationState } from '../features/invocations/state.js';
 import { createDatabase, type Db } from '../infra/db/database.js';
 
 describe('executor run writes: the claims, and the completions, of concurrent runs in one statement each', () => {
@@ -83,17 +84,22 @@ describe('executor run writes: the claims, and the completions, of concurrent ru
     const deadlock = () => Object.assign(new Error('deadlock detected'), { code: '40P01' });
     let failures = 0;
     let statements = 0;
-    const victim = () => {
+    // Counts the completion's statements only: the same transaction also looks for webhook deliveries to queue.
+    const victim = (sql: unknown) => {
+      if (sql !== COMPLETE_SQL) return false;
       statements++;
       return failures-- > 0;
     };
-    // The database, but its next `failures` statements are deadlock victims.
-    const db = new Proxy(t.platform.db, {
-      get: (target, key) => {
-        if (key !== 'raw') return Reflect.get(target, key);
-        return (...args: Parameters<Db['raw']>) => (victim() ? { options: () => Promise.reject(deadlock()) } : target.raw(...args));
-      },
-    });
+    // The database, but its next `failures` statements are deadlock victims, in its transactions too.
+    const failing = <T extends Db | Knex.Transaction>(runner: T): T =>
+      new Proxy(runner, {
+        get: (target, key) => {
+          if (key === 'transaction') return (work: (trx: Knex.Transaction) => Promise<unknown>) => target.transaction((trx) => work(failing(trx)));
+          if (key !== 'raw') return Reflect.get(target, key);
+          return (...args: Parameters<Db['raw']>) => (victim(args[0]) ? { options: () => Promise.reject(deadlock()) } : target.raw(...args));
+        },
+      });
+    const db = failing(t.platform.db);
     const writes = new RunWrites(db, 60_000);
     await queue(2);
     const first = (await claimed(new RunWrites(t.platform.db, 60_000)))!;
