@@ -28,6 +28,7 @@ import { SsoService } from '../features/identity/sso/sso.service.js';
 import { ssoStore } from '../features/identity/sso/store.js';
 import { SsoProviders } from '../features/identity/sso/providers.js';
 import { SsoRefreshFollower } from '../features/identity/sso/follower.js';
+import { SignInStarts } from '../features/identity/sso/starts.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageConfigsService } from '../features/files/storage.service.js';
@@ -145,6 +146,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       audit,
       providers: ssoProviders,
       follower: ssoFollower,
+      starts: new SignInStarts(db, rateLimitStore, config.ssoStartsPerSource, now),
       dashboardUrl: config.dashboardUrl,
       now,
     }),

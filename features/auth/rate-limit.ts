@@ -41,12 +41,29 @@ export class RateLimiter {
    * seconds left) past the limit.
    */
   async hit(key: string, accountHash: string | null = null): Promise<Attempt> {
+    const attempt = await this.count(key, accountHash);
+    if (attempt.count > this.rate.limit) throw new RateLimitedError(secondsUntil(attempt.resetAt, this.now()));
+    return attempt;
+  }
+
+  /**
+   * Takes one of the key's places (a thing held until given back, such as a
+   * sign-in under way); past the limit, takes nothing and throws
+   * RateLimitedError, so refusals never count against what is held.
+   */
+  async take(key: string): Promise<Attempt> {
+    const attempt = await this.count(key, null);
+    if (attempt.count <= this.rate.limit) return attempt;
+    await this.forgive(attempt);
+    throw new RateLimitedError(secondsUntil(attempt.resetAt, this.now()));
+  }
+
+  private async count(key: string, accountHash: string | null): Promise<Attempt> {
     const now = this.now();
     const at = new Date(now);
     const keyHash = sha256(key);
     const { count, reset_at: resetAt } = await this.store.hit(this.db, keyHash, new Date(now + this.rate.windowMs), at, accountHash);
     await this.pruneNowAndThen(at);
-    if (count > this.rate.limit) throw new RateLimitedError(secondsUntil(resetAt, now));
     return { keyHash, resetAt, count };
   }
 

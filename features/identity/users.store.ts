@@ -63,6 +63,8 @@ export interface UsersStore {
   byEmail(db: Runner, email: string): Promise<UserRow | undefined>;
   byId(db: Runner, id: number): Promise<UserRow | undefined>;
   insert(db: Runner, user: NewUser): Promise<UserRow>;
+  /** Inserts the user unless its e-mail is taken (by a concurrent insert too), then gives back whoever holds it. */
+  insertOrFind(db: Runner, user: NewUser): Promise<UserRow>;
   setPassword(db: Runner, id: number, passwordHash: string): Promise<number>;
   /** Makes the user staff with this password, and gives the row back. */
   makeStaff(db: Runner, id: number, passwordHash: string): Promise<UserRow>;
@@ -89,6 +91,11 @@ export const usersStore: UsersStore = {
   byEmail: (db, email) => users(db).where({ email: normaliseEmail(email) }).first(),
   byId: (db, id) => users(db).where({ id }).first(),
   insert: async (db, user) => (await users(db).insert({ ...user, email: normaliseEmail(user.email) }).returning('*'))[0]!,
+  insertOrFind: async (db, user) => {
+    const email = normaliseEmail(user.email);
+    const inserted = await users(db).insert({ ...user, email }).onConflict('email').ignore().returning('*');
+    return inserted[0] ?? (await users(db).where({ email }).first())!;
+  },
   setPassword: (db, id, passwordHash) => users(db).where({ id }).update({ password_hash: passwordHash, updated_at: new Date() }),
   makeStaff: async (db, id, passwordHash) => (await users(db).where({ id }).update({ is_staff: true, password_hash: passwordHash }).returning('*'))[0]!,
   setStaff: (db, id, staff) => users(db).where({ id }).update({ is_staff: staff, updated_at: new Date() }),

@@ -260,6 +260,12 @@ export const variables = {
     'OpenID Providers people sign in with from the dashboard, as a JSON array: each `{id, display_name, issuer, client_id, client_secret_env \\| client_secret_file, scopes, groups_claim, workspace_roles: [{group, workspace, role}], staff_groups, allowed_email_domains, create_users, require_mapped_group}` (docs/sso.md). Empty: password sign-in only.',
     parseOidcConnections,
   ),
+  ssoStartsPerSource: variable(
+    'DIDYMA_SSO_STARTS_PER_SOURCE',
+    '30',
+    'Single sign-ons one source (an IPv4 address, an IPv6 /64) may have started and not yet finished; a start lives at most 10 minutes. Past them its next start is refused (429) until one of them finishes or ends; other sources are not.',
+    parsers.integer(1, 100000),
+  ),
   passwordSignIn: variable(
     'DIDYMA_PASSWORD_SIGN_IN',
     'everyone',

@@ -28,9 +28,9 @@ export interface Page {
 export class TestBrowser {
   private readonly jars = new Map<string, Map<string, string>>();
 
-  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Page> {
+  async request(url: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Page> {
     const target = new URL(url);
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...init.headers };
     const cookie = this.cookieHeader(target.host);
     if (cookie) headers.cookie = cookie;
     let body: string | undefined;

@@ -69,6 +69,7 @@ export async function startTestPlatform(
       DIDYMA_LOGIN_LIMIT_PER_SOURCE: '100000',
       DIDYMA_LOGIN_LIMIT_PER_ACCOUNT: '100000',
       DIDYMA_LOGIN_LIMIT_PER_CLIENT: '100000',
+      DIDYMA_SSO_STARTS_PER_SOURCE: '100000',
     },
     overrides,
   );

@@ -7,7 +7,7 @@ import { signInBody } from '../pages/sign-in.js';
 import { html, toDocument } from '../web/html.js';
 import { appRequestOf } from '../../../features/identity/sso/apps.js';
 import { attempt } from './outcome.js';
-import { safeNext } from './visit.js';
+import { clientAddress, safeNext } from './visit.js';
 
 /** Single sign-on: off to the provider, and back with a session of this dashboard. */
 export function mountSsoRoutes(router: Router, dash: Dashboard): void {
@@ -19,7 +19,7 @@ export function mountSsoRoutes(router: Router, dash: Dashboard): void {
     if (visitOf(res).principal && req.query.redirect_uri === undefined) return seeOther(res, next ?? at());
     // What binds the sign-in to this browser: the provider's redirect back must come with it.
     const browser = randomToken(32);
-    const outcome = await attempt(async () => sso.begin(String(req.params.connection), browser, next ?? null, appRequestOf(req.query)));
+    const outcome = await attempt(async () => sso.begin(String(req.params.connection), browser, next ?? null, appRequestOf(req.query), clientAddress(req)));
     if (outcome.mistake) return refused(dash, req, res, outcome.mistake);
     dash.cookies.write(req, res, 'sso', browser);
     res.redirect(303, outcome.value);

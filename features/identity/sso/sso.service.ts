@@ -16,6 +16,7 @@ import { recordGrantChanges } from './audit.js';
 import type { AuditTrail } from '../../audit/trail.js';
 import type { SsoProviders } from './providers.js';
 import type { SsoRefreshFollower } from './follower.js';
+import { SIGN_IN_TTL_SECONDS, type SignInStarts } from './starts.js';
 
 export interface SsoDeps {
   db: Db;
@@ -25,13 +26,13 @@ export interface SsoDeps {
   audit: AuditTrail;
   providers: SsoProviders;
   follower: SsoRefreshFollower;
+  /** The bound on the unfinished starts of each source. */
+  starts: SignInStarts;
   /** The dashboard's public URL: the providers send the browser back under it. */
   dashboardUrl: string;
   now: () => number;
 }
 
-/** Seconds a sign-in may take between leaving for the provider and coming back. */
-const SIGN_IN_TTL_SECONDS = 600;
 
 /** A connection as the sign-in page lists it: never its client id or secret. */
 export interface ConnectionSummary {
@@ -96,26 +97,35 @@ export class SsoService {
   }
 
   /**
-   * Starts a sign-in: the provider's authorization URL, its checks kept here,
-   * bound to the browser that asked; for a native app, with its request.
+   * Starts a sign-in from `clientAddress`: the provider's authorization URL,
+   * its checks kept here, bound to the browser that asked; for a native app,
+   * with its request. A source may hold only so many unfinished starts (429).
    */
-  async begin(connectionId: string, browser: string, returnTo: string | null, app?: AppRequest): Promise<string> {
+  async begin(connectionId: string, browser: string, returnTo: string | null, app: AppRequest | undefined, clientAddress: string): Promise<string> {
     const connection = this.connection(connectionId);
-    const { url, checks } = await this.provider(connection).authorizationRequest(this.redirectUri(connection.id));
-    const now = this.deps.now();
-    await this.deps.stores.sso.removeExpiredSignIns(this.deps.db, new Date(now));
-    await this.deps.stores.sso.startSignIn(this.deps.db, {
-      state_hash: sha256(checks.state),
-      connection_id: connection.id,
-      browser_hash: sha256(browser),
-      secrets_sealed: this.deps.box.sealJson({ nonce: checks.nonce, codeVerifier: checks.codeVerifier }),
-      return_to: returnTo,
-      app_redirect_uri: app?.redirectUri ?? null,
-      app_code_challenge: app?.codeChallenge ?? null,
-      app_state: app?.state ?? null,
-      expires_at: new Date(now + SIGN_IN_TTL_SECONDS * 1000),
-    });
-    return url;
+    const start = await this.deps.starts.count(clientAddress);
+    try {
+      const { url, checks } = await this.provider(connection).authorizationRequest(this.redirectUri(connection.id));
+      const now = this.deps.now();
+      await this.deps.stores.sso.removeExpiredSignIns(this.deps.db, new Date(now));
+      await this.deps.stores.sso.startSignIn(this.deps.db, {
+        state_hash: sha256(checks.state),
+        connection_id: connection.id,
+        browser_hash: sha256(browser),
+        secrets_sealed: this.deps.box.sealJson({ nonce: checks.nonce, codeVerifier: checks.codeVerifier }),
+        return_to: returnTo,
+        app_redirect_uri: app?.redirectUri ?? null,
+        app_code_challenge: app?.codeChallenge ?? null,
+        app_state: app?.state ?? null,
+        source_key_hash: start.keyHash,
+        source_window_ends: start.resetAt,
+        expires_at: new Date(now + SIGN_IN_TTL_SECONDS * 1000),
+      });
+      return url;
+    } catch (error) {
+      await this.deps.starts.takeBack(start);
+      throw error;
+    }
   }
 
   /**
@@ -171,6 +181,7 @@ export class SsoService {
     const state = query.get('state');
     if (!state) throw new InputError('The identity provider sent the browser back without a state: start the sign-in again.');
     const row = await this.deps.stores.sso.takeSignIn(this.deps.db, sha256(state), new Date(this.deps.now()));
+    if (row?.source_key_hash && row.source_window_ends) await this.deps.starts.takeBack({ keyHash: row.source_key_hash, resetAt: new Date(row.source_window_ends) });
     if (!row || row.connection_id !== connection.id) throw new InputError('This sign-in has expired or was already completed: start it again.');
     if (!browser || sha256(browser) !== row.browser_hash) throw new InputError('This sign-in was started in another browser: start it again here.');
     const { nonce, codeVerifier } = this.deps.box.openJson(row.secrets_sealed);
@@ -185,7 +196,8 @@ export class SsoService {
     let user = linked ? await users.byId(trx, linked.user_id) : await users.byEmail(trx, person.email);
     if (linked) await sso.touch(trx, linked.id, person.email, new Date(this.deps.now()));
     if (!user && connection.createUsers && (grants.anything || !connection.requireMappedGroup)) {
-      user = await users.insert(trx, { email: person.email, password_hash: null, name: person.name, surname: person.surname });
+      // Two first sign-ins of one person at once: the second takes the user the first created.
+      user = await users.insertOrFind(trx, { email: person.email, password_hash: null, name: person.name, surname: person.surname });
     }
     if (!user) return undefined;
     if (!user.is_active || user.is_service) throw new NotAuthenticatedError('This account is not active.');

@@ -20,6 +20,9 @@ export interface SsoSignInRow {
   app_redirect_uri: string | null;
   app_code_challenge: string | null;
   app_state: string | null;
+  /** The window its source's count of unfinished starts holds it in (features/identity/sso/starts.ts). */
+  source_key_hash: string | null;
+  source_window_ends: Date | null;
   expires_at: Date;
 }
 
