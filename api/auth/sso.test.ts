@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
+import { DashboardClient } from '../../test/support/dashboard-client.js';
 import { login, makeStaff, makeUser, makeWorkspace, startTestPlatform, type TestPlatform } from '../../test/support/platform.js';
 
 describe('auth server: single sign-on connections', () => {
@@ -67,5 +68,23 @@ describe('auth server: single sign-on connections', () => {
     const ws = await makeWorkspace(t.platform, [[user, 'supervisor']]);
     const reply = await t.auth.get('/api/auth/sso/connection', { token: (await login(t.auth, user, ws.name)).access });
     expect(reply.status).to.equal(403);
+  });
+
+  it('shows staff the connections in the dashboard, never a client secret, and nobody else', async () => {
+    const staff = await makeStaff(t);
+    const client = new DashboardClient(t.auth.baseUrl);
+    await client.signIn(staff.user.email, staff.user.password, staff.home.name);
+    const page = await client.get('/dashboard/sign-on');
+    expect(page.status).to.equal(200);
+    expect(page.text).to.contain('https://login.example.test/realms/corp').and.contain('team-a → team-a (supervisor)').and.contain('secret set');
+    expect(page.text).not.to.contain('the-client-secret');
+    expect((await client.get('/dashboard')).text).to.contain('href="/dashboard/sign-on"');
+
+    const user = await makeUser(t.platform);
+    const ws = await makeWorkspace(t.platform, [[user, 'supervisor']]);
+    const supervisor = new DashboardClient(t.auth.baseUrl);
+    await supervisor.signIn(user.email, user.password, ws.name);
+    expect((await supervisor.get('/dashboard/sign-on')).status).to.equal(403);
+    expect((await supervisor.get('/dashboard')).text).not.to.contain('href="/dashboard/sign-on"');
   });
 });

@@ -20,6 +20,7 @@ import { mountWebhookRoutes } from './routes/webhooks.routes.js';
 import { mountAuditRoutes } from './routes/audit.routes.js';
 import { mountModelSessionRoutes } from './routes/model-sessions.routes.js';
 import { mountDatasetRoutes } from './routes/datasets.routes.js';
+import { mountSignOnRoutes } from './routes/sign-on.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
@@ -29,7 +30,7 @@ const PUBLIC_DIR = fileURLToPath(new URL('../public/', import.meta.url));
 export const DASHBOARD_SECRET_QUERY = ['token', 'next'];
 
 const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks'];
-const STAFF_SECTIONS = ['/workspaces'];
+const STAFF_SECTIONS = ['/workspaces', '/sign-on'];
 /** What members do in their workspace through the public API: their sessions and datasets. */
 const MEMBER_SECTIONS = ['/sessions', '/datasets'];
 /** Supervisors read their workspace's trail, staff every one: the trail itself decides, as on the API. */
@@ -66,6 +67,7 @@ export function createDashboard(platform: Platform): Router {
   mountOverviewRoutes(app, dash);
   mountMetricRoutes(app, dash);
   mountWorkspaceRoutes(app, dash);
+  mountSignOnRoutes(app, dash);
   mountWebhookRoutes(app, dash);
   mountAuditRoutes(app, dash);
   mountModelSessionRoutes(app, dash);

@@ -26,6 +26,7 @@ export const SECTIONS: Section[] = [
   { path: '/settings', label: 'Workspace settings', visible: supervises },
   { path: '/audit', label: 'Audit trail', visible: (p) => supervises(p) || isStaffUser(p) },
   { path: '/workspaces', label: 'All workspaces', visible: isStaffUser },
+  { path: '/sign-on', label: 'Sign-on', visible: isStaffUser },
 ];
 
 export interface LayoutOptions {
