@@ -2,7 +2,7 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres rabbitmq minio prometheus jaeger python kube chromium cluster keycloak
+SERVICES ?= postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 # Every target runs on the project's pinned Node.js LTS (scripts/node.sh), installed once, not on the machine's.
 NODE_BIN := $(shell bash scripts/node.sh bin)
@@ -71,7 +71,7 @@ test-kube-cluster: install
 	@test -n "$$KUBECONFIG" || { echo "KUBECONFIG must name the cluster to test against" >&2; exit 2; }
 	TEST_KUBECONFIG="$$KUBECONFIG" TEST_HELM="$${TEST_HELM:-$$(command -v helm)}" $(KUBE_MOCHA)
 
-CLUSTER_SERVICES := postgres rabbitmq minio prometheus jaeger cluster
+CLUSTER_SERVICES := postgres rabbitmq minio prometheus jaeger kserve cluster
 
 test-cluster: install
 	bash scripts/services/all.sh start $(CLUSTER_SERVICES) >/dev/null

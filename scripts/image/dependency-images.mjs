@@ -46,7 +46,7 @@ exec "$@"
  * Copies each file under ROOTFS (at its own path, or at the one `targets`
  * gives), with every shared library `ldd` lists for it at its path.
  */
-function copyWithLibraries(rootfs, files, targets = {}) {
+export function copyWithLibraries(rootfs, files, targets = {}) {
   const wanted = new Map(files.map((file) => [file, targets[file] ?? file]));
   for (const file of files) {
     const listing = execFileSync('ldd', [file], { encoding: 'utf8' });
@@ -63,7 +63,7 @@ function copyWithLibraries(rootfs, files, targets = {}) {
   }
 }
 
-function writeFile(rootfs, file, text, mode = 0o644) {
+export function writeFile(rootfs, file, text, mode = 0o644) {
   const to = path.join(rootfs, file);
   fs.mkdirSync(path.dirname(to), { recursive: true });
   fs.writeFileSync(to, text, { mode });
@@ -144,7 +144,7 @@ function minioRootfs(rootfs, binary) {
 }
 
 /** Builds one image from FILL(rootfs) (its runtime config); returns its reference, tagged by content. */
-function buildOne(name, fill, cacheDir, containerdSocket) {
+export function buildOne(name, fill, cacheDir, containerdSocket) {
   const rootfs = path.join(cacheDir, `${name}-rootfs`);
   fs.rmSync(rootfs, { recursive: true, force: true });
   fs.mkdirSync(rootfs, { recursive: true });

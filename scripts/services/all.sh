@@ -7,14 +7,14 @@
 #   all.sh status [names...]   one line each; exit 1 if any is not running
 #   all.sh env [names...]      print `export ...` lines (starts nothing), e.g.
 #                              eval "$(scripts/services/all.sh env)"
-# names: postgres rabbitmq minio prometheus jaeger python kube chromium cluster keycloak (default: all of them).
+# names: postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak (default: all of them).
 # Logs go to stderr, env lines to stdout.
 set -euo pipefail
 SERVICE_NAME=all
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL_SERVICES=(postgres rabbitmq minio prometheus jaeger python kube chromium cluster keycloak)
+ALL_SERVICES=(postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak)
 
 usage() {
   echo "usage: $0 {start|stop|restart|status|env} [$(echo "${ALL_SERVICES[@]}" | tr ' ' '|')]..." >&2
@@ -42,14 +42,14 @@ svc() {
 }
 
 # start_all ACTION: ACTION (start or restart) each service; the Python tools'
-# setup and Keycloak in the background meanwhile: they need nothing the others
+# setups and Keycloak in the background meanwhile: they need nothing the others
 # install, and on a cold machine their downloads and Keycloak's first start
 # overlap the others' builds.
 start_all() {
   local action="$1" n pids=() labels=() i
   for n in "${names[@]}"; do
     case "$n" in
-      python) svc python setup & ;;
+      python | kserve) svc "$n" setup & ;;
       keycloak) svc keycloak "$action" & ;;
       *) continue ;;
     esac
@@ -57,7 +57,7 @@ start_all() {
     labels+=("$n")
   done
   for n in "${names[@]}"; do
-    case "$n" in python | keycloak) ;; *) svc "$n" "$action" ;; esac
+    case "$n" in python | kserve | keycloak) ;; *) svc "$n" "$action" ;; esac
   done
   for i in "${!pids[@]}"; do
     wait "${pids[$i]}" || die "${labels[$i]} failed to start (see its log above)"
@@ -70,7 +70,7 @@ case "$cmd" in
   stop)
     rc=0
     for n in "${names[@]}"; do
-      [ "$n" = python ] && continue
+      case "$n" in python | kserve) continue ;; esac
       svc "$n" stop || rc=1
     done
     exit "$rc"

@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client as S3Client } from 'minio';
-import { parseEndpoint } from '../../infra/storage/s3-endpoint.js';
 import { Client, type Reply } from '../support/http.js';
+import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
@@ -465,15 +464,3 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(await kubectl(cluster, 'get', 'namespaces', '-o', 'name')).to.not.include(`namespace/${namespace}`);
   });
 });
-
-function s3Admin(): S3Client {
-  const s3 = parseEndpoint(requireEnv('TEST_S3_ENDPOINT', 'minio'), false);
-  return new S3Client({ endPoint: s3.host, port: s3.port, useSSL: false, accessKey: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secretKey: requireEnv('TEST_S3_SECRET_KEY', 'minio') });
-}
-
-async function emptyAndRemoveBucket(client: S3Client, bucket: string): Promise<void> {
-  const names: string[] = [];
-  for await (const item of client.listObjectsV2(bucket, '', true)) if (item.name) names.push(item.name);
-  if (names.length > 0) await client.removeObjects(bucket, names);
-  await client.removeBucket(bucket);
-}

@@ -191,6 +191,19 @@ export function importDependencyImages(cluster: Cluster): DependencyImages {
   });
 }
 
+/** Builds the image of KServe's model server (scripts/services/kserve.sh) and imports it, once per test process; its reference. */
+export function importKServeImage(cluster: Cluster): string {
+  return importOnce('kserve', cluster, () =>
+    execFileSync(
+      process.execPath,
+      [path.resolve('scripts/image/kserve-image.mjs'), '--venv', requireEnv('TEST_KSERVE_VENV', 'kserve'), '--server', requireEnv('TEST_KSERVE_SERVER', 'kserve'), '--import', cluster.containerd],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+      .toString()
+      .trim(),
+  );
+}
+
 /** A Service without a selector whose one endpoint is a host port relayed onto the pods' bridge. */
 export function hostService(namespace: string, name: string, port: number, hostIp: string, hostPort: number): object[] {
   return [
