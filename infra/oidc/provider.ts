@@ -52,7 +52,8 @@ const isDeviceGrantError = (error: string): error is DeviceGrantError => DEVICE_
  * One OpenID Provider through openid-client: discovery (once, again after a
  * failure), the authorization URL with PKCE, `state` and `nonce`, and the
  * code exchange, whose ID token openid-client checks (signature against the
- * provider's JWKS, issuer, audience, expiry, nonce). Failures become typed
+ * provider's JWKS, issuer, audience, expiry, nonce); the device flow's
+ * authorization and token requests, one at a time. Failures become typed
  * errors: the provider refusing is a 401, the provider unreachable a 502.
  */
 export class OpenIdProvider {
@@ -113,11 +114,11 @@ export class OpenIdProvider {
   }
 
   /**
-   * One token request with the device code and its PKCE verifier. openid-client's own poller loops
-   * until the person is done; the server makes one request per poll of its
-   * client instead, through the grant request that poller makes, so the ID
-   * token is checked as by pollDeviceAuthorizationGrant (signature, issuer,
-   * audience, expiry).
+   * One token request with the device code and its PKCE verifier.
+   * openid-client's own poller loops until the person is done; the server
+   * makes one request per poll of its client instead, through the grant
+   * request that poller makes, so the ID token is checked as by
+   * pollDeviceAuthorizationGrant (signature, issuer, audience, expiry).
    */
   async pollDevice(device: { deviceCode: string; codeVerifier: string }): Promise<DevicePoll> {
     const config = await this.config();
