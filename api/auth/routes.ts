@@ -94,6 +94,14 @@ export function authRoutes(platform: Platform): OperationRoutes {
   router.post('/api/auth/sso/token', async (req, res) => {
     res.json(await identity.sso.redeemAppCode(req.body));
   });
+  router.post('/api/auth/sso/device', async (req, res) => {
+    res.json(await identity.sso.beginDeviceSignIn(req.body.connection, clientAddress(req)));
+  });
+  router.post('/api/auth/sso/device/token', async (req, res) => {
+    const { tokens, subject } = await identity.sso.pollDeviceSignIn(req.body);
+    auditAs(res, { userId: subject.userId, workspaceId: subject.workspace?.id ?? null });
+    res.json(tokens);
+  });
   router.get('/api/auth/sso/connection', auth('staff'), (_req, res) => {
     res.json(identity.sso.describe());
   });

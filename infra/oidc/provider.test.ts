@@ -16,6 +16,9 @@ describe('OpenID Provider client', () => {
   let keys: KeyPair;
   let stranger: KeyPair;
   let idToken = '';
+  /** The token endpoint's error answer (RFC 8628's, say) in place of the tokens, while set. */
+  let tokenError: string | undefined;
+  const requests: Array<{ path: string; body: URLSearchParams }> = [];
 
   before(async () => {
     keys = await generateKeyPair('RS256');
@@ -28,6 +31,7 @@ describe('OpenID Provider client', () => {
           issuer,
           authorization_endpoint: `${issuer}/auth`,
           token_endpoint: `${issuer}/token`,
+          device_authorization_endpoint: `${issuer}/device`,
           jwks_uri: `${issuer}/jwks`,
           response_types_supported: ['code'],
           subject_types_supported: ['public'],
@@ -35,8 +39,15 @@ describe('OpenID Provider client', () => {
         });
       }
       if (req.url === '/jwks') return send({ keys: [jwk] });
-      if (req.url === '/token') return req.resume().on('end', () => send({ access_token: 'at', token_type: 'Bearer', expires_in: 60, id_token: idToken }));
-      res.writeHead(404).end();
+      if (req.url !== '/token' && req.url !== '/device') return res.writeHead(404).end();
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk));
+      req.on('end', () => {
+        requests.push({ path: req.url!, body: new URLSearchParams(body) });
+        if (req.url === '/device') return send({ device_code: 'the-device-code', user_code: 'WDJB-MJHT', verification_uri: `${issuer}/verify`, expires_in: 900 });
+        if (tokenError) return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: tokenError }));
+        send({ access_token: 'at', token_type: 'Bearer', expires_in: 60, id_token: idToken });
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -90,6 +101,56 @@ describe('OpenID Provider client', () => {
       expect(String(error)).to.match(reason);
     });
   }
+
+  describe('device authorization (RFC 8628)', () => {
+    beforeEach(() => {
+      requests.length = 0;
+      tokenError = undefined;
+    });
+
+    it('asks with PKCE, then makes one token request per poll with the device code and verifier', async () => {
+      const client = provider();
+      const device = await client.deviceAuthorization();
+      expect(device).to.include({ deviceCode: 'the-device-code', userCode: 'WDJB-MJHT', interval: 5, expiresIn: 900 });
+      const asked = requests.find((r) => r.path === '/device')!.body;
+      expect(asked.get('scope')).to.equal('openid email');
+      expect(asked.get('code_challenge_method')).to.equal('S256');
+      for (const error of ['authorization_pending', 'slow_down', 'expired_token', 'access_denied'] as const) {
+        tokenError = error;
+        expect(await client.pollDevice(device)).to.deep.equal({ outcome: error });
+      }
+      tokenError = undefined;
+      idToken = await signed({ state: '', nonce: '', codeVerifier: '' }, { nonce: undefined, email: 'ann@example.test' });
+      const poll = await client.pollDevice(device);
+      expect(poll.outcome === 'signed_in' && poll.signIn.claims).to.include({ sub: 'person-1', email: 'ann@example.test' });
+      const polls = requests.filter((r) => r.path === '/token').map((r) => r.body);
+      expect(polls).to.have.length(5);
+      expect(polls[0]!.get('grant_type')).to.equal('urn:ietf:params:oauth:grant-type:device_code');
+      expect(polls[0]!.get('device_code')).to.equal('the-device-code');
+      expect(polls[0]!.get('code_verifier')).to.equal(device.codeVerifier);
+    });
+
+    it('refuses any other error of the provider as a 401', async () => {
+      const client = provider();
+      const device = await client.deviceAuthorization();
+      tokenError = 'invalid_grant';
+      const error = await client.pollDevice(device).then(() => null, (e: unknown) => e);
+      expect(error).to.be.instanceOf(NotAuthenticatedError);
+      expect(String(error)).to.contain('invalid_grant');
+    });
+
+    const deviceRefusals = refusals.filter(([what]) => !what.includes('nonce'));
+    for (const [what, token, reason] of deviceRefusals) {
+      it(`refuses an ID token with ${what}`, async () => {
+        const client = provider();
+        const device = await client.deviceAuthorization();
+        idToken = await token({ state: '', nonce: '', codeVerifier: '' });
+        const error = await client.pollDevice(device).then(() => null, (e: unknown) => e);
+        expect(error, what).to.be.instanceOf(NotAuthenticatedError);
+        expect(String(error)).to.match(reason);
+      });
+    }
+  });
 
   it('refuses a response whose state is not the one sent', async () => {
     const { result } = await redeemWith((c) => signed(c), 'forged-state');

@@ -26,11 +26,34 @@ export interface ProviderSignIn {
   idToken: string | undefined;
 }
 
+/** The provider's answer to a device authorization request (RFC 8628 §3.2), with the PKCE verifier the request's challenge binds. */
+export interface DeviceAuthorization {
+  deviceCode: string;
+  codeVerifier: string;
+  userCode: string;
+  verificationUri: string;
+  verificationUriComplete: string | undefined;
+  /** Seconds between two token requests; RFC 8628's 5 when the provider names none. */
+  interval: number;
+  expiresIn: number;
+}
+
+/** RFC 8628's error codes of a device token request: still waiting, poll slower, the code expired, the person said no. */
+export type DeviceGrantError = 'authorization_pending' | 'slow_down' | 'expired_token' | 'access_denied';
+
+/** One token request of the device flow: one of RFC 8628's errors, or signed in. */
+export type DevicePoll = { outcome: DeviceGrantError } | { outcome: 'signed_in'; signIn: ProviderSignIn };
+
+const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+const DEVICE_GRANT_ERRORS: ReadonlySet<string> = new Set<DeviceGrantError>(['authorization_pending', 'slow_down', 'expired_token', 'access_denied']);
+const isDeviceGrantError = (error: string): error is DeviceGrantError => DEVICE_GRANT_ERRORS.has(error);
+
 /**
  * One OpenID Provider through openid-client: discovery (once, again after a
  * failure), the authorization URL with PKCE, `state` and `nonce`, and the
  * code exchange, whose ID token openid-client checks (signature against the
- * provider's JWKS, issuer, audience, expiry, nonce). Failures become typed
+ * provider's JWKS, issuer, audience, expiry, nonce); the device flow's
+ * authorization and token requests, one at a time. Failures become typed
  * errors: the provider refusing is a 401, the provider unreachable a 502.
  */
 export class OpenIdProvider {
@@ -67,6 +90,48 @@ export class OpenIdProvider {
     );
   }
 
+  /** Starts a device sign-in at the provider's device_authorization_endpoint (RFC 8628). */
+  async deviceAuthorization(): Promise<DeviceAuthorization> {
+    const config = await this.config();
+    if (!config.serverMetadata().device_authorization_endpoint) throw new BadGatewayError(`The identity provider ${this.settings.issuer} offers no device authorization.`);
+    // PKCE binds the token requests to this server, and providers that require it on every client (Keycloak can) need it here too.
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const challenge = { code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier), code_challenge_method: 'S256' };
+    try {
+      const answer = await oidc.initiateDeviceAuthorization(config, { scope: this.settings.scopes.join(' '), ...challenge });
+      return {
+        deviceCode: answer.device_code,
+        codeVerifier,
+        userCode: answer.user_code,
+        verificationUri: answer.verification_uri,
+        verificationUriComplete: answer.verification_uri_complete,
+        interval: answer.interval ?? 5,
+        expiresIn: answer.expires_in,
+      };
+    } catch (error) {
+      throw providerFailure(error);
+    }
+  }
+
+  /**
+   * One token request with the device code and its PKCE verifier.
+   * openid-client's own poller loops until the person is done; the server
+   * makes one request per poll of its client instead, through the grant
+   * request that poller makes, so the ID token is checked as by
+   * pollDeviceAuthorizationGrant (signature, issuer, audience, expiry).
+   */
+  async pollDevice(device: { deviceCode: string; codeVerifier: string }): Promise<DevicePoll> {
+    const config = await this.config();
+    let tokens: Awaited<ReturnType<typeof oidc.genericGrantRequest>>;
+    try {
+      tokens = await oidc.genericGrantRequest(config, DEVICE_CODE_GRANT, { device_code: device.deviceCode, code_verifier: device.codeVerifier });
+    } catch (error) {
+      if (error instanceof oidc.ResponseBodyError && isDeviceGrantError(error.error)) return { outcome: error.error };
+      throw providerFailure(error);
+    }
+    return { outcome: 'signed_in', signIn: signInOf(tokens) };
+  }
+
   /**
    * Asks the provider again with its refresh token: the person's claims now,
    * from the new ID token (checked as at sign-in, less the nonce) or, when the
@@ -98,9 +163,7 @@ export class OpenIdProvider {
     } catch (error) {
       throw providerFailure(error);
     }
-    const claims = tokens.claims();
-    if (!claims) throw new NotAuthenticatedError('The identity provider sent no ID token.');
-    return { claims: { ...claims }, refreshToken: tokens.refresh_token, idToken: tokens.id_token };
+    return signInOf(tokens);
   }
 
   private config(): Promise<oidc.Configuration> {
@@ -127,6 +190,13 @@ export class OpenIdProvider {
     oidc.enableNonRepudiationChecks(config);
     return config;
   }
+}
+
+/** The verified ID token's claims and the provider's tokens; an answer without an ID token is refused. */
+function signInOf(tokens: Awaited<ReturnType<typeof oidc.genericGrantRequest>>): ProviderSignIn {
+  const claims = tokens.claims();
+  if (!claims) throw new NotAuthenticatedError('The identity provider sent no ID token.');
+  return { claims: { ...claims }, refreshToken: tokens.refresh_token, idToken: tokens.id_token };
 }
 
 /** The provider refused (a refresh token it no longer knows, say) or sent something that fails a check: 401; it could not be reached: 502. */

@@ -131,6 +131,21 @@ export class OAuthError extends AppError {
   }
 }
 
+/**
+ * A device sign-in's poll that brings no tokens (RFC 8628 §3.5), its code as
+ * `message_code`: `authorization_pending` (400: ask again after the
+ * interval), `slow_down` (429, `Retry-After` the new interval),
+ * `expired_token` (400: start again), `access_denied` (403: the person said no).
+ */
+export class DeviceSignInError extends AppError {
+  constructor(code: 'authorization_pending' | 'expired_token' | 'access_denied', message: string);
+  constructor(code: 'slow_down', message: string, retryAfterSeconds: number);
+  constructor(code: string, message: string, retryAfterSeconds?: number) {
+    const status = code === 'slow_down' ? 429 : code === 'access_denied' ? 403 : 400;
+    super(status, code, message, undefined, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
 /** `45 seconds`, `2 minutes`: how long a lock lasts, as a person reads it. */
 function lockedFor(seconds: number): string {
   if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;

@@ -1,50 +1,14 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { parseOidcConnections, withClientSecrets } from '../../kernel/config/oidc.js';
 import { createUser, createWorkspace } from '../../features/identity/admin.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
-import { KeycloakAdmin, TestBrowser, keycloakEnv, passKeycloak, type Page } from '../support/keycloak.js';
-import { requireEnv } from '../support/services.js';
+import { KeycloakAdmin, TestBrowser, keycloakConnections, keycloakEnv, passKeycloak, type Page } from '../support/keycloak.js';
+import { pythonCli } from '../support/python-cli.js';
 
 // Single sign-on in the dashboard against a real OpenID Provider: Keycloak
 // (scripts/services/keycloak.sh), its own login form filled in over HTTP.
-
-/** Python with the SDK, and the CLI's own saved login (DIDYMA_CONFIG): each run's output lines as they come, and its exit. */
-function pythonCli(config: string) {
-  const python = path.join(requireEnv('TEST_PYTHON_VENV', 'python'), 'python');
-  const sdk = path.resolve('sdk/python/src');
-  return {
-    /** `didyma ARGS…`; with `script`, `python -c script ARGS…` instead. */
-    run(args: string[], script?: string) {
-      const child = spawn(python, script ? ['-c', script, ...args] : ['-m', 'didyma', ...args], {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: sdk, PYTHONDONTWRITEBYTECODE: '1', DIDYMA_CONFIG: config },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      const waiting: Array<() => void> = [];
-      const take = (chunk: Buffer) => {
-        output += chunk;
-        waiting.splice(0).forEach((wake) => wake());
-      };
-      child.stdout.on('data', take);
-      child.stderr.on('data', take);
-      const exit = new Promise<{ code: number | null; output: string }>((resolve) => child.on('close', (code) => resolve({ code, output })));
-      /** The first match of `pattern` in the output, once it has been printed. */
-      const line = async (pattern: RegExp): Promise<string> => {
-        for (;;) {
-          const match = pattern.exec(output);
-          if (match) return match[1]!;
-          if (child.exitCode !== null) throw new Error(`the CLI ended without printing ${pattern}: ${output}`);
-          await Promise.race([new Promise<void>((wake) => waiting.push(wake)), exit]);
-        }
-      };
-      return { line, exit };
-    },
-  };
-}
 
 describe('single sign-on through Keycloak', function () {
   this.timeout(120_000);
@@ -56,36 +20,23 @@ describe('single sign-on through Keycloak', function () {
   const publicDashboard = 'http://127.0.0.1:9/dashboard';
 
   before(async () => {
-    const env = keycloakEnv();
     const names = { a: unique('team-a'), b: unique('team-b') };
-    const connections = parseOidcConnections(
-      JSON.stringify([
-        {
-          id: 'keycloak',
-          display_name: 'Keycloak',
-          issuer: env.issuer,
-          client_id: env.clientId,
-          client_secret_env: 'TEST_SSO_CLIENT_SECRET',
-          workspace_roles: [
-            { group: 'ml-team-a', workspace: names.a, role: 'user' },
-            { group: 'ml-team-a-supervisors', workspace: names.a, role: 'supervisor' },
-            { group: 'ml-team-b', workspace: names.b, role: 'user' },
-          ],
-          staff_groups: ['platform-admins'],
-          allowed_email_domains: ['example.test'],
-          create_users: true,
-        },
-        {
-          id: 'invited-only',
-          display_name: 'Keycloak for invited people',
-          issuer: env.issuer,
-          client_id: env.clientId,
-          client_secret_env: 'TEST_SSO_CLIENT_SECRET',
-          workspace_roles: [{ group: 'ml-team-a', workspace: names.a, role: 'user' }],
-        },
-      ]),
-    );
-    t = await startTestPlatform({ oidcConnections: withClientSecrets(connections, { TEST_SSO_CLIENT_SECRET: env.clientSecret }), dashboardUrl: publicDashboard });
+    const connections = keycloakConnections([
+      {
+        id: 'keycloak',
+        display_name: 'Keycloak',
+        workspace_roles: [
+          { group: 'ml-team-a', workspace: names.a, role: 'user' },
+          { group: 'ml-team-a-supervisors', workspace: names.a, role: 'supervisor' },
+          { group: 'ml-team-b', workspace: names.b, role: 'user' },
+        ],
+        staff_groups: ['platform-admins'],
+        allowed_email_domains: ['example.test'],
+        create_users: true,
+      },
+      { id: 'invited-only', display_name: 'Keycloak for invited people', workspace_roles: [{ group: 'ml-team-a', workspace: names.a, role: 'user' }] },
+    ]);
+    t = await startTestPlatform({ oidcConnections: connections, dashboardUrl: publicDashboard });
     teamA = await createWorkspace(t.platform.db, names.a);
     teamB = await createWorkspace(t.platform.db, names.b);
     admin = await KeycloakAdmin.connect();

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { parseOidcConnections, withClientSecrets, type OidcConnection } from '../../kernel/config/oidc.js';
 import { requireEnv } from './services.js';
 
 // Keycloak as the tests drive it (scripts/services/keycloak.sh): a browser
@@ -15,6 +16,13 @@ export function keycloakEnv() {
     clientId: requireEnv('TEST_OIDC_DASHBOARD_CLIENT_ID', 'keycloak'),
     clientSecret: requireEnv('TEST_OIDC_DASHBOARD_CLIENT_SECRET', 'keycloak'),
   };
+}
+
+/** Connections to the test Keycloak through the dashboard's client, as `DIDYMA_OIDC_CONNECTIONS` would give them (each object its other fields). */
+export function keycloakConnections(connections: Array<Record<string, unknown>>): OidcConnection[] {
+  const env = keycloakEnv();
+  const client = { issuer: env.issuer, client_id: env.clientId, client_secret_env: 'TEST_SSO_CLIENT_SECRET' };
+  return withClientSecrets(parseOidcConnections(JSON.stringify(connections.map((c) => ({ ...client, ...c })))), { TEST_SSO_CLIENT_SECRET: env.clientSecret });
 }
 
 export interface Page {
@@ -88,11 +96,36 @@ export class TestBrowser {
 export async function passKeycloak(browser: TestBrowser, authorizationUrl: string, username: string, password: string): Promise<string> {
   const page = await browser.request(authorizationUrl);
   if (page.status === 302 || page.status === 303) return page.location!;
-  const action = /<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"/.exec(page.text)?.[1];
-  if (!action) throw new Error(`no login form at Keycloak (status ${page.status})`);
-  const posted = await browser.request(action.replaceAll('&amp;', '&'), { form: { username, password, credentialId: '' } });
+  const posted = await submitLogin(browser, page, username, password);
   if (posted.status !== 302 || !posted.location) throw new Error(`Keycloak did not accept the credentials of ${username} (status ${posted.status})`);
   return posted.location;
+}
+
+/**
+ * At Keycloak's device verification page with the user code filled in
+ * (`verification_uri_complete`): fills in its login form, then grants or
+ * denies the device on Keycloak's consent screen. Returns Keycloak's last page.
+ */
+export async function passKeycloakDevice(browser: TestBrowser, verificationUri: string, username: string, password: string, grant: boolean): Promise<Page> {
+  const form = await followRedirects(browser, await browser.request(verificationUri));
+  const consent = await followRedirects(browser, await submitLogin(browser, form, username, password));
+  const action = /<form[^>]*action="([^"]+)"/.exec(consent.text)?.[1];
+  const code = /name="code" value="([^"]*)"/.exec(consent.text)?.[1];
+  if (!action || code === undefined) throw new Error(`no consent screen at Keycloak after the login of ${username} (status ${consent.status})`);
+  const answer: Record<string, string> = grant ? { accept: 'Yes' } : { cancel: 'No' };
+  return followRedirects(browser, await browser.request(new URL(action.replaceAll('&amp;', '&'), consent.url).href, { form: { code, ...answer } }));
+}
+
+async function submitLogin(browser: TestBrowser, page: Page, username: string, password: string): Promise<Page> {
+  const action = /<form[^>]*id="kc-form-login"[^>]*action="([^"]+)"/.exec(page.text)?.[1];
+  if (!action) throw new Error(`no login form at Keycloak (status ${page.status})`);
+  return browser.request(action.replaceAll('&amp;', '&'), { form: { username, password, credentialId: '' } });
+}
+
+async function followRedirects(browser: TestBrowser, page: Page): Promise<Page> {
+  let current = page;
+  while ((current.status === 302 || current.status === 303) && current.location) current = await browser.request(current.location);
+  return current;
 }
 
 /** The realm's admin API, as the test Keycloak's admin. */
@@ -131,6 +164,14 @@ export class KeycloakAdmin {
     });
     const [user] = (await this.call('GET', `/users?exact=true&username=${username}`)) as Array<{ id: string }>;
     return { username, password, email, id: user!.id };
+  }
+
+  /** Lets the client use the device flow; the realm file does so too, but Keycloak reads it only at its start. */
+  async enableDeviceGrant(clientId: string): Promise<void> {
+    const [client] = (await this.call('GET', `/clients?clientId=${encodeURIComponent(clientId)}`)) as Array<{ id: string; attributes?: Record<string, string> }>;
+    if (!client) throw new Error(`no client ${clientId} in the test realm`);
+    if (client.attributes?.['oauth2.device.authorization.grant.enabled'] === 'true') return;
+    await this.call('PUT', `/clients/${client.id}`, { ...client, attributes: { ...client.attributes, 'oauth2.device.authorization.grant.enabled': 'true' } });
   }
 
   async leaveGroup(userId: string, group: string): Promise<void> {

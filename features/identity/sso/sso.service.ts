@@ -1,7 +1,7 @@
 import type { Db, Runner } from '../../../infra/db/database.js';
 import type { SecretBox } from '../../../infra/crypto/secrets.js';
 import { sha256 } from '../../../infra/crypto/random.js';
-import type { PendingChecks } from '../../../infra/oidc/provider.js';
+import type { PendingChecks, ProviderSignIn } from '../../../infra/oidc/provider.js';
 import type { OidcConnection } from '../../../kernel/config/oidc.js';
 import { InputError, NotAllowedError, NotAuthenticatedError } from '../../../kernel/errors/errors.js';
 import type { LoginService, SignedIn, TokenPair } from '../login.service.js';
@@ -17,6 +17,7 @@ import type { AuditTrail } from '../../audit/trail.js';
 import type { SsoProviders } from './providers.js';
 import type { SsoRefreshFollower } from './follower.js';
 import { SIGN_IN_TTL_SECONDS, type SignInStarts } from './starts.js';
+import { DeviceSignIns, type DeviceSignInStart } from './device.js';
 
 export interface SsoDeps {
   db: Db;
@@ -64,9 +65,11 @@ export interface SsoConnectionView {
  */
 export class SsoService {
   private readonly appCodes: AppCodes;
+  private readonly devices: DeviceSignIns;
 
   constructor(private readonly deps: SsoDeps) {
     this.appCodes = new AppCodes({ db: deps.db, box: deps.box, sso: deps.stores.sso, now: deps.now });
+    this.devices = new DeviceSignIns({ db: deps.db, box: deps.box, sso: deps.stores.sso, starts: deps.starts, now: deps.now });
   }
 
   list(): ConnectionSummary[] {
@@ -146,6 +149,39 @@ export class SsoService {
     const callbackUrl = new URL(this.redirectUri(connection.id));
     callbackUrl.search = callbackQuery.toString();
     const answer = await this.provider(connection).redeem(callbackUrl, checks);
+    const grant = await this.admit(connection, answer, { method: 'GET', path: new URL(this.redirectUri(connection.id)).pathname });
+    return { grant, returnTo, app };
+  }
+
+  /**
+   * POST /api/auth/sso/device: starts a device sign-in (RFC 8628) at the
+   * connection's provider. The one entry of anonymous device starts, so that
+   * a cap on them wraps this function.
+   */
+  async beginDeviceSignIn(connectionId: string, clientAddress: string): Promise<DeviceSignInStart> {
+    const connection = this.connection(connectionId);
+    const counted = await this.deps.starts.count(clientAddress);
+    try {
+      return await this.devices.start(connection.id, await this.provider(connection).deviceAuthorization(), counted);
+    } catch (error) {
+      await this.deps.starts.takeBack(counted);
+      throw error;
+    }
+  }
+
+  /** POST /api/auth/sso/device/token: one poll of a device sign-in; once the person is done, its tokens (in `workspace`, if given). */
+  async pollDeviceSignIn(input: { handle: string; workspace?: string }): Promise<SignedIn> {
+    const { connectionId, signIn } = await this.devices.poll(input.handle, (id, device) => this.provider(this.connection(id)).pollDevice(device));
+    const grant = await this.admit(this.connection(connectionId), signIn, { method: 'POST', path: '/api/auth/sso/device/token' });
+    return this.issue(grant, input.workspace ?? null);
+  }
+
+  /**
+   * The person of a provider's verified answer, admitted as every flow does:
+   * e-mail domain, link by (issuer, subject), workspaces and roles from the
+   * groups (removals included, each change audited as `request`), strict mode.
+   */
+  private async admit(connection: OidcConnection, answer: ProviderSignIn, request: { method: string; path: string }): Promise<SignInGrant> {
     const person = personOf(connection, answer.claims);
     if (!emailAllowed(connection, person.email)) throw new NotAllowedError(`The e-mail domain of ${person.email} is not allowed to sign in through ${connection.displayName}.`);
     const grants = grantsFor(connection, person.groups);
@@ -153,11 +189,10 @@ export class SsoService {
       const linked = await this.userOf(trx, connection, person, grants);
       return linked && { ...linked, changes: await applyGrants(trx, this.deps.stores, linked.user, grants) };
     });
-    if (found) recordGrantChanges(this.deps.audit, found.user.id, found.changes, { method: 'GET', path: new URL(this.redirectUri(connection.id)).pathname });
+    if (found) recordGrantChanges(this.deps.audit, found.user.id, found.changes, request);
     if (!grants.anything && connection.requireMappedGroup) throw new NotAllowedError(`None of your groups at ${connection.displayName} gives access to this platform.`);
     if (!found) throw new NotAllowedError(`No account exists for ${person.email}, and ${connection.displayName} does not create accounts: ask a supervisor for an invitation.`);
-    const grant = { userId: found.user.id, identityId: found.identityId, refreshToken: answer.refreshToken, idToken: answer.idToken };
-    return { grant, returnTo, app };
+    return { userId: found.user.id, identityId: found.identityId, refreshToken: answer.refreshToken, idToken: answer.idToken };
   }
 
   /** The tokens of a completed sign-in: a token family of didyma's (in `workspace`, if given), following the provider. */

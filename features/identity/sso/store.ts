@@ -34,6 +34,19 @@ export interface SsoAppCodeRow {
   expires_at: Date;
 }
 
+/** A device sign-in under way (RFC 8628): the provider's device code and the PKCE verifier, sealed, under the hash of the handle its CLI polls with. */
+export interface SsoDeviceSignInRow {
+  handle_hash: string;
+  connection_id: string;
+  secrets_sealed: string;
+  interval_seconds: number;
+  next_poll_at: Date;
+  /** The window its source's count of unfinished starts holds it in (features/identity/sso/starts.ts). */
+  source_key_hash: string | null;
+  source_window_ends: Date | null;
+  expires_at: Date;
+}
+
 /** A token family opened by a single sign-on, with the identity it signed in and the provider's refresh token. */
 export interface SsoFamilyRow {
   family_id: string;
@@ -60,6 +73,14 @@ export interface SsoStore {
   putAppCode(db: Runner, row: SsoAppCodeRow, now: Date): Promise<void>;
   /** Deletes and returns the code's row, if it has not expired: a code is redeemed once. */
   takeAppCode(db: Runner, codeHash: string, now: Date): Promise<SsoAppCodeRow | undefined>;
+  /** Stores the device sign-in, and drops those expired by `now`. */
+  startDeviceSignIn(db: Runner, row: SsoDeviceSignInRow, now: Date): Promise<void>;
+  /** The live device sign-in whose next poll is due, its next one moved on by its interval; undefined when none is due. */
+  claimDevicePoll(db: Runner, handleHash: string, now: Date): Promise<SsoDeviceSignInRow | undefined>;
+  /** Lengthens the live device sign-in's interval by `seconds`, counted from `now`; undefined when it has expired or ended. */
+  slowDeviceSignIn(db: Runner, handleHash: string, seconds: number, now: Date): Promise<SsoDeviceSignInRow | undefined>;
+  /** Deletes the device sign-in; returns it, if it was there. */
+  endDeviceSignIn(db: Runner, handleHash: string): Promise<SsoDeviceSignInRow | undefined>;
   keepFamily(db: Runner, family: { familyId: string; identityId: number; refreshTokenSealed: string; idTokenSealed: string | null }): Promise<void>;
   family(db: Runner, familyId: string): Promise<SsoFamilyRow | undefined>;
   replaceFamilyTokens(db: Runner, familyId: string, refreshTokenSealed: string, idTokenSealed: string | null): Promise<void>;
@@ -67,6 +88,9 @@ export interface SsoStore {
 
 const identities = (db: Runner) => db<SsoIdentityRow>('sso_identities');
 const signIns = (db: Runner) => db<SsoSignInRow>('sso_sign_ins');
+const deviceSignIns = (db: Runner) => db<SsoDeviceSignInRow>('sso_device_sign_ins');
+/** `at` plus the row's interval (after `extra` seconds more), in SQL: the row's own interval moves its next poll. */
+const afterInterval = (db: Runner, at: Date, extra = 0) => db.raw("?::timestamptz + (interval_seconds + ?) * interval '1 second'", [at, extra]);
 
 export const ssoStore: SsoStore = {
   identity: (db, issuer, subject) => identities(db).where({ issuer, subject }).first(),
@@ -94,6 +118,22 @@ export const ssoStore: SsoStore = {
     const row = (await db<SsoAppCodeRow>('sso_app_codes').where({ code_hash: codeHash }).delete().returning('*'))[0];
     return row && new Date(row.expires_at) > now ? row : undefined;
   },
+  startDeviceSignIn: async (db, row, now) => {
+    await deviceSignIns(db).where('expires_at', '<=', now).delete();
+    await deviceSignIns(db).insert(row);
+  },
+  // One conditional UPDATE: of two polls at once, one reaches the provider.
+  claimDevicePoll: async (db, handleHash, now) =>
+    (await deviceSignIns(db).where({ handle_hash: handleHash }).where('next_poll_at', '<=', now).where('expires_at', '>', now).update({ next_poll_at: afterInterval(db, now) }).returning('*'))[0],
+  slowDeviceSignIn: async (db, handleHash, seconds, now) =>
+    (
+      await deviceSignIns(db)
+        .where({ handle_hash: handleHash })
+        .where('expires_at', '>', now)
+        .update({ interval_seconds: db.raw('interval_seconds + ?', [seconds]), next_poll_at: afterInterval(db, now, seconds) })
+        .returning('*')
+    )[0],
+  endDeviceSignIn: async (db, handleHash) => (await deviceSignIns(db).where({ handle_hash: handleHash }).delete().returning('*'))[0],
   keepFamily: async (db, family) => {
     await db('sso_token_families').insert({
       family_id: family.familyId,

@@ -30,6 +30,7 @@ import * as schemasKeepKeyOrder from './0029_schemas_keep_key_order.js';
 import * as deliveriesQueuedByTransitions from './0030_deliveries_queued_by_transitions.js';
 import * as clusterState from './0031_cluster_state.js';
 import * as ssoIdentities from './0032_sso_identities.js';
+import * as ssoDeviceSignIns from './0033_sso_device_sign_ins.js';
 import * as ssoStartSources from './0036_sso_start_sources.js';
 
 interface Migration {
@@ -74,6 +75,7 @@ const migrations: Migration[] = [
   { name: '0030_deliveries_queued_by_transitions', ...deliveriesQueuedByTransitions },
   { name: '0031_cluster_state', ...clusterState },
   { name: '0032_sso_identities', ...ssoIdentities },
+  { name: '0033_sso_device_sign_ins', ...ssoDeviceSignIns },
   { name: '0036_sso_start_sources', ...ssoStartSources },
 ];
 

@@ -18,6 +18,8 @@ OPERATIONS: dict[str, str] = {
     "obtainToken": "Didyma.login / TokenPair",
     "refreshToken": "TokenPair",
     "redeemSsoCode": "Didyma.login_sso / didyma login --sso",
+    "startSsoDeviceSignIn": "Didyma.login_sso(device=True) / didyma login --sso --device",
+    "pollSsoDeviceSignIn": "Didyma.login_sso(device=True) / didyma login --sso --device",
     "listSsoConnections": "auth.sso_connections",
     "verifyToken": "auth.verify",
     "jwks": "auth.jwks",

@@ -1,5 +1,6 @@
-"""Single sign-on (`didyma login --sso`, `Didyma.login_sso`) without a platform: the PKCE pair, and the loopback listener's refusals (the sign-in
-through a real provider is tested in test/integration/sso-keycloak.test.ts)."""
+"""Single sign-on (`didyma login --sso`, `Didyma.login_sso`) without a platform: the PKCE pair, the loopback listener's refusals, and the device
+flow's polling against scripted answers (the sign-ins through a real provider are tested in test/integration/sso-keycloak.test.ts and
+sso-device.test.ts)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from didyma import sso
-from didyma.errors import NotAuthenticated, ValidationError
+from didyma.errors import DidymaError, NotAuthenticated, PermissionDenied, RateLimited, ValidationError
 
 
 class Unreachable:
@@ -71,3 +72,82 @@ def test_reports_the_provider_refusal(capsys: pytest.CaptureFixture[str]) -> Non
 def test_gives_up_when_no_browser_comes_back() -> None:
     with pytest.raises(ValidationError, match="No sign-in came back"):
         sso.sign_in(Unreachable(), "http://127.0.0.1:9/dashboard", "corp", None, open_browser=False, timeout=0.2)  # type: ignore[arg-type]
+
+
+class ScriptedPlatform:
+    """The platform's two device routes, answering each poll with the next of `polls` (an error to raise, or the token pair)."""
+
+    def __init__(self, polls: list[Any], started: dict[str, Any] | None = None) -> None:
+        self.polls = polls
+        self.started = started or {"handle": "the-handle", "user_code": "WDJB-MJHT", "verification_uri": "https://idp.example/device", "interval": 5, "expires_in": 600}
+        self.sent: list[tuple[str, Any]] = []
+
+    def post_json(self, server: str, path: str, body: Any = None, *, authenticated: bool = True) -> Any:
+        assert server == "auth" and not authenticated
+        self.sent.append((path, body))
+        if path == "/api/auth/sso/device":
+            return self.started
+        answer = self.polls.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+
+def pending() -> DidymaError:
+    return ValidationError("The sign-in is not finished yet: ask again after the interval.", "authorization_pending", 400)
+
+
+def slow_down(retry_after: float | None) -> RateLimited:
+    error = RateLimited("You are polling faster than the interval.", "slow_down", 429)
+    error.retry_after = retry_after
+    return error
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The seconds each poll waited, on a clock that moves by them without waiting."""
+    slept: list[float] = []
+    monkeypatch.setattr(sso.time, "sleep", slept.append)
+    monkeypatch.setattr(sso.time, "monotonic", lambda: 1000.0 + sum(slept))
+    return slept
+
+
+def test_device_sign_in_shows_the_code_and_polls_each_interval_until_the_tokens(capsys: pytest.CaptureFixture[str], waits: list[float]) -> None:
+    platform = ScriptedPlatform([pending(), pending(), {"access": "a", "refresh": "r"}], {**ScriptedPlatform([]).started, "verification_uri_complete": "https://idp.example/device?user_code=WDJB-MJHT"})
+    pair = sso.device_sign_in(platform, "corp", "research", timeout=300)  # type: ignore[arg-type]
+    assert pair == {"access": "a", "refresh": "r"}
+    assert platform.sent == [("/api/auth/sso/device", {"connection": "corp"})] + [("/api/auth/sso/device/token", {"handle": "the-handle", "workspace": "research"})] * 3
+    assert waits == [5, 5, 5]
+    said = capsys.readouterr().err
+    assert "https://idp.example/device with the code WDJB-MJHT" in said
+    assert "https://idp.example/device?user_code=WDJB-MJHT" in said
+
+
+def test_device_sign_in_polls_more_slowly_when_told_to(waits: list[float]) -> None:
+    platform = ScriptedPlatform([slow_down(10), slow_down(None), {"access": "a", "refresh": "r"}])
+    sso.device_sign_in(platform, "corp", None, timeout=300)  # type: ignore[arg-type]
+    assert waits == [5, 10, 15]
+    assert platform.sent[1] == ("/api/auth/sso/device/token", {"handle": "the-handle"})
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        ValidationError("This device sign-in has expired or was already used: start it again.", "expired_token", 400),
+        PermissionDenied("The sign-in was refused at the identity provider.", "access_denied", 403),
+        PermissionDenied("None of your groups at Corp gives access to this platform.", "permission_denied", 403),
+    ],
+)
+def test_device_sign_in_stops_at_a_refusal(refusal: DidymaError, waits: list[float]) -> None:
+    platform = ScriptedPlatform([pending(), refusal])
+    with pytest.raises(DidymaError) as raised:
+        sso.device_sign_in(platform, "corp", None, timeout=300)  # type: ignore[arg-type]
+    assert raised.value is refusal
+    assert len(waits) == 2
+
+
+def test_device_sign_in_gives_up_when_the_code_expires(waits: list[float]) -> None:
+    platform = ScriptedPlatform([pending()] * 3, {**ScriptedPlatform([]).started, "expires_in": 12})
+    with pytest.raises(ValidationError, match="No sign-in was finished within 12 s"):
+        sso.device_sign_in(platform, "corp", None, timeout=300)  # type: ignore[arg-type]
+    assert waits == [5, 5]

@@ -41,10 +41,15 @@ def client_from_store(args: argparse.Namespace) -> Didyma:
 def cmd_login(args: argparse.Namespace, _client: Any) -> Any:
     urls = Didyma.urls_from(args.auth_url, args.private_url, args.public_url)
     saved: dict[str, Any] = {"auth_url": urls.auth, "private_url": urls.private, "public_url": urls.public, "workspace": args.workspace}
+    if args.device and not args.sso:
+        raise ValidationError("--device signs in through a single sign-on connection: give --sso CONNECTION too.", "validation_error", 400)
     if args.sso:
         with Didyma(urls) as anonymous:
-            dashboard = args.dashboard_url or f"{urls.auth.rstrip('/')}/dashboard"
-            pair = sso.sign_in(anonymous.transport, dashboard, args.sso, args.workspace, open_browser=not args.no_browser, timeout=args.sso_timeout)
+            if args.device:
+                pair = sso.device_sign_in(anonymous.transport, args.sso, args.workspace, timeout=args.sso_timeout)
+            else:
+                dashboard = args.dashboard_url or f"{urls.auth.rstrip('/')}/dashboard"
+                pair = sso.sign_in(anonymous.transport, dashboard, args.sso, args.workspace, open_browser=not args.no_browser, timeout=args.sso_timeout)
         credentials: Any = TokenPair(pair["access"], pair["refresh"], workspace=args.workspace)
         saved.update(kind="sso", connection=args.sso)
     elif args.api_token:

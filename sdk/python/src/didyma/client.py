@@ -75,6 +75,7 @@ class Didyma:
         *,
         dashboard_url: str | None = None,
         open_browser: bool = True,
+        device: bool = False,
         timeout: float = 300.0,
         auth_url: str | None = None,
         private_url: str | None = None,
@@ -84,11 +85,16 @@ class Didyma:
         """Signs in in the browser through the platform's single sign-on `connection` (docs/sso.md), into `workspace`.
 
         The browser comes back to a listener of this process on the loopback interface; `open_browser=False` only
-        prints the URL to open. The refresh token renews the login while the identity provider accepts the person.
+        prints the URL to open. `device=True`, on a machine without a browser: prints a code to enter at the provider
+        on any other device, and waits up to `timeout` seconds for the sign-in there. The refresh token renews the
+        login while the identity provider accepts the person.
         """
         urls = cls.urls_from(auth_url, private_url, public_url)
         with cls(urls) as anonymous:
-            pair = sso.sign_in(anonymous.transport, dashboard_url or f"{urls.auth.rstrip('/')}/dashboard", connection, workspace, open_browser=open_browser, timeout=timeout)
+            if device:
+                pair = sso.device_sign_in(anonymous.transport, connection, workspace, timeout=timeout)
+            else:
+                pair = sso.sign_in(anonymous.transport, dashboard_url or f"{urls.auth.rstrip('/')}/dashboard", connection, workspace, open_browser=open_browser, timeout=timeout)
         return cls(urls, TokenPair(pair["access"], pair["refresh"], workspace=workspace), **kwargs)
 
     @classmethod

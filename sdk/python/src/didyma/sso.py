@@ -1,5 +1,6 @@
 """Single sign-on for `Didyma.login_sso` and `didyma login --sso`: a sign-in through the platform's identity provider in the browser, which comes back to a
-listener of this process on the loopback interface (RFC 8252) with a one-time code, redeemed with a PKCE verifier."""
+listener of this process on the loopback interface (RFC 8252) with a one-time code, redeemed with a PKCE verifier; or, with `device`, a sign-in on
+another device (RFC 8628) for a machine without a browser, which this process polls the platform for."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 from ._transport import Transport
-from .errors import NotAuthenticated, ValidationError
+from .errors import DidymaError, NotAuthenticated, RateLimited, ValidationError
 
 
 def pkce_pair() -> tuple[str, str]:
@@ -84,3 +85,33 @@ def _wait(listener: _Listener, timeout: float) -> dict[str, str]:
         listener.timeout = left
         listener.handle_request()
     return listener.answer
+
+
+def device_sign_in(transport: Transport, connection: str, workspace: str | None, *, timeout: float) -> dict[str, str]:
+    """Signs in through the connection on any device with a browser (RFC 8628): prints where to go and the code to enter, then polls the
+    platform every interval until the person is done there, and returns the token pair the platform issues."""
+    started = transport.post_json("auth", "/api/auth/sso/device", {"connection": connection}, authenticated=False)
+    complete = started.get("verification_uri_complete")
+    print(f"Sign in at {started['verification_uri']} with the code {started['user_code']}", file=sys.stderr, flush=True)
+    if complete:
+        print(f"or open: {complete}", file=sys.stderr, flush=True)
+    body = {"handle": started["handle"], **({"workspace": workspace} if workspace else {})}
+    interval = float(started["interval"])
+    deadline = time.monotonic() + min(timeout, float(started["expires_in"]))
+    while time.monotonic() + interval <= deadline:
+        time.sleep(interval)
+        try:
+            return dict(transport.post_json("auth", "/api/auth/sso/device/token", body, authenticated=False))
+        except DidymaError as error:
+            interval = _next_interval(error, interval)
+    raise ValidationError(f"No sign-in was finished within {min(timeout, float(started['expires_in'])):.0f} s: run `didyma login --sso {connection} --device` again.", "validation_error")
+
+
+def _next_interval(error: DidymaError, interval: float) -> float:
+    """The interval to wait before the next poll, or the error again when the sign-in is over (expired, refused, or any other error)."""
+    if error.message_code == "authorization_pending":
+        return interval
+    if error.message_code == "slow_down":
+        # RFC 8628 §3.5: five seconds more; the platform's Retry-After says the same.
+        return error.retry_after if isinstance(error, RateLimited) and error.retry_after else interval + 5
+    raise error
