@@ -151,8 +151,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
     token = login.body.access;
-    const staff = (await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD } })).body.access;
-    const workspace = await auth.post('/api/auth/workspace', { token: staff, json: { name: `other-${suffix}` } });
+    const workspace = await auth.post('/api/auth/workspace', { token, json: { name: `other-${suffix}` } });
     expect(workspace.status, workspace.text).to.equal(201);
     other = (await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: `other-${suffix}` } })).body.access;
     await available(first.name);
