@@ -63,7 +63,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
     servers = new ModelServers(requireEnv('TEST_PYTHON_VENV', 'python'));
-    const starting = startMlserver(servers, { name, version: '1' });
+    const starting = startMlserver(servers, { name, version: '1', signature: true });
     starting.catch(() => undefined);
     kube = await testNamespace('dy-kserve');
     api = await kube.api();
@@ -145,7 +145,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     expect(otherWorkspace.body.message).to.contain(`names ${models}, which the platform's operator has not opened`);
   });
 
-  it('registers an InferenceService as a model and runs a PREDICT on its predictor through the queue', async () => {
+  it('registers an InferenceService as a model, its schemas read from its metadata, and runs a PREDICT on its predictor through the queue', async () => {
     await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } } } });
     await setStatus(mlserver.url, true);
     const key = unique('kserve');
@@ -156,14 +156,27 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
     const registered = await t.private.post('/api/platform_model', {
       token: owner.token,
-      json: { model_code: name, version: '1', name: 'Iris on KServe', description: 'An InferenceService', input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'Open Inference outputs' }, model_card_file_id: cardId, retry_policy: { max_attempts: 20, backoff_ms: 500, backoff_multiplier: 1 } },
+      json: { model_code: name, version: '1', name: 'Iris on KServe', description: 'An InferenceService', model_card_file_id: cardId, retry_policy: { max_attempts: 20, backoff_ms: 500, backoff_multiplier: 1 } },
     });
     expect(registered.status, registered.text).to.equal(201);
     expect(registered.body[0].native_metadata.registry).to.deep.include({ name, namespace: models, platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: `${name}-predictor-00001` });
+    expect(registered.body[0].input_schema.description).to.equal("From the model's Open Inference metadata: input-0 (FP32, shape any × 4).");
+    expect(registered.body[0].output_schema.description).to.contain('predict (BYTES, shape any × 1)');
 
     const done = await finished(await invoke());
     expect(done.status, done.error ?? '').to.equal('COMPLETED');
     expect(JSON.parse(done.response).outputs[0].data).to.deep.equal([mlserver.summary.sample_prediction]);
+  });
+
+  it("refuses, with a 400 and before queueing, a body the metadata's schema refuses", async () => {
+    const model = await t.platform.db('models').where({ model_code: name, version: '1' }).first();
+    const queued = async () => Number((await t.platform.db('invocations').where({ model_id: model.id }).count({ n: '*' }))[0]!.n);
+    const before = await queued();
+    const session = (await t.public.post(`${modelPath}/session`, { token: owner.token })).body.id as string;
+    const refused = await t.public.post(`${modelPath}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([[5.1, 3.5, 1.4]]) } } });
+    expect(refused.status, refused.text).to.equal(400);
+    expect(refused.body.message).to.match(/^request\.body/);
+    expect(await queued()).to.equal(before);
   });
 
   it('follows a new predictor address from the status with no change in didyma', async () => {

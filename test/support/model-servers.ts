@@ -322,9 +322,9 @@ export interface MlserverModel extends StartedServer {
  * server's settings.json (loopback, free HTTP and gRPC ports, metrics off,
  * inference in the main process) and starts `mlserver start` on it.
  */
-export async function startMlserver(servers: ModelServers, model: { name: string; version: string }, timeoutMs = 120_000): Promise<MlserverModel> {
+export async function startMlserver(servers: ModelServers, model: { name: string; version: string; signature?: boolean }, timeoutMs = 120_000): Promise<MlserverModel> {
   const repository = servers.dir('mlserver');
-  const summary = await servers.python<IrisSummary>('mlserver_iris.py', [repository, '--name', model.name, '--version', model.version]);
+  const summary = await servers.python<IrisSummary>('mlserver_iris.py', [repository, '--name', model.name, '--version', model.version, ...(model.signature ? ['--signature'] : [])]);
   const started = await servers.start('mlserver', 'mlserver', {
     portCount: 2,
     readyPath: '/v2/health/ready',

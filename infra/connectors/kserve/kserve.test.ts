@@ -38,6 +38,8 @@ class MapAccess implements KServeAccess {
   }
 }
 
+const IRIS_METADATA = { name: 'iris', platform: 'sklearn', inputs: [{ name: 'input-0', datatype: 'FP32', shape: [-1, 4] }], outputs: [{ name: 'predict', datatype: 'BYTES', shape: [-1] }] };
+
 /** A model server answering v2 `/v2/models/{name}/infer` and v1 `/v1/models/{name}:predict`, telling which server answered. */
 async function modelServer(id: string) {
   const paths: string[] = [];
@@ -45,6 +47,8 @@ async function modelServer(id: string) {
     paths.push(req.url!);
     res.setHeader('content-type', 'application/json');
     if (req.url!.endsWith(':predict')) return res.end(JSON.stringify({ predictions: [id] }));
+    if (req.method === 'GET' && req.url === '/v2/models/iris') return res.end(JSON.stringify(IRIS_METADATA));
+    if (req.method === 'GET') return (res.statusCode = 404), res.end(JSON.stringify({ error: 'Model not found' }));
     res.end(JSON.stringify({ model_name: 'iris', outputs: [{ name: 'server', shape: [1], datatype: 'BYTES', data: [id] }] }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -123,6 +127,40 @@ describe('KServe connectors', () => {
       expect(access.selectors).to.include('serving=didyma');
       expect(await registry({ namespaces: 'models' }).lookup('iris', '1')).to.equal(null);
       expect(await registry({ namespaces: 'shared' }).lookup('other', '1')).to.equal(null);
+    });
+
+    it("derives the schemas of a v2 service from its model's metadata, read from its predictor", async () => {
+      access.put('models', 'iris', first.url);
+      const { input, output } = await registry({ namespaces: 'models' }).schemasOf!('iris', '1');
+      expect(first.paths.at(-1)).to.equal('/v2/models/iris');
+      expect(input!.description).to.equal("From the model's Open Inference metadata: input-0 (FP32, shape any × 4).");
+      expect(input!.fields).to.deep.equal([{ name: 'input-0', type: 'FP32', required: true }]);
+      expect(output!.description).to.contain('predict (BYTES, shape any)');
+    });
+
+    it('derives none for a v1 service, one not ready, or a model its server does not describe', async () => {
+      const seen = first.paths.length;
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris', '1')).to.deep.equal({});
+      access.put('models', 'iris', first.url, false);
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris', '1')).to.deep.equal({});
+      expect(first.paths.length).to.equal(seen);
+      access.put('models', 'setosa', first.url);
+      expect(await registry({ namespaces: 'models' }).schemasOf!('setosa', '1')).to.deep.equal({});
+      expect(first.paths.at(-1)).to.equal('/v2/models/setosa');
+    });
+
+    it('reads the metadata through the outbound policy', async () => {
+      access.put('models', 'iris', 'http://169.254.169.254');
+      const strict = new HttpClient({ policy: new UrlPolicy() });
+      try {
+        const registry = catalog.createRegistryConnector(REGISTRY, { namespaces: 'models' }, { http: strict, deploymentKey: 'kserve', workspace: 'team-a' });
+        const error = (await registry.schemasOf!('iris', '1').catch((e: unknown) => e)) as UpstreamError;
+        expect(error).to.be.instanceOf(UpstreamError);
+        expect(error.publicMessage).to.equal('Deployment "kserve": the model server could not be reached.');
+      } finally {
+        strict.close();
+      }
     });
 
     it('reads no namespace its workspace has lost since the deployment was made', async () => {

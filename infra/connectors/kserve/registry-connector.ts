@@ -1,6 +1,9 @@
-import type { ConnectorDeps, ConnectorInit, RegistryConnector } from '../types.js';
+import { callUpstream } from '../errors.js';
+import { segment } from '../init.js';
+import { metadataSchemas } from '../open-inference/metadata-schemas.js';
+import type { ConnectorDeps, ConnectorInit, RegistryConnector, RegistrySchemas } from '../types.js';
 import type { KServeAccess } from './access.js';
-import { answersToVersion, describe } from './inference-service.js';
+import { answersToVersion, describe, predictorUrlOf, protocolOf, readinessOf, type InferenceService } from './inference-service.js';
 import { labelSelector, validateKServeInit } from './init.js';
 import { DeploymentNamespaces } from './namespaces.js';
 
@@ -17,7 +20,11 @@ export class KServeRegistryConnector implements RegistryConnector {
   private readonly namespaces: DeploymentNamespaces;
   private readonly selector: string | undefined;
 
-  constructor(access: KServeAccess, init: ConnectorInit, deps: ConnectorDeps) {
+  constructor(
+    access: KServeAccess,
+    init: ConnectorInit,
+    private readonly deps: ConnectorDeps,
+  ) {
     this.namespaces = new DeploymentNamespaces(access, init, deps, 'model registry');
     this.selector = init.label_selector;
   }
@@ -27,11 +34,33 @@ export class KServeRegistryConnector implements RegistryConnector {
   }
 
   async lookup(modelCode: string, version: string): Promise<Record<string, unknown> | null> {
-    const service = (await this.namespaces.list(this.selector)).find((s) => s.metadata.name === modelCode);
-    return service && answersToVersion(service, version) ? describe(service) : null;
+    const service = await this.serviceFor(modelCode, version);
+    return service ? describe(service) : null;
+  }
+
+  /**
+   * The schemas of the model's Open Inference metadata, read from its
+   * predictor through the platform's outbound URL policy; none for a service
+   * that speaks v1 (it has no metadata), is not ready, or does not describe
+   * its tensors.
+   */
+  async schemasOf(modelCode: string, version: string): Promise<RegistrySchemas> {
+    const service = await this.serviceFor(modelCode, version);
+    const base = service && predictorUrlOf(service);
+    if (!service || !base || protocolOf(service) === 'v1' || !readinessOf(service).ready) return {};
+    const url = `${base}/v2/models/${segment(service.metadata.name)}`;
+    const answer = await callUpstream(this.deps.deploymentKey, 'model server', () => this.deps.http.request({ method: 'GET', url, accept: [400, 404], idempotent: true }));
+    const metadata = answer.body;
+    if (answer.status >= 300 || typeof metadata !== 'object' || metadata === null) return {};
+    return metadataSchemas(metadata);
   }
 
   async health(): Promise<void> {
     await this.namespaces.list(this.selector);
+  }
+
+  private async serviceFor(modelCode: string, version: string): Promise<InferenceService | undefined> {
+    const service = (await this.namespaces.list(this.selector)).find((s) => s.metadata.name === modelCode);
+    return service && answersToVersion(service, version) ? service : undefined;
   }
 }
