@@ -7,7 +7,7 @@ import type { RunningOperator } from '../../operator/start.js';
 import { ownDatabase } from '../support/database.js';
 import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { installKServeCrd, kubectlApply, kubeOverrides, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
-import { ModelServers, startMlserver, type MlserverModel } from '../support/model-servers.js';
+import { ModelServers, startIrisExplainer, startMlserver, type MlserverModel, type StartedServer } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
@@ -51,6 +51,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   let closed: string;
   let servers: ModelServers;
   let mlserver: MlserverModel;
+  let explainer: StartedServer;
   let forwarder: Awaited<ReturnType<typeof secondPort>>;
   let own: Awaited<ReturnType<typeof ownDatabase>>;
   let t: TestPlatform;
@@ -79,6 +80,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     owner = await tenant(t, 'supervisor', workspace);
     other = await tenant(t);
     mlserver = await starting;
+    explainer = await startIrisExplainer(servers, mlserver);
     forwarder = await secondPort(mlserver.url);
     cardId = (await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris on KServe')).file_id;
     executor = await startExecutor(t.platform);
@@ -100,7 +102,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     server_proxy_init: { namespaces },
   });
 
-  /** Writes the status as KServe's controller would: the predictor's address and the conditions. */
+  /** Writes the status as KServe's controller would: the predictor's and the explainer's addresses, and the conditions. */
   async function setStatus(url: string, ready: boolean) {
     const status = ready ? 'True' : 'False';
     await api.patchStatus(
@@ -108,9 +110,13 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
       {
         url,
         address: { url },
-        components: { predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` } },
+        components: {
+          predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` },
+          explainer: { url: explainer.url, address: { url: explainer.url }, latestReadyRevision: `${name}-explainer-00001` },
+        },
         conditions: [
           { type: 'PredictorReady', status, ...(ready ? {} : { reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }) },
+          { type: 'ExplainerReady', status: 'True' },
           { type: 'Ready', status },
         ],
       },
@@ -119,18 +125,18 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
   const modelPath = `/api/model/${name}/version/1`;
 
-  async function invoke() {
-    const session = (await t.public.post(`${modelPath}/session`, { token: owner.token })).body.id as string;
-    const created = await t.public.post(`${modelPath}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) } } });
+  async function invoke(path = modelPath, extra: Record<string, unknown> = {}) {
+    const session = (await t.public.post(`${path}/session`, { token: owner.token })).body.id as string;
+    const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) }, ...extra } });
     expect(created.status, created.text).to.equal(201);
     return { session, id: created.body.id as string };
   }
 
-  const finished = ({ session, id }: { session: string; id: string }) =>
+  const finished = ({ session, id }: { session: string; id: string }, path = modelPath) =>
     waitFor(
       'the invocation to finish',
       async () => {
-        const reply = await t.public.get(`${modelPath}/session/${session}/invocation/${id}`, { token: owner.token });
+        const reply = await t.public.get(`${path}/session/${session}/invocation/${id}`, { token: owner.token });
         return ['COMPLETED', 'ERROR'].includes(reply.body.status) ? reply.body : undefined;
       },
       120_000,
@@ -146,7 +152,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   });
 
   it('registers an InferenceService as a model, its schemas read from its metadata, and runs a PREDICT on its predictor through the queue', async () => {
-    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } } } });
+    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } }, explainer: { containers: [{ name: 'kserve-container', image: 'example.test/iris-explainer' }] } } });
     await setStatus(mlserver.url, true);
     const key = unique('kserve');
     const created = await t.private.post('/api/deployment', { token: owner.token, json: deployment(key, [models]) });
@@ -177,6 +183,25 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     expect(refused.status, refused.text).to.equal(400);
     expect(refused.body.message).to.match(/^request\.body/);
     expect(await queued()).to.equal(before);
+  });
+
+  it("explains a PREDICT through the service's explainer component, registered as <name>.explainer in the model's chain", async () => {
+    const card = { model_card_file_id: cardId, description: 'On KServe' };
+    const explains = { model_code: `${name}.explainer`, version: '2', name: 'Iris explainer', input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'contributions' }, ...card };
+    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: { model_code: name, version: '2', name: 'Iris, explained', ...card, explainer: explains } });
+    expect(registered.status, registered.text).to.equal(201);
+    expect(registered.body[0].explainer_metadata.native_metadata.registry).to.deep.include({ name, namespace: models, component: 'explainer', ready: true, protocol: 'v1' });
+    const path = `/api/model/${name}/version/2`;
+    const prediction = await invoke(path, { with_explanation: true });
+    expect((await finished(prediction, path)).status).to.equal('COMPLETED');
+    const explanation = await waitFor('the explanation to finish', async () => {
+      const list = (await t.public.get(`${path}/session/${prediction.session}/invocation`, { token: owner.token })).body as Array<Record<string, any>>;
+      return list.find((item) => item.type === 'EXPLAIN' && ['COMPLETED', 'ERROR'].includes(item.status));
+    });
+    expect(explanation.status, explanation.error ?? '').to.equal('COMPLETED');
+    const [explained] = JSON.parse(explanation.response).explanations;
+    expect(explained.predicted).to.equal(mlserver.summary.sample_prediction);
+    expect(explained.contributions).to.have.length(4);
   });
 
   it('follows a new predictor address from the status with no change in didyma', async () => {

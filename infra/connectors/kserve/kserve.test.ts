@@ -47,6 +47,11 @@ async function modelServer(id: string) {
     paths.push(req.url!);
     res.setHeader('content-type', 'application/json');
     if (req.url!.endsWith(':predict')) return res.end(JSON.stringify({ predictions: [id] }));
+    if (req.url!.endsWith(':explain')) {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      return req.on('end', () => res.end(JSON.stringify({ explanations: [id], asked: JSON.parse(body) })));
+    }
     if (req.method === 'GET' && req.url === '/v2/models/iris') return res.end(JSON.stringify(IRIS_METADATA));
     if (req.method === 'GET') return (res.statusCode = 404), res.end(JSON.stringify({ error: 'Model not found' }));
     res.end(JSON.stringify({ model_name: 'iris', outputs: [{ name: 'server', shape: [1], datatype: 'BYTES', data: [id] }] }));
@@ -163,6 +168,16 @@ describe('KServe connectors', () => {
       }
     });
 
+    it('knows a service\'s explainer as <name>.explainer when it has an explainer component or speaks v1', async () => {
+      access.put('models', 'iris', first.url);
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.equal(null);
+      access.put('models', 'iris', first.url, false, { spec: { explainer: { containers: [] } } });
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.include({ name: 'iris', component: 'explainer', protocol: 'v1', ready: false });
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris.explainer', '1')).to.deep.equal({});
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.include({ component: 'explainer', ready: true });
+    });
+
     it('reads no namespace its workspace has lost since the deployment was made', async () => {
       const error = await registry({ namespaces: 'models' }, 'team-b').lookup('iris', '1').catch((e: unknown) => e);
       expect(error).to.be.instanceOf(UpstreamError);
@@ -193,6 +208,32 @@ describe('KServe connectors', () => {
       expect(first.paths.at(-1)).to.equal('/v1/models/iris:predict');
     });
 
+    it("asks <name>.explainer of the service's explainer component, the explained exchange in context", async () => {
+      const conditions = [
+        { type: 'PredictorReady', status: 'True' },
+        { type: 'ExplainerReady', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ];
+      access.put('models', 'iris', first.url, true, { spec: { explainer: {} }, status: { conditions, components: { predictor: { url: first.url }, explainer: { address: { url: `${second.url}/` } } } } });
+      const context = [{ request: input.body, response: '{"outputs":[]}' }];
+      const explained = JSON.parse((await proxy().infer({ ...input, modelCode: 'iris.explainer', context })).response);
+      expect(second.paths.at(-1)).to.equal('/v1/models/iris:explain');
+      expect(explained).to.deep.equal({ explanations: ['second'], asked: { instances: [[5.1, 3.5, 1.4, 0.2]], context } });
+      conditions[1]!.status = 'False';
+      const error = (await proxy().infer({ ...input, modelCode: 'iris.explainer' }).catch((e: unknown) => e)) as UpstreamError;
+      expect(error).to.include({ transient: true, kind: 'unreachable' });
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: ExplainerReady is False.');
+    });
+
+    it("asks a v1 predictor's own :explain when the service has no explainer, and refuses a v2 one without", async () => {
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(JSON.parse((await proxy().infer({ ...input, modelCode: 'iris.explainer' })).response).explanations).to.deep.equal(['first']);
+      expect(first.paths.at(-1)).to.equal('/v1/models/iris:explain');
+      access.put('models', 'iris', first.url);
+      const error = (await proxy().infer({ ...input, modelCode: 'iris.explainer' }).catch((e: unknown) => e)) as UpstreamError;
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris has no explainer (and its predictor does not speak v1).');
+    });
+
     it('fails fast, as worth retrying, when the service is missing, not ready or not addressed yet', async () => {
       const failure = async () => (await proxy().infer(input).catch((e: unknown) => e)) as UpstreamError;
       let error = await failure();
@@ -204,7 +245,7 @@ describe('KServe connectors', () => {
       expect(error).to.include({ transient: true, kind: 'unreachable' });
       expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: PredictorReady is False (MinimumReplicasUnavailable).');
       access.put('models', 'iris', undefined);
-      expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no address in its status yet.');
+      expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no predictor address in its status yet.');
     });
 
     it('refuses an address the outbound policy refuses, without saying whether it answers', async () => {
