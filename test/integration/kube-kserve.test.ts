@@ -60,6 +60,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   let owner: Tenant;
   let other: Tenant;
   let cardId: string;
+  let deploymentKey: string;
 
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
@@ -154,7 +155,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   it('registers an InferenceService as a model, its schemas read from its metadata, and runs a PREDICT on its predictor through the queue', async () => {
     await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } }, explainer: { containers: [{ name: 'kserve-container', image: 'example.test/iris-explainer' }] } } });
     await setStatus(mlserver.url, true);
-    const key = unique('kserve');
+    const key = (deploymentKey = unique('kserve'));
     const created = await t.private.post('/api/deployment', { token: owner.token, json: deployment(key, [models]) });
     expect(created.status, created.text).to.equal(201);
     expect(created.body[0].registry_connector_init).to.deep.equal({ namespaces: models });
@@ -202,6 +203,28 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     const [explained] = JSON.parse(explanation.response).explanations;
     expect(explained.predicted).to.equal(mlserver.summary.sample_prediction);
     expect(explained.contributions).to.have.length(4);
+  });
+
+  it('lists what the deployment offers for registration, with the versions registered, and hides it from another workspace', async () => {
+    const path = `/api/deployment/${deploymentKey}/offered_model`;
+    const offered = await t.private.get(path, { token: owner.token });
+    expect(offered.status, offered.text).to.equal(200);
+    expect(offered.body).to.deep.equal([
+      {
+        model_code: name,
+        version: null,
+        registered_versions: ['1', '2'],
+        registry: { name, namespace: models, platform: 'kserve', component: 'predictor', ready: true, protocol: 'v2', host: new URL(mlserver.url).host, latest_ready_revision: `${name}-predictor-00001` },
+      },
+      {
+        model_code: `${name}.explainer`,
+        version: null,
+        registered_versions: ['2'],
+        registry: { name, namespace: models, platform: 'kserve', component: 'explainer', ready: true, protocol: 'v1', host: new URL(explainer.url).host, latest_ready_revision: `${name}-explainer-00001` },
+      },
+    ]);
+    const hidden = await t.private.get(path, { token: other.token });
+    expect(hidden.status, hidden.text).to.equal(404);
   });
 
   it('follows a new predictor address from the status with no change in didyma', async () => {

@@ -119,7 +119,7 @@ export function answersToVersion(service: InferenceService, version: string): bo
 /** What the registry connector records of a service's component at registration (native_metadata.registry). */
 export function describe(service: InferenceService, component: Component = 'predictor'): Record<string, unknown> {
   const { ready, reason } = readinessOf(service, component);
-  const predictor = service.status?.components?.predictor;
+  const own = service.status?.components?.[component];
   return {
     name: service.metadata.name,
     namespace: service.metadata.namespace,
@@ -128,7 +128,26 @@ export function describe(service: InferenceService, component: Component = 'pred
     ready,
     ...(reason ? { not_ready_reason: reason } : {}),
     protocol: component === 'explainer' ? 'v1' : protocolOf(service),
-    ...(predictor?.latestReadyRevision ? { latest_ready_revision: predictor.latestReadyRevision } : {}),
+    ...(own?.latestReadyRevision ? { latest_ready_revision: own.latestReadyRevision } : {}),
     ...(service.metadata.annotations?.[VERSION_ANNOTATION] ? { version: service.metadata.annotations[VERSION_ANNOTATION] } : {}),
   };
+}
+
+/** The service's component as a model offered for registration, with the host its calls go to. */
+export function offerOf(service: InferenceService, component: Component): { model_code: string; version: string | null; registry: Record<string, unknown> } {
+  const url = component === 'explainer' ? explainerUrlOf(service) : predictorUrlOf(service);
+  const host = url && hostOf(url);
+  return {
+    model_code: component === 'explainer' ? `${service.metadata.name}${EXPLAINER_SUFFIX}` : service.metadata.name,
+    version: service.metadata.annotations?.[VERSION_ANNOTATION] ?? null,
+    registry: { ...describe(service, component), ...(host ? { host } : {}) },
+  };
+}
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
 }

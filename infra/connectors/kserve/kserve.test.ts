@@ -178,6 +178,22 @@ describe('KServe connectors', () => {
       expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.include({ component: 'explainer', ready: true });
     });
 
+    it('offers every service of its namespaces, and the explainer of each that explains, with the host its calls go to', async () => {
+      access.put('models', 'iris', 'http://iris-predictor.models.svc.cluster.local:8080/', false);
+      access.put('shared', 'setosa', undefined, true, { metadata: { name: 'setosa', namespace: 'shared', annotations: { 'didyma.io/version': '3' } }, spec: { predictor: { protocolVersion: 'v1' } } });
+      const offers = await registry({ namespaces: 'models,shared' }).offered!();
+      expect(offers.map((o) => [o.model_code, o.version])).to.deep.equal([
+        ['iris', null],
+        ['setosa', '3'],
+        ['setosa.explainer', '3'],
+      ]);
+      expect(offers[0]!.registry).to.deep.include({ name: 'iris', namespace: 'models', component: 'predictor', ready: false, protocol: 'v2', host: 'iris-predictor.models.svc.cluster.local:8080' });
+      expect(offers[2]!.registry).to.deep.include({ name: 'setosa', component: 'explainer', ready: true, protocol: 'v1' });
+      expect(offers[2]!.registry).to.not.have.property('host');
+      const lost = await registry({ namespaces: 'models' }, 'team-b').offered!().catch((e: unknown) => e);
+      expect(lost).to.be.instanceOf(UpstreamError);
+    });
+
     it('reads no namespace its workspace has lost since the deployment was made', async () => {
       const error = await registry({ namespaces: 'models' }, 'team-b').lookup('iris', '1').catch((e: unknown) => e);
       expect(error).to.be.instanceOf(UpstreamError);

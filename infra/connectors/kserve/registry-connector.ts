@@ -1,9 +1,9 @@
 import { callUpstream } from '../errors.js';
 import { segment } from '../init.js';
 import { metadataSchemas } from '../open-inference/metadata-schemas.js';
-import type { ConnectorDeps, ConnectorInit, RegistryConnector, RegistrySchemas } from '../types.js';
+import type { ConnectorDeps, ConnectorInit, RegistryConnector, RegistryOffer, RegistrySchemas } from '../types.js';
 import type { KServeAccess } from './access.js';
-import { answersToVersion, describe, explains, predictorUrlOf, protocolOf, readinessOf, targetOf, type Component, type InferenceService } from './inference-service.js';
+import { answersToVersion, describe, explains, offerOf, predictorUrlOf, protocolOf, readinessOf, targetOf, type Component, type InferenceService } from './inference-service.js';
 import { labelSelector, validateKServeInit } from './init.js';
 import { DeploymentNamespaces } from './namespaces.js';
 
@@ -54,6 +54,12 @@ export class KServeRegistryConnector implements RegistryConnector {
     const metadata = answer.body;
     if (answer.status >= 300 || typeof metadata !== 'object' || metadata === null) return {};
     return metadataSchemas(metadata);
+  }
+
+  /** Every service of the namespaces (with the selector), ready or not, and the explainer of each that explains. */
+  async offered(): Promise<RegistryOffer[]> {
+    const services = await this.namespaces.list(this.selector);
+    return services.flatMap((service) => [offerOf(service, 'predictor'), ...(explains(service) ? [offerOf(service, 'explainer')] : [])]);
   }
 
   async health(): Promise<void> {
