@@ -36,6 +36,7 @@ import { UploadsService } from '../features/files/uploads.service.js';
 import { DeploymentConnectors } from '../features/deployments/connectors.js';
 import { DatabaseProxyResolver, type ProxyResolver } from '../features/deployments/proxy-resolver.js';
 import { DeploymentsService } from '../features/deployments/service.js';
+import { ModelOffersService } from '../features/models/offers.service.js';
 import { ModelRegistrationService } from '../features/models/registration.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
@@ -221,6 +222,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN),
       (workspaceId, schema, field) => validation.compile(workspaceId, schema, field),
     ),
+    offers: new ModelOffersService(db, { models: modelsStore, deployments: deploymentsStore }, connectors),
     catalog,
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),

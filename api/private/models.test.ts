@@ -57,6 +57,17 @@ describe('private server: model registration and deployments', () => {
     expect(one.body.explainer_metadata.model_code).to.equal('iris-explainer');
   });
 
+  it("answers what a deployment's registry offers only to its workspace, and 409 for a registry that does not list", async () => {
+    const { a, deployment } = await setup();
+    const path = `/api/deployment/${deployment}/offered_model`;
+    const unlisted = await t.private.get(path, { token: a.token });
+    expect(unlisted.status, unlisted.text).to.equal(409);
+    expect(unlisted.body.message_code).to.equal('not_listable');
+    const other = await tenant(t);
+    const hidden = await t.private.get(path, { token: other.token });
+    expect(hidden.status, hidden.text).to.equal(404);
+  });
+
   it('keeps (model_code, version) unique across workspaces and forever, deleted ones included', async () => {
     const { a, version, card, demo } = await setup();
     const payload = modelPayload('iris-classifier', version, card);

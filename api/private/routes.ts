@@ -11,7 +11,7 @@ const param = (req: Request, name: string) => String(req.params[name]);
 
 /** Routes of the private server: models, deployments, storage, webhook endpoints and supervisors' uploads. */
 export function privateRoutes(platform: Platform): OperationRoutes {
-  const { models, deployments, storage, uploads } = platform.services;
+  const { models, offers, deployments, storage, uploads } = platform.services;
   const auth = authenticate(platform.authenticator);
   const supervisor = auth('supervisor');
   const member = auth('workspace');
@@ -33,6 +33,9 @@ export function privateRoutes(platform: Platform): OperationRoutes {
   });
   router.get('/api/deployment/:deploymentKey', member, async (req, res) => {
     res.json([await deployments.get(principalOf(res), param(req, 'deploymentKey'))]);
+  });
+  router.get('/api/deployment/:deploymentKey/offered_model', supervisor, async (req, res) => {
+    res.json(await offers.list(principalOf(res), param(req, 'deploymentKey')));
   });
   router.patch('/api/deployment/:deploymentKey', supervisor, async (req, res) => {
     res.json([await deployments.setMaxConcurrentCalls(principalOf(res), param(req, 'deploymentKey'), req.body.max_concurrent_calls)]);

@@ -42,6 +42,15 @@ export interface RegistrySchemas {
   output?: RegistrySchema;
 }
 
+/** A model a registry offers for registration. */
+export interface RegistryOffer {
+  model_code: string;
+  /** The one version it answers to; null when it takes any version name. */
+  version: string | null;
+  /** What the registry says of it: what `lookup` answers, and where its calls go. */
+  registry: Record<string, unknown>;
+}
+
 /** Asks a model catalog whether it knows a model version. */
 export interface RegistryConnector {
   /**
@@ -55,6 +64,11 @@ export interface RegistryConnector {
    * records none. Throws UpstreamError when the registry cannot be asked.
    */
   schemasOf?(modelCode: string, version: string): Promise<RegistrySchemas>;
+  /**
+   * The models the registry offers for registration. Absent: the registry
+   * does not list its models. Throws UpstreamError when it cannot be asked.
+   */
+  offered?(): Promise<RegistryOffer[]>;
   /** Resolves when the registry answers; throws UpstreamError otherwise. */
   health(): Promise<void>;
 }

@@ -7,7 +7,7 @@ import type { RunningOperator } from '../../operator/start.js';
 import { ownDatabase } from '../support/database.js';
 import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { installKServeCrd, kubectlApply, kubeOverrides, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
-import { ModelServers, startMlserver, type MlserverModel } from '../support/model-servers.js';
+import { ModelServers, startIrisExplainer, startMlserver, type MlserverModel, type StartedServer } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
 
@@ -51,6 +51,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   let closed: string;
   let servers: ModelServers;
   let mlserver: MlserverModel;
+  let explainer: StartedServer;
   let forwarder: Awaited<ReturnType<typeof secondPort>>;
   let own: Awaited<ReturnType<typeof ownDatabase>>;
   let t: TestPlatform;
@@ -59,11 +60,12 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   let owner: Tenant;
   let other: Tenant;
   let cardId: string;
+  let deploymentKey: string;
 
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
     servers = new ModelServers(requireEnv('TEST_PYTHON_VENV', 'python'));
-    const starting = startMlserver(servers, { name, version: '1' });
+    const starting = startMlserver(servers, { name, version: '1', signature: true });
     starting.catch(() => undefined);
     kube = await testNamespace('dy-kserve');
     api = await kube.api();
@@ -79,6 +81,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     owner = await tenant(t, 'supervisor', workspace);
     other = await tenant(t);
     mlserver = await starting;
+    explainer = await startIrisExplainer(servers, mlserver);
     forwarder = await secondPort(mlserver.url);
     cardId = (await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris on KServe')).file_id;
     executor = await startExecutor(t.platform);
@@ -100,7 +103,7 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     server_proxy_init: { namespaces },
   });
 
-  /** Writes the status as KServe's controller would: the predictor's address and the conditions. */
+  /** Writes the status as KServe's controller would: the predictor's and the explainer's addresses, and the conditions. */
   async function setStatus(url: string, ready: boolean) {
     const status = ready ? 'True' : 'False';
     await api.patchStatus(
@@ -108,9 +111,13 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
       {
         url,
         address: { url },
-        components: { predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` } },
+        components: {
+          predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` },
+          explainer: { url: explainer.url, address: { url: explainer.url }, latestReadyRevision: `${name}-explainer-00001` },
+        },
         conditions: [
           { type: 'PredictorReady', status, ...(ready ? {} : { reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }) },
+          { type: 'ExplainerReady', status: 'True' },
           { type: 'Ready', status },
         ],
       },
@@ -119,18 +126,18 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
   const modelPath = `/api/model/${name}/version/1`;
 
-  async function invoke() {
-    const session = (await t.public.post(`${modelPath}/session`, { token: owner.token })).body.id as string;
-    const created = await t.public.post(`${modelPath}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) } } });
+  async function invoke(path = modelPath, extra: Record<string, unknown> = {}) {
+    const session = (await t.public.post(`${path}/session`, { token: owner.token })).body.id as string;
+    const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) }, ...extra } });
     expect(created.status, created.text).to.equal(201);
     return { session, id: created.body.id as string };
   }
 
-  const finished = ({ session, id }: { session: string; id: string }) =>
+  const finished = ({ session, id }: { session: string; id: string }, path = modelPath) =>
     waitFor(
       'the invocation to finish',
       async () => {
-        const reply = await t.public.get(`${modelPath}/session/${session}/invocation/${id}`, { token: owner.token });
+        const reply = await t.public.get(`${path}/session/${session}/invocation/${id}`, { token: owner.token });
         return ['COMPLETED', 'ERROR'].includes(reply.body.status) ? reply.body : undefined;
       },
       120_000,
@@ -145,10 +152,10 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     expect(otherWorkspace.body.message).to.contain(`names ${models}, which the platform's operator has not opened`);
   });
 
-  it('registers an InferenceService as a model and runs a PREDICT on its predictor through the queue', async () => {
-    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } } } });
+  it('registers an InferenceService as a model, its schemas read from its metadata, and runs a PREDICT on its predictor through the queue', async () => {
+    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } }, explainer: { containers: [{ name: 'kserve-container', image: 'example.test/iris-explainer' }] } } });
     await setStatus(mlserver.url, true);
-    const key = unique('kserve');
+    const key = (deploymentKey = unique('kserve'));
     const created = await t.private.post('/api/deployment', { token: owner.token, json: deployment(key, [models]) });
     expect(created.status, created.text).to.equal(201);
     expect(created.body[0].registry_connector_init).to.deep.equal({ namespaces: models });
@@ -156,14 +163,68 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
     const registered = await t.private.post('/api/platform_model', {
       token: owner.token,
-      json: { model_code: name, version: '1', name: 'Iris on KServe', description: 'An InferenceService', input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'Open Inference outputs' }, model_card_file_id: cardId, retry_policy: { max_attempts: 20, backoff_ms: 500, backoff_multiplier: 1 } },
+      json: { model_code: name, version: '1', name: 'Iris on KServe', description: 'An InferenceService', model_card_file_id: cardId, retry_policy: { max_attempts: 20, backoff_ms: 500, backoff_multiplier: 1 } },
     });
     expect(registered.status, registered.text).to.equal(201);
     expect(registered.body[0].native_metadata.registry).to.deep.include({ name, namespace: models, platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: `${name}-predictor-00001` });
+    expect(registered.body[0].input_schema.description).to.equal("From the model's Open Inference metadata: input-0 (FP32, shape any × 4).");
+    expect(registered.body[0].output_schema.description).to.contain('predict (BYTES, shape any × 1)');
 
     const done = await finished(await invoke());
     expect(done.status, done.error ?? '').to.equal('COMPLETED');
     expect(JSON.parse(done.response).outputs[0].data).to.deep.equal([mlserver.summary.sample_prediction]);
+  });
+
+  it("refuses, with a 400 and before queueing, a body the metadata's schema refuses", async () => {
+    const model = await t.platform.db('models').where({ model_code: name, version: '1' }).first();
+    const queued = async () => Number((await t.platform.db('invocations').where({ model_id: model.id }).count({ n: '*' }))[0]!.n);
+    const before = await queued();
+    const session = (await t.public.post(`${modelPath}/session`, { token: owner.token })).body.id as string;
+    const refused = await t.public.post(`${modelPath}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([[5.1, 3.5, 1.4]]) } } });
+    expect(refused.status, refused.text).to.equal(400);
+    expect(refused.body.message).to.match(/^request\.body/);
+    expect(await queued()).to.equal(before);
+  });
+
+  it("explains a PREDICT through the service's explainer component, registered as <name>.explainer in the model's chain", async () => {
+    const card = { model_card_file_id: cardId, description: 'On KServe' };
+    const explains = { model_code: `${name}.explainer`, version: '2', name: 'Iris explainer', input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'contributions' }, ...card };
+    const registered = await t.private.post('/api/platform_model', { token: owner.token, json: { model_code: name, version: '2', name: 'Iris, explained', ...card, explainer: explains } });
+    expect(registered.status, registered.text).to.equal(201);
+    expect(registered.body[0].explainer_metadata.native_metadata.registry).to.deep.include({ name, namespace: models, component: 'explainer', ready: true, protocol: 'v1' });
+    const path = `/api/model/${name}/version/2`;
+    const prediction = await invoke(path, { with_explanation: true });
+    expect((await finished(prediction, path)).status).to.equal('COMPLETED');
+    const explanation = await waitFor('the explanation to finish', async () => {
+      const list = (await t.public.get(`${path}/session/${prediction.session}/invocation`, { token: owner.token })).body as Array<Record<string, any>>;
+      return list.find((item) => item.type === 'EXPLAIN' && ['COMPLETED', 'ERROR'].includes(item.status));
+    });
+    expect(explanation.status, explanation.error ?? '').to.equal('COMPLETED');
+    const [explained] = JSON.parse(explanation.response).explanations;
+    expect(explained.predicted).to.equal(mlserver.summary.sample_prediction);
+    expect(explained.contributions).to.have.length(4);
+  });
+
+  it('lists what the deployment offers for registration, with the versions registered, and hides it from another workspace', async () => {
+    const path = `/api/deployment/${deploymentKey}/offered_model`;
+    const offered = await t.private.get(path, { token: owner.token });
+    expect(offered.status, offered.text).to.equal(200);
+    expect(offered.body).to.deep.equal([
+      {
+        model_code: name,
+        version: null,
+        registered_versions: ['1', '2'],
+        registry: { name, namespace: models, platform: 'kserve', component: 'predictor', ready: true, protocol: 'v2', host: new URL(mlserver.url).host, latest_ready_revision: `${name}-predictor-00001` },
+      },
+      {
+        model_code: `${name}.explainer`,
+        version: null,
+        registered_versions: ['2'],
+        registry: { name, namespace: models, platform: 'kserve', component: 'explainer', ready: true, protocol: 'v1', host: new URL(explainer.url).host, latest_ready_revision: `${name}-explainer-00001` },
+      },
+    ]);
+    const hidden = await t.private.get(path, { token: other.token });
+    expect(hidden.status, hidden.text).to.equal(404);
   });
 
   it('follows a new predictor address from the status with no change in didyma', async () => {

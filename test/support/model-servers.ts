@@ -314,6 +314,8 @@ export interface MlserverModel extends StartedServer {
   name: string;
   version: string;
   summary: IrisSummary;
+  /** The model's directory in the repository (model.joblib, model-settings.json). */
+  modelDir: string;
 }
 
 /**
@@ -322,9 +324,9 @@ export interface MlserverModel extends StartedServer {
  * server's settings.json (loopback, free HTTP and gRPC ports, metrics off,
  * inference in the main process) and starts `mlserver start` on it.
  */
-export async function startMlserver(servers: ModelServers, model: { name: string; version: string }, timeoutMs = 120_000): Promise<MlserverModel> {
+export async function startMlserver(servers: ModelServers, model: { name: string; version: string; signature?: boolean }, timeoutMs = 120_000): Promise<MlserverModel> {
   const repository = servers.dir('mlserver');
-  const summary = await servers.python<IrisSummary>('mlserver_iris.py', [repository, '--name', model.name, '--version', model.version]);
+  const summary = await servers.python<IrisSummary>('mlserver_iris.py', [repository, '--name', model.name, '--version', model.version, ...(model.signature ? ['--signature'] : [])]);
   const started = await servers.start('mlserver', 'mlserver', {
     portCount: 2,
     readyPath: '/v2/health/ready',
@@ -347,7 +349,21 @@ export async function startMlserver(servers: ModelServers, model: { name: string
       return ['start', repository];
     },
   });
-  return { ...started, ...model, summary };
+  return { ...started, ...model, summary, modelDir: path.join(repository, model.name) };
+}
+
+/**
+ * An explainer of an MLServer iris model as KServe's explainer components
+ * answer (v1 `:explain`): test/support/python/iris_explainer.py, each
+ * feature's contribution to the predicted class.
+ */
+export function startIrisExplainer(servers: ModelServers, model: MlserverModel, timeoutMs = 60_000): Promise<StartedServer> {
+  return servers.start('iris-explainer', 'python', {
+    portCount: 1,
+    readyPath: `/v1/models/${model.name}`,
+    timeoutMs,
+    prepare: ([port]) => [path.join(SCRIPTS, 'iris_explainer.py'), model.modelDir, '--name', model.name, '--port', String(port)],
+  });
 }
 
 // ---------------------------------------------------------------------------

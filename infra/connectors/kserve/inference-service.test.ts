@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { answersToVersion, describe as describeService, predictorUrlOf, protocolOf, readinessOf, type InferenceService } from './inference-service.js';
+import { answersToVersion, describe as describeService, explainerUrlOf, predictorUrlOf, protocolOf, readinessOf, targetOf, type InferenceService } from './inference-service.js';
 import { toV1Request } from './v1.js';
 
 const condition = (type: string, status: string, reason?: string, message?: string) => ({ type, status, reason, message });
@@ -28,6 +28,18 @@ describe('KServe InferenceService status', () => {
     expect(predictorUrlOf(service({}))).to.equal(undefined);
   });
 
+  it('reads <name>.explainer as the explainer of <name>, ready on ExplainerReady, at its own address', () => {
+    expect(targetOf('iris')).to.deep.equal({ name: 'iris', component: 'predictor' });
+    expect(targetOf('iris.explainer')).to.deep.equal({ name: 'iris', component: 'explainer' });
+    const conditions = [condition('Ready', 'True'), condition('PredictorReady', 'True'), condition('ExplainerReady', 'False', 'RevisionFailed')];
+    const explained = service({ conditions, components: { predictor: { url: 'http://p' }, explainer: { url: 'http://e/' } } }, { spec: { explainer: {} } });
+    expect(readinessOf(explained, 'explainer')).to.deep.equal({ ready: false, reason: 'ExplainerReady is False (RevisionFailed)' });
+    expect(readinessOf(explained).ready).to.equal(true);
+    expect(explainerUrlOf(explained)).to.equal('http://e');
+    expect(explainerUrlOf(service({ components: { predictor: { url: 'http://p' } } }, { spec: { explainer: {} } }))).to.equal(undefined);
+    expect(explainerUrlOf(service({ components: { predictor: { url: 'http://p' } } }))).to.equal('http://p');
+  });
+
   it("speaks the deployment's protocol, else the predictor's protocolVersion, else v2", () => {
     const v1 = service({}, { spec: { predictor: { model: { protocolVersion: 'v1' } } } });
     expect(protocolOf(v1)).to.equal('v1');
@@ -46,7 +58,7 @@ describe('KServe InferenceService status', () => {
 
   it('describes a service for its registration: name, namespace, readiness, protocol, revision', () => {
     const ready = service({ conditions: [condition('Ready', 'True'), condition('PredictorReady', 'True')], components: { predictor: { latestReadyRevision: 'iris-predictor-00002' } } });
-    expect(describeService(ready)).to.deep.equal({ name: 'iris', namespace: 'models', platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: 'iris-predictor-00002' });
+    expect(describeService(ready)).to.deep.equal({ name: 'iris', namespace: 'models', platform: 'kserve', component: 'predictor', ready: true, protocol: 'v2', latest_ready_revision: 'iris-predictor-00002' });
     expect(describeService(service({}))).to.include({ ready: false, not_ready_reason: 'PredictorReady is Unknown (not reported yet)' });
   });
 });

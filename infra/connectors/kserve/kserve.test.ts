@@ -38,6 +38,8 @@ class MapAccess implements KServeAccess {
   }
 }
 
+const IRIS_METADATA = { name: 'iris', platform: 'sklearn', inputs: [{ name: 'input-0', datatype: 'FP32', shape: [-1, 4] }], outputs: [{ name: 'predict', datatype: 'BYTES', shape: [-1] }] };
+
 /** A model server answering v2 `/v2/models/{name}/infer` and v1 `/v1/models/{name}:predict`, telling which server answered. */
 async function modelServer(id: string) {
   const paths: string[] = [];
@@ -45,6 +47,13 @@ async function modelServer(id: string) {
     paths.push(req.url!);
     res.setHeader('content-type', 'application/json');
     if (req.url!.endsWith(':predict')) return res.end(JSON.stringify({ predictions: [id] }));
+    if (req.url!.endsWith(':explain')) {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      return req.on('end', () => res.end(JSON.stringify({ explanations: [id], asked: JSON.parse(body) })));
+    }
+    if (req.method === 'GET' && req.url === '/v2/models/iris') return res.end(JSON.stringify(IRIS_METADATA));
+    if (req.method === 'GET') return (res.statusCode = 404), res.end(JSON.stringify({ error: 'Model not found' }));
     res.end(JSON.stringify({ model_name: 'iris', outputs: [{ name: 'server', shape: [1], datatype: 'BYTES', data: [id] }] }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -125,6 +134,66 @@ describe('KServe connectors', () => {
       expect(await registry({ namespaces: 'shared' }).lookup('other', '1')).to.equal(null);
     });
 
+    it("derives the schemas of a v2 service from its model's metadata, read from its predictor", async () => {
+      access.put('models', 'iris', first.url);
+      const { input, output } = await registry({ namespaces: 'models' }).schemasOf!('iris', '1');
+      expect(first.paths.at(-1)).to.equal('/v2/models/iris');
+      expect(input!.description).to.equal("From the model's Open Inference metadata: input-0 (FP32, shape any × 4).");
+      expect(input!.fields).to.deep.equal([{ name: 'input-0', type: 'FP32', required: true }]);
+      expect(output!.description).to.contain('predict (BYTES, shape any)');
+    });
+
+    it('derives none for a v1 service, one not ready, or a model its server does not describe', async () => {
+      const seen = first.paths.length;
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris', '1')).to.deep.equal({});
+      access.put('models', 'iris', first.url, false);
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris', '1')).to.deep.equal({});
+      expect(first.paths.length).to.equal(seen);
+      access.put('models', 'setosa', first.url);
+      expect(await registry({ namespaces: 'models' }).schemasOf!('setosa', '1')).to.deep.equal({});
+      expect(first.paths.at(-1)).to.equal('/v2/models/setosa');
+    });
+
+    it('reads the metadata through the outbound policy', async () => {
+      access.put('models', 'iris', 'http://169.254.169.254');
+      const strict = new HttpClient({ policy: new UrlPolicy() });
+      try {
+        const registry = catalog.createRegistryConnector(REGISTRY, { namespaces: 'models' }, { http: strict, deploymentKey: 'kserve', workspace: 'team-a' });
+        const error = (await registry.schemasOf!('iris', '1').catch((e: unknown) => e)) as UpstreamError;
+        expect(error).to.be.instanceOf(UpstreamError);
+        expect(error.publicMessage).to.equal('Deployment "kserve": the model server could not be reached.');
+      } finally {
+        strict.close();
+      }
+    });
+
+    it('knows a service\'s explainer as <name>.explainer when it has an explainer component or speaks v1', async () => {
+      access.put('models', 'iris', first.url);
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.equal(null);
+      access.put('models', 'iris', first.url, false, { spec: { explainer: { containers: [] } } });
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.include({ name: 'iris', component: 'explainer', protocol: 'v1', ready: false });
+      expect(await registry({ namespaces: 'models' }).schemasOf!('iris.explainer', '1')).to.deep.equal({});
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(await registry({ namespaces: 'models' }).lookup('iris.explainer', '1')).to.include({ component: 'explainer', ready: true });
+    });
+
+    it('offers every service of its namespaces, and the explainer of each that explains, with the host its calls go to', async () => {
+      access.put('models', 'iris', 'http://iris-predictor.models.svc.cluster.local:8080/', false);
+      access.put('shared', 'setosa', undefined, true, { metadata: { name: 'setosa', namespace: 'shared', annotations: { 'didyma.io/version': '3' } }, spec: { predictor: { protocolVersion: 'v1' } } });
+      const offers = await registry({ namespaces: 'models,shared' }).offered!();
+      expect(offers.map((o) => [o.model_code, o.version])).to.deep.equal([
+        ['iris', null],
+        ['setosa', '3'],
+        ['setosa.explainer', '3'],
+      ]);
+      expect(offers[0]!.registry).to.deep.include({ name: 'iris', namespace: 'models', component: 'predictor', ready: false, protocol: 'v2', host: 'iris-predictor.models.svc.cluster.local:8080' });
+      expect(offers[2]!.registry).to.deep.include({ name: 'setosa', component: 'explainer', ready: true, protocol: 'v1' });
+      expect(offers[2]!.registry).to.not.have.property('host');
+      const lost = await registry({ namespaces: 'models' }, 'team-b').offered!().catch((e: unknown) => e);
+      expect(lost).to.be.instanceOf(UpstreamError);
+    });
+
     it('reads no namespace its workspace has lost since the deployment was made', async () => {
       const error = await registry({ namespaces: 'models' }, 'team-b').lookup('iris', '1').catch((e: unknown) => e);
       expect(error).to.be.instanceOf(UpstreamError);
@@ -155,6 +224,32 @@ describe('KServe connectors', () => {
       expect(first.paths.at(-1)).to.equal('/v1/models/iris:predict');
     });
 
+    it("asks <name>.explainer of the service's explainer component, the explained exchange in context", async () => {
+      const conditions = [
+        { type: 'PredictorReady', status: 'True' },
+        { type: 'ExplainerReady', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ];
+      access.put('models', 'iris', first.url, true, { spec: { explainer: {} }, status: { conditions, components: { predictor: { url: first.url }, explainer: { address: { url: `${second.url}/` } } } } });
+      const context = [{ request: input.body, response: '{"outputs":[]}' }];
+      const explained = JSON.parse((await proxy().infer({ ...input, modelCode: 'iris.explainer', context })).response);
+      expect(second.paths.at(-1)).to.equal('/v1/models/iris:explain');
+      expect(explained).to.deep.equal({ explanations: ['second'], asked: { instances: [[5.1, 3.5, 1.4, 0.2]], context } });
+      conditions[1]!.status = 'False';
+      const error = (await proxy().infer({ ...input, modelCode: 'iris.explainer' }).catch((e: unknown) => e)) as UpstreamError;
+      expect(error).to.include({ transient: true, kind: 'unreachable' });
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: ExplainerReady is False.');
+    });
+
+    it("asks a v1 predictor's own :explain when the service has no explainer, and refuses a v2 one without", async () => {
+      access.put('models', 'iris', first.url, true, { spec: { predictor: { protocolVersion: 'v1' } } });
+      expect(JSON.parse((await proxy().infer({ ...input, modelCode: 'iris.explainer' })).response).explanations).to.deep.equal(['first']);
+      expect(first.paths.at(-1)).to.equal('/v1/models/iris:explain');
+      access.put('models', 'iris', first.url);
+      const error = (await proxy().infer({ ...input, modelCode: 'iris.explainer' }).catch((e: unknown) => e)) as UpstreamError;
+      expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris has no explainer (and its predictor does not speak v1).');
+    });
+
     it('fails fast, as worth retrying, when the service is missing, not ready or not addressed yet', async () => {
       const failure = async () => (await proxy().infer(input).catch((e: unknown) => e)) as UpstreamError;
       let error = await failure();
@@ -166,7 +261,7 @@ describe('KServe connectors', () => {
       expect(error).to.include({ transient: true, kind: 'unreachable' });
       expect(error.message).to.equal('Deployment "kserve": InferenceService models/iris is not ready: PredictorReady is False (MinimumReplicasUnavailable).');
       access.put('models', 'iris', undefined);
-      expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no address in its status yet.');
+      expect((await failure()).message).to.equal('Deployment "kserve": InferenceService models/iris has no predictor address in its status yet.');
     });
 
     it('refuses an address the outbound policy refuses, without saying whether it answers', async () => {

@@ -55,6 +55,7 @@ OPERATIONS: dict[str, str] = {
     "getDeployment": "deployments.get",
     "updateDeployment": "deployments.set_max_concurrent_calls",
     "deleteDeployment": "deployments.delete",
+    "listOfferedModels": "deployments.offered / models.register_offered",
     "createStorage": "storage.create",
     "listStorage": "storage.list",
     "getStorage": "storage.get",

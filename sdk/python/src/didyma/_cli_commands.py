@@ -16,7 +16,7 @@ from ._cli_registrar import Registrar
 from ._cli_results import show_invocation_table, show_invocations
 from ._cli_webhooks import add_webhooks
 from .client import Didyma
-from .errors import ValidationError, WaitTimeout
+from .errors import NotFound, ValidationError, WaitTimeout
 from .models import AuditRecord, Invocation
 from .sessions import PendingInvocation
 
@@ -26,6 +26,7 @@ DATASET_COLUMNS = ["id", "name", "version", "row_count", "size", "storage_key", 
 DEPLOYMENT_COLUMNS = ["deployment_key", "registry_connector_class", "server_proxy_class", "max_concurrent_calls", "workspace"]
 DEPLOYMENT_FIELDS = ("deployment_key", "registry_connector_class", "registry_connector_init", "server_proxy_class", "server_proxy_init")
 DEPLOYMENT_OPTIONAL = ("max_concurrent_calls",)
+OFFER_COLUMNS = ["model_code", "version", "registered_versions", "component", "ready", "namespace", "protocol", "host"]
 QUOTA_COLUMNS = ["workspace_id", "share_weight", "max_in_flight", "max_queued"]
 STORAGE_FIELDS = ("storage_key", "storage_class", "connector_init")
 SESSION_ARGS = ("model_code", "version", "session_id")
@@ -98,12 +99,31 @@ def metric_query(args: argparse.Namespace, c: Didyma) -> Any:
     return c.metrics.query(args.name, start=args.start, end=args.end, step=args.step, **params)
 
 
+def list_offered(args: argparse.Namespace, c: Didyma) -> Any:
+    return [{**o.registry, "model_code": o.model_code, "version": o.version, "registered_versions": ", ".join(o.registered_versions)} for o in c.deployments.offered(args.deployment_key)]
+
+
+def register_offered(args: argparse.Namespace, c: Didyma) -> Any:
+    offer = next((o for o in c.deployments.offered(args.deployment_key) if o.model_code == args.model_code), None)
+    if offer is None:
+        raise NotFound(f"Deployment {args.deployment_key} offers no model {args.model_code}.", "not_found", 404)
+    try:
+        return c.models.register_offered(offer, args.card, version=args.version, name=args.name, description=args.description)
+    except ValueError as error:
+        raise ValidationError(f"{error}.", "validation_error", 400) from None
+
+
 def add_registry(r: Registrar) -> None:
     models = r.group("models", "models")
     r.command(models, "list", list_models, "live models of the workspace", ["model_code", "version", "name", "is_explainer", "has_explainer"])
     r.command(models, "get", lambda a, c: c.models.get(a.model_code, a.version), "one model with its explainer chain", args=["model_code", "version"])
     r.command(models, "register", lambda a, c: c.models.register(read_json(a.payload)), "register a model from a ModelPayload (JSON, @file or -)", ["model_code", "version", "name", "workspace"], args=["payload"])
     r.command(models, "delete", lambda a, c: c.models.delete(a.model_code, a.version), "delete a model version (its pair stays reserved)", args=["model_code", "version"])
+    p = r.command(models, "register-offered", register_offered, "register a model a deployment offers (see: deployments offered)", ["model_code", "version", "name", "workspace"], args=["deployment_key", "model_code"])
+    p.add_argument("--card", required=True, metavar="FILE_ID", help="the model card's file id (upload it first)")
+    p.add_argument("--version", help="the version to register, when the offer takes any")
+    p.add_argument("--name", help="default: the model code")
+    p.add_argument("--description")
 
     deployments = r.group("deployments", "deployments")
     r.command(deployments, "list", lambda a, c: c.deployments.list().list(), "deployments of the workspace", DEPLOYMENT_COLUMNS)
@@ -114,6 +134,8 @@ def add_registry(r: Registrar) -> None:
     p = r.command(deployments, "set-limit", set_limit, "change how many calls its model server gets at once", DEPLOYMENT_COLUMNS, args=["deployment_key"])
     p.add_argument("max_concurrent_calls", type=limit, help="a whole number, or none for no limit")
     r.command(deployments, "delete", lambda a, c: c.deployments.delete(a.deployment_key), "delete a deployment (its key stays reserved)", args=["deployment_key"])
+    offered = "what its registry offers for registration (KServe: InferenceServices and their explainers)"
+    r.command(deployments, "offered", list_offered, offered, OFFER_COLUMNS, args=["deployment_key"])
 
     storage = r.group("storage", "storage configurations")
     r.command(storage, "list", lambda a, c: c.storage.list().list(), "storage configurations of the workspace", ["storage_key", "storage_class", "workspace"])

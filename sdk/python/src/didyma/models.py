@@ -396,6 +396,21 @@ class Deployment(ApiModel):
 
 
 @dataclass
+class OfferedModel(ApiModel):
+    """A model a deployment's registry offers for registration (for KServe: an InferenceService, or its
+    explainer as `<name>.explainer`), with the versions the workspace registered from that deployment."""
+
+    OPENAPI = ("private", schema_pointer("OfferedModel"))
+    model_code: str
+    # The one version it answers to; None when it takes any version name.
+    version: str | None
+    registered_versions: list[str]
+    # name, namespace, platform, component, ready, not_ready_reason, protocol, host, latest_ready_revision, version.
+    registry: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
 class StorageConfig(ApiModel):
     OPENAPI = ("private", schema_pointer("StorageConfiguration"))
     storage_key: str

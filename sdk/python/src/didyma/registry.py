@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 import mimetypes
 from pathlib import Path
 from typing import Any, Literal
 
 from ._transport import Transport
-from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, RetryPolicy, StorageConfig, StoredFile, UploadTicket
+from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
 from .paging import Page
 
 
@@ -33,6 +34,36 @@ class ModelsApi:
         if retry_policy is not None:
             payload = {**payload, "retry_policy": retry_policy.to_json() if isinstance(retry_policy, RetryPolicy) else retry_policy}
         return ModelMetadata.from_json(self._t.post_json("private", "/api/platform_model", payload)[0])
+
+    def register_offered(
+        self,
+        offer: OfferedModel,
+        model_card_file_id: str,
+        *,
+        version: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        **payload: Any,
+    ) -> ModelMetadata:
+        """Registers a model a deployment offers (`deployments.offered`) under its model_code: at the version it
+        answers to, else at `version` (required when it takes any). Schemas its registry derives (KServe: from
+        the model's Open Inference metadata) are used unless the payload gives them."""
+        if offer.version is not None and version not in (None, offer.version):
+            raise ValueError(f"{offer.model_code} answers only to version {offer.version}, not {version}")
+        chosen = offer.version or version
+        if chosen is None:
+            raise ValueError(f"{offer.model_code} takes any version name: give one")
+        registry = offer.registry
+        where = f"{registry.get('namespace')}/{registry.get('name')}" if registry.get("namespace") else offer.model_code
+        body = {
+            "model_code": offer.model_code,
+            "version": chosen,
+            "name": name or offer.model_code,
+            "description": description or f"{where}, as its deployment's registry offers it",
+            "model_card_file_id": model_card_file_id,
+            **payload,
+        }
+        return self.register(body)
 
     def delete(self, model_code: str, version: str) -> None:
         self._t.request("private", "DELETE", f"/api/platform_model/{model_code}/version/{version}")
@@ -72,6 +103,11 @@ class DeploymentsApi:
 
     def get(self, deployment_key: str) -> Deployment:
         return Deployment.from_json(self._t.get_json("private", f"/api/deployment/{deployment_key}")[0])
+
+    def offered(self, deployment_key: str) -> builtins.list[OfferedModel]:
+        """What the deployment's registry offers for registration (supervisor); a registry that does not list its
+        models is a Conflict (`not_listable`), another workspace's deployment NotFound."""
+        return [OfferedModel.from_json(item) for item in self._t.get_json("private", f"/api/deployment/{deployment_key}/offered_model")]
 
     def set_max_concurrent_calls(self, deployment_key: str, max_concurrent_calls: int | None) -> Deployment:
         """Changes the limit of calls to its model server at once (supervisor); None removes it."""
