@@ -79,7 +79,8 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
   const available = (name: string) => kubectl(cluster, '-n', models, 'rollout', 'status', `deployment/${name}`, '--timeout=300s');
 
   /** Writes the status as KServe's controller would: the predictor's (and explainer's) address, its latest ready revision, the conditions. */
-  async function setStatus(predictor: { name: string; url: string }, ready: boolean, explainer?: { url: string }) {
+  async function setStatus(predictor: { name: string; url: string }, ready: boolean) {
+    const explainer = revision('explainer', 1);
     const status = ready ? 'True' : 'False';
     const body = {
       status: {
@@ -87,10 +88,11 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
         address: { url: predictor.url },
         components: {
           predictor: { url: predictor.url, address: { url: predictor.url }, latestReadyRevision: predictor.name, latestCreatedRevision: predictor.name },
-          ...(explainer ? { explainer: { url: explainer.url, address: { url: explainer.url } } } : {}),
+          explainer: { url: explainer.url, address: { url: explainer.url }, latestReadyRevision: explainer.name },
         },
         conditions: [
           { type: 'PredictorReady', status, ...(ready ? {} : { reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }) },
+          { type: 'ExplainerReady', status: 'True' },
           { type: 'Ready', status },
         ],
       },
@@ -98,11 +100,11 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     await kubectl(cluster, '-n', models, 'patch', ISVC, SERVICE, '--subresource=status', '--type=merge', '-p', JSON.stringify(body));
   }
 
-  async function invoke(): Promise<{ session: string; id: string }> {
+  async function invoke(extra: Record<string, unknown> = {}): Promise<{ session: string; id: string }> {
     const session = await pub.post(`${modelPath}/session`, { token });
     expect(session.status, session.text).to.equal(201);
     const body = JSON.stringify({ inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 4], data: [5.1, 3.5, 1.4, 0.2] }] });
-    const created = await pub.post(`${modelPath}/session/${session.body.id}/invocation`, { token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body } } });
+    const created = await pub.post(`${modelPath}/session/${session.body.id}/invocation`, { token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body }, ...extra } });
     expect(created.status, created.text).to.equal(201);
     return { session: session.body.id, id: created.body.id };
   }
@@ -124,11 +126,18 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     await kubectl(cluster, 'apply', '--server-side', '--field-manager=didyma-tests', '-f', KSERVE_CRD_FILE);
     await kubectl(cluster, 'wait', '--for=condition=Established', '--timeout=60s', 'crd/inferenceservices.serving.kserve.io');
     const first = revision('predictor', 1);
+    const explainer = revision('explainer', 1);
     await kubectlApply(cluster, [
       ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus']),
       { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
       ...first.objects,
-      { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: SERVICE, namespace: models }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } } } },
+      ...explainer.objects,
+      {
+        apiVersion: 'serving.kserve.io/v1beta1',
+        kind: 'InferenceService',
+        metadata: { name: SERVICE, namespace: models },
+        spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2', storageUri: 'gs://models/iris' } }, explainer: { containers: [{ name: 'kserve-container', image: kserveImage }] } },
+      },
     ]);
     const values = [
       ...imageValues('image', image),
@@ -142,6 +151,8 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
       `kserve.namespaces[0].namespace=${models}`,
       'kserve.namespaces[0].workspaces[0]=default',
       ...NODE_VALUES,
+      // No pod range: the model servers' pods are reached through the egress rule of kserve.namespaces, by namespace.
+      'egress.allowCidrs={10.88.0.1/32,10.96.0.0/16}',
     ];
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values.flatMap((value) => ['--set', value]), '--wait', '--timeout', '5m');
     const address = async (component: string, port: number) => `http://${(await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`)).spec.clusterIP}:${port}`;
@@ -155,6 +166,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     expect(workspace.status, workspace.text).to.equal(201);
     other = (await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: `other-${suffix}` } })).body.access;
     await available(first.name);
+    await available(explainer.name);
     await setStatus(first, true);
   });
 
@@ -185,19 +197,53 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
       json: { storage_key: 'cards', storage_class: 'didyma.storage.S3Storage', connector_init: { endpoint: 'http://minio:9000', bucket_name: bucket, access_key: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secret_key: requireEnv('TEST_S3_SECRET_KEY', 'minio') } },
     });
     expect(storage.status, storage.text).to.equal(201);
-    const card = await upload(priv, token, 'cards', '# Iris on KServe');
+    const card = (await upload(priv, token, 'cards', '# Iris on KServe')).file_id;
+    const described = { model_card_file_id: card, description: 'An InferenceService on KServe' };
     const registered = await priv.post('/api/platform_model', {
       token,
-      json: { model_code: SERVICE, version: '1', name: 'Iris on KServe', description: 'An InferenceService', model_card_file_id: card.file_id, input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'Open Inference outputs' }, retry_policy: { max_attempts: 60, backoff_ms: 1000, backoff_multiplier: 1 } },
+      json: {
+        model_code: SERVICE,
+        version: '1',
+        name: 'Iris on KServe',
+        ...described,
+        feedback_schema: { type: 'object', properties: { correct: { type: 'boolean' } }, required: ['correct'] },
+        explainer: { model_code: `${SERVICE}.explainer`, version: '1', name: 'Iris explainer', ...described, input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'contributions' } },
+        retry_policy: { max_attempts: 60, backoff_ms: 1000, backoff_multiplier: 1 },
+      },
     });
     expect(registered.status, registered.text).to.equal(201);
     expect(registered.body[0].native_metadata.registry).to.deep.include({ name: SERVICE, namespace: models, platform: 'kserve', ready: true, protocol: 'v2', latest_ready_revision: `${SERVICE}-predictor-00001` });
+    expect(registered.body[0].input_schema.description).to.equal("From the model's Open Inference metadata: input-0 (FP64, shape any × 4).");
+    expect(registered.body[0].explainer_metadata.native_metadata.registry).to.deep.include({ name: SERVICE, namespace: models, component: 'explainer', ready: true, protocol: 'v1' });
 
     const done = await finished(await invoke());
     expect(done.status, JSON.stringify(done.attempts)).to.equal('COMPLETED');
     const answer = JSON.parse(done.response);
     expect(answer).to.deep.include({ model_name: SERVICE, model_version: '1' });
     expect(answer.outputs[0].data).to.deep.equal([0]);
+  });
+
+  it("refuses, with a 400 and before queueing, a body the metadata's schema refuses", async () => {
+    const session = await pub.post(`${modelPath}/session`, { token });
+    const body = JSON.stringify({ inputs: [{ name: 'input-0', datatype: 'FP64', shape: [1, 3], data: [5.1, 3.5, 1.4] }] });
+    const refused = await pub.post(`${modelPath}/session/${session.body.id}/invocation`, { token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body } } });
+    expect(refused.status, refused.text).to.equal(400);
+    expect((await pub.get(`${modelPath}/session/${session.body.id}/invocation`, { token })).body).to.deep.equal([]);
+  });
+
+  it("explains a prediction through the service's explainer pod, and takes feedback on it", async () => {
+    const prediction = await invoke({ with_explanation: true });
+    expect((await finished(prediction)).status).to.equal('COMPLETED');
+    const explanation = await waitFor('the explanation to finish', async () => {
+      const list = (await pub.get(`${modelPath}/session/${prediction.session}/invocation`, { token })).body as Array<Record<string, any>>;
+      return list.find((item) => item.type === 'EXPLAIN' && ['COMPLETED', 'ERROR'].includes(item.status));
+    }, 240_000, 500);
+    expect(explanation.status, JSON.stringify(explanation.attempts)).to.equal('COMPLETED');
+    const [explained] = JSON.parse(explanation.response).explanations;
+    expect(explained.predicted).to.equal(0);
+    expect(explained.contributions).to.have.length(4);
+    const feedback = await pub.post(`${modelPath}/session/${prediction.session}/invocation/${prediction.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
+    expect(feedback.status, feedback.text).to.equal(201);
   });
 
   it('follows a new predictor revision with no change in didyma', async () => {

@@ -716,6 +716,14 @@ describe('Kubernetes: the Helm chart', function () {
       expect((await policies()).get('dy-didyma-kube-api').egress, 'no API address given: its ports anywhere').to.deep.equal([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
     });
 
+    it('opens egress to the pods of the KServe namespaces by namespace, not by address', async () => {
+      const egress = (await policies('--set-json', 'kserve.namespaces=[{"namespace":"models","workspaces":["team-a"]},{"namespace":"shared","workspaces":["*"]}]')).get('dy-didyma-egress');
+      expect(egress.egress.at(-1)).to.deep.equal({
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'models' } } }, { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'shared' } } }],
+      });
+      expect(JSON.stringify((await policies()).get('dy-didyma-egress').egress), 'no KServe namespace: no such rule').not.to.contain('metadata.name":"models');
+    });
+
     it('switches each group off on its own', async () => {
       const names = async (...values: string[]) => [...(await policies(...BUNDLED, ...values.flatMap((value) => ['--set', value]))).keys()].sort();
       const all = ['egress', 'ingress', 'kube-api', 'minio', 'postgresql', 'rabbitmq'].map((name) => `dy-didyma-${name}`);

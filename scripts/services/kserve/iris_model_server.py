@@ -49,7 +49,7 @@ class IrisModel(Model):
         features = self._features(payload)
         labels = self.classifier.predict(features)
         shares = self.classifier.coef_[labels] * features
-        return {"explanations": [{"label": int(label), "contributions": row.tolist()} for label, row in zip(labels, shares)]}
+        return {"explanations": [{"predicted": int(label), "contributions": row.tolist()} for label, row in zip(labels, shares)]}
 
     @staticmethod
     def _features(payload):
