@@ -21,6 +21,7 @@ import { mountAuditRoutes } from './routes/audit.routes.js';
 import { mountModelSessionRoutes } from './routes/model-sessions.routes.js';
 import { mountDatasetRoutes } from './routes/datasets.routes.js';
 import { mountSignOnRoutes } from './routes/sign-on.routes.js';
+import { mountOfferedRoutes } from './routes/offered.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
@@ -65,6 +66,7 @@ export function createDashboard(platform: Platform): Router {
   mountMemberRoutes(app, dash);
   mountSettingsRoutes(app, dash);
   mountOverviewRoutes(app, dash);
+  mountOfferedRoutes(app, dash);
   mountMetricRoutes(app, dash);
   mountWorkspaceRoutes(app, dash);
   mountSignOnRoutes(app, dash);

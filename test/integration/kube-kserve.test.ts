@@ -10,6 +10,7 @@ import { installKServeCrd, kubectlApply, kubeOverrides, startTestOperator, testN
 import { ModelServers, startIrisExplainer, startMlserver, type MlserverModel, type StartedServer } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
 import { requireEnv } from '../support/services.js';
+import { DashboardClient } from '../support/dashboard-client.js';
 
 const REGISTRY = 'didyma.registry.KServeRegistryConnector';
 const PROXY = 'didyma.proxy.KServeServerProxy';
@@ -225,6 +226,33 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     ]);
     const hidden = await t.private.get(path, { token: other.token });
     expect(hidden.status, hidden.text).to.equal(404);
+  });
+
+  it('lists the offered service in the dashboard and registers it there with its model card', async () => {
+    const client = new DashboardClient(t.auth.baseUrl);
+    await client.signIn(owner.user.email, owner.user.password, owner.ws.name);
+    const deployments = await client.get('/dashboard/deployments');
+    expect(deployments.text).to.contain(`href="/dashboard/deployments/${deploymentKey}/offered"`);
+    const offered = await client.get(`/dashboard/deployments/${deploymentKey}/offered`);
+    expect(offered.status).to.equal(200);
+    expect(offered.text).to.contain(`${models}/${name}`).and.contain('ready');
+    const page = await client.get(`/dashboard/deployments/${deploymentKey}/offered/${name}`);
+    expect(page.status).to.equal(200);
+    const form = new FormData();
+    // The storage a browser sends: the first of the select's options.
+    const storageKey = /name="storage_key"[^]*?<option value="([^"]+)"/.exec(page.text)![1]!;
+    for (const [field, value] of Object.entries({ version: '3', name: 'Iris from the dashboard', description: 'Registered from the offered list', storage_key: storageKey })) form.set(field, value);
+    form.set('card', new Blob(['# Iris, registered in the dashboard'], { type: 'text/markdown' }), 'card.md');
+    const registered = await client.postMultipart(`/dashboard/deployments/${deploymentKey}/offered/${name}`, form, page);
+    expect(registered.status, /role="alert"[^]*?<\/(div|p)>/.exec(registered.text)?.[0]).to.equal(303);
+    expect(registered.location).to.equal('/dashboard/models?notice=model-registered');
+    expect(await t.platform.db('models').where({ model_code: name, version: '3', workspace_id: owner.ws.id }).first()).to.include({ name: 'Iris from the dashboard' });
+    expect((await client.get('/dashboard/models')).text).to.contain(`${models}/${name}`);
+
+    const other = new DashboardClient(t.auth.baseUrl);
+    const stranger = await tenant(t, 'supervisor');
+    await other.signIn(stranger.user.email, stranger.user.password, stranger.ws.name);
+    expect((await other.get(`/dashboard/deployments/${deploymentKey}/offered`)).status).to.equal(404);
   });
 
   it('follows a new predictor address from the status with no change in didyma', async () => {

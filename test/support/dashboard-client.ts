@@ -22,6 +22,12 @@ export class DashboardClient {
     return this.send('POST', path, new URLSearchParams(fields).toString());
   }
 
+  /** Posts a multipart form (a file upload); `_csrf` is taken from `page`. */
+  async postMultipart(path: string, form: FormData, page: PageReply): Promise<PageReply> {
+    form.set('_csrf', csrfOf(page.text));
+    return this.send('POST', path, form);
+  }
+
   async signIn(email: string, password: string, workspace = ''): Promise<PageReply> {
     const page = await this.get('/dashboard/sign-in');
     const reply = await this.post('/dashboard/sign-in', { email, password, workspace }, page);
@@ -29,9 +35,10 @@ export class DashboardClient {
     return reply;
   }
 
-  private async send(method: string, path: string, body?: string): Promise<PageReply> {
+  private async send(method: string, path: string, body?: string | FormData): Promise<PageReply> {
     const headers: Record<string, string> = { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
-    if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    // A FormData body sets its own multipart content type, with its boundary.
+    if (typeof body === 'string') headers['content-type'] = 'application/x-www-form-urlencoded';
     const response = await fetch(this.baseUrl + path, { method, headers, body, redirect: 'manual' });
     const setCookies = response.headers.getSetCookie();
     for (const cookie of setCookies) this.keep(cookie);

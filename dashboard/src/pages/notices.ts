@@ -26,6 +26,7 @@ const NOTICES: Record<string, string> = {
   'session-opened': 'The session was opened: send it a prediction with the form below.',
   'prediction-queued': 'The prediction was queued: it is listed below, with its result once the model has answered.',
   'dataset-exported': 'The dataset was exported: its files are listed below.',
+  'model-registered': 'The model was registered: its sessions can be opened now.',
   'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };
 

@@ -1,4 +1,5 @@
 import type { ModelMetadata } from '../../../features/models/present.js';
+import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { badge, code, dataTable } from './components.js';
 
@@ -43,7 +44,7 @@ ${dataTable({
   caption: 'Deployments',
   headers: ['Key', 'Registry', 'Model server', 'Calls at once'],
   rows: deployments.map((d) => [
-    code(d.deployment_key),
+    html`${code(d.deployment_key)}<br><a href="${at(`/deployments/${encodeURIComponent(d.deployment_key)}/offered`)}">Offered models</a>`,
     endpoint(d.registry_connector_init.model_registry_url, d.registry_connector_class),
     endpoint(d.server_proxy_init.server_proxy_url, d.server_proxy_class),
     d.max_concurrent_calls === null ? 'no limit' : String(d.max_concurrent_calls),
@@ -67,9 +68,14 @@ ${dataTable({
 })}`;
 }
 
+/** The model's deployment, and the service behind it when its registry names one (KServe): where, and its state when registered. */
 function deploymentOf(model: ModelMetadata): Html | string {
-  const key = (model.native_metadata as { deployment_key?: unknown }).deployment_key;
-  return typeof key === 'string' ? code(key) : '—';
+  const native = model.native_metadata as { deployment_key?: unknown; registry?: Record<string, unknown> };
+  if (typeof native.deployment_key !== 'string') return '—';
+  const registry = native.registry ?? {};
+  if (typeof registry.namespace !== 'string' || typeof registry.name !== 'string') return code(native.deployment_key);
+  const state = registry.ready === true ? badge('ready', 'ok') : registry.ready === false ? badge('not ready', 'off') : '';
+  return html`${code(native.deployment_key)}<br><span class="muted">${registry.namespace}/${registry.name}</span> ${state}`;
 }
 
 function options(model: ModelMetadata): Html {
