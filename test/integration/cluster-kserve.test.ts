@@ -162,9 +162,17 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
     token = login.body.access;
-    const workspace = await auth.post('/api/auth/workspace', { token, json: { name: `other-${suffix}` } });
+    // A supervisor of another workspace, invited and registered as a person is.
+    const otherName = `other-${suffix}`;
+    const workspace = await auth.post('/api/auth/workspace', { token, json: { name: otherName } });
     expect(workspace.status, workspace.text).to.equal(201);
-    other = (await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: `other-${suffix}` } })).body.access;
+    const email = `supervisor@${otherName}.example.test`;
+    const invited = await auth.post('/api/auth/invitation', { token, json: { email, role: 'supervisor', workspace_id: workspace.body.id } });
+    expect(invited.status, invited.text).to.equal(201);
+    const invitation = new URL(invited.body.invitation_url).searchParams.get('token');
+    const registration = { token: invitation, name: 'Other', surname: otherName, password: PASSWORD, preferred_language: 'en', accept_terms: true, accept_privacy: true };
+    expect((await auth.post('/api/auth/register', { json: registration })).status).to.equal(201);
+    other = (await auth.post('/api/auth/token/obtain', { json: { email, password: PASSWORD, workspace: otherName } })).body.access;
     await available(first.name);
     await available(explainer.name);
     await setStatus(first, true);
@@ -208,7 +216,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
         ...described,
         feedback_schema: { type: 'object', properties: { correct: { type: 'boolean' } }, required: ['correct'] },
         explainer: { model_code: `${SERVICE}.explainer`, version: '1', name: 'Iris explainer', ...described, input_schema: { type: 'json', description: 'rows' }, output_schema: { type: 'json', description: 'contributions' } },
-        retry_policy: { max_attempts: 60, backoff_ms: 1000, backoff_multiplier: 1 },
+        retry_policy: { max_attempts: 20, backoff_ms: 2000, backoff_multiplier: 1 },
       },
     });
     expect(registered.status, registered.text).to.equal(201);
