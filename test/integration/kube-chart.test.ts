@@ -639,6 +639,9 @@ describe('Kubernetes: the Helm chart', function () {
     const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as KubeObject & { data: Record<string, string> };
     expect(config.data.DIDYMA_KSERVE_NAMESPACES).to.equal(`${models}=team-a|team-b,${shared}=*`);
     expect(loadConfig({ DIDYMA_KSERVE_NAMESPACES: config.data.DIDYMA_KSERVE_NAMESPACES }).kserveNamespaces.get(shared)).to.equal('*');
+    // The operator reads no ConfigMap whole: it gets this one key, to check each deployment's namespaces as the API does.
+    const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
+    expect(operator.spec.template.spec.containers[0].env).to.deep.include({ name: 'DIDYMA_KSERVE_NAMESPACES', valueFrom: { configMapKeyRef: { name: 'dy-didyma-config', key: 'DIDYMA_KSERVE_NAMESPACES' } } });
     const rbacKinds = ['ServiceAccount', 'Role', 'RoleBinding'];
     for (const object of objects.filter((o) => rbacKinds.includes(o.kind))) await api.apply(object, 'helm-test');
 
