@@ -241,7 +241,8 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
 
   it("explains a prediction through the service's explainer pod, and takes feedback on it", async () => {
     const prediction = await invoke({ with_explanation: true });
-    expect((await finished(prediction)).status).to.equal('COMPLETED');
+    const predicted = await finished(prediction);
+    expect(predicted.status, JSON.stringify(predicted.attempts ?? predicted.error)).to.equal('COMPLETED');
     const explanation = await waitFor('the explanation to finish', async () => {
       const list = (await pub.get(`${modelPath}/session/${prediction.session}/invocation`, { token })).body as Array<Record<string, any>>;
       return list.find((item) => item.type === 'EXPLAIN' && ['COMPLETED', 'ERROR'].includes(item.status));
