@@ -1,9 +1,21 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { requireEnv } from './services.js';
 
 // Keycloak as the tests drive it (scripts/services/keycloak.sh): a browser
 // that follows redirects by hand, keeps cookies per host and fills in
 // Keycloak's own login form, and the admin API for the realm's users.
+
+const REALM_FILE = path.resolve('scripts/services/keycloak/didyma-test-realm.json');
+
+/** A client of the realm file, by its id: its secret and the rest of what the file says. */
+export function realmClient(clientId: string): { clientId: string; secret: string } {
+  const realm = JSON.parse(fs.readFileSync(REALM_FILE, 'utf8')) as { clients: Array<{ clientId: string; secret: string }> };
+  const client = realm.clients.find((c) => c.clientId === clientId);
+  if (!client) throw new Error(`no client ${clientId} in ${REALM_FILE}`);
+  return client;
+}
 
 /** Where the test Keycloak is and what its realm holds. */
 export function keycloakEnv() {
@@ -131,6 +143,17 @@ export class KeycloakAdmin {
     });
     const [user] = (await this.call('GET', `/users?exact=true&username=${username}`)) as Array<{ id: string }>;
     return { username, password, email, id: user!.id };
+  }
+
+  /**
+   * The realm's client as the realm file describes it, created when missing:
+   * Keycloak imports the file only at its first start, so a realm imported
+   * before the client was added lacks it.
+   */
+  async ensureClient(clientId: string): Promise<void> {
+    const existing = (await this.call('GET', `/clients?clientId=${encodeURIComponent(clientId)}`)) as unknown[];
+    if (existing.length > 0) return;
+    await this.call('POST', '/clients', realmClient(clientId));
   }
 
   async leaveGroup(userId: string, group: string): Promise<void> {
