@@ -146,15 +146,20 @@ describe('auth server: token exchange for workloads (RFC 8693), JWTs of a config
     }
   });
 
+  /** A platform of its own with settings of its own, and an issuer of its own mapping `pipeline` to team A. */
+  async function ownIssuerPlatform(overrides: Parameters<typeof startTestPlatform>[0]) {
+    const own = await new TestWorkloadIssuer().start();
+    own.published = [key];
+    const issuers = parseWorkloadIssuers(JSON.stringify([{ issuer: own.url, audience: 'didyma', mappings: [{ value: 'pipeline', workspace: teamA.name }] }]));
+    return { issuer: own, platform: await startTestPlatform({ workloadIssuers: issuers, ...overrides }) };
+  }
+
   describe('with a short cooldown', () => {
     let short: TestPlatform;
     let rotating: TestWorkloadIssuer;
 
     before(async () => {
-      rotating = await new TestWorkloadIssuer().start();
-      rotating.published = [key];
-      const issuers = parseWorkloadIssuers(JSON.stringify([{ issuer: rotating.url, audience: 'didyma', mappings: [{ value: 'pipeline', workspace: teamA.name }] }]));
-      short = await startTestPlatform({ workloadIssuers: issuers, workloadJwksCooldownSeconds: 1 });
+      ({ issuer: rotating, platform: short } = await ownIssuerPlatform({ workloadJwksCooldownSeconds: 1 }));
     });
     after(async () => {
       await short?.close();
@@ -190,10 +195,7 @@ describe('auth server: token exchange for workloads (RFC 8693), JWTs of a config
     let limited: TestWorkloadIssuer;
 
     before(async () => {
-      limited = await new TestWorkloadIssuer().start();
-      limited.published = [key];
-      const issuers = parseWorkloadIssuers(JSON.stringify([{ issuer: limited.url, audience: 'didyma', mappings: [{ value: 'pipeline', workspace: teamA.name }] }]));
-      bounded = await startTestPlatform({ workloadIssuers: issuers, loginLimitPerSource: 3 });
+      ({ issuer: limited, platform: bounded } = await ownIssuerPlatform({ loginLimitPerSource: 3 }));
     });
     after(async () => {
       await bounded?.close();
