@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SignJWT, decodeJwt } from 'jose';
 import { parseWorkloadIssuers } from '../../kernel/config/workload.js';
-import { makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
+import { makeStaff, makeWorkspace, startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { TestWorkloadIssuer, issuerKey, type IssuerKey } from '../../test/support/workload-issuer.js';
 import { until } from '../../test/support/until.js';
 
@@ -213,6 +213,17 @@ describe('auth server: token exchange for workloads (RFC 8693), JWTs of a config
       expect(locked.status).to.equal(429);
       expect(locked.headers.get('retry-after')).to.match(/^\d+$/);
       expect(limited.jwksFetches).to.equal(fetches);
+    });
+
+    it('lets staff read and lift that lock as an OAuth client\'s, named issuer:<issuer>', async () => {
+      const staff = await makeStaff(bounded);
+      const lock = `/api/auth/lockout/client/${encodeURIComponent(`issuer:${limited.url}`)}`;
+      const state = await bounded.auth.get(lock, { token: staff.token });
+      expect(state.status).to.equal(200);
+      expect(state.body.locked_sources).to.equal(1);
+      expect((await bounded.auth.delete(lock, { token: staff.token })).status).to.equal(204);
+      const form = { form: { grant_type: EXCHANGE, subject_token: await limited.sign(key, { sub: 'pipeline' }), subject_token_type: JWT } };
+      expect((await bounded.auth.post('/o/token', form)).status).to.equal(200);
     });
   });
 });
