@@ -80,7 +80,7 @@ describe('auth server: token exchange for workloads (RFC 8693), JWTs of a config
     expect(foreign.body.error).to.equal('invalid_target');
   });
 
-  it('refuses an unknown issuer, a wrong audience, an expired token and what is no JWT', async () => {
+  it('refuses an unknown issuer, a wrong audience, an expired or not yet valid token and what is no JWT', async () => {
     const other = await new TestWorkloadIssuer().start();
     try {
       const unknown = await exchange(await other.sign(key, { sub: 'pipeline' }));
@@ -96,6 +96,9 @@ describe('auth server: token exchange for workloads (RFC 8693), JWTs of a config
     const expired = await exchange(await issuer.sign(key, { sub: 'pipeline' }, Math.floor(Date.now() / 1000) - 60));
     expect(expired.status).to.equal(400);
     expect(expired.body.error_description).to.contain('expired');
+    const early = await exchange(await new SignJWT({ iss: issuer.url, aud: 'didyma', sub: 'pipeline' }).setProtectedHeader({ alg: 'RS256', kid: key.kid }).setNotBefore('10m').setExpirationTime('20m').sign(key.privateKey));
+    expect(early.status).to.equal(400);
+    expect(early.body.error_description).to.contain('not valid yet');
     const garbage = await exchange('not-a-jwt');
     expect(garbage.body).to.include({ error: 'invalid_request' });
     const wrongType = await exchange(await issuer.sign(key, { sub: 'pipeline' }), { subject_token_type: 'urn:ietf:params:oauth:token-type:access_token' });

@@ -76,6 +76,7 @@ function refusal(error: unknown): Error {
   const refuse = (reason: string) => new OAuthError(400, 'invalid_request', `The subject_token was refused: ${reason}.`);
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return new BadGatewayError('The workload issuer\'s keys could not be fetched.');
   if (error instanceof joseErrors.JWTExpired) return refuse('it has expired');
+  if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'nbf') return refuse('it is not valid yet');
   if (error instanceof joseErrors.JWTClaimValidationFailed) return refuse(`its "${error.claim}" claim ${error.reason === 'check_failed' ? 'does not match' : 'is missing or invalid'}`);
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return refuse('its signing algorithm is not allowed');
   if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys) return refuse('no key of the issuer matches its "kid"');
