@@ -249,6 +249,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       return ['Succeeded', 'Failed'].includes(pod.status?.phase) && (pod.status.phase as string);
     });
     const log = await kubectl(cluster, '-n', namespace, 'logs', 'workload');
+    // Gone before the uninstall test counts what the namespace holds.
+    await kubectl(cluster, '-n', namespace, 'delete', 'pod/workload', `serviceaccount/${WORKLOAD_ACCOUNT}`, '--wait=false');
     expect(phase, log).to.equal('Succeeded');
     expect(log).to.match(/^exchange 200 user$/m);
     expect(log).to.match(/^models 200$/m);
@@ -507,6 +509,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     ];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
+    // The cluster-wide grant of workload identity went with the release.
+    expect(await kubectl(cluster, 'get', 'clusterroles,clusterrolebindings', '--field-selector', `metadata.name=${namespace}-${RELEASE}-auth`, '-o', 'name')).to.equal('');
     // Their credentials, in the kept credentials namespace.
     const credentialSecrets = (await kubectlJson(cluster, '-n', credentials, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=didyma')).items.map((o: any) => o.metadata.name as string);
     expect(credentialSecrets.sort()).to.satisfy((names: string[]) => names.length === 1 + FAIR.length && names.every((name) => /-cards-.*-credentials$/.test(name)));
