@@ -29,6 +29,12 @@ import { ssoStore } from '../features/identity/sso/store.js';
 import { SsoProviders } from '../features/identity/sso/providers.js';
 import { SsoRefreshFollower } from '../features/identity/sso/follower.js';
 import { SignInStarts } from '../features/identity/sso/starts.js';
+import { TokenExchangeService } from '../features/identity/workload/exchange.service.js';
+import { WorkloadPrincipals } from '../features/identity/workload/principals.js';
+import { IssuerTokens } from '../features/identity/workload/issuers.js';
+import { ServiceAccountTokens } from '../features/identity/workload/service-accounts.js';
+import { TokenReviewer } from '../infra/kube/token-review.js';
+import { kubeApiOf } from '../infra/kube/connection.js';
 import { outboundClients } from './outbound.js';
 import { ConnectorCatalog } from '../infra/connectors/registry.js';
 import { StorageConfigsService } from '../features/files/storage.service.js';
@@ -151,6 +157,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       dashboardUrl: config.dashboardUrl,
       now,
     }),
+    workload: workloadExchange(config, { db, tokens, guard: loginGuard }),
     lockouts: new LockoutsService(loginGuard),
     workspaces: new WorkspacesService(db, { workspaces: workspacesStore, refresh: refreshStore }),
     apiTokens: new ApiTokensService(db, apiTokensStore, now),
@@ -318,3 +325,16 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
 }
 
 export type Platform = ReturnType<typeof createPlatform>;
+
+/** Token exchange for workloads: the configured issuers' JWTs, then ServiceAccount tokens reviewed by the Kubernetes API. */
+function workloadExchange(config: Config, deps: { db: Db; tokens: TokenService; guard: LoginGuard }): TokenExchangeService {
+  const kinds = [new IssuerTokens(config.workloadIssuers, { cooldownMs: config.workloadJwksCooldownSeconds * 1000, timeoutMs: config.upstreamTimeoutMs })];
+  const review = config.workloadTokenReview;
+  const accounts = review === 'off' ? undefined : new ServiceAccountTokens(config.workloadServiceAccounts, new TokenReviewer(kubeApiOf(review, config.kubeconfig, config.kubeTimeoutMs), config.workloadAudience));
+  return new TokenExchangeService({
+    ...deps,
+    workspaces: workspacesStore,
+    principals: new WorkloadPrincipals(deps.db, usersStore),
+    kinds: accounts ? [...kinds, accounts] : kinds,
+  });
+}

@@ -8,6 +8,7 @@ import { collect, receiveFile } from '../../infra/http/multipart.js';
 import { jwks } from '../../features/auth/keys.js';
 import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
 import { isStaff } from '../../features/auth/principal.js';
+import { TOKEN_EXCHANGE_GRANT } from '../../features/identity/workload/exchange.service.js';
 
 const clientAddress = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 const intParam = (value: unknown) => Number(value);
@@ -48,6 +49,12 @@ export function authRoutes(platform: Platform): OperationRoutes {
     res.json(jwks(platform.keys));
   });
   router.post('/o/token', async (req, res) => {
+    if (req.body.grant_type === TOKEN_EXCHANGE_GRANT) {
+      const { response, subject } = await identity.workload.exchange(req.body, clientAddress(req));
+      auditAs(res, { userId: subject.userId, workspaceId: subject.workspace?.id ?? null });
+      res.json(response);
+      return;
+    }
     const basic = basicCredentials(req.headers.authorization);
     res.json(await identity.login.clientCredentials({ ...req.body, ...basic }, clientAddress(req)));
   });

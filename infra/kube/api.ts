@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, KubernetesObjectApi, ListWatch, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, wrapHttpLibrary } from '@kubernetes/client-node';
+import { AuthenticationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, KubernetesObjectApi, ListWatch, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, wrapHttpLibrary } from '@kubernetes/client-node';
 import type { CustomObjectsApiPatchNamespacedCustomObjectStatusRequest, HttpLibrary, Informer, KubernetesListObject, KubernetesObject, ObjectCache, RequestContext, ResponseContext } from '@kubernetes/client-node';
 import { parseRetryAfter } from '../net/retry.js';
 import { isNotFound } from './errors.js';
@@ -21,6 +21,7 @@ export class KubeApi {
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
   readonly leases: CoordinationV1Api;
+  readonly authentication: AuthenticationV1Api;
 
   constructor(
     readonly kc: KubeConfig,
@@ -35,6 +36,7 @@ export class KubeApi {
     this.core = new CoreV1Api(config);
     this.custom = new CustomObjectsApi(config);
     this.leases = new CoordinationV1Api(config);
+    this.authentication = new AuthenticationV1Api(config);
   }
 
   /** The same cluster, refusing every write while `guard` throws. */

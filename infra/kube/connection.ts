@@ -42,6 +42,13 @@ export function fence(kube: KubeConnection, guard: () => void): KubeConnection {
   return { namespace: kube.namespace, credentialsNamespace: kube.credentialsNamespace, api: () => api };
 }
 
+/** client-node's APIs as the pod's ServiceAccount or a kubeconfig file (empty: `~/.kube/config`), loaded at first use. */
+export function kubeApiOf(mode: 'in-cluster' | 'kubeconfig', kubeconfig: string, timeoutMs: number): () => Promise<KubeApi> {
+  if (mode === 'in-cluster') return loadApi((kc) => kc.loadFromCluster(), timeoutMs);
+  const file = kubeconfig || path.join(os.homedir(), '.kube', 'config');
+  return loadApi((kc) => kc.loadFromFile(file), timeoutMs);
+}
+
 function loadApi(load: (kc: KubeConfig) => void, timeoutMs: number): () => Promise<KubeApi> {
   const api = import('./api.js').then(({ connect }) => connect(load, timeoutMs));
   api.catch(() => undefined); // reported by the first call, which awaits it

@@ -44,6 +44,10 @@ function connectionsWithSecrets(connections: ConfigValues['oidcConnections'], en
 
 /** Settings valid alone but not together. */
 function checkRelations(config: ConfigValues, env: Env): void {
+  if (config.workloadServiceAccounts.length > 0 && config.workloadTokenReview === 'off') {
+    const name = variables.workloadServiceAccounts.name;
+    throw new ConfigError(name, 'needs DIDYMA_WORKLOAD_TOKEN_REVIEW (in-cluster or kubeconfig) to check the tokens', env[name] ?? '');
+  }
   const perWorkspace = config.webhookMaxInFlightPerWorkspace;
   if (perWorkspace !== undefined && perWorkspace >= config.webhookConcurrency) {
     const name = variables.webhookMaxInFlightPerWorkspace.name;

@@ -2,6 +2,7 @@
 // from it (`didyma config-table`) and a test keeps the two in step.
 
 import { parseOidcConnections } from './oidc.js';
+import { parseServiceAccountGrants, parseWorkloadIssuers } from './workload.js';
 
 export type Parser<T> = (raw: string) => T;
 
@@ -272,6 +273,31 @@ export const variables = {
     'Who may sign in with a password (the API\'s token/obtain and the dashboard): `everyone`, or `staff` only, as a break-glass once people sign in through single sign-on (docs/sso.md).',
     parsers.oneOf(['everyone', 'staff'] as const),
   ),
+  workloadIssuers: variable(
+    'DIDYMA_WORKLOAD_ISSUERS',
+    '',
+    'Issuers whose JWTs workloads exchange at `/o/token` for didyma access tokens (RFC 8693), as a JSON array: each `{issuer, audience, jwks_uri, algorithms, claim, mappings: [{value, workspace, role}]}` (docs/workload-identity.md). Empty: none.',
+    parseWorkloadIssuers,
+  ),
+  workloadServiceAccounts: variable(
+    'DIDYMA_WORKLOAD_SERVICE_ACCOUNTS',
+    '',
+    'Kubernetes ServiceAccounts whose tokens workloads exchange at `/o/token`, checked by TokenReview, as a JSON array: each `{namespace, service_account, workspace, role}` (docs/workload-identity.md). Needs `DIDYMA_WORKLOAD_TOKEN_REVIEW`. Empty: none.',
+    parseServiceAccountGrants,
+  ),
+  workloadTokenReview: variable(
+    'DIDYMA_WORKLOAD_TOKEN_REVIEW',
+    'off',
+    'Where the auth server sends ServiceAccount tokens to be checked (TokenReview): `in-cluster` (its pod\'s ServiceAccount, which needs `create` on `tokenreviews`), `kubeconfig` (the file of `KUBECONFIG`), or `off`.',
+    parsers.oneOf(['off', 'in-cluster', 'kubeconfig'] as const),
+  ),
+  workloadAudience: variable('DIDYMA_WORKLOAD_AUDIENCE', 'didyma', 'The audience a ServiceAccount token must be issued for (the `audience` of its projected volume or TokenRequest).', parsers.string),
+  workloadJwksCooldownSeconds: variable(
+    'DIDYMA_WORKLOAD_JWKS_COOLDOWN_SECONDS',
+    '30',
+    'Least time between two fetches of one workload issuer\'s keys: a token with an unknown `kid` fetches them again at most this often.',
+    parsers.integer(1, 3600),
+  ),
   secretKeyFile: variable('DIDYMA_SECRET_KEY_FILE', '', 'Key (32 bytes, raw or base64) encrypting credentials at rest. Empty: generated under the data folder.', parsers.optional(parsers.string)),
   egressAllowCidrs: variable(
     'DIDYMA_EGRESS_ALLOW_CIDRS',
@@ -331,7 +357,7 @@ export const variables = {
   metricsPort: variable('DIDYMA_METRICS_PORT', '', 'When set, the auth, private and public servers of the process serve `/metrics` on this port and not on their API ports, so that a NetworkPolicy can keep scrapes to Prometheus. Empty: on each API port.', parsers.optional(port)),
   metricsToken: variable('DIDYMA_METRICS_TOKEN', '', 'When set, scraping `/metrics` needs `Authorization: Bearer <token>`. Empty: `/metrics` is open (keep it off the public ingress).', parsers.optional(parsers.string)),
   kubeMode: variable('DIDYMA_KUBE_MODE', 'off', 'Kubernetes mode: `in-cluster` (service account of the pod) or `kubeconfig` (file from `KUBECONFIG`). The API then writes ModelDeployment / StorageConfig resources and executors read the operator\'s proxy configuration. `off`: the embedded default, everything from the database.', parsers.oneOf(['off', 'in-cluster', 'kubeconfig'] as const)),
-  kubeconfig: variable('KUBECONFIG', '', 'Kubeconfig file of `DIDYMA_KUBE_MODE=kubeconfig` (one path). Empty: `~/.kube/config`. Ignored in the other modes.', parsers.string),
+  kubeconfig: variable('KUBECONFIG', '', 'Kubeconfig file of `DIDYMA_KUBE_MODE=kubeconfig` and `DIDYMA_WORKLOAD_TOKEN_REVIEW=kubeconfig` (one path). Empty: `~/.kube/config`. Ignored in the other modes.', parsers.string),
   kubeNamespace: variable('DIDYMA_KUBE_NAMESPACE', '', 'Namespace of the custom resources, their Secrets, the proxy ConfigMaps and the operator Lease. Empty: the pod\'s namespace (in-cluster) or the kubeconfig context\'s (else `default`).', parsers.string),
   kubeCredentialsNamespace: variable(
     'DIDYMA_KUBE_CREDENTIALS_NAMESPACE',

@@ -20,6 +20,25 @@ const DEMO_PORT = 8090;
 const FAIR = ['flood', 'quiet'] as const;
 const FAIR_DELAY_MS = 100;
 const FLOOD = 400;
+const WORKLOAD_ACCOUNT = 'workload';
+
+/**
+ * What the workload pod runs: its projected token exchanged at the auth
+ * Service (RFC 8693), then the public API's model list with the access token.
+ */
+const WORKLOAD_SCRIPT = `
+const token = require('node:fs').readFileSync('/var/run/secrets/didyma/token', 'utf8');
+(async () => {
+  const form = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: token, subject_token_type: 'urn:ietf:params:oauth:token-type:jwt' });
+  const exchanged = await fetch('http://${RELEASE}-auth:8080/o/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
+  const answer = await exchanged.json();
+  console.log('exchange', exchanged.status, answer.scope ?? answer.error_description);
+  if (!exchanged.ok) process.exit(1);
+  const models = await fetch('http://${RELEASE}-public:8082/api/model', { headers: { authorization: 'Bearer ' + answer.access_token } });
+  console.log('models', models.status);
+  process.exit(models.ok ? 0 : 1);
+})();
+`;
 
 /**
  * The chart installed with `helm install` on the real single-node cluster of
@@ -58,6 +77,10 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       // Every pod exports its spans to the host's Jaeger; they leave within a fifth of a second.
       'tracing.otlpEndpoint=http://jaeger:4318',
       'config.extraEnv.OTEL_BSP_SCHEDULE_DELAY=200',
+      // Workload identity: the pods of ServiceAccount `workload` exchange their tokens for the default workspace.
+      `workloadIdentity.serviceAccounts[0].namespace=${namespace}`,
+      `workloadIdentity.serviceAccounts[0].service_account=${WORKLOAD_ACCOUNT}`,
+      'workloadIdentity.serviceAccounts[0].workspace=default',
       ...NODE_VALUES,
     ].flatMap((value) => ['--set', value]);
 
@@ -190,7 +213,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       throw new Error(`kubectl auth can-i ${verb} ${resource} -n ${where} as ${serviceAccount}: ${answer}`);
     };
     const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
-    const needs: Record<string, string[]> = { api: ['list', 'create', 'patch', 'delete'], executor: ['get'], operator: ['get', 'list', 'watch'], server: [] };
+    const needs: Record<string, string[]> = { api: ['list', 'create', 'patch', 'delete'], executor: ['get'], operator: ['get', 'list', 'watch'], server: [], auth: [] };
     const granted: Record<string, string[]> = {};
     for (const account of Object.keys(needs)) {
       for (const [verb, resource] of [['get', `secrets/${RELEASE}`], ['get', 'secrets'], ['list', 'secrets'], ['watch', 'secrets']]) {
@@ -200,6 +223,36 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       for (const verb of verbs) if (await canI(account, verb, 'secrets', credentials)) granted[account]!.push(verb);
     }
     expect(granted).to.deep.equal(needs);
+    // Reviewing workloads' tokens is the auth server's alone (workloadIdentity.serviceAccounts is set).
+    for (const account of Object.keys(needs)) expect(await canI(account, 'create', 'tokenreviews.authentication.k8s.io', namespace), `${account} may create tokenreviews`).to.equal(account === 'auth');
+  });
+
+  it('a pod exchanges its projected ServiceAccount token (audience didyma) at the auth Service and calls the public API with the answer', async () => {
+    await kubectl(cluster, '-n', namespace, 'create', 'serviceaccount', WORKLOAD_ACCOUNT);
+    await kubectlApply(cluster, [
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'workload', namespace },
+        spec: {
+          serviceAccountName: WORKLOAD_ACCOUNT,
+          automountServiceAccountToken: false,
+          restartPolicy: 'Never',
+          containers: [{ name: 'exchange', image, imagePullPolicy: 'Never', command: ['node', '-e', WORKLOAD_SCRIPT], volumeMounts: [{ name: 'didyma-token', mountPath: '/var/run/secrets/didyma', readOnly: true }] }],
+          volumes: [{ name: 'didyma-token', projected: { sources: [{ serviceAccountToken: { audience: 'didyma', expirationSeconds: 600, path: 'token' } }] } }],
+        },
+      },
+    ]);
+    const phase = await eventually('the workload pod to finish', async () => {
+      const pod = await kubectlJson(cluster, '-n', namespace, 'get', 'pod', 'workload');
+      return ['Succeeded', 'Failed'].includes(pod.status?.phase) && (pod.status.phase as string);
+    });
+    const log = await kubectl(cluster, '-n', namespace, 'logs', 'workload');
+    // Gone before the uninstall test counts what the namespace holds.
+    await kubectl(cluster, '-n', namespace, 'delete', 'pod/workload', `serviceaccount/${WORKLOAD_ACCOUNT}`, '--wait=false');
+    expect(phase, log).to.equal('Succeeded');
+    expect(log).to.match(/^exchange 200 user$/m);
+    expect(log).to.match(/^models 200$/m);
   });
 
   it('REST registers a storage configuration and a deployment: kubectl get mdep,stcfg shows them Ready, the executor gets their proxy configuration', async () => {
@@ -455,6 +508,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     ];
     expect(left.filter((name: string) => !kept.some((pattern) => pattern.test(name)))).to.deep.equal([]);
     expect(left).to.have.length(kept.length);
+    // The cluster-wide grant of workload identity went with the release.
+    expect(await kubectl(cluster, 'get', 'clusterroles,clusterrolebindings', '--field-selector', `metadata.name=${namespace}-${RELEASE}-auth`, '-o', 'name')).to.equal('');
     // Their credentials, in the kept credentials namespace.
     const credentialSecrets = (await kubectlJson(cluster, '-n', credentials, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=didyma')).items.map((o: any) => o.metadata.name as string);
     expect(credentialSecrets.sort()).to.satisfy((names: string[]) => names.length === 1 + FAIR.length && names.every((name) => /-cards-.*-credentials$/.test(name)));

@@ -56,6 +56,9 @@ const EVERYTHING = [
   'ingress.className=nginx',
   'externalMinio.endpoint=http://minio.storage:9000',
   'config.urlAllow=10.0.0.0/8',
+  'workloadIdentity.serviceAccounts[0].namespace=ci',
+  'workloadIdentity.serviceAccounts[0].service_account=runner',
+  'workloadIdentity.serviceAccounts[0].workspace=team-a',
 ]
   .flatMap((value) => ['--set', value])
   .concat(POD_SETTINGS_ON);
@@ -388,6 +391,32 @@ describe('Kubernetes: the Helm chart', function () {
     // The values schema refuses what the config would refuse at start.
     const wrongRole = [{ ...connections[1], workspace_roles: [{ group: 'g', workspace: 'w', role: 'owner' }] }];
     expect(await render('--set-json', `sso.connections=${JSON.stringify(wrongRole)}`).then(() => 'rendered', (error: Error) => error.message)).to.match(/role/);
+  });
+
+  it('gives the auth server the workload mappings, and a ServiceAccount allowed TokenReviews only when ServiceAccounts are mapped', async () => {
+    const issuers = [{ issuer: 'https://ci.example.test', audience: 'didyma', claim: 'repository', mappings: [{ value: 'org/app', workspace: 'team-a', role: 'supervisor' }] }];
+    const accounts = [{ namespace: 'ci', service_account: 'runner', workspace: 'team-a' }];
+    const objects = await render('--set-json', `workloadIdentity.issuers=${JSON.stringify(issuers)}`, '--set-json', `workloadIdentity.serviceAccounts=${JSON.stringify(accounts)}`);
+    const authPod = (rendered: KubeObject[]) => (rendered.find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-auth') as any).spec.template.spec;
+    const env = Object.fromEntries((authPod(objects).containers[0].env as Array<{ name: string; value?: string }>).map((e) => [e.name, e.value ?? '']));
+    const config = loadConfig(env);
+    expect(config.workloadIssuers[0]).to.deep.include({ issuer: 'https://ci.example.test', claim: 'repository', grants: [{ value: 'org/app', workspace: 'team-a', role: 'supervisor' }] });
+    expect(config.workloadServiceAccounts).to.deep.equal([{ namespace: 'ci', serviceAccount: 'runner', workspace: 'team-a', role: 'user' }]);
+    expect(config).to.include({ workloadTokenReview: 'in-cluster', workloadAudience: 'didyma' });
+    expect(authPod(objects).serviceAccountName).to.equal('dy-didyma-auth');
+    const account = objects.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'dy-didyma-auth') as any;
+    expect(account.automountServiceAccountToken).to.equal(true);
+    const role = objects.find((o) => o.kind === 'ClusterRole') as any;
+    expect(role.rules).to.deep.equal([{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }]);
+    const binding = objects.find((o) => o.kind === 'ClusterRoleBinding') as any;
+    expect(binding.roleRef.name).to.equal(role.metadata.name);
+    expect(binding.subjects).to.deep.equal([{ kind: 'ServiceAccount', name: 'dy-didyma-auth', namespace }]);
+    // Without ServiceAccounts mapped: no cluster-wide grant, and the auth server keeps its token-less account.
+    const issuersOnly = await render('--set-json', `workloadIdentity.issuers=${JSON.stringify(issuers)}`);
+    expect(issuersOnly.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).to.deep.equal([]);
+    expect(authPod(issuersOnly).serviceAccountName).to.equal('dy-didyma-server');
+    const wrongRole = [{ ...accounts[0], role: 'owner' }];
+    expect(await render('--set-json', `workloadIdentity.serviceAccounts=${JSON.stringify(wrongRole)}`).then(() => 'rendered', (error: Error) => error.message)).to.match(/role/);
   });
 
   it("passes the operator's workers, probe interval and retry delay as settings its config accepts", async () => {

@@ -1,10 +1,22 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parseOidcConnections, withClientSecrets, type OidcConnection } from '../../kernel/config/oidc.js';
 import { requireEnv } from './services.js';
 
 // Keycloak as the tests drive it (scripts/services/keycloak.sh): a browser
 // that follows redirects by hand, keeps cookies per host and fills in
 // Keycloak's own login form, and the admin API for the realm's users.
+
+const REALM_FILE = path.resolve('scripts/services/keycloak/didyma-test-realm.json');
+
+/** A client of the realm file, by its id: its secret and the rest of what the file says. */
+export function realmClient(clientId: string): { clientId: string; secret: string } {
+  const realm = JSON.parse(fs.readFileSync(REALM_FILE, 'utf8')) as { clients: Array<{ clientId: string; secret: string }> };
+  const client = realm.clients.find((c) => c.clientId === clientId);
+  if (!client) throw new Error(`no client ${clientId} in ${REALM_FILE}`);
+  return client;
+}
 
 /** Where the test Keycloak is and what its realm holds. */
 export function keycloakEnv() {
@@ -172,6 +184,17 @@ export class KeycloakAdmin {
     if (!client) throw new Error(`no client ${clientId} in the test realm`);
     if (client.attributes?.['oauth2.device.authorization.grant.enabled'] === 'true') return;
     await this.call('PUT', `/clients/${client.id}`, { ...client, attributes: { ...client.attributes, 'oauth2.device.authorization.grant.enabled': 'true' } });
+  }
+
+  /**
+   * The realm's client as the realm file describes it, created when missing:
+   * Keycloak imports the file only at its first start, so a realm imported
+   * before the client was added lacks it.
+   */
+  async ensureClient(clientId: string): Promise<void> {
+    const existing = (await this.call('GET', `/clients?clientId=${encodeURIComponent(clientId)}`)) as unknown[];
+    if (existing.length > 0) return;
+    await this.call('POST', '/clients', realmClient(clientId));
   }
 
   async leaveGroup(userId: string, group: string): Promise<void> {

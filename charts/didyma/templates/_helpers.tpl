@@ -279,3 +279,22 @@ variable of its own, which the connection names in client_secret_env.
   value: {{ toJson . | quote }}
 {{- end }}
 {{- end }}
+
+{{- /* Workload identity reviews ServiceAccount tokens: the auth server then has a ServiceAccount of its own, allowed to create TokenReviews. */}}
+{{- define "didyma.reviewsTokens" -}}
+{{- if .Values.workloadIdentity.serviceAccounts }}true{{ end }}
+{{- end }}
+
+{{- define "didyma.workloadEnv" -}}
+{{- with .Values.workloadIdentity.issuers }}
+- name: DIDYMA_WORKLOAD_ISSUERS
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with .Values.workloadIdentity.serviceAccounts }}
+- name: DIDYMA_WORKLOAD_SERVICE_ACCOUNTS
+  value: {{ toJson . | quote }}
+- { name: DIDYMA_WORKLOAD_TOKEN_REVIEW, value: in-cluster }
+- name: DIDYMA_WORKLOAD_AUDIENCE
+  value: {{ $.Values.workloadIdentity.audience | quote }}
+{{- end }}
+{{- end }}
