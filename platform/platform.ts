@@ -37,7 +37,8 @@ import { DeploymentConnectors } from '../features/deployments/connectors.js';
 import { DatabaseProxyResolver, type ProxyResolver } from '../features/deployments/proxy-resolver.js';
 import { DeploymentsService } from '../features/deployments/service.js';
 import { ModelOffersService } from '../features/models/offers.service.js';
-import { ModelRegistrationService } from '../features/models/registration.service.js';
+import { ModelRegistrationService, type CompileSchema } from '../features/models/registration.service.js';
+import { ModelRevisionsService } from '../features/models/revisions.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
@@ -167,7 +168,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectorCatalog = new ConnectorCatalog({ policy, kserve: cluster?.kserve });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   // Kubernetes mode: a reconciler applies the committed rows as custom resources (undefined in the embedded default).
-  const kube = cluster && createKubeSide(config, cluster, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster });
+  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
+  const compileSchema: CompileSchema = (workspaceId, schema, field) => validation.compile(workspaceId, schema, field);
+  const revisions = new ModelRevisionsService(db, { models: modelsStore, deployments: deploymentsStore }, connectors, compileSchema, audit);
+  const kube = cluster && createKubeSide(config, cluster, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster, revisions });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, kube !== undefined);
@@ -210,7 +214,6 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
-  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
@@ -220,7 +223,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       { models: modelsStore, files: filesStore, deployments: deploymentsStore },
       connectors,
       (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN),
-      (workspaceId, schema, field) => validation.compile(workspaceId, schema, field),
+      compileSchema,
     ),
     offers: new ModelOffersService(db, { models: modelsStore, deployments: deploymentsStore }, connectors),
     catalog,

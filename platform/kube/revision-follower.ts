@@ -1,0 +1,107 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../infra/db/database.js';
+import type { InformerSet } from '../../infra/kube/informer-set.js';
+import { collections } from '../../infra/kube/paths.js';
+import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
+import { namespaceOpenTo, type NamespaceGrants } from '../../infra/connectors/kserve/access.js';
+import { readyRevisionOf, revisionRecordedIn, type InferenceService } from '../../infra/connectors/kserve/inference-service.js';
+import { followsRevisions, namespacesOf } from '../../infra/connectors/kserve/init.js';
+import { KSERVE_REGISTRY_CLASS } from '../../infra/connectors/kserve/registry-connector.js';
+import type { ConnectorInit } from '../../infra/connectors/types.js';
+import type { DeploymentRow, DeploymentsStore } from '../../features/deployments/store.js';
+import type { ModelRevisionsService } from '../../features/models/revisions.service.js';
+import { NO_INTERVAL_MS } from './resync.js';
+
+export interface RevisionFollowerDeps {
+  db: Db;
+  deployments: Pick<DeploymentsStore, 'liveEverywhere'>;
+  revisions: Pick<ModelRevisionsService, 'latest' | 'registerCopy'>;
+  informers: InformerSet;
+  /** The namespaces the platform's operator opened (DIDYMA_KSERVE_NAMESPACES): the ones watched. */
+  grants: NamespaceGrants;
+  scheduler: Scheduler;
+  logger: Logger;
+  /** Between passes that catch up with what an event may have missed (0: none). */
+  intervalMs: number;
+  /** Subscribes to committed changes of deployments (a deployment made after its services moved); returns the unsubscribe. */
+  wakeups?: (wake: () => void) => () => void;
+}
+
+type Following = DeploymentRow & { workspace_name: string };
+
+/**
+ * The one owner of `versioning: revision`: when an InferenceService of the
+ * opened namespaces is ready on a predictor revision that the latest
+ * registration of it through a deployment following revisions did not
+ * record, registers a version named after that revision. Woken by the shared
+ * informers' changes (their first list included, so a restart catches up),
+ * and run every interval; every step is idempotent, so each private-server
+ * replica may run it.
+ */
+export class KServeRevisionFollower {
+  private readonly task: ScheduledTask;
+  private readonly unsubscribes: Array<() => void> = [];
+
+  constructor(private readonly deps: RevisionFollowerDeps) {
+    this.task = deps.scheduler.add({
+      name: 'kserve_revision_follower',
+      intervalMs: deps.intervalMs > 0 ? deps.intervalMs : NO_INTERVAL_MS,
+      run: () => this.runOnce(),
+      afterStop: async () => {
+        for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
+      },
+    });
+  }
+
+  /** Watches the opened namespaces and runs a pass now, after every change, and every interval. */
+  start(): void {
+    if (this.unsubscribes.length === 0) {
+      const wake = () => this.task.wake();
+      for (const namespace of this.deps.grants.keys()) this.unsubscribes.push(this.informerOf(namespace).subscribe(wake, false));
+      if (this.deps.wakeups) this.unsubscribes.push(this.deps.wakeups(wake));
+    }
+    this.task.start();
+  }
+
+  /** One pass over every deployment following revisions; a service that cannot be followed is logged and tried again next pass. */
+  async runOnce(): Promise<void> {
+    const following = (await this.deps.deployments.liveEverywhere(this.deps.db, KSERVE_REGISTRY_CLASS)).filter((row) => followsRevisions(row.registry_connector_init));
+    for (const deployment of following) {
+      for (const namespace of namespacesOf(deployment.registry_connector_init as ConnectorInit)) {
+        if (!namespaceOpenTo(this.deps.grants, deployment.workspace_name, namespace)) continue;
+        const services = await this.servicesOf(namespace);
+        for (const service of services) await this.follow(deployment, service);
+      }
+    }
+  }
+
+  private async follow(deployment: Following, service: InferenceService): Promise<void> {
+    const revision = readyRevisionOf(service);
+    if (!revision) return;
+    const latest = await this.deps.revisions.latest(deployment.id, service.metadata.name);
+    if (!latest || revisionRecordedIn(latest.native_metadata.registry) === revision) return;
+    const where = { deployment: deployment.deployment_key, service: `${service.metadata.namespace}/${service.metadata.name}`, revision };
+    try {
+      const registered = await this.deps.revisions.registerCopy(latest, { id: deployment.workspace_id, name: deployment.workspace_name }, revision);
+      if (registered) this.deps.logger.info({ ...where, from: latest.version }, 'registered the new revision as a version');
+    } catch (error) {
+      this.deps.logger.warn({ ...where, err: error }, 'could not register the new revision as a version; tried again next pass');
+    }
+  }
+
+  /** The namespace's services as its shared informer caches them (started on the first ask); none while it cannot be listed. */
+  private async servicesOf(namespace: string): Promise<readonly InferenceService[]> {
+    const informer = this.informerOf(namespace);
+    try {
+      await informer.whenSynced();
+    } catch (error) {
+      this.deps.logger.warn({ namespace, err: error }, 'could not list the InferenceServices of the namespace; tried again next pass');
+      return [];
+    }
+    return informer.list();
+  }
+
+  private informerOf(namespace: string) {
+    return this.deps.informers.informer<InferenceService>(collections.inferenceServices(namespace));
+  }
+}
