@@ -253,6 +253,11 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
   it('retries an invocation while the service is not ready, and completes it once it is', async () => {
     await setStatus(mlserver.url, false);
+    const notReady = await waitFor('the model to show its service not ready', async () => {
+      const serving = (await t.public.get(modelPath, { token: owner.token })).body.serving;
+      return serving?.ready === false ? serving : undefined;
+    });
+    expect(notReady.not_ready_reason).to.match(/^PredictorReady is False \(MinimumReplicasUnavailable/);
     const invocation = await invoke();
     const failed = await waitFor('a failed attempt', async () => {
       const row = await t.platform.db('invocations').where({ id: invocation.id }).first();
@@ -284,6 +289,10 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     const offered = await t.private.get(`/api/deployment/${deploymentKey}/offered_model`, { token: owner.token });
     expect(offered.body[0]).to.deep.include({ model_code: name, registered_versions: ['1', '2'] });
     expect(offered.body[0].registry.latest_ready_revision).to.equal(revision);
+    // The model's page shows the service as it is now, beside what its registration recorded.
+    const shown = (await t.public.get(modelPath, { token: owner.token })).body;
+    expect(shown.serving).to.deep.equal({ ready: true, latest_ready_revision: revision });
+    expect(shown.native_metadata.registry.latest_ready_revision).to.equal(`${name}-predictor-00001`);
   });
 
   it('registers each new ready revision once, as a copy of the latest registration, for a deployment with versioning: revision', async () => {
