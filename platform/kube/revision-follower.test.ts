@@ -13,12 +13,12 @@ import { KServeRevisionFollower } from './revision-follower.js';
 
 const REGISTRY = 'didyma.registry.KServeRegistryConnector';
 
-function service(namespace: string, name: string, revision: string | undefined, ready = true): InferenceService {
+function service(namespace: string, name: string, revision: string | undefined, ready = true, pinned?: string): InferenceService {
   const status = ready ? 'True' : 'False';
   return {
     apiVersion: 'serving.kserve.io/v1beta1',
     kind: 'InferenceService',
-    metadata: { name, namespace },
+    metadata: { name, namespace, ...(pinned ? { annotations: { 'didyma.io/version': pinned } } : {}) },
     status: {
       conditions: [
         { type: 'Ready', status },
@@ -76,18 +76,19 @@ describe('KServe revision follower', () => {
     const { subject, copies } = follower(
       [deployment(1, 'team-a', 'models', 'revision'), deployment(2, 'team-a', 'models'), deployment(3, 'team-b', 'models', 'revision')],
       {
-        models: [service('models', 'iris', 'iris-predictor-00002'), service('models', 'wine', 'wine-predictor-00003'), service('models', 'down', 'down-predictor-00002', false), service('models', 'new', 'new-predictor-00001')],
+        models: [service('models', 'iris', 'iris-predictor-00002'), service('models', 'wine', 'wine-predictor-00003'), service('models', 'down', 'down-predictor-00002', false), service('models', 'new', 'new-predictor-00001'), service('models', 'pinned', 'pinned-predictor-00002', true, '1')],
       },
       {
         '1/iris': model('iris', '1', 'iris-predictor-00001'),
         '1/wine': model('wine', 'wine-predictor-00003', 'wine-predictor-00003'),
         '1/down': model('down', '1', 'down-predictor-00001'),
+        '1/pinned': model('pinned', '1', 'pinned-predictor-00001'),
         '2/iris': model('iris', 'given', 'iris-predictor-00001'),
         '3/iris': model('iris', 'closed', 'iris-predictor-00001'),
       },
     );
     await subject.runOnce();
-    // wine is at its recorded revision, down is not ready, new was never registered, deployment 2 names its versions, team-b may not read models.
+    // wine is at its recorded revision, down is not ready, new was never registered, pinned answers to one version, deployment 2 names its versions, team-b may not read models.
     expect(copies).to.deep.equal(['team-a: iris 1 -> iris-predictor-00002']);
   });
 

@@ -4,7 +4,7 @@ import type { InformerSet } from '../../infra/kube/informer-set.js';
 import { collections } from '../../infra/kube/paths.js';
 import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
 import { namespaceOpenTo, type NamespaceGrants } from '../../infra/connectors/kserve/access.js';
-import { readyRevisionOf, revisionRecordedIn, type InferenceService } from '../../infra/connectors/kserve/inference-service.js';
+import { readyRevisionOf, revisionRecordedIn, VERSION_ANNOTATION, type InferenceService } from '../../infra/connectors/kserve/inference-service.js';
 import { followsRevisions, namespacesOf } from '../../infra/connectors/kserve/init.js';
 import { KSERVE_REGISTRY_CLASS } from '../../infra/connectors/kserve/registry-connector.js';
 import type { ConnectorInit } from '../../infra/connectors/types.js';
@@ -77,7 +77,8 @@ export class KServeRevisionFollower {
 
   private async follow(deployment: Following, service: InferenceService): Promise<void> {
     const revision = readyRevisionOf(service);
-    if (!revision) return;
+    // A pinned version is the only one its registry knows.
+    if (!revision || service.metadata.annotations?.[VERSION_ANNOTATION] !== undefined) return;
     const latest = await this.deps.revisions.latest(deployment.id, service.metadata.name);
     if (!latest || revisionRecordedIn(latest.native_metadata.registry) === revision) return;
     const where = { deployment: deployment.deployment_key, service: `${service.metadata.namespace}/${service.metadata.name}`, revision };
