@@ -62,7 +62,8 @@ import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
 import { createKubeSide, kubeCluster } from './kube/wiring.js';
-import { kserveServingState } from '../infra/connectors/kserve/serving-state.js';
+import { recordedServingState } from '../features/models/serving-states.js';
+import { servingStatesStore } from '../features/models/serving-states.store.js';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
 import { idempotencyStore } from '../features/idempotency/store.js';
 import { WebhooksService } from '../features/webhooks/service.js';
@@ -210,9 +211,9 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy, { maxEndpoints: config.webhookMaxEndpoints });
   let started = false;
   const closing = new ClosingSteps();
-  // In Kubernetes mode a model's page shows its KServe service's state now, from the shared informers.
-  const kserve = cluster?.kserve;
-  const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache, kserve && ((workspace, registry) => kserveServingState(kserve, workspace, registry)));
+  // A model's page shows its KServe service's state as the private server last recorded it: the public server has no Kubernetes access.
+  const servingState = config.kserveNamespaces.size ? recordedServingState(db, servingStatesStore, config.kserveNamespaces) : undefined;
+  const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache, servingState);
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })

@@ -1,48 +1,20 @@
 import { expect } from 'chai';
 import type { Db } from '../../infra/db/database.js';
-import type { InferenceService } from '../../infra/connectors/kserve/inference-service.js';
-import { InformerSet } from '../../infra/kube/informer-set.js';
-import type { ListWatch } from '../../infra/kube/informer.js';
-import type { Collection } from '../../infra/kube/paths.js';
-import type { KubeObject } from '../../infra/kube/resources.js';
 import { createLogger } from '../../infra/logging/logger.js';
 import type { Scheduler } from '../../infra/process/scheduler.js';
 import type { DeploymentRow } from '../../features/deployments/store.js';
 import type { ModelRow } from '../../features/models/store.js';
 import { KServeRevisionFollower } from './revision-follower.js';
+import { fixedInformers, inferenceService } from '../../test/support/fake-informers.js';
 
 const REGISTRY = 'didyma.registry.KServeRegistryConnector';
-
-function service(namespace: string, name: string, revision: string | undefined, ready = true, pinned?: string): InferenceService {
-  const status = ready ? 'True' : 'False';
-  return {
-    apiVersion: 'serving.kserve.io/v1beta1',
-    kind: 'InferenceService',
-    metadata: { name, namespace, ...(pinned ? { annotations: { 'didyma.io/version': pinned } } : {}) },
-    status: {
-      conditions: [
-        { type: 'Ready', status },
-        { type: 'PredictorReady', status },
-      ],
-      components: { predictor: revision ? { latestReadyRevision: revision } : {} },
-    },
-  };
-}
-
-/** Informers over fixed lists, as client-node's look to the InformerSet. */
-function informersOf(byNamespace: Record<string, InferenceService[]>): InformerSet {
-  return new InformerSet(createLogger('silent'), async <T extends KubeObject>(collection: Collection) => {
-    const items = (byNamespace[collection.namespace] ?? []) as unknown as T[];
-    return { on: () => undefined, list: () => items, get: (name: string) => items.find((o) => o.metadata.name === name), start: async () => undefined, stop: async () => undefined } as unknown as ListWatch<T>;
-  });
-}
 
 const deployment = (id: number, workspace: string, namespaces: string, versioning?: string) =>
   ({ id, workspace_id: id * 10, workspace_name: workspace, deployment_key: `dep-${id}`, registry_connector_class: REGISTRY, registry_connector_init: { namespaces, ...(versioning ? { versioning } : {}) } }) as unknown as DeploymentRow & { workspace_name: string };
 
 const model = (code: string, version: string, revision?: string) => ({ id: 1, model_code: code, version, native_metadata: { registry: revision ? { latest_ready_revision: revision } : { name: code } } }) as unknown as ModelRow;
 
-function follower(deployments: Array<DeploymentRow & { workspace_name: string }>, services: Record<string, InferenceService[]>, latest: Record<string, ModelRow>, refuse: string[] = []) {
+function follower(deployments: Array<DeploymentRow & { workspace_name: string }>, services: Parameters<typeof fixedInformers>[0], latest: Record<string, ModelRow>, refuse: string[] = []) {
   const copies: string[] = [];
   const warnings: unknown[] = [];
   const logger = createLogger('silent');
@@ -59,7 +31,7 @@ function follower(deployments: Array<DeploymentRow & { workspace_name: string }>
         return [];
       },
     },
-    informers: informersOf(services),
+    informers: fixedInformers(services),
     grants: new Map<string, readonly string[] | '*'>([
       ['models', ['team-a']],
       ['shared', '*'],
@@ -76,7 +48,7 @@ describe('KServe revision follower', () => {
     const { subject, copies } = follower(
       [deployment(1, 'team-a', 'models', 'revision'), deployment(2, 'team-a', 'models'), deployment(3, 'team-b', 'models', 'revision')],
       {
-        models: [service('models', 'iris', 'iris-predictor-00002'), service('models', 'wine', 'wine-predictor-00003'), service('models', 'down', 'down-predictor-00002', false), service('models', 'new', 'new-predictor-00001'), service('models', 'pinned', 'pinned-predictor-00002', true, '1')],
+        models: [inferenceService('models', 'iris', 'iris-predictor-00002'), inferenceService('models', 'wine', 'wine-predictor-00003'), inferenceService('models', 'down', 'down-predictor-00002', false), inferenceService('models', 'new', 'new-predictor-00001'), inferenceService('models', 'pinned', 'pinned-predictor-00002', true, '1')],
       },
       {
         '1/iris': model('iris', '1', 'iris-predictor-00001'),
@@ -95,7 +67,7 @@ describe('KServe revision follower', () => {
   it('follows a version registered before any ready revision, and goes on past a copy it cannot make', async () => {
     const { subject, copies, warnings } = follower(
       [deployment(1, 'team-b', 'shared', 'revision')],
-      { shared: [service('shared', 'broken', 'broken-predictor-00002'), service('shared', 'iris', 'iris-predictor-00001')] },
+      { shared: [inferenceService('shared', 'broken', 'broken-predictor-00002'), inferenceService('shared', 'iris', 'iris-predictor-00001')] },
       { '1/broken': model('broken', '1', 'broken-predictor-00001'), '1/iris': model('iris', 'early') },
       ['broken'],
     );

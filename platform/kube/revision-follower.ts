@@ -1,30 +1,17 @@
-import type { Logger } from 'pino';
 import type { Db } from '../../infra/db/database.js';
-import type { InformerSet } from '../../infra/kube/informer-set.js';
-import { collections } from '../../infra/kube/paths.js';
-import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
-import { namespaceOpenTo, type NamespaceGrants } from '../../infra/connectors/kserve/access.js';
+import { namespaceOpenTo } from '../../infra/connectors/kserve/access.js';
 import { readyRevisionOf, revisionRecordedIn, VERSION_ANNOTATION, type InferenceService } from '../../infra/connectors/kserve/inference-service.js';
 import { followsRevisions, namespacesOf } from '../../infra/connectors/kserve/init.js';
 import { KSERVE_REGISTRY_CLASS } from '../../infra/connectors/kserve/registry-connector.js';
 import type { ConnectorInit } from '../../infra/connectors/types.js';
 import type { DeploymentRow, DeploymentsStore } from '../../features/deployments/store.js';
 import type { ModelRevisionsService } from '../../features/models/revisions.service.js';
-import { NO_INTERVAL_MS } from './resync.js';
+import { ServicesWatchTask, syncedServices, type WatchTaskDeps } from './kserve-watch.js';
 
-export interface RevisionFollowerDeps {
+export interface RevisionFollowerDeps extends WatchTaskDeps {
   db: Db;
   deployments: Pick<DeploymentsStore, 'liveEverywhere'>;
   revisions: Pick<ModelRevisionsService, 'latest' | 'registerCopy'>;
-  informers: InformerSet;
-  /** The namespaces the platform's operator opened (DIDYMA_KSERVE_NAMESPACES): the ones watched. */
-  grants: NamespaceGrants;
-  scheduler: Scheduler;
-  logger: Logger;
-  /** Between passes that catch up with what an event may have missed (0: none). */
-  intervalMs: number;
-  /** Subscribes to committed changes of deployments (a deployment made after its services moved); returns the unsubscribe. */
-  wakeups?: (wake: () => void) => () => void;
 }
 
 type Following = DeploymentRow & { workspace_name: string };
@@ -39,27 +26,14 @@ type Following = DeploymentRow & { workspace_name: string };
  * replica may run it.
  */
 export class KServeRevisionFollower {
-  private readonly task: ScheduledTask;
-  private readonly unsubscribes: Array<() => void> = [];
+  private readonly task: ServicesWatchTask;
 
   constructor(private readonly deps: RevisionFollowerDeps) {
-    this.task = deps.scheduler.add({
-      name: 'kserve_revision_follower',
-      intervalMs: deps.intervalMs > 0 ? deps.intervalMs : NO_INTERVAL_MS,
-      run: () => this.runOnce(),
-      afterStop: async () => {
-        for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
-      },
-    });
+    this.task = new ServicesWatchTask(deps, 'kserve_revision_follower', () => this.runOnce());
   }
 
   /** Watches the opened namespaces and runs a pass now, after every change, and every interval. */
   start(): void {
-    if (this.unsubscribes.length === 0) {
-      const wake = () => this.task.wake();
-      for (const namespace of this.deps.grants.keys()) this.unsubscribes.push(this.informerOf(namespace).subscribe(wake, false));
-      if (this.deps.wakeups) this.unsubscribes.push(this.deps.wakeups(wake));
-    }
     this.task.start();
   }
 
@@ -69,8 +43,8 @@ export class KServeRevisionFollower {
     for (const deployment of following) {
       for (const namespace of namespacesOf(deployment.registry_connector_init as ConnectorInit)) {
         if (!namespaceOpenTo(this.deps.grants, deployment.workspace_name, namespace)) continue;
-        const services = await this.servicesOf(namespace);
-        for (const service of services) await this.follow(deployment, service);
+        const services = await syncedServices(this.deps.informers, namespace, this.deps.logger);
+        for (const service of services ?? []) await this.follow(deployment, service);
       }
     }
   }
@@ -88,21 +62,5 @@ export class KServeRevisionFollower {
     } catch (error) {
       this.deps.logger.warn({ ...where, err: error }, 'could not register the new revision as a version; tried again next pass');
     }
-  }
-
-  /** The namespace's services as its shared informer caches them (started on the first ask); none while it cannot be listed. */
-  private async servicesOf(namespace: string): Promise<readonly InferenceService[]> {
-    const informer = this.informerOf(namespace);
-    try {
-      await informer.whenSynced();
-    } catch (error) {
-      this.deps.logger.warn({ namespace, err: error }, 'could not list the InferenceServices of the namespace; tried again next pass');
-      return [];
-    }
-    return informer.list();
-  }
-
-  private informerOf(namespace: string) {
-    return this.deps.informers.informer<InferenceService>(collections.inferenceServices(namespace));
   }
 }

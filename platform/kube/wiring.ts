@@ -16,6 +16,8 @@ import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { ClusterProxyResolver } from './proxy-resolver.js';
 import { DesiredStateResync } from './resync.js';
 import { KServeRevisionFollower } from './revision-follower.js';
+import { KServeServingStates } from './serving-states.js';
+import { servingStatesStore } from '../../features/models/serving-states.store.js';
 import { deploymentsStore } from '../../features/deployments/store.js';
 import type { ModelRevisionsService } from '../../features/models/revisions.service.js';
 
@@ -35,7 +37,9 @@ export interface KubeSide extends KubeCluster {
   proxies: ClusterProxyResolver;
   /** The one registrar of KServe revisions (`versioning: revision`): started by the private server. */
   revisions: KServeRevisionFollower;
-  /** Starts what only the private server runs: the resync and the follower of revisions. */
+  /** The one writer of the KServe services' states a model's page shows: started by the private server. */
+  servingStates: KServeServingStates;
+  /** Starts what only the private server runs: the resync, the follower of revisions and the serving states. */
   startPrivateTasks(): void;
 }
 
@@ -70,23 +74,20 @@ export function createKubeSide(config: Config, cluster: KubeCluster, deps: KubeS
   const configMaps = informers.informer(collections.configMaps(connection.namespace, proxyConfigSelector(config.proxyConfigMap)));
   const wakeups = (wake: () => void) => deps.changes().subscribeCommitted('desired_state', wake);
   const resync = new DesiredStateResync({ ...deps, kube: connection, writer, logger: logger.child({ task: 'resync' }), wakeups }, { intervalMs: config.kubeResyncSeconds * 1000 });
-  const revisions = new KServeRevisionFollower({
-    ...deps,
-    deployments: deploymentsStore,
-    informers,
-    grants: config.kserveNamespaces,
-    logger: logger.child({ task: 'kserve-revisions' }),
-    intervalMs: config.kubeResyncSeconds * 1000,
-    wakeups,
-  });
+  // Both follow the InferenceServices of every opened namespace, after each change and every resync interval.
+  const watching = { ...deps, informers, grants: config.kserveNamespaces, intervalMs: config.kubeResyncSeconds * 1000 };
+  const revisions = new KServeRevisionFollower({ ...watching, deployments: deploymentsStore, logger: logger.child({ task: 'kserve-revisions' }), wakeups });
+  const servingStates = new KServeServingStates({ ...watching, store: servingStatesStore, logger: logger.child({ task: 'kserve-serving-states' }) });
   return {
     ...cluster,
     writer,
     resync,
     revisions,
+    servingStates,
     startPrivateTasks: () => {
       resync.start();
       revisions.start();
+      servingStates.start();
     },
     proxies: new ClusterProxyResolver({ kube: connection, prefix: config.proxyConfigMap, configMaps, catalog: deps.catalog, http: deps.http, db: deps.db, logger: logger.child({ task: 'proxy-config' }) }),
   };

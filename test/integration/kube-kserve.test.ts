@@ -289,10 +289,15 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     const offered = await t.private.get(`/api/deployment/${deploymentKey}/offered_model`, { token: owner.token });
     expect(offered.body[0]).to.deep.include({ model_code: name, registered_versions: ['1', '2'] });
     expect(offered.body[0].registry.latest_ready_revision).to.equal(revision);
-    // The model's page shows the service as it is now, beside what its registration recorded.
-    const shown = (await t.public.get(modelPath, { token: owner.token })).body;
+    // The model's page shows the service as the private server saw it last, beside what its registration recorded.
+    const shown = await waitFor('the model to show the new revision', async () => {
+      const body = (await t.public.get(modelPath, { token: owner.token })).body;
+      return body.serving?.latest_ready_revision === revision ? body : undefined;
+    });
     expect(shown.serving).to.deep.equal({ ready: true, latest_ready_revision: revision });
     expect(shown.native_metadata.registry.latest_ready_revision).to.equal(`${name}-predictor-00001`);
+    const explained = (await t.public.get(`/api/model/${name}/version/2`, { token: owner.token })).body;
+    expect(explained.explainer_metadata.serving).to.deep.equal({ ready: true, latest_ready_revision: `${name}-explainer-00001` });
   });
 
   it('registers each new ready revision once, as a copy of the latest registration, for a deployment with versioning: revision', async () => {

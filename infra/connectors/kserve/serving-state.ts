@@ -1,26 +1,20 @@
-import { namespaceOpenTo, type KServeAccess } from './access.js';
-import { readinessOf, type Component } from './inference-service.js';
+import { explains, readinessOf, type Component, type InferenceService } from './inference-service.js';
 
+/** A component's state as a model's page shows it (`serving`). */
 export interface KServeServingState {
   ready: boolean;
   not_ready_reason?: string;
   latest_ready_revision?: string;
 }
 
-/**
- * The state now of the service a registration recorded as `registry`
- * (`describe`'s record), from the process's shared informer of its namespace:
- * undefined for another platform's record, a namespace closed to `workspace`,
- * or a watch that cannot start (the caller shows the recorded state alone).
- */
-export async function kserveServingState(access: KServeAccess, workspace: string, registry: Record<string, unknown>): Promise<KServeServingState | undefined> {
-  const { platform, namespace, name, component } = registry;
-  if (platform !== 'kserve' || typeof namespace !== 'string' || typeof name !== 'string' || !namespaceOpenTo(access.grants, workspace, namespace)) return undefined;
-  const service = await access.cached(namespace, name).catch(() => null);
-  if (service === null) return undefined;
-  if (!service) return { ready: false, not_ready_reason: `InferenceService ${namespace}/${name} does not exist` };
-  const own: Component = component === 'explainer' ? 'explainer' : 'predictor';
-  const { ready, reason } = readinessOf(service, own);
-  const revision = service.status?.components?.[own]?.latestReadyRevision;
+/** The state now of each component a model code can name: the predictor, and the explainer of a service that explains. */
+export function componentStates(service: InferenceService): Partial<Record<Component, KServeServingState>> {
+  const components: Component[] = explains(service) ? ['predictor', 'explainer'] : ['predictor'];
+  return Object.fromEntries(components.map((component) => [component, stateOf(service, component)]));
+}
+
+function stateOf(service: InferenceService, component: Component): KServeServingState {
+  const { ready, reason } = readinessOf(service, component);
+  const revision = service.status?.components?.[component]?.latestReadyRevision;
   return { ready, ...(reason ? { not_ready_reason: reason } : {}), ...(revision ? { latest_ready_revision: revision } : {}) };
 }
