@@ -76,8 +76,8 @@ export async function startServers(platform: Platform, names: ServerName[]): Pro
     public: platform.config.publicPort,
   };
   const running: RunningServer[] = [];
-  // The private server writes custom resources (Kubernetes mode): it also repairs their drift.
-  if (names.includes('private')) platform.kube?.resync.start();
+  // The private server writes custom resources (Kubernetes mode): it also repairs their drift, and registers KServe revisions.
+  if (names.includes('private')) platform.kube?.startPrivateTasks();
   const { metricsPort } = platform.config;
   const listeners: Array<{ name: RunningServer['name']; app: http.RequestListener; port: number }> = names.map((name) => ({ name, app: factories[name](platform), port: ports[name] }));
   if (metricsPort !== undefined) listeners.push({ name: 'metrics', app: metricsOnly(platform.metrics.handler(...names)), port: metricsPort });

@@ -43,7 +43,8 @@ import { DeploymentConnectors } from '../features/deployments/connectors.js';
 import { DatabaseProxyResolver, type ProxyResolver } from '../features/deployments/proxy-resolver.js';
 import { DeploymentsService } from '../features/deployments/service.js';
 import { ModelOffersService } from '../features/models/offers.service.js';
-import { ModelRegistrationService } from '../features/models/registration.service.js';
+import { ModelRegistrationService, type CompileSchema } from '../features/models/registration.service.js';
+import { ModelRevisionsService } from '../features/models/revisions.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
@@ -67,6 +68,8 @@ import { datasetsStore } from '../features/datasets/store.js';
 import { deploymentsStore } from '../features/deployments/store.js';
 import { modelsStore } from '../features/models/store.js';
 import { createKubeSide, kubeCluster } from './kube/wiring.js';
+import { recordedServingState } from '../features/models/serving-states.js';
+import { servingStatesStore } from '../features/models/serving-states.store.js';
 import { DEFAULT_IDEMPOTENCY_OPTIONS, IdempotencyService } from '../features/idempotency/service.js';
 import { idempotencyStore } from '../features/idempotency/store.js';
 import { WebhooksService } from '../features/webhooks/service.js';
@@ -174,7 +177,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const connectorCatalog = new ConnectorCatalog({ policy, kserve: cluster?.kserve });
   const connectors = new DeploymentConnectors(connectorCatalog, http, box);
   // Kubernetes mode: a reconciler applies the committed rows as custom resources (undefined in the embedded default).
-  const kube = cluster && createKubeSide(config, cluster, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster });
+  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
+  const compileSchema: CompileSchema = (workspaceId, schema, field) => validation.compile(workspaceId, schema, field);
+  const revisions = new ModelRevisionsService(db, { models: modelsStore, deployments: deploymentsStore }, connectors, compileSchema, audit);
+  const kube = cluster && createKubeSide(config, cluster, { db, box, catalog: connectorCatalog, http, logger, scheduler, changes: changeFeed, observer: metrics.cluster, revisions });
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, kube !== undefined);
@@ -212,12 +218,13 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const webhooks = new WebhooksService(db, { endpoints: webhookEndpointsStore, deliveries: webhookDeliveriesStore }, box, policy, { maxEndpoints: config.webhookMaxEndpoints });
   let started = false;
   const closing = new ClosingSteps();
-  const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache);
+  // A model's page shows its KServe service's state as the private server last recorded it: the public server has no Kubernetes access.
+  const servingState = config.kserveNamespaces.size ? recordedServingState(db, servingStatesStore, config.kserveNamespaces) : undefined;
+  const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore }, readCache, servingState);
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
     : undefined;
-  const validation = new ValidationPool({ threads: config.validationThreads, timeoutMs: config.validationTimeoutMs, maxWaitingPerWorkspace: config.validationWaitingPerWorkspace });
   const services = {
     storage,
     uploads: new UploadsService(db, { files: filesStore, storageConfigs: storageConfigsStore, uploads: uploadsStore }, storage, { maxBytes: config.maxUploadBytes, mediaTypes: list(config.uploadMediaTypes), ttlSeconds: config.uploadTtl }),
@@ -227,7 +234,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       { models: modelsStore, files: filesStore, deployments: deploymentsStore },
       connectors,
       (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN),
-      (workspaceId, schema, field) => validation.compile(workspaceId, schema, field),
+      compileSchema,
     ),
     offers: new ModelOffersService(db, { models: modelsStore, deployments: deploymentsStore }, connectors),
     catalog,

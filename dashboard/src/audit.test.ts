@@ -35,6 +35,14 @@ describe('dashboard audit trail', () => {
     expect(trail.text).to.contain('1 record matches.');
   });
 
+  it('names the platform as the actor of what it did by itself', async () => {
+    const { ws, client } = await member('supervisor');
+    const requestId = 'platform-registration';
+    await t.platform.db('audit_records').insert({ id: crypto.randomUUID(), actor_type: 'platform', actor_id: 'kserve-revisions', workspace_id: ws.id, action: 'registerModel', method: 'POST', path: '/api/platform_model', outcome: 201, request_id: requestId });
+    const trail = await client.get('/dashboard/audit?action=registerModel');
+    expect(trail.text).to.contain(requestId).and.contain('platform <span class="muted nowrap">(kserve-revisions)</span>');
+  });
+
   it("hides other workspaces' records from a supervisor and the page from a plain member", async () => {
     const other = await member('supervisor');
     const requestId = 'other-workspace-request';

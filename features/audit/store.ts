@@ -1,8 +1,8 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 
-/** Who made a request: a signed-in user, an API token, an OAuth client (its service user), or nobody known. */
-export type ActorType = 'user' | 'api_token' | 'oauth_client' | 'anonymous';
+/** Who made a request: a signed-in user, an API token, an OAuth client (its service user), or nobody known; `platform` for what didyma did by itself. */
+export type ActorType = 'user' | 'api_token' | 'oauth_client' | 'anonymous' | 'platform';
 
 export interface AuditRow {
   id: string;

@@ -45,8 +45,8 @@ export interface DeploymentsStore {
   markDeleted(db: Runner, id: number): Promise<number>;
   /** Undefined when it is no longer live. */
   setMaxConcurrentCalls(db: Runner, id: number, value: number | null): Promise<DeploymentRow | undefined>;
-  /** Every live deployment of every live workspace, oldest first, with its workspace's name. */
-  liveEverywhere(db: Runner): Promise<Array<DeploymentRow & { workspace_name: string }>>;
+  /** Every live deployment of every live workspace (of that registry class, when given), oldest first, with its workspace's name. */
+  liveEverywhere(db: Runner, registryClass?: string): Promise<Array<DeploymentRow & { workspace_name: string }>>;
   /** The reconciler's record of how far each deployment's ModelDeployment got. */
   cluster: ClusterStateStore;
 }
@@ -69,7 +69,13 @@ export const deploymentsStore: DeploymentsStore = {
   markDeleted: (db, id) => db('deployments').where({ id }).whereNull('deleted_at').update({ deleted_at: new Date() }),
   setMaxConcurrentCalls: async (db, id, value) =>
     (await db<DeploymentRow>('deployments').where({ id }).whereNull('deleted_at').update({ max_concurrent_calls: value }).returning('*'))[0] as DeploymentRow | undefined,
-  liveEverywhere: (db) =>
-    db('deployments as r').join('workspaces as w', 'w.id', 'r.workspace_id').whereNull('r.deleted_at').whereNull('w.deleted_at').orderBy('r.id').select('r.*', 'w.name as workspace_name'),
+  liveEverywhere: (db, registryClass) =>
+    db('deployments as r')
+      .join('workspaces as w', 'w.id', 'r.workspace_id')
+      .whereNull('r.deleted_at')
+      .whereNull('w.deleted_at')
+      .modify((q) => void (registryClass && q.where('r.registry_connector_class', registryClass)))
+      .orderBy('r.id')
+      .select('r.*', 'w.name as workspace_name'),
   cluster: clusterStateStore('deployments', 'deployment_key'),
 };

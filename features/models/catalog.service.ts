@@ -3,10 +3,17 @@ import { NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { FileRow, FilesStore } from '../files/store.js';
 import type { ModelRow, ModelsStore } from './store.js';
-import { presentChain, presentModel } from './present.js';
+import { presentChain, presentModel, type ServingState } from './present.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
 import type { Page } from '../../infra/db/keyset.js';
+
+/**
+ * The state now of the model a registration recorded as `registry` (its
+ * `native_metadata.registry`), for a registry that can tell; undefined
+ * otherwise, or when it cannot be read.
+ */
+export type ServingStateOf = (workspace: string, registry: Record<string, unknown>) => Promise<ServingState | undefined>;
 
 /** What workspace members read about models (public server). */
 export class ModelCatalogService {
@@ -17,6 +24,7 @@ export class ModelCatalogService {
     private readonly db: Db,
     private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'> },
     cache?: { changes: ChangeFeed; maxEntries: number },
+    private readonly servingStateOf?: ServingStateOf,
   ) {
     this.liveModels = cache && new ReadCache(cache.changes, 'models', { maxEntries: cache.maxEntries, maxAgeMs: 60_000 });
   }
@@ -33,9 +41,14 @@ export class ModelCatalogService {
     return { items, total, next };
   }
 
+  /** The model with its explainer chain, each link with its serving state now when its registry can tell. */
   async get(principal: Principal, code: string, version: string) {
     const model = await this.live(principal, code, version);
-    return presentChain([model, ...(await this.stores.models.explainersOf(this.db, model))], principal.workspace!.name);
+    const chain = [model, ...(await this.stores.models.explainersOf(this.db, model))];
+    const workspace = principal.workspace!.name;
+    const stateOf = this.servingStateOf;
+    const serving = stateOf ? await Promise.all(chain.map((row) => stateOf(workspace, (row.native_metadata.registry ?? {}) as Record<string, unknown>))) : [];
+    return presentChain(chain, workspace, serving);
   }
 
   /** A live model of the caller's workspace, or 404. */

@@ -15,7 +15,15 @@ export interface ModelMetadata {
   output_schema: object;
   feedback_schema: object | null;
   native_metadata: object;
+  serving?: ServingState;
   explainer_metadata?: ModelMetadata;
+}
+
+/** A serving platform's state of a model now (a KServe service as the process's watch last saw it). */
+export interface ServingState {
+  ready: boolean;
+  not_ready_reason?: string;
+  latest_ready_revision?: string;
 }
 
 export function presentModel(row: ModelRow, workspace: string): ModelMetadata {
@@ -36,10 +44,11 @@ export function presentModel(row: ModelRow, workspace: string): ModelMetadata {
   };
 }
 
-/** A model with its explainer chain nested as `explainer_metadata`. */
-export function presentChain(chain: ModelRow[], workspace: string): ModelMetadata {
+/** A model with its explainer chain nested as `explainer_metadata`; `serving`, when given, the state of each link now. */
+export function presentChain(chain: ModelRow[], workspace: string, serving: ReadonlyArray<ServingState | undefined> = []): ModelMetadata {
   const [head, ...rest] = chain;
   const metadata = presentModel(head!, workspace);
-  if (rest.length) metadata.explainer_metadata = presentChain(rest, workspace);
+  if (serving[0]) metadata.serving = serving[0];
+  if (rest.length) metadata.explainer_metadata = presentChain(rest, workspace, serving.slice(1));
   return metadata;
 }

@@ -6,9 +6,9 @@ import type { DeploymentRow, DeploymentsStore } from '../deployments/store.js';
 import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, schemasOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
-import type { ModelsStore, NewModelRow } from './store.js';
+import type { ModelsStore } from './store.js';
+import { newModelRow } from './new-row.js';
 import { presentChain } from './present.js';
-import { retryPolicyOf } from './retry-policy.js';
 
 interface Resolved {
   deployment: DeploymentRow;
@@ -54,7 +54,7 @@ export class ModelRegistrationService {
     await this.compileAll(workspace.id, chain.map((link, i) => ({ ...link, payload: resolved[i]!.payload })), given);
     const rows = await this.db.transaction(async (trx) => {
       await this.checkAvailable(chain, trx);
-      return this.stores.models.insertChain(trx, chain.map((link, i) => this.rowOf(link, resolved[i]!, workspace.id, principal.user.id)));
+      return this.stores.models.insertChain(trx, chain.map((link, i) => newModelRow(link, resolved[i]!.payload, resolved[i]!, workspace.id, principal.user.id)));
     });
     return [presentChain(rows, workspace.name)];
   }
@@ -129,28 +129,5 @@ export class ModelRegistrationService {
     const failure = answers.find((answer): answer is PromiseRejectedResult => answer.status === 'rejected');
     if (failure) throw failure.reason;
     return undefined;
-  }
-
-  private rowOf(link: ChainLink, resolved: Resolved, workspaceId: number, userId: number): NewModelRow {
-    const p = resolved.payload;
-    return {
-      workspace_id: workspaceId,
-      model_code: p.model_code,
-      version: p.version,
-      name: p.name,
-      description: p.description,
-      input_schema: p.input_schema,
-      output_schema: p.output_schema,
-      feedback_schema: p.feedback_schema ?? null,
-      realtime_execution: p.realtime_execution ?? false,
-      allow_download: p.allow_download ?? false,
-      need_context: p.need_context ?? link.position > 0,
-      retry_policy: retryPolicyOf(p.retry_policy),
-      model_card_file_id: p.model_card_file_id,
-      deployment_id: resolved.deployment.id,
-      native_metadata: { deployment_key: resolved.deployment.deployment_key, registry: resolved.registry },
-      chain_position: link.position,
-      created_by_id: userId,
-    };
   }
 }

@@ -62,6 +62,8 @@ export interface ModelsStore {
   registeredExplainersOf(db: Runner, model: ModelRow): Promise<ModelRow[]>;
   markDeleted(db: Runner, ids: number[]): Promise<number>;
   liveUsingDeployment(db: Runner, deploymentId: number): Promise<Array<Pick<ModelRow, 'model_code' | 'version'>>>;
+  /** The live model (not an explainer) of that code last registered through the deployment. */
+  latestLiveUsingDeployment(db: Runner, deploymentId: number, code: string): Promise<ModelRow | undefined>;
   /** Every live model version of every live workspace. */
   liveEverywhere(db: Runner): Promise<LiveModel[]>;
 }
@@ -118,6 +120,7 @@ export const modelsStore: ModelsStore = {
   },
   markDeleted: (db, ids) => db('models').whereIn('id', ids).whereNull('deleted_at').update({ deleted_at: new Date() }),
   liveUsingDeployment: (db, deploymentId) => db<ModelRow>('models').where({ deployment_id: deploymentId }).whereNull('deleted_at').select('model_code', 'version'),
+  latestLiveUsingDeployment: (db, deploymentId, code) => db<ModelRow>('models').where({ deployment_id: deploymentId, model_code: code }).whereNull('deleted_at').whereNull('explains_id').orderBy('id', 'desc').first(),
   liveEverywhere: async (db) =>
     (await db('models as m')
       .join('workspaces as w', 'w.id', 'm.workspace_id')

@@ -36,7 +36,7 @@ export interface ResyncDeps {
 
 const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 /** The longest timer Node.js keeps: an interval of 0 means passes after changes only. */
-const NO_INTERVAL_MS = 2_147_483_647;
+export const NO_INTERVAL_MS = 2_147_483_647;
 /** The first and the longest wait before a pass that retries what the last one left failed or still being removed. */
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;

@@ -9,6 +9,8 @@ import { filesystemStorage, tenant, upload, type Tenant } from '../support/fixtu
 import { installKServeCrd, kubectlApply, kubeOverrides, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
 import { ModelServers, startIrisExplainer, startMlserver, type MlserverModel, type StartedServer } from '../support/model-servers.js';
 import { startTestPlatform, unique, type TestPlatform } from '../support/platform.js';
+import { collections } from '../../infra/kube/paths.js';
+import type { InferenceService } from '../../infra/connectors/kserve/inference-service.js';
 import { requireEnv } from '../support/services.js';
 import { DashboardClient } from '../support/dashboard-client.js';
 
@@ -62,6 +64,11 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
   let other: Tenant;
   let cardId: string;
   let deploymentKey: string;
+  // A workspace whose deployment registers each new ready revision (`versioning: revision`), on a namespace of its own.
+  const following = unique('ws-revisions');
+  let revisionsNamespace: string;
+  let follower: Tenant;
+  let followerCardId: string;
 
   before(async () => {
     requireEnv('TEST_DATABASE_URL', 'postgres');
@@ -73,18 +80,25 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     await installKServeCrd();
     models = testNamespaceName('dy-kserve-models');
     closed = testNamespaceName('dy-kserve-closed');
-    for (const namespace of [models, closed]) await api.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } } });
+    revisionsNamespace = testNamespaceName('dy-kserve-revisions');
+    for (const namespace of [models, closed, revisionsNamespace]) await api.core.createNamespace({ body: { metadata: { name: namespace, labels: { 'didyma.io/test': 'true' } } } });
     // Only `workspace` may read `models`; nobody may read `closed`.
-    const grants = `${models}=${workspace}`;
+    const grants = `${models}=${workspace},${revisionsNamespace}=${following}`;
     own = await ownDatabase();
-    t = await startTestPlatform({ ...kubeOverrides(kube.namespace), kserveNamespaces: new Map([[models, [workspace]]]) }, undefined, { db: own.db });
+    t = await startTestPlatform({ ...kubeOverrides(kube.namespace), kserveNamespaces: new Map([
+        [models, [workspace]],
+        [revisionsNamespace, [following]],
+      ]),
+    }, undefined, { db: own.db });
     operator = await startTestOperator(kube.namespace, { DIDYMA_KSERVE_NAMESPACES: grants, DIDYMA_LEASE_SECONDS: '15' });
     owner = await tenant(t, 'supervisor', workspace);
     other = await tenant(t);
+    follower = await tenant(t, 'supervisor', following);
     mlserver = await starting;
     explainer = await startIrisExplainer(servers, mlserver);
     forwarder = await secondPort(mlserver.url);
     cardId = (await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris on KServe')).file_id;
+    followerCardId = (await upload(t.private, follower.token, await filesystemStorage(t.private, follower.token), '# Iris, followed')).file_id;
     executor = await startExecutor(t.platform);
   });
   after(async () => {
@@ -96,24 +110,24 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     await servers?.close();
   });
 
-  const deployment = (key: string, namespaces: string[]) => ({
+  const deployment = (key: string, namespaces: string[], versioning?: string) => ({
     deployment_key: key,
     registry_connector_class: REGISTRY,
-    registry_connector_init: { namespaces },
+    registry_connector_init: { namespaces, ...(versioning ? { versioning } : {}) },
     server_proxy_class: PROXY,
     server_proxy_init: { namespaces },
   });
 
   /** Writes the status as KServe's controller would: the predictor's and the explainer's addresses, and the conditions. */
-  async function setStatus(url: string, ready: boolean) {
+  async function setStatus(url: string, ready: boolean, namespace = models, revision = `${name}-predictor-00001`) {
     const status = ready ? 'True' : 'False';
     await api.patchStatus(
-      { ...ISVC, namespace: models, name, fieldManager: 'kserve-controller-test' },
+      { ...ISVC, namespace, name, fieldManager: 'kserve-controller-test' },
       {
         url,
         address: { url },
         components: {
-          predictor: { url, address: { url }, latestReadyRevision: `${name}-predictor-00001` },
+          predictor: { url, address: { url }, latestReadyRevision: revision },
           explainer: { url: explainer.url, address: { url: explainer.url }, latestReadyRevision: `${name}-explainer-00001` },
         },
         conditions: [
@@ -127,18 +141,18 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
   const modelPath = `/api/model/${name}/version/1`;
 
-  async function invoke(path = modelPath, extra: Record<string, unknown> = {}) {
-    const session = (await t.public.post(`${path}/session`, { token: owner.token })).body.id as string;
-    const created = await t.public.post(`${path}/session/${session}/invocation`, { token: owner.token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) }, ...extra } });
+  async function invoke(path = modelPath, extra: Record<string, unknown> = {}, token = owner.token) {
+    const session = (await t.public.post(`${path}/session`, { token })).body.id as string;
+    const created = await t.public.post(`${path}/session/${session}/invocation`, { token, json: { type: 'PREDICT', order: 0, request: { type: 'FEATURES', body: JSON.stringify([mlserver.summary.sample]) }, ...extra } });
     expect(created.status, created.text).to.equal(201);
     return { session, id: created.body.id as string };
   }
 
-  const finished = ({ session, id }: { session: string; id: string }, path = modelPath) =>
+  const finished = ({ session, id }: { session: string; id: string }, path = modelPath, token = owner.token) =>
     waitFor(
       'the invocation to finish',
       async () => {
-        const reply = await t.public.get(`${path}/session/${session}/invocation/${id}`, { token: owner.token });
+        const reply = await t.public.get(`${path}/session/${session}/invocation/${id}`, { token });
         return ['COMPLETED', 'ERROR'].includes(reply.body.status) ? reply.body : undefined;
       },
       120_000,
@@ -267,6 +281,11 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
 
   it('retries an invocation while the service is not ready, and completes it once it is', async () => {
     await setStatus(mlserver.url, false);
+    const notReady = await waitFor('the model to show its service not ready', async () => {
+      const serving = (await t.public.get(modelPath, { token: owner.token })).body.serving;
+      return serving?.ready === false ? serving : undefined;
+    });
+    expect(notReady.not_ready_reason).to.match(/^PredictorReady is False \(MinimumReplicasUnavailable/);
     const invocation = await invoke();
     const failed = await waitFor('a failed attempt', async () => {
       const row = await t.platform.db('invocations').where({ id: invocation.id }).first();
@@ -279,5 +298,78 @@ describe('Kubernetes: KServe InferenceServices behind didyma (real MLServer)', f
     const attempts = done.attempts as Array<{ error?: string }>;
     expect(attempts.length).to.be.greaterThan(1);
     expect(attempts[0]?.error).to.contain(`InferenceService ${models}/${name} is not ready: PredictorReady is False (MinimumReplicasUnavailable: Deployment does not have minimum availability.)`);
+  });
+
+  /** Until the process's shared informer has seen the service at `revision`: what the follower reads. */
+  const informerSees = (namespace: string, revision: string) =>
+    waitFor(`the informer to see ${revision}`, async () => {
+      const service = t.platform.kube!.informers.informer<InferenceService>(collections.inferenceServices(namespace)).get(name);
+      return service?.status?.components?.predictor?.latestReadyRevision === revision;
+    });
+
+  it('only offers a new ready revision of a deployment without versioning: revision', async () => {
+    const revision = `${name}-predictor-00002`;
+    await setStatus(mlserver.url, true, models, revision);
+    await informerSees(models, revision);
+    await t.platform.kube!.revisions.runOnce();
+    const deploymentId = (await t.platform.db('deployments').where({ deployment_key: deploymentKey }).first()).id;
+    expect(await t.platform.db('models').where({ deployment_id: deploymentId, model_code: name }).orderBy('id').pluck('version')).to.deep.equal(['1', '2']);
+    const offered = await t.private.get(`/api/deployment/${deploymentKey}/offered_model`, { token: owner.token });
+    expect(offered.body[0]).to.deep.include({ model_code: name, registered_versions: ['1', '2'] });
+    expect(offered.body[0].registry.latest_ready_revision).to.equal(revision);
+    // The model's page shows the service as the private server saw it last, beside what its registration recorded.
+    const shown = await waitFor('the model to show the new revision', async () => {
+      const body = (await t.public.get(modelPath, { token: owner.token })).body;
+      return body.serving?.latest_ready_revision === revision ? body : undefined;
+    });
+    expect(shown.serving).to.deep.equal({ ready: true, latest_ready_revision: revision });
+    expect(shown.native_metadata.registry.latest_ready_revision).to.equal(`${name}-predictor-00001`);
+    const explained = (await t.public.get(`/api/model/${name}/version/2`, { token: owner.token })).body;
+    expect(explained.explainer_metadata.serving).to.deep.equal({ ready: true, latest_ready_revision: `${name}-explainer-00001` });
+  });
+
+  it('registers each new ready revision once, as a copy of the latest registration, for a deployment with versioning: revision', async () => {
+    await kubectlApply(kube, { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name, namespace: revisionsNamespace }, spec: { predictor: { model: { modelFormat: { name: 'sklearn' }, protocolVersion: 'v2' } } } });
+    await setStatus(mlserver.url, true, revisionsNamespace, `${name}-predictor-00011`);
+    const key = unique('kserve-rev');
+    const created = await t.private.post('/api/deployment', { token: follower.token, json: deployment(key, [revisionsNamespace], 'revision') });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body[0].registry_connector_init).to.deep.equal({ namespaces: revisionsNamespace, versioning: 'revision' });
+    await waitFor('the deployment to be applied', async () => (await t.private.get(`/api/deployment/${key}`, { token: follower.token })).body[0]?.cluster_state === 'applied');
+    const feedback = { type: 'object', properties: { correct: { type: 'boolean' } } };
+    const first = await t.private.post('/api/platform_model', {
+      token: follower.token,
+      json: { model_code: name, version: 'first', name: 'Iris, followed', description: 'Each revision a version', model_card_file_id: followerCardId, feedback_schema: feedback, retry_policy: { max_attempts: 7, backoff_multiplier: 1 } },
+    });
+    expect(first.status, first.text).to.equal(201);
+    expect(first.body[0].native_metadata).to.deep.include({ derived_schemas: ['input_schema', 'output_schema'] });
+
+    const revision = `${name}-predictor-00012`;
+    await setStatus(mlserver.url, true, revisionsNamespace, revision);
+    const copy = await waitFor('the new revision to be registered', async () => {
+      const reply = await t.public.get(`/api/model/${name}/version/${revision}`, { token: follower.token });
+      return reply.status === 200 ? reply.body : undefined;
+    });
+    expect(copy).to.deep.include({ name: 'Iris, followed', description: 'Each revision a version', feedback_schema: feedback, input_schema: first.body[0].input_schema, output_schema: first.body[0].output_schema });
+    expect(copy.retry_policy).to.deep.equal(first.body[0].retry_policy);
+    expect(copy.native_metadata.registry).to.deep.include({ namespace: revisionsNamespace, latest_ready_revision: revision });
+    const row = await t.platform.db('models').where({ model_code: name, version: revision }).first();
+    expect(row).to.include({ model_card_file_id: followerCardId, created_by_id: null });
+    await t.platform.audit.drain();
+    const audited = await t.platform.db('audit_records').where({ workspace_id: follower.ws.id, actor_type: 'platform', resource_id: `${name}/${revision}` });
+    expect(audited.map((r) => r.action)).to.deep.equal(['registerModel']);
+
+    const path = `/api/model/${name}/version/${revision}`;
+    const done = await finished(await invoke(path, {}, follower.token), path, follower.token);
+    expect(done.status, done.error ?? '').to.equal('COMPLETED');
+
+    // Two passes at once, as two replicas of the private server would run: one registration.
+    const next = `${name}-predictor-00013`;
+    await setStatus(mlserver.url, true, revisionsNamespace, next);
+    await informerSees(revisionsNamespace, next);
+    await Promise.all([t.platform.kube!.revisions.runOnce(), t.platform.kube!.revisions.runOnce()]);
+    await t.platform.kube!.revisions.runOnce();
+    const versions = await t.platform.db('models').where({ workspace_id: follower.ws.id }).orderBy('id').pluck('version');
+    expect(versions).to.deep.equal(['first', revision, next]);
   });
 });

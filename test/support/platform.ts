@@ -76,8 +76,8 @@ export async function startTestPlatform(
   const platform = createPlatform(config, { db: options.db ?? (await sharedDatabase()), keys: testKeys, box: testBox, logger: options.logger ?? createLogger(config.logLevel), now });
   const servers = await Promise.all([createAuthServer, createPrivateServer, createPublicServer].map((create) => listen(create(platform))));
   platform.start();
-  // As startServers: the private server runs the reconciler of the custom resources (Kubernetes mode).
-  platform.kube?.resync.start();
+  // As startServers: the private server runs the reconciler of the custom resources and the follower of KServe revisions (Kubernetes mode).
+  platform.kube?.startPrivateTasks();
   return {
     platform,
     auth: new Client(servers[0]!.url),

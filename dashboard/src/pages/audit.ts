@@ -55,6 +55,7 @@ const actionCode = (action: string) => html`<code>${action.split(/(?<=\S)(?=\/)/
 function actorText(record: AuditRecordView): Html | string {
   const { type, user_id, id } = record.actor;
   if (type === 'anonymous') return html`<span class="muted">anonymous</span>`;
+  if (type === 'platform') return html`platform <span class="muted nowrap">(${id ?? ''})</span>`;
   const label = type === 'api_token' ? `API token ${id ?? ''}` : type === 'oauth_client' ? `OAuth client ${id ?? ''}` : 'user';
   return html`${label} <span class="muted nowrap">(user ${String(user_id)})</span>`;
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { answersToVersion, describe as describeService, explainerUrlOf, predictorUrlOf, protocolOf, readinessOf, targetOf, type InferenceService } from './inference-service.js';
+import { answersToVersion, describe as describeService, explainerUrlOf, predictorUrlOf, protocolOf, readinessOf, readyRevisionOf, revisionRecordedIn, targetOf, type InferenceService } from './inference-service.js';
 import { toV1Request } from './v1.js';
 
 const condition = (type: string, status: string, reason?: string, message?: string) => ({ type, status, reason, message });
@@ -17,6 +17,17 @@ describe('KServe InferenceService status', () => {
       reason: 'Ready is False (RevisionMissing: Configuration "iris-predictor" does not have any ready Revision.)',
     });
     expect(readinessOf(service(undefined)).ready).to.equal(false);
+  });
+
+  it('names the latest ready revision of a ready service only, and reads the one a registration recorded', () => {
+    const components = { predictor: { latestReadyRevision: 'iris-predictor-00002', latestCreatedRevision: 'iris-predictor-00003' } };
+    const ready = [condition('Ready', 'True'), condition('PredictorReady', 'True')];
+    expect(readyRevisionOf(service({ conditions: ready, components }))).to.equal('iris-predictor-00002');
+    expect(readyRevisionOf(service({ conditions: [condition('Ready', 'False'), condition('PredictorReady', 'True')], components }))).to.equal(undefined);
+    expect(readyRevisionOf(service({ conditions: ready }))).to.equal(undefined);
+    expect(revisionRecordedIn(describeService(service({ conditions: ready, components })))).to.equal('iris-predictor-00002');
+    expect(revisionRecordedIn({ name: 'iris' })).to.equal(undefined);
+    expect(revisionRecordedIn(undefined)).to.equal(undefined);
   });
 
   it("takes the predictor's in-cluster address first, then its URL, then the service's", () => {

@@ -116,6 +116,17 @@ export function answersToVersion(service: InferenceService, version: string): bo
   return pinned === undefined || pinned === version;
 }
 
+/** The predictor's latest ready revision, when the service is ready: what `versioning: revision` names a version after. */
+export function readyRevisionOf(service: InferenceService): string | undefined {
+  return readinessOf(service).ready ? service.status?.components?.predictor?.latestReadyRevision : undefined;
+}
+
+/** The revision a registration recorded in `native_metadata.registry` (see `describe`). */
+export function revisionRecordedIn(registry: unknown): string | undefined {
+  const recorded = (registry as Record<string, unknown> | undefined)?.latest_ready_revision;
+  return typeof recorded === 'string' ? recorded : undefined;
+}
+
 /** What the registry connector records of a service's component at registration (native_metadata.registry). */
 export function describe(service: InferenceService, component: Component = 'predictor'): Record<string, unknown> {
   const { ready, reason } = readinessOf(service, component);

@@ -22,6 +22,17 @@ export const protocol = (value: string, path: string): string => {
   return value;
 };
 
+/** How a KServe deployment's versions are named: `given` at registration (the default), or after each ready predictor `revision`. */
+export const VERSIONINGS = ['given', 'revision'] as const;
+
+export const versioning = (value: string, path: string): string => {
+  if (!(VERSIONINGS as readonly string[]).includes(value)) throw invalid(path, `must be one of ${VERSIONINGS.join(', ')}`);
+  return value;
+};
+
+/** Whether a KServe registry's init asks the platform to register each new ready revision of a registered service. */
+export const followsRevisions = (init: Readonly<Record<string, unknown>>): boolean => init.versioning === 'revision';
+
 /**
  * Checks a KServe class's init: Kubernetes mode, `namespaces` (a list, or
  * names separated by commas; stored comma-separated, as every init value is

@@ -115,6 +115,12 @@ describe('KServe connectors', () => {
       expect(refusal(() => catalog.validate('proxy', PROXY, { namespaces: 'models', label_selector: 'a=b' }, 'team-a'))).to.match(/label_selector is not a parameter of didyma.proxy.KServeServerProxy/);
     });
 
+    it('takes versioning given or revision on the registry only', () => {
+      expect(catalog.validate('registry', REGISTRY, { namespaces: ['models'], versioning: 'revision' }, 'team-a').init).to.deep.equal({ namespaces: 'models', versioning: 'revision' });
+      expect(refusal(() => catalog.validate('registry', REGISTRY, { namespaces: ['models'], versioning: 'latest' }, 'team-a'))).to.equal('registry_connector_init.versioning must be one of given, revision');
+      expect(refusal(() => catalog.validate('proxy', PROXY, { namespaces: 'models', versioning: 'revision' }, 'team-a'))).to.match(/versioning is not a parameter of didyma.proxy.KServeServerProxy/);
+    });
+
     it('refuses every init outside Kubernetes mode, saying so', () => {
       const embedded = new ConnectorCatalog({ policy });
       expect(refusal(() => embedded.validate('registry', REGISTRY, { namespaces: ['models'] }, 'team-a'))).to.match(/^registry_connector_init cannot be used: .* this platform does not run in Kubernetes mode/);

@@ -4,7 +4,7 @@ import { metadataSchemas } from '../open-inference/metadata-schemas.js';
 import type { ConnectorDeps, ConnectorInit, RegistryConnector, RegistryOffer, RegistrySchemas } from '../types.js';
 import type { KServeAccess } from './access.js';
 import { answersToVersion, describe, explains, offerOf, predictorUrlOf, protocolOf, readinessOf, targetOf, type Component, type InferenceService } from './inference-service.js';
-import { labelSelector, validateKServeInit } from './init.js';
+import { labelSelector, validateKServeInit, versioning } from './init.js';
 import { DeploymentNamespaces } from './namespaces.js';
 
 export const KSERVE_REGISTRY_CLASS = 'didyma.registry.KServeRegistryConnector';
@@ -30,7 +30,7 @@ export class KServeRegistryConnector implements RegistryConnector {
   }
 
   static validateInit(access: KServeAccess | undefined, init: unknown, field: string, workspace?: string): ConnectorInit {
-    return validateKServeInit(init, field, KSERVE_REGISTRY_CLASS, { label_selector: labelSelector }, access, workspace);
+    return validateKServeInit(init, field, KSERVE_REGISTRY_CLASS, { label_selector: labelSelector, versioning }, access, workspace);
   }
 
   async lookup(modelCode: string, version: string): Promise<Record<string, unknown> | null> {

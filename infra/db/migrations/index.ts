@@ -32,6 +32,7 @@ import * as clusterState from './0031_cluster_state.js';
 import * as ssoIdentities from './0032_sso_identities.js';
 import * as ssoDeviceSignIns from './0033_sso_device_sign_ins.js';
 import * as ssoStartSources from './0036_sso_start_sources.js';
+import * as servingStates from './0037_serving_states.js';
 
 interface Migration {
   name: string;
@@ -77,6 +78,7 @@ const migrations: Migration[] = [
   { name: '0032_sso_identities', ...ssoIdentities },
   { name: '0033_sso_device_sign_ins', ...ssoDeviceSignIns },
   { name: '0036_sso_start_sources', ...ssoStartSources },
+  { name: '0037_serving_states', ...servingStates },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
