@@ -205,6 +205,9 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
       json: { storage_key: 'cards', storage_class: 'didyma.storage.S3Storage', connector_init: { endpoint: 'http://minio:9000', bucket_name: bucket, access_key: requireEnv('TEST_S3_ACCESS_KEY', 'minio'), secret_key: requireEnv('TEST_S3_SECRET_KEY', 'minio') } },
     });
     expect(storage.status, storage.text).to.equal(201);
+    const offered = await priv.get(`/api/deployment/${key}/offered_model`, { token });
+    expect(offered.status, offered.text).to.equal(200);
+    expect(offered.body.map((o: { model_code: string }) => o.model_code).sort()).to.deep.equal([SERVICE, `${SERVICE}.explainer`]);
     const card = (await upload(priv, token, 'cards', '# Iris on KServe')).file_id;
     const described = { model_card_file_id: card, description: 'An InferenceService on KServe' };
     const registered = await priv.post('/api/platform_model', {
@@ -247,12 +250,19 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
       const list = (await pub.get(`${modelPath}/session/${prediction.session}/invocation`, { token })).body as Array<Record<string, any>>;
       return list.find((item) => item.type === 'EXPLAIN' && ['COMPLETED', 'ERROR'].includes(item.status));
     }, 240_000, 500);
-    expect(explanation.status, JSON.stringify(explanation.attempts)).to.equal('COMPLETED');
+    expect(explanation.status, String(explanation.error)).to.equal('COMPLETED');
     const [explained] = JSON.parse(explanation.response).explanations;
     expect(explained.predicted).to.equal(0);
     expect(explained.contributions).to.have.length(4);
     const feedback = await pub.post(`${modelPath}/session/${prediction.session}/invocation/${prediction.id}/feedback`, { token, json: { request: { body: JSON.stringify({ correct: true }) } } });
     expect(feedback.status, feedback.text).to.equal(201);
+
+    // The session as data: its prediction, explanation and feedback, exported to the workspace's storage.
+    expect((await pub.patch(`${modelPath}/session/${prediction.session}?state=CLOSED`, { token })).status).to.equal(200);
+    const exported = await pub.post(`${modelPath}/session/${prediction.session}/dataset`, { token, json: { storage_key: 'cards' } });
+    expect(exported.status, exported.text).to.equal(201);
+    const records = (await pub.get(`/api/dataset/${exported.body.id}/records`, { token })).text.trim().split('\n').map((line) => JSON.parse(line));
+    expect(records.map((record: { invocation_id: string }) => record.invocation_id)).to.include(prediction.id);
   });
 
   it('follows a new predictor revision with no change in didyma', async () => {

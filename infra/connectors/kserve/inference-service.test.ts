@@ -81,6 +81,12 @@ describe('KServe v1 request encoding', () => {
     expect(toV1Request('{"a": 1}')).to.deep.equal({ instances: [{ a: 1 }] });
     expect(toV1Request('hello')).to.deep.equal({ instances: ['hello'] });
     expect(toV1Request('{"instances": [[1]]}')).to.deep.equal({ instances: [[1]] });
+    // An Open Inference request of one tensor: its rows, as a v1 explainer of a v2 predictor reads them.
+    const v2 = { inputs: [{ name: 'input-0', datatype: 'FP64', shape: [2, 4], data: [5.1, 3.5, 1.4, 0.2, 6, 3, 5, 2] }] };
+    expect(toV1Request(JSON.stringify(v2))).to.deep.equal({ instances: [[5.1, 3.5, 1.4, 0.2], [6, 3, 5, 2]] });
+    expect(toV1Request(JSON.stringify({ inputs: [{ ...v2.inputs[0], shape: [4], data: [1, 2, 3, 4] }] }))).to.deep.equal({ instances: [[1, 2, 3, 4]] });
+    const mismatched = { inputs: [{ ...v2.inputs[0], shape: [3, 4] }] };
+    expect(toV1Request(JSON.stringify(mismatched))).to.deep.equal(mismatched);
     expect(toV1Request('[1]', [{ request: '[1]', response: '{}' }])).to.deep.equal({ instances: [[1]], context: [{ request: '[1]', response: '{}' }] });
   });
 });
