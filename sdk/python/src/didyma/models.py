@@ -172,6 +172,8 @@ class ModelMetadata(ApiModel):
     native_metadata: dict[str, Any]
     feedback_schema: dict[str, Any] | None = None
     retry_policy: RetryPolicy | None = None
+    # For a model a KServe InferenceService serves, when one model is asked for: its state now (ready, not_ready_reason, latest_ready_revision).
+    serving: dict[str, Any] | None = None
     explainer_metadata: ModelMetadata | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
