@@ -20,20 +20,11 @@ export class WorkloadPrincipals {
     private readonly users: UsersStore,
   ) {}
 
-  async memberFor(identity: WorkloadIdentity, workspaceId: number, role: WorkloadRole): Promise<number> {
-    try {
-      return await this.join(identity, workspaceId, role);
-    } catch (error) {
-      // Two first exchanges of one workload at once: the second finds the user the first made.
-      if ((error as { code?: string }).code !== '23505') throw error;
-      return this.join(identity, workspaceId, role);
-    }
-  }
-
-  private join(identity: WorkloadIdentity, workspaceId: number, role: WorkloadRole): Promise<number> {
+  memberFor(identity: WorkloadIdentity, workspaceId: number, role: WorkloadRole): Promise<number> {
     const email = workloadEmail(identity);
     return this.db.transaction(async (trx) => {
-      const user = (await this.users.byEmail(trx, email)) ?? (await this.users.insert(trx, { email, password_hash: null, name: identity.label.slice(0, 200), is_service: true }));
+      // Two first exchanges of one workload at once: the second takes the user the first made.
+      const user = (await this.users.byEmail(trx, email)) ?? (await this.users.insertOrFind(trx, { email, password_hash: null, name: identity.label.slice(0, 200), is_service: true }));
       if (!user.is_active) throw new OAuthError(403, 'access_denied', `The user of ${identity.label} has been deactivated.`);
       await this.users.upsertMembership(trx, user.id, workspaceId, role);
       return user.id;
