@@ -55,6 +55,21 @@ describe('claims of many executors at once', () => {
     return new Map(rows.map((row) => [row.workspace_id, Number(row.n)]));
   }
 
+  it('dates a claim by its own statement: a claim begun before the row was queued never starts it before its queueing', async function () {
+    needsPostgres(this, 'the row is queued on another connection while the claim transaction is open');
+    const { db } = iris.t.platform;
+    const claimed = await db.transaction(async (trx) => {
+      // The claim transaction's start, fixed before the row exists, as when it waited for its claim locks.
+      await trx.raw('select now()');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await workspaceWith(1);
+      return invocationState.claimWithin(trx, 1, LEASE_MS, 'executor-a');
+    });
+    expect(claimed).to.have.length(1);
+    const row = await db('invocations').where({ id: claimed[0]!.id }).first('created_at', 'started_at');
+    expect(new Date(row.started_at).getTime()).to.be.at.least(new Date(row.created_at).getTime());
+  });
+
   it("does not wait for a claim held open to take another workspace's work, limited or not", async function () {
     needsPostgres(this, 'claims run one at a time on the embedded database, which has one connection');
     const { db } = iris.t.platform;

@@ -235,8 +235,9 @@ const queuedIn = async (trx: Runner, workspaceId: number) =>
 export const CLAIM_SQL = `
 with recursive ${fairChoice((alias) => fromStatuses('claim', alias))},
 claimed as (
+  -- The statement's own time: the claim transaction may have begun, taking its claim locks, before the row was inserted.
   update invocations as i
-     set status = ?, started_at = now(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
+     set status = ?, started_at = statement_timestamp(), lease_expires_at = now() + ? * interval '1 millisecond', attempts = i.attempts + 1, available_at = null
    where i.id = any(array(select id from chosen)) and ${boundStatuses('i')}
   returning ${invocationColumns('i')}
 ),
