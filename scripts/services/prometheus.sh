@@ -19,7 +19,8 @@ PROM_PIDFILE="$PROM_DIR/prometheus.pid"
 PROM_LOG="$PROM_DIR/prometheus.log"
 
 env_lines() {
-  echo "export TEST_PROMETHEUS_URL=http://$PROM_HOST:$PROM_PORT TEST_PROMETHEUS_TARGETS_FILE=$PROM_TARGETS"
+  # promtool comes with the package: the alert tests check the chart's rules with it.
+  echo "export TEST_PROMETHEUS_URL=http://$PROM_HOST:$PROM_PORT TEST_PROMETHEUS_TARGETS_FILE=$PROM_TARGETS TEST_PROMTOOL=/usr/bin/promtool"
 }
 
 prom_bin() {
