@@ -1,63 +1,19 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
-import YAML from 'yaml';
 import { metricNames } from '../../features/metrics/names.js';
 import { createOperatorMetrics } from '../../operator/metrics.js';
-import { helmPath } from '../support/kube.js';
+import { renderAlerts, renderPrometheusRules, rulesFile, rulesOf, runTool as tool, type PrometheusRule } from '../support/chart-alerts.js';
 import { requireEnv } from '../support/services.js';
 
 // The chart's PrometheusRule, rendered as `helm template` does, checked and
 // unit-tested by promtool (Debian's, from the prometheus service) against the
 // series of test/fixtures/alerts, which expect release "dy" in namespace "didyma".
 
-const run = promisify(execFile);
-const CHART = 'charts/didyma';
 const UNIT_TESTS = 'test/fixtures/alerts/didyma-rules.test.yaml';
-
-interface Rule {
-  alert: string;
-  expr: string;
-  for: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-}
-interface PrometheusRule {
-  kind: string;
-  metadata: { name: string; namespace: string; labels: Record<string, string> };
-  spec: { groups: Array<{ name: string; rules: Rule[] }> };
-}
-
-async function tool(file: string, args: string[]): Promise<string> {
-  try {
-    const { stdout, stderr } = await run(file, args, { maxBuffer: 16 * 1024 * 1024 });
-    return stdout + stderr;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${path.basename(file)} ${args.join(' ')} failed:\n${stderr}\n${stdout}`);
-  }
-}
-
-/** The chart's objects as `helm template` renders them without cluster access (the keys named, none generated). */
-async function render(...sets: string[]): Promise<PrometheusRule[]> {
-  const args = ['template', 'dy', CHART, '--namespace', 'didyma', '--set', 'secrets.existingSecret=didyma-keys', ...sets.flatMap((value) => ['--set', value])];
-  const stdout = await tool(helmPath(), args);
-  return YAML.parseAllDocuments(stdout)
-    .map((doc) => doc.toJS() as PrometheusRule | null)
-    .filter((object): object is PrometheusRule => object?.kind === 'PrometheusRule');
-}
-
-/** The one PrometheusRule of a render with alerts on. */
-async function renderRule(...sets: string[]): Promise<PrometheusRule> {
-  const rules = await render('alerts.enabled=true', ...sets);
-  expect(rules).to.have.length(1);
-  return rules[0]!;
-}
-
-const rulesOf = (rule: PrometheusRule) => rule.spec.groups.flatMap((group) => group.rules);
+const render = (...sets: string[]) => renderPrometheusRules('didyma', ...sets);
+const renderRule = (...sets: string[]) => renderAlerts('didyma', ...sets);
 
 describe("alerts: the chart's PrometheusRule, checked by promtool", function () {
   this.timeout(60_000);
@@ -75,7 +31,7 @@ describe("alerts: the chart's PrometheusRule, checked by promtool", function () 
 
   /** Writes a PrometheusRule's groups as a rules file beside the unit tests, as their rule_files name it. */
   const writeRules = (rule: PrometheusRule) => {
-    fs.writeFileSync(path.join(dir, 'rules.yaml'), YAML.stringify({ groups: rule.spec.groups }));
+    fs.writeFileSync(path.join(dir, 'rules.yaml'), rulesFile(rule.spec.groups));
     fs.copyFileSync(UNIT_TESTS, path.join(dir, path.basename(UNIT_TESTS)));
   };
 
