@@ -44,13 +44,14 @@ const POD_SETTINGS_ON = [
   ...['podAnnotations.example\\.com/shared=chart', 'podAnnotations.example\\.com/chart=yes', `image.digest=${DIGEST}`].flatMap((value) => ['--set', value]),
 ];
 
-/** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, metrics token, MinIO host in the allow list, every pod setting). */
+/** Values that switch every optional part on (TLS, HPAs, ServiceMonitors, alerts, metrics token, MinIO host in the allow list, every pod setting). */
 const EVERYTHING = [
   'servers.auth.hpa.enabled=true',
   'servers.private.hpa.enabled=true',
   'servers.public.hpa.enabled=true',
   'executor.hpa.enabled=true',
   'serviceMonitor.enabled=true',
+  'alerts.enabled=true',
   'secrets.metricsToken=scrape-me',
   'ingress.tlsSecretName=didyma-tls',
   'ingress.className=nginx',
@@ -553,6 +554,19 @@ describe('Kubernetes: the Helm chart', function () {
       const refused = await api.apply(broken, 'helm-dry-run', 'All').then(() => undefined, (error: unknown) => statusOf(error));
       expect(refused, JSON.stringify(endpoint)).to.equal(422);
     }
+  });
+
+  it('renders, with alerts on, a PrometheusRule that the PrometheusRule schema takes whole (server-side dry-run)', async () => {
+    expect((await render()).filter((o) => o.kind === 'PrometheusRule'), 'none with alerts off').to.deep.equal([]);
+    const rules = (await render(...EVERYTHING)).filter((o) => o.kind === 'PrometheusRule');
+    expect(rules.map((o) => o.metadata.name)).to.deep.equal(['dy-didyma']);
+    const answer = await api.apply(rules[0]!, 'helm-dry-run', 'All');
+    // Pruned fields would come back missing: the rule Prometheus gets is the one promtool checked (test/integration/alerts.test.ts).
+    expect((answer as any).spec).to.deep.equal((rules[0] as any).spec);
+    // The schema is really checked: a duration Prometheus cannot read is refused.
+    const spec = (rules[0] as any).spec;
+    const broken = { ...rules[0]!, spec: { groups: [{ ...spec.groups[0], rules: [{ ...spec.groups[0].rules[0], for: 'a while' }] }] } };
+    expect(await api.apply(broken, 'helm-dry-run', 'All').then(() => undefined, (error: unknown) => statusOf(error))).to.equal(422);
   });
 
   it('keeps tenant credentials in a namespace of their own, which the components that use them are told, and never the release namespace', async () => {
