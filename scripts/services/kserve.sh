@@ -34,23 +34,11 @@ is_set_up() {
   [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$(wanted_stamp)" ]
 }
 
-find_python() {
-  local c
-  for c in python3.11 /usr/bin/python3.11 python3; do
-    command -v "$c" >/dev/null 2>&1 || continue
-    if "$c" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then
-      command -v "$c"
-      return 0
-    fi
-  done
-  return 1
-}
-
 do_setup() {
   is_set_up && return 0
   ensure_state_dir
   local py
-  py="$(find_python)" || { apt_install_once python3 python3-venv; py="$(find_python)"; } || die "no Python 3.11 with the venv module"
+  py="$(python311)"
   mkdir -p "$KS_DIR"
   local start=$SECONDS cons=()
   [ -f "$KS_CONSTRAINTS" ] && cons=(-c "$KS_CONSTRAINTS")

@@ -299,3 +299,20 @@ usage_exit() {
   echo "usage: $1 {$2}" >&2
   exit 2
 }
+
+# python311: prints a Python 3.11 interpreter with a working venv module,
+# installing Debian's python3 and python3-venv (3.11 on Debian 12) if none.
+python311() {
+  local c
+  for _ in 1 2; do
+    for c in python3.11 python3 /usr/bin/python3.11 /usr/bin/python3; do
+      command -v "$c" >/dev/null 2>&1 || continue
+      if "$c" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then
+        command -v "$c"
+        return 0
+      fi
+    done
+    apt_install_once python3 python3-venv >&2
+  done
+  die "no Python 3.11 with the venv module (tried python3.11, python3; installed python3 python3-venv)"
+}

@@ -57,32 +57,12 @@ is_set_up() {
     [ "$(cat "$STAMP" 2>/dev/null)" = "$(wanted_stamp)" ]
 }
 
-# A Python 3.11 interpreter with a working venv module.
-find_python() {
-  local c
-  for c in python3.11 python3 /usr/bin/python3.11 /usr/bin/python3; do
-    command -v "$c" >/dev/null 2>&1 || continue
-    if "$c" -c 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then
-      command -v "$c"
-      return 0
-    fi
-  done
-  return 1
-}
-
-ensure_python() {
-  PY="$(find_python)" && return 0
-  # Debian 12's python3 is 3.11; venv needs python3-venv.
-  apt_install_once python3 python3-venv
-  PY="$(find_python)" || die "no Python 3.11 with the venv module (tried python3.11, python3; installed python3 python3-venv)"
-}
-
 do_setup() {
   if is_set_up; then
     return 0
   fi
   ensure_state_dir
-  ensure_python
+  PY="$(python311)"
   mkdir -p "$PY_DIR"
   local start=$SECONDS
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else 1)' 2>/dev/null; then

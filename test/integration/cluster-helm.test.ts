@@ -8,7 +8,7 @@ import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
 import { lineage, modelCallsOf, runsOf, tag, traceOf } from '../support/jaeger.js';
-import { freshTestNamespace, helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 // The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
@@ -68,12 +68,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     [
       ...imageValues('image', image),
       // Bring your own: the database URL from a Secret of the user's, the queue's as a value.
-      'externalDatabase.existingSecret=user-database',
-      'externalDatabase.existingSecretKey=url',
-      'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
-      'externalPrometheus.url=http://prometheus:9090',
-      `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
-      `secrets.adminPassword=${PASSWORD}`,
+      ...hostServiceValues(queue, PASSWORD),
       // Every pod exports its spans to the host's Jaeger; they leave within a fifth of a second.
       'tracing.otlpEndpoint=http://jaeger:4318',
       'config.extraEnv.OTEL_BSP_SCHEDULE_DELAY=200',
@@ -154,7 +149,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     await freshTestNamespace(cluster, namespace);
     await kubectlApply(cluster, [
       ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus', 'jaeger']),
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
+      hostDatabaseSecret(namespace, database),
     ]);
     // The demo model server as the README starts it.
     await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
@@ -338,18 +333,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
    * name on its own slow demo model server, and an OPEN session.
    */
   async function fairTenant(workspace: string) {
-    const created = await auth.post('/api/auth/workspace', { token, json: { name: workspace } });
-    expect(created.status, created.text).to.equal(201);
-    const email = `supervisor@${workspace}.example.test`;
-    const invited = await auth.post('/api/auth/invitation', { token, json: { email, role: 'supervisor', workspace_id: created.body.id } });
-    expect(invited.status, invited.text).to.equal(201);
-    const invitation = new URL(invited.body.invitation_url).searchParams.get('token');
-    const registration = { token: invitation, name: 'Fair', surname: workspace, password: PASSWORD, preferred_language: 'en', accept_terms: true, accept_privacy: true };
-    const registered = await auth.post('/api/auth/register', { json: registration });
-    expect(registered.status, registered.text).to.equal(201);
-    const login = await auth.post('/api/auth/token/obtain', { json: { email, password: PASSWORD, workspace } });
-    expect(login.status, login.text).to.equal(200);
-    const supervisor = login.body.access as string;
+    const supervisor = await invitedSupervisor(auth, token, workspace, PASSWORD);
 
     const storage = await priv.post('/api/storage', { token: supervisor, json: cardStorage() });
     expect(storage.status, storage.text).to.equal(201);

@@ -5,7 +5,7 @@ import { upload } from '../support/fixtures.js';
 import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, KSERVE_CRD_FILE, waitFor } from '../support/kube.js';
-import { createHostDatabase, dropHostDatabase, freshTestNamespace, helm, hostServices, imageValues, importKServeImage, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
+import { createHostDatabase, dropHostDatabase, freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, hostServices, imageValues, importKServeImage, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
 
 const RELEASE = 'didyma';
 const CHART = 'charts/didyma';
@@ -129,7 +129,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     const explainer = revision('explainer', 1);
     await kubectlApply(cluster, [
       ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus']),
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'user-database', namespace }, stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` } },
+      hostDatabaseSecret(namespace, database),
       ...first.objects,
       ...explainer.objects,
       {
@@ -141,12 +141,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     ]);
     const values = [
       ...imageValues('image', image),
-      'externalDatabase.existingSecret=user-database',
-      'externalDatabase.existingSecretKey=url',
-      'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
-      'externalPrometheus.url=http://prometheus:9090',
-      `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
-      `secrets.adminPassword=${PASSWORD}`,
+      ...hostServiceValues(queue, PASSWORD),
       // The bootstrap's workspace may discover and call the services of `models`; no other may.
       `kserve.namespaces[0].namespace=${models}`,
       'kserve.namespaces[0].workspaces[0]=default',
@@ -163,16 +158,7 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
     expect(login.status, login.text).to.equal(200);
     token = login.body.access;
     // A supervisor of another workspace, invited and registered as a person is.
-    const otherName = `other-${suffix}`;
-    const workspace = await auth.post('/api/auth/workspace', { token, json: { name: otherName } });
-    expect(workspace.status, workspace.text).to.equal(201);
-    const email = `supervisor@${otherName}.example.test`;
-    const invited = await auth.post('/api/auth/invitation', { token, json: { email, role: 'supervisor', workspace_id: workspace.body.id } });
-    expect(invited.status, invited.text).to.equal(201);
-    const invitation = new URL(invited.body.invitation_url).searchParams.get('token');
-    const registration = { token: invitation, name: 'Other', surname: otherName, password: PASSWORD, preferred_language: 'en', accept_terms: true, accept_privacy: true };
-    expect((await auth.post('/api/auth/register', { json: registration })).status).to.equal(201);
-    other = (await auth.post('/api/auth/token/obtain', { json: { email, password: PASSWORD, workspace: otherName } })).body.access;
+    other = await invitedSupervisor(auth, token, `other-${suffix}`, PASSWORD);
     await available(first.name);
     await available(explainer.name);
     await setStatus(first, true);

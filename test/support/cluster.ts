@@ -6,6 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { credentialsNamespaceOf } from './kube.js';
+import type { Client } from './http.js';
 import { requireEnv } from './services.js';
 
 // The end-to-end tests' view of the real cluster of scripts/services/cluster.sh:
@@ -189,6 +190,44 @@ export function importDependencyImages(cluster: Cluster): DependencyImages {
     const output = execFileSync(process.execPath, [path.resolve('scripts/image/dependency-images.mjs'), '--minio', requireEnv('TEST_MINIO_BINARY', 'minio'), '--import', cluster.containerd], { stdio: ['ignore', 'pipe', 'inherit'] });
     return JSON.parse(output.toString()) as DependencyImages;
   });
+}
+
+/** The Secret of a release's own database URL, on the host's PostgreSQL, as a user brings one (`externalDatabase.existingSecret`). */
+export const hostDatabaseSecret = (namespace: string, database: string): object => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 'user-database', namespace },
+  stringData: { url: `postgres://didyma:didyma@postgresql:5432/${database}` },
+});
+
+/** A release's values for the host's PostgreSQL (through hostDatabaseSecret), RabbitMQ (on `queue`) and Prometheus, with the first staff user's password. */
+export const hostServiceValues = (queue: string, adminPassword: string): string[] => [
+  'externalDatabase.existingSecret=user-database',
+  'externalDatabase.existingSecretKey=url',
+  'externalRabbitmq.url=amqp://didyma:didyma@rabbitmq:5672',
+  'externalPrometheus.url=http://prometheus:9090',
+  `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`,
+  `secrets.adminPassword=${adminPassword}`,
+];
+
+/**
+ * A supervisor of a new workspace `name`, made as a person is: staff create
+ * the workspace and invite them, they register with `password` and log in.
+ * Their access token.
+ */
+export async function invitedSupervisor(auth: Client, staffToken: string, name: string, password: string): Promise<string> {
+  const created = await auth.post('/api/auth/workspace', { token: staffToken, json: { name } });
+  if (created.status !== 201) throw new Error(`creating workspace ${name}: ${created.status} ${created.text}`);
+  const email = `supervisor@${name}.example.test`;
+  const invited = await auth.post('/api/auth/invitation', { token: staffToken, json: { email, role: 'supervisor', workspace_id: created.body.id } });
+  if (invited.status !== 201) throw new Error(`inviting ${email}: ${invited.status} ${invited.text}`);
+  const invitation = new URL(invited.body.invitation_url).searchParams.get('token');
+  const registration = { token: invitation, name: 'Supervisor', surname: name, password, preferred_language: 'en', accept_terms: true, accept_privacy: true };
+  const registered = await auth.post('/api/auth/register', { json: registration });
+  if (registered.status !== 201) throw new Error(`registering ${email}: ${registered.status} ${registered.text}`);
+  const login = await auth.post('/api/auth/token/obtain', { json: { email, password, workspace: name } });
+  if (login.status !== 200) throw new Error(`logging ${email} in: ${login.status} ${login.text}`);
+  return login.body.access as string;
 }
 
 /** Builds the image of KServe's model server (scripts/services/kserve.sh) and imports it, once per test process; its reference. */
