@@ -63,15 +63,33 @@ export async function kubectlJson<T = any>(cluster: Cluster, ...args: string[]):
 
 const TEST_NAMESPACE_LABEL = 'didyma.test/suite';
 
+/** The label value of this run's namespaces and volumes: its process id, so that runs side by side leave each other's alone. */
+const RUN_OWNER = String(process.pid);
+
+/** Whether a labelled object belongs to a run that is gone (or to one from before runs were told apart). */
+function ownerGone(item: any): boolean {
+  const owner = Number(item.metadata.labels?.[TEST_NAMESPACE_LABEL]);
+  if (!Number.isInteger(owner) || owner <= 0) return true;
+  if (owner === process.pid) return false;
+  try {
+    process.kill(owner, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
 /**
  * Creates a suite's namespace after deleting those an interrupted run left
- * behind (suites run one at a time), so their pods do not load the node.
+ * behind, so their pods do not load the node; a run still going keeps its own.
  */
 export async function freshTestNamespace(cluster: Cluster, namespace: string): Promise<void> {
-  await kubectl(cluster, 'delete', 'persistentvolumes', '-l', TEST_NAMESPACE_LABEL, '--wait=false', '--ignore-not-found');
-  fs.rmSync(volumesDir(cluster), { recursive: true, force: true });
-  const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.map((item: any) => item.metadata.name as string);
+  for (const volume of (await kubectlJson(cluster, 'get', 'persistentvolumes', '-l', TEST_NAMESPACE_LABEL)).items.filter(ownerGone)) {
+    await kubectl(cluster, 'delete', 'persistentvolume', volume.metadata.name, '--wait=false', '--ignore-not-found');
+  }
+  const stale = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.filter(ownerGone).map((item: any) => item.metadata.name as string);
   for (const name of stale) {
+    fs.rmSync(path.join(volumesDir(cluster), name), { recursive: true, force: true });
     // The chart's credentials namespace too: helm uninstall keeps it.
     await kubectl(cluster, 'delete', 'namespace', name, credentialsNamespaceOf(name), '--wait=false', '--ignore-not-found');
     // Their operator is gone with them: nobody else would ever release its finalizers.
@@ -85,7 +103,7 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
 /** Creates a namespace labelled as a suite's, so that a later suite deletes it if this run is interrupted. */
 export async function testNamespace(cluster: Cluster, namespace: string): Promise<void> {
   await kubectl(cluster, 'create', 'namespace', namespace);
-  await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=true`);
+  await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=${RUN_OWNER}`);
   await installCrds(cluster);
 }
 
@@ -119,7 +137,7 @@ export async function localVolumes(cluster: Cluster, namespace: string, claims: 
     objects.push({
       apiVersion: 'v1',
       kind: 'PersistentVolume',
-      metadata: { name: `${namespace}-${claim}`, labels: { [TEST_NAMESPACE_LABEL]: 'true' } },
+      metadata: { name: `${namespace}-${claim}`, labels: { [TEST_NAMESPACE_LABEL]: RUN_OWNER } },
       spec: {
         capacity: { storage: '20Gi' },
         accessModes: ['ReadWriteOnce'],
