@@ -39,12 +39,13 @@ app.kubernetes.io/instance: {{ .root.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
-{{/* The platform's image: by digest when image.digest is set, by tag otherwise. */}}
+{{/* The platform's image (after image.registry): by digest when image.digest is set, by tag otherwise. */}}
 {{- define "didyma.image" -}}
+{{- $repository := include "didyma.imageRepository" (dict "root" . "image" .Values.image) -}}
 {{- if .Values.image.digest -}}
-{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{ $repository }}@{{ .Values.image.digest }}
 {{- else -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{ $repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
 
@@ -298,3 +299,29 @@ variable of its own, which the connection names in client_secret_env.
   value: {{ $.Values.workloadIdentity.audience | quote }}
 {{- end }}
 {{- end }}
+
+{{/*
+An image reference from {repository, tag} (dict "root" $ "image" <values>):
+with image.registry set, the repository's own registry host is replaced by
+it, and a Docker Hub name gets its full path (postgres: library/postgres),
+as a mirror or a pull-through cache serves it.
+*/}}
+{{- define "didyma.imageRepository" -}}
+{{- $repository := .image.repository -}}
+{{- with .root.Values.image.registry -}}
+{{- $parts := splitList "/" $repository -}}
+{{- $first := first $parts -}}
+{{- if and (gt (len $parts) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) -}}
+{{- $parts = rest $parts -}}
+{{- else if eq (len $parts) 1 -}}
+{{- $parts = prepend $parts "library" -}}
+{{- end -}}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) (join "/" $parts) -}}
+{{- end -}}
+{{- $repository -}}
+{{- end -}}
+
+{{/* A bundled dependency's image (postgresql, rabbitmq, minio): call with (dict "root" $ "image" <its image values>). */}}
+{{- define "didyma.dependencyImage" -}}
+{{ include "didyma.imageRepository" . }}:{{ .image.tag }}
+{{- end -}}

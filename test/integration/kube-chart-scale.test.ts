@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import type { KubeObject } from '../../infra/kube/resources.js';
+import { containersOf, podsOf, renderChart, renderRefusal } from '../support/chart.js';
+import { testNamespace } from '../support/kube.js';
+
+// The chart's values for running it at scale: a TLS Secret per host or
+// cert-manager Certificates, Gateway API HTTPRoutes in place of Ingresses,
+// one registry for every image, pod settings given once for every pod. The
+// HTTPRoute and Certificate CRDs are the ones of test/fixtures/kube.
+
+const BUNDLED = { 'postgresql.enabled': 'true', 'rabbitmq.enabled': 'true', 'minio.enabled': 'true', 'postgresql.password': 'pg', 'rabbitmq.password': 'mq', 'minio.rootPassword': 'minio-root' };
+
+describe('Kubernetes: the Helm chart at scale (TLS per host, cert-manager, Gateway API, image registry, global pod settings)', function () {
+  this.timeout(180_000);
+  let namespace: string;
+
+  before(async () => {
+    const kube = await testNamespace('dy-scale');
+    namespace = kube.namespace;
+  });
+
+  const render = (values: Record<string, unknown> = {}) => renderChart(namespace, values);
+  const refusal = (values: Record<string, unknown>) => renderRefusal(namespace, values);
+
+  it('pulls every image of the chart from image.registry, in place of the registry a repository names, Docker Hub names with their full path', async () => {
+    const imagesOf = (objects: KubeObject[]) => [...podsOf(objects)].flatMap(([name, pod]) => containersOf(pod).map((c) => [`${name}/${c.name}`, c.image as string] as const));
+    const mirrored: Record<string, string> = {
+      'ghcr.io/didyma/didyma:0.1.0': 'mirror.example:5000/cache/didyma/didyma:0.1.0',
+      'postgres:17.6': 'mirror.example:5000/cache/library/postgres:17.6',
+      'rabbitmq:3.13': 'mirror.example:5000/cache/library/rabbitmq:3.13',
+      'minio/minio:RELEASE.2025-04-22T22-12-26Z': 'mirror.example:5000/cache/minio/minio:RELEASE.2025-04-22T22-12-26Z',
+    };
+    const plain = imagesOf(await render(BUNDLED));
+    // Every pod of the chart: the servers, executors, operator, both hooks' Jobs, the test pod and the three bundled services.
+    expect(plain.length).to.be.at.least(12);
+    expect([...new Set(plain.map(([, image]) => image))].sort()).to.deep.equal(Object.keys(mirrored).sort());
+    const mirror = imagesOf(await render({ ...BUNDLED, 'image.registry': 'mirror.example:5000/cache' }));
+    expect(mirror).to.deep.equal(plain.map(([name, image]) => [name, mirrored[image]]));
+
+    const platformImages = async (values: Record<string, unknown>) => new Set(imagesOf(await render(values)).map(([, image]) => image));
+    const digest = `sha256:${'0123456789abcdef'.repeat(4)}`;
+    expect(await platformImages({ 'image.registry': 'mirror.example', 'image.digest': digest })).to.deep.equal(new Set([`mirror.example/didyma/didyma@${digest}`]));
+    expect(await platformImages({ 'image.registry': 'mirror.example', 'image.repository': 'registry.internal:5000/team/didyma' })).to.deep.equal(new Set(['mirror.example/team/didyma:0.1.0']));
+    expect(await platformImages({ 'image.registry': 'mirror.example', 'image.repository': 'localhost/didyma' })).to.deep.equal(new Set(['mirror.example/didyma:0.1.0']));
+    expect(await refusal({ 'image.registry': 'https://mirror.example' })).to.match(/'\/image\/registry'/);
+  });
+});
