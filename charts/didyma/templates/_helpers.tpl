@@ -325,3 +325,21 @@ as a mirror or a pull-through cache serves it.
 {{- define "didyma.dependencyImage" -}}
 {{ include "didyma.imageRepository" . }}:{{ .image.tag }}
 {{- end -}}
+
+{{/*
+The pod settings every platform pod shares (global) and the component's own
+(dict "root" $ "values" <its values> "field" <extraEnv|extraVolumes|extraVolumeMounts>):
+global entries first, less those the component redefines (same name, or
+mountPath for mounts), which a server-side apply would refuse as duplicates.
+*/}}
+{{- define "didyma.extraList" -}}
+{{- $key := ternary "mountPath" "name" (eq .field "extraVolumeMounts") -}}
+{{- $own := get .values .field | default list -}}
+{{- $taken := dict -}}
+{{- range $own }}{{ $_ := set $taken (toString (get . $key)) true }}{{ end -}}
+{{- $merged := list -}}
+{{- range get (.root.Values.global | default dict) .field | default list -}}
+{{- if not (hasKey $taken (toString (get . $key))) }}{{ $merged = append $merged . }}{{ end -}}
+{{- end -}}
+{{- with concat $merged $own }}{{ toYaml . }}{{ end -}}
+{{- end -}}
