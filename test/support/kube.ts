@@ -29,7 +29,12 @@ export function apiFor(kubeconfig = kubeconfigPath()): KubeApi {
 export const CRD_FILES = ['didyma.io_modeldeployments.yaml', 'didyma.io_storageconfigs.yaml'].map((file) => path.resolve('crds', file));
 
 /** CRDs of other projects whose objects the chart renders, written for the tests; a cluster's own copy is left alone. */
-export const FOREIGN_CRD_FILES = ['monitoring.coreos.com_servicemonitors.yaml', 'monitoring.coreos.com_prometheusrules.yaml'].map((file) => path.resolve('test/fixtures/kube', file));
+export const FOREIGN_CRD_FILES = [
+  'monitoring.coreos.com_servicemonitors.yaml',
+  'monitoring.coreos.com_prometheusrules.yaml',
+  'gateway.networking.k8s.io_httproutes.yaml',
+  'cert-manager.io_certificates.yaml',
+].map((file) => path.resolve('test/fixtures/kube', file));
 
 /** KServe's InferenceService CRD as written for the tests: only the tests of the KServe classes install it. */
 export const KSERVE_CRD_FILE = path.resolve('test/fixtures/kube', 'serving.kserve.io_inferenceservices.yaml');
