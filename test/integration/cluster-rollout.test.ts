@@ -14,6 +14,8 @@ const COMPONENTS = ['auth', 'private', 'public', 'executor', 'operator'];
 const DEMO_PORT = 8090;
 const DEMO_URL = `http://demo-model:${DEMO_PORT}`;
 const FINAL = ['COMPLETED', 'ERROR'];
+// Each inference takes this long: at the steady rate, the executor being replaced has runs under way.
+const INFERENCE_MS = 400;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -96,7 +98,7 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     await s3Admin().makeBucket(bucket);
     await freshTestNamespace(cluster, namespace);
     await kubectlApply(cluster, [...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus']), hostDatabaseSecret(namespace, database)]);
-    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
+    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT), '--delay-ms', String(INFERENCE_MS));
     await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values(), '--wait', '--timeout', '8m');
     await kubectl(cluster, '-n', namespace, 'rollout', 'status', 'deployment/demo-model', '--timeout=300s');
