@@ -338,3 +338,19 @@ export async function portForward(cluster: Cluster, namespace: string, service: 
   });
   return { url: `http://127.0.0.1:${localPort}`, stop: () => child.kill() };
 }
+
+/**
+ * Kills a pod's first container with SIGKILL through the node's containerd,
+ * as a crash or the OOM killer would: the process gets no SIGTERM and runs no
+ * shutdown (kubectl cannot: a container's PID 1 ignores SIGKILL from inside).
+ */
+export async function killContainer(cluster: Cluster, pod: any): Promise<void> {
+  const id = String(pod.status.containerStatuses[0].containerID).replace(/^containerd:\/\//, '');
+  await tool('ctr', ['--address', cluster.containerd, '--namespace', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id], {});
+}
+
+/** A suite's own names, unique to this run: its namespace, host database, queue and bucket, `dy-<prefix>-<suffix>` or alike. */
+export function suiteNames(prefix: string): { suffix: string; namespace: string; database: string; queue: string; bucket: string } {
+  const suffix = crypto.randomBytes(4).toString('hex');
+  return { suffix, namespace: `dy-${prefix}-${suffix}`, database: `didyma_${prefix}_${suffix}`, queue: `didyma.${prefix}.${suffix}`, bucket: `dy-${prefix}-${suffix}` };
+}
