@@ -48,11 +48,24 @@ function checkRelations(config: ConfigValues, env: Env): void {
     const name = variables.workloadServiceAccounts.name;
     throw new ConfigError(name, 'needs DIDYMA_WORKLOAD_TOKEN_REVIEW (in-cluster or kubeconfig) to check the tokens', env[name] ?? '');
   }
+  if (config.databasePooler === 'transaction' && config.databaseListen && !config.databaseListenUrl) {
+    const name = variables.databasePooler.name;
+    throw new ConfigError(name, 'a transaction pooler drops LISTEN between transactions: set DATABASE_LISTEN_URL to a direct connection, or DATABASE_LISTEN=off', env[name] ?? '');
+  }
   const perWorkspace = config.webhookMaxInFlightPerWorkspace;
   if (perWorkspace !== undefined && perWorkspace >= config.webhookConcurrency) {
     const name = variables.webhookMaxInFlightPerWorkspace.name;
     throw new ConfigError(name, `must be less than DIDYMA_WEBHOOK_CONCURRENCY (${config.webhookConcurrency}), so one workspace cannot take every slot of a process`, env[name] ?? String(perWorkspace));
   }
+}
+
+/**
+ * The settings of the commands that change the schema (`migrate`, `admin
+ * bootstrap`): the migration user's direct connection, and no LISTEN, which
+ * a one-shot command does not need.
+ */
+export function migrationConfig(config: Config): Config {
+  return Object.freeze({ ...config, databaseUrl: config.databaseMigrationUrl ?? config.databaseUrl, databasePooler: 'none', databaseListen: false });
 }
 
 /** Webhook deliveries of one workspace in flight at once: the setting, or three quarters of a process's slots. */
