@@ -56,6 +56,23 @@ describe('config', () => {
     expect(() => loadConfig({ DATABASE_RUNTIME_ROLE: 'app; drop table users' })).to.throw(ConfigError, 'DATABASE_RUNTIME_ROLE');
   });
 
+  it('puts passwords given apart into the URLs that carry none, encoded, and leaves a URL\'s own', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://app@pooler:6432/didyma?sslmode=verify-full',
+      DATABASE_LISTEN_URL: 'postgres://app:own@db/didyma',
+      DATABASE_PASSWORD: 'p@ss/w:rd#1',
+      DATABASE_MIGRATION_URL: 'postgres://owner@db/didyma',
+      DATABASE_MIGRATION_PASSWORD: 'owner secret',
+      DIDYMA_AMQP_URL: 'amqps://app@broker/vhost',
+      DIDYMA_AMQP_PASSWORD: 'q%q',
+    });
+    expect(config.databaseUrl).to.equal('postgres://app:p%40ss%2Fw%3Ard%231@pooler:6432/didyma?sslmode=verify-full');
+    expect(decodeURIComponent(new URL(config.databaseUrl!).password)).to.equal('p@ss/w:rd#1');
+    expect(config.databaseListenUrl).to.equal('postgres://app:own@db/didyma');
+    expect(decodeURIComponent(new URL(config.databaseMigrationUrl!).password)).to.equal('owner secret');
+    expect(decodeURIComponent(new URL(config.amqpUrl!).password)).to.equal('q%q');
+  });
+
   it('takes a credentials namespace only as a valid namespace name, none by default', () => {
     expect(loadConfig({}).kubeCredentialsNamespace).to.equal(undefined);
     expect(loadConfig({ DIDYMA_KUBE_CREDENTIALS_NAMESPACE: 'didyma-credentials' }).kubeCredentialsNamespace).to.equal('didyma-credentials');

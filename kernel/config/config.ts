@@ -28,9 +28,29 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
     }
   }
   values.oidcConnections = connectionsWithSecrets(values.oidcConnections as ConfigValues['oidcConnections'], env);
-  const config = { ...(values as ConfigValues), ...overrides };
+  const config = withPasswords({ ...(values as ConfigValues), ...overrides });
   checkRelations(config, env);
   return Object.freeze(config);
+}
+
+/** The URLs with the passwords given apart (from a Secret, any characters), where they carry none. */
+function withPasswords(config: ConfigValues): ConfigValues {
+  return {
+    ...config,
+    databaseUrl: withPassword(config.databaseUrl, config.databasePassword),
+    databaseListenUrl: withPassword(config.databaseListenUrl, config.databasePassword),
+    databaseMigrationUrl: withPassword(config.databaseMigrationUrl, config.databaseMigrationPassword),
+    amqpUrl: withPassword(config.amqpUrl, config.amqpPassword),
+  };
+}
+
+/** `url` with `password` percent-encoded into it, unless it has one or there is none to add. */
+export function withPassword(url: string | undefined, password: string | undefined): string | undefined {
+  if (!url || !password) return url;
+  const parsed = new URL(url);
+  if (parsed.password) return url;
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 /** The client secrets of the OpenID connections, read from where each connection says. */

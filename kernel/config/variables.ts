@@ -94,6 +94,13 @@ export const variables = {
   dataDir: variable('DIDYMA_DATA_DIR', './.didyma', 'Folder of the embedded database, dev keys and filesystem storage.', parsers.string),
   databaseUrl: variable('DATABASE_URL', '', 'PostgreSQL URL. Empty: embedded PGlite under the data folder.', parsers.optional(parsers.url(['postgres:', 'postgresql:']))),
   databasePoolMax: variable('DATABASE_POOL_MAX', '10', 'Connections per process in the PostgreSQL pool.', parsers.integer(1, 200)),
+  databasePassword: variable(
+    'DATABASE_PASSWORD',
+    '',
+    'Password of the runtime user, for a DATABASE_URL and DATABASE_LISTEN_URL that carry none (any characters: it is encoded into them). Empty: the URLs\' own.',
+    parsers.optional(parsers.string),
+  ),
+  databaseMigrationPassword: variable('DATABASE_MIGRATION_PASSWORD', '', 'Password of the migration user, for a DATABASE_MIGRATION_URL that carries none. Empty: the URL\'s own.', parsers.optional(parsers.string)),
   databaseCaFile: variable(
     'DATABASE_CA_FILE',
     '',
@@ -380,6 +387,7 @@ export const variables = {
   uploadTtl: variable('DIDYMA_UPLOAD_TTL_SECONDS', '900', 'Lifetime of an upload id from request_upload.', parsers.integer(10, 86400)),
   filesystemStorage: variable('DIDYMA_FILESYSTEM_STORAGE', 'false', 'Allow the dev-only FilesystemStorage class (always on in `didyma dev`). Files go under the data folder.', parsers.boolean),
   amqpUrl: variable('DIDYMA_AMQP_URL', '', 'RabbitMQ URL (amqp://…). Empty: the in-process queue (one process only).', parsers.optional(parsers.url(['amqp:', 'amqps:']))),
+  amqpPassword: variable('DIDYMA_AMQP_PASSWORD', '', 'Password of the RabbitMQ user, for a DIDYMA_AMQP_URL that carries none (any characters: it is encoded into it). Empty: the URL\'s own.', parsers.optional(parsers.string)),
   amqpCaFile: variable('DIDYMA_AMQP_CA_FILE', '', 'PEM file of the CA that signed RabbitMQ\'s certificate, for an `amqps://` URL (the certificate and host name are checked). Empty: the system\'s CAs.', parsers.optional(parsers.string)),
   queueName: variable('DIDYMA_QUEUE_NAME', 'didyma.invocations', 'Name the RabbitMQ queue of executor wake-ups derives from (`<name>.wakeups`).', parsers.string),
   executorConcurrency: variable('DIDYMA_EXECUTOR_CONCURRENCY', '8', 'Model calls one executor makes at once; it claims up to twice as many ahead, so database work overlaps the calls.', parsers.integer(1, 1000)),
