@@ -12,13 +12,17 @@ import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { PASSWORD, login, testKeys, testSecretKeyFile, unique } from '../support/platform.js';
 import { createPooledDatabase, listenersOn, strangerCaFile, type PooledDatabase } from '../support/pooled-database.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
+import { startTlsTerminator, type TlsTerminator } from '../support/tls-terminator.js';
 import { until } from '../support/until.js';
+import { RabbitQueue } from '../../infra/queue/rabbitmq.js';
+import { createLogger } from '../../infra/logging/logger.js';
 
 // PostgreSQL as a platform team runs a managed one: TLS checked against its
 // CA (verify-full), a migration user that owns the schema and a runtime
 // user that only reads and writes rows, the platform's processes through a
 // transaction-pooling PgBouncer (scripts/services/pgbouncer.sh), and the
-// change feed on a direct connection of its own, or off.
+// change feed on a direct connection of its own, or off. RabbitMQ over
+// amqps with a CA file, through a TLS terminator in front of the shared broker.
 
 const START_MS = 120_000;
 
@@ -45,8 +49,16 @@ interface Processes {
   close(): Promise<void>;
 }
 
-/** Every server in one process and an executor in another, on the runtime user through PgBouncer. */
-async function startProcesses(target: PooledDatabase, listen: Record<string, string>): Promise<Processes> {
+/** The shared broker's URL through the terminator: amqps://, its port. */
+function amqpsUrl(broker: TlsTerminator): string {
+  const url = new URL(requireEnv('TEST_AMQP_URL', 'rabbitmq'));
+  url.protocol = 'amqps:';
+  url.port = String(broker.port);
+  return url.toString();
+}
+
+/** Every server in one process and an executor in another, on the runtime user through PgBouncer, the broker over amqps. */
+async function startProcesses(target: PooledDatabase, broker: TlsTerminator, listen: Record<string, string>): Promise<Processes> {
   const amqpUrl = requireEnv('TEST_AMQP_URL', 'rabbitmq');
   const queue = unique('dy-pooler');
   const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'didyma-pooler-keys-'));
@@ -57,7 +69,8 @@ async function startProcesses(target: PooledDatabase, listen: Record<string, str
     DATABASE_URL: target.pooledUrl,
     DATABASE_POOLER: 'transaction',
     DATABASE_CA_FILE: target.caFile,
-    DIDYMA_AMQP_URL: amqpUrl,
+    DIDYMA_AMQP_URL: amqpsUrl(broker),
+    DIDYMA_AMQP_CA_FILE: broker.caFile,
     DIDYMA_QUEUE_NAME: queue,
     DIDYMA_SECRET_KEY_FILE: testSecretKeyFile,
     DIDYMA_FILESYSTEM_STORAGE: 'true',
@@ -149,6 +162,7 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
   let target: PooledDatabase;
   let db: Db;
   let demo: Awaited<ReturnType<typeof startDemoModelServer>>;
+  let broker: TlsTerminator;
   const version = unique('v');
 
   before(async () => {
@@ -166,9 +180,12 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
     expect(migrate.tail()).to.include('granted to didyma_runtime');
     db = pooledDb(target);
     demo = await startDemoModelServer(version);
+    const amqp = new URL(requireEnv('TEST_AMQP_URL', 'rabbitmq'));
+    broker = await startTlsTerminator({ host: amqp.hostname, port: Number(amqp.port) });
   });
 
   after(async () => {
+    await broker?.close();
     await demo?.close();
     await db?.destroy();
     await target?.drop();
@@ -201,7 +218,7 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
   describe('with the change feed on a direct LISTEN connection', () => {
     let run: Processes;
     before(async () => {
-      run = await startProcesses(target, { DATABASE_LISTEN_URL: target.directUrl });
+      run = await startProcesses(target, broker, { DATABASE_LISTEN_URL: target.directUrl });
     });
     after(async () => run?.close());
 
@@ -213,15 +230,36 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
         { usename: 'didyma_runtime', ssl: true },
       ]);
       const tenant = await irisTenant(db, run, demo.url, version);
+      const before = broker.sessions();
       await predictionOnStream(run, tenant);
+      expect(broker.sessions() - before, 'the public server’s wake-up connection, over amqps').to.be.greaterThan(0);
       await refusedOnceDeactivated(db, run, tenant);
     });
+  });
+
+  it('reaches RabbitMQ over amqps with the CA file, and refuses a broker whose certificate another CA signed', async () => {
+    const logger = createLogger('silent');
+    const queue = unique('dy-amqps');
+    const trusted = new RabbitQueue({ url: amqpsUrl(broker), queue, logger, ca: fs.readFileSync(broker.caFile, 'utf8') });
+    const wrong = new RabbitQueue({ url: amqpsUrl(broker), queue, logger, ca: fs.readFileSync(strangerCaFile(), 'utf8') });
+    try {
+      const rings: number[] = [];
+      await trusted.listen((ring) => rings.push(ring.count));
+      await until(async () => trusted.healthy(), 'the amqps connection', 30_000);
+      trusted.ring({ count: 3, hops: 0 });
+      await until(async () => rings.includes(3), 'the wake-up through amqps', 30_000);
+      const failure = await failureOf(wrong.open());
+      expect(failure?.message).to.match(/self[- ]signed certificate|unable to verify|certificate/i);
+    } finally {
+      await Promise.all([trusted.close(), wrong.close()]);
+      await deleteWorkQueue(requireEnv('TEST_AMQP_URL', 'rabbitmq'), queue);
+    }
   });
 
   describe('with no LISTEN at all', () => {
     let run: Processes;
     before(async () => {
-      run = await startProcesses(target, { DATABASE_LISTEN: 'off' });
+      run = await startProcesses(target, broker, { DATABASE_LISTEN: 'off' });
     });
     after(async () => run?.close());
 
