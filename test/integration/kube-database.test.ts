@@ -133,6 +133,15 @@ describe('Kubernetes: the chart on a managed PostgreSQL and RabbitMQ', function 
     }
   });
 
+  it('passes helm lint --strict with the managed values, and its schema refuses a pooler mode the platform does not know', async () => {
+    expect(await helm('lint', '--strict', CHART, ...MANAGED, ...POOLS)).to.include('0 chart(s) failed');
+    const refusal = await helm('lint', '--strict', CHART, '--set', 'externalDatabase.pooler.mode=session').then(
+      () => 'linted',
+      (error: Error) => error.message,
+    );
+    expect(refusal).to.match(/externalDatabase\/pooler\/mode': value must be one of 'none', 'transaction'/);
+  });
+
   it('turns LISTEN off, or refuses a transaction pooler with nowhere to LISTEN, naming the values', async () => {
     const off = podsOf(await render(...MANAGED, '--set', 'externalDatabase.pooler.directHost=,externalDatabase.pooler.listen=false'));
     const config = configOf(off.get('dy-didyma-public')!.containers[0]!);
