@@ -12,7 +12,7 @@ import { freePorts, type ManagedProcess } from '../support/model-servers.js';
 import { PASSWORD, login, testKeys, testSecretKeyFile, unique } from '../support/platform.js';
 import { createPooledDatabase, listenersOn, strangerCaFile, type PooledDatabase } from '../support/pooled-database.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
-import { startTlsTerminator, type TlsTerminator } from '../support/tls-terminator.js';
+import { startTcpRelay, startTlsTerminator, type TlsTerminator } from '../support/tls-terminator.js';
 import { until } from '../support/until.js';
 import { RabbitQueue } from '../../infra/queue/rabbitmq.js';
 import { createLogger } from '../../infra/logging/logger.js';
@@ -202,17 +202,30 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
     expect(await db('users').count({ n: '*' }).first(), 'users, after the attempts').to.deep.equal({ n: 0 });
   });
 
-  it('refuses a server whose certificate another CA signed, directly and through the pooler (verify-full)', async () => {
+  it('refuses a server whose certificate another CA signed, or names another host, directly and through the pooler (verify-full)', async () => {
     const stranger = fs.readFileSync(strangerCaFile(), 'utf8');
-    for (const url of [target.directUrl, target.pooledUrl]) {
-      const other = createDatabase({ url, ca: stranger, pooler: 'transaction', listen: 'off', poolMax: 1 });
+    const refusal = async (url: string, ca: string) => {
+      const other = createDatabase({ url, ca, pooler: 'transaction', listen: 'off', poolMax: 1 });
       try {
-        const failure = await failureOf(other.raw('select 1'));
-        expect(failure?.message, url).to.match(/self[- ]signed certificate|unable to verify|certificate/i);
+        return (await failureOf(other.raw('select 1')))?.message;
       } finally {
         await other.destroy();
       }
+    };
+    for (const url of [target.directUrl, target.pooledUrl]) {
+      expect(await refusal(url, stranger), url).to.match(/self[- ]signed certificate|unable to verify/i);
+      // The right CA, the same server reached as 127.0.0.2, which its certificate does not name.
+      const elsewhere = await startTcpRelay('127.0.0.2', { host: new URL(url).hostname, port: Number(new URL(url).port) });
+      try {
+        const renamed = new URL(url);
+        renamed.hostname = '127.0.0.2';
+        renamed.port = String(elsewhere.port);
+        expect(await refusal(renamed.toString(), fs.readFileSync(target.caFile, 'utf8')), url).to.match(/does not match certificate|altnames/i);
+      } finally {
+        await elsewhere.close();
+      }
     }
+    expect(await refusal(target.pooledUrl, fs.readFileSync(target.caFile, 'utf8')), 'the right CA and name').to.equal(undefined);
   });
 
   describe('with the change feed on a direct LISTEN connection', () => {

@@ -6,9 +6,10 @@ import path from 'node:path';
 import tls from 'node:tls';
 
 /**
- * TLS in front of a plain TCP service (the shared RabbitMQ, which the other
- * suites reach in the clear): a CA of its own, a certificate for 127.0.0.1,
- * each connection relayed to the service once its handshake is done.
+ * Relays for the tests of TLS. A terminator: TLS in front of a plain TCP
+ * service (the shared RabbitMQ, which the other suites reach in the clear),
+ * with a CA of its own and a certificate for 127.0.0.1, each connection
+ * relayed to the service once its handshake is done.
  */
 export interface TlsTerminator {
   port: number;
@@ -31,32 +32,58 @@ function certificates(): { dir: string; key: string; cert: string } {
   return { dir, key: fs.readFileSync(at('server.key'), 'utf8'), cert: fs.readFileSync(at('server.crt'), 'utf8') };
 }
 
+/** Pipes `client` to a new connection to `target` both ways, each kept in `sockets` until it closes. */
+function relay(client: net.Socket, target: { host: string; port: number }, sockets: Set<net.Socket>): void {
+  const upstream = net.connect(target.port, target.host);
+  for (const socket of [client, upstream]) {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+  }
+  client.pipe(upstream).pipe(client);
+  client.once('close', () => upstream.destroy());
+  upstream.once('close', () => client.destroy());
+}
+
+/** Listens on `host`, a free port; `close` cuts the relayed connections. */
+async function listening(server: net.Server, host: string, sockets: Set<net.Socket>) {
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
 export async function startTlsTerminator(target: { host: string; port: number }): Promise<TlsTerminator> {
   const { dir, key, cert } = certificates();
   let sessions = 0;
   const sockets = new Set<net.Socket>();
   const server = tls.createServer({ key, cert }, (client) => {
     client.once('data', () => (sessions += 1));
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.once('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-    client.once('close', () => upstream.destroy());
-    upstream.once('close', () => client.destroy());
+    relay(client, target, sockets);
   });
   server.on('tlsClientError', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const listener = await listening(server, '127.0.0.1', sockets);
   return {
-    port: (server.address() as net.AddressInfo).port,
+    port: listener.port,
     caFile: path.join(dir, 'ca.crt'),
     sessions: () => sessions,
     async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      await listener.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A plain TCP relay on `host` (another loopback address, say) to `target`. */
+export async function startTcpRelay(host: string, target: { host: string; port: number }): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  return listening(
+    net.createServer((client) => relay(client, target, sockets)),
+    host,
+    sockets,
+  );
 }
