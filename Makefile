@@ -2,7 +2,7 @@
 # installs and starts the real services the tests need, then runs every test.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
-SERVICES ?= postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak
+SERVICES ?= postgres pgbouncer rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak
 NPM_FLAGS := --no-audit --no-fund --loglevel=error
 # Every target runs on the project's pinned Node.js LTS (scripts/node.sh), installed once, not on the machine's.
 NODE_BIN := $(shell bash scripts/node.sh bin)

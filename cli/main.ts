@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { configTable, loadConfig, loadDevConfig, type Config } from '../kernel/config/config.js';
-import { migrateLatest } from '../infra/db/database.js';
+import { configTable, loadConfig, loadDevConfig, migrationConfig, type Config } from '../kernel/config/config.js';
+import { grantRuntimeRole, migrateLatest } from '../infra/db/database.js';
 import { createPlatform, type Platform } from '../platform/platform.js';
 import { addMember, bootstrap, createUser, createWorkspace, generatePassword, resetPassword } from '../features/identity/admin.js';
 import { workspacesStore } from '../features/identity/workspaces.store.js';
@@ -68,7 +68,15 @@ export async function main(argv: string[]): Promise<void> {
   program
     .command('migrate')
     .description('Apply database migrations')
-    .action(() => withPlatform(loadConfig(), async (p) => console.log(`migrations applied: ${(await migrateLatest(p.db)).join(', ') || 'none (up to date)'}`)));
+    .action(() =>
+      withPlatform(migrationConfig(loadConfig()), async (p) => {
+        console.log(`migrations applied: ${(await migrateLatest(p.db)).join(', ') || 'none (up to date)'}`);
+        if (p.config.databaseRuntimeRole) {
+          await grantRuntimeRole(p.db, p.config.databaseRuntimeRole);
+          console.log(`rows and sequences granted to ${p.config.databaseRuntimeRole}`);
+        }
+      }),
+    );
 
   program
     .command('dev')
@@ -120,7 +128,7 @@ export async function main(argv: string[]): Promise<void> {
     .command('bootstrap')
     .description('Create the first staff user and the workspace "default" when no staff user exists')
     .action(() =>
-      withPlatform(loadConfig(), async (p) => {
+      withPlatform(migrationConfig(loadConfig()), async (p) => {
         await migrateLatest(p.db);
         const result = await bootstrap(p.db, p.config.adminEmail, p.config.adminPassword);
         console.log(result.created ? describeBootstrap(result) : 'A staff user already exists; nothing to do.');

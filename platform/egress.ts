@@ -7,7 +7,7 @@ const DEFAULT_PORTS: Record<string, number> = { 'postgres:': 5432, 'postgresql:'
 
 /** The services this process's configuration names: a tenant's URL must never reach them. */
 export function ownEndpoints(config: Config): Endpoint[] {
-  return [config.databaseUrl, config.amqpUrl, config.prometheusUrl, config.smtpUrl].flatMap((value) => {
+  return [config.databaseUrl, config.databaseListenUrl, config.databaseMigrationUrl, config.amqpUrl, config.prometheusUrl, config.smtpUrl].flatMap((value) => {
     if (!value) return [];
     const url = new URL(value);
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');

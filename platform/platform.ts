@@ -1,10 +1,11 @@
 import { createMailer } from '../infra/mail/mailer.js';
 import { ClosingSteps } from '../infra/process/closing.js';
 import { Scheduler } from '../infra/process/scheduler.js';
+import fs from 'node:fs';
 import path from 'node:path';
 import { webhookEndpointCap, webhookWorkspaceCap, type Config } from '../kernel/config/config.js';
 import { createLogger, type Logger } from '../infra/logging/logger.js';
-import { createDatabase, type Db } from '../infra/db/database.js';
+import { createDatabase, type DatabaseOptions, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/db/change-feed.js';
 import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
@@ -92,6 +93,14 @@ export interface PlatformOptions {
 /** Without change notifications (the LISTEN connection is down), each session with event streams is read this often. */
 const EVENT_POLL_MS = 1_000;
 
+/** The database of a process: through the pooler when there is one, LISTEN where the config says, TLS with the configured CA. */
+export function databaseOptionsOf(config: Config): DatabaseOptions {
+  const listen = config.databaseListen ? config.databaseListenUrl : 'off';
+  return { url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax, ca: readPem(config.databaseCaFile), pooler: config.databasePooler, listen };
+}
+
+const readPem = (file: string | undefined) => (file ? fs.readFileSync(file, 'utf8') : undefined);
+
 const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
 
 /**
@@ -102,7 +111,7 @@ const list = (value: string) => value.split(',').map((s) => s.trim()).filter(Boo
 export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const now = options.now ?? Date.now;
   const logger = options.logger ?? createLogger(config.logLevel);
-  const db = options.db ?? createDatabase({ url: config.databaseUrl, pgliteDir: path.join(config.dataDir, 'db'), poolMax: config.databasePoolMax });
+  const db = options.db ?? createDatabase(databaseOptionsOf(config));
   // Request-path caches that follow every committed change (DIDYMA_READ_CACHE_SIZE=0: none).
   // One LISTEN connection per process, opened by the first part that needs it (the read caches, the event streams).
   let changes: ChangeFeed | undefined;
@@ -184,7 +193,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   // Where executors find a model's server: the operator's proxy configuration in Kubernetes mode, else the database.
   const proxies: ProxyResolver = kube?.proxies ?? new DatabaseProxyResolver(db, { deployments: deploymentsStore }, connectors);
   const storage = new StorageConfigsService(db, { storageConfigs: storageConfigsStore }, storageClasses, box, policy, kube !== undefined);
-  const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger }) : new MemoryQueue());
+  const queue: WorkQueue = options.queue ?? (config.amqpUrl ? new RabbitQueue({ url: config.amqpUrl, queue: config.queueName, logger, ca: readPem(config.amqpCaFile) }) : new MemoryQueue());
   const doorbell = new Doorbell(queue);
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
   // What the sweeper returns to the queue wakes executors at once, not at their next poll.

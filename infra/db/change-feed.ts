@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { rootOf, serverUrlOf, type Db, type Runner } from './database.js';
+import { listenConnectionOf, rootOf, serverUrlOf, type Db, type Runner, type ServerConnection } from './database.js';
 
 /** What a cache on the request path may copy, or a stream follows; each topic is a set of announced tables. */
 export type ChangeTopic = 'identity' | 'models' | 'invocations' | 'webhooks' | 'desired_state';
@@ -296,13 +296,15 @@ export async function releaseChangeFeed(db: Db): Promise<void> {
 }
 
 /**
- * PostgreSQL: a LISTEN connection of its own. The embedded PGlite is one
+ * PostgreSQL: a LISTEN connection of its own, or none when it is off (the
+ * feed then never listens, and followers poll). The embedded PGlite is one
  * process's alone, so every change is that process's own write, which the
  * query hook sees: there is nothing else to listen to.
  */
 function listen(db: Db, feed: ChangeFeed, logger: Logger): Listener {
-  const url = serverUrlOf(db);
-  if (url) return new PostgresListener(url, feed, logger);
+  const connection = listenConnectionOf(db);
+  if (connection) return new PostgresListener(connection, feed, logger);
+  if (serverUrlOf(db)) return { stop: async () => undefined };
   feed.setListening(true);
   return {
     async stop() {
@@ -319,7 +321,7 @@ class PostgresListener implements Listener {
   private delayMs = 200;
 
   constructor(
-    private readonly url: string,
+    private readonly connection: ServerConnection,
     private readonly feed: ChangeFeed,
     private readonly logger: Logger,
   ) {
@@ -329,7 +331,7 @@ class PostgresListener implements Listener {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     // keepAlive: a silently dropped connection must be noticed, or changes would go unseen.
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true });
+    const client = new pg.Client({ ...this.connection, keepAlive: true });
     this.client = client;
     client.on('notification', (message) => {
       const { table, keys } = parseAnnouncement(message.payload ?? '');

@@ -19,17 +19,51 @@ export interface DatabaseOptions {
   /** PGlite data folder; absent with no url means in memory (tests). */
   pgliteDir?: string;
   poolMax?: number;
+  /** PEM of the CA that signed the server's certificate: TLS with the certificate and host name checked (verify-full). */
+  ca?: string;
+  /** `transaction`: `url` goes through a transaction-pooling PgBouncer, which keeps nothing of a connection between transactions. */
+  pooler?: 'none' | 'transaction';
+  /** The change feed's LISTEN connection: a URL of its own (a direct one past the pooler), `off` for none; absent: `url`. */
+  listen?: string | 'off';
 }
 
-const serverUrls = new WeakMap<Db, string>();
+/** How to reach a PostgreSQL server outside of the pool: its URL and its TLS settings. */
+export interface ServerConnection {
+  connectionString: string;
+  ssl?: { ca: string; rejectUnauthorized: true };
+}
+
+interface ServerInfo {
+  connection: ServerConnection;
+  listen: ServerConnection | undefined;
+  pooled: boolean;
+}
+
+const servers = new WeakMap<Db, ServerInfo>();
 /** Each database by its client's config, which its transactions share (rootOf). */
 const roots = new WeakMap<object, Db>();
 
 export function createDatabase(options: DatabaseOptions): Db {
-  const db = options.url ? postgres(options.url, options.poolMax ?? 10) : pglite(options.pgliteDir);
-  if (options.url) serverUrls.set(db, options.url);
+  const pooled = options.pooler === 'transaction';
+  const connection = options.url ? serverConnection(options.url, options.ca) : undefined;
+  const db = connection ? postgres(connection, options.poolMax ?? 10, pooled) : pglite(options.pgliteDir);
+  if (connection) {
+    const listen = options.listen === 'off' ? undefined : options.listen ? serverConnection(options.listen, options.ca) : connection;
+    servers.set(db, { connection, listen, pooled });
+  }
   roots.set(db.client.config as object, db);
   return db;
+}
+
+/**
+ * A URL with the TLS of a CA file: the URL's own `ssl*` parameters are
+ * dropped, since node-postgres lets them override the explicit settings.
+ */
+export function serverConnection(url: string, ca: string | undefined): ServerConnection {
+  if (!ca) return { connectionString: url };
+  const parsed = new URL(url);
+  for (const key of [...parsed.searchParams.keys()]) if (/^ssl/i.test(key)) parsed.searchParams.delete(key);
+  return { connectionString: parsed.toString(), ssl: { ca, rejectUnauthorized: true } };
 }
 
 /** The database a runner belongs to (itself, or the one a transaction was opened on); undefined when createDatabase did not make it. */
@@ -39,20 +73,34 @@ export function rootOf(runner: Runner): Db | undefined {
 
 /** The PostgreSQL URL a database was created with; undefined for the embedded PGlite. */
 export function serverUrlOf(db: Db): string | undefined {
-  return serverUrls.get(db);
+  return servers.get(db)?.connection.connectionString;
+}
+
+/** The connection of the change feed's LISTEN: undefined for PGlite and when LISTEN is off. */
+export function listenConnectionOf(db: Db): ServerConnection | undefined {
+  return servers.get(db)?.listen;
+}
+
+/** Whether a runner's statements go through a transaction pooler, where a named prepared statement may meet a server connection that never saw it. */
+export function isTransactionPooled(runner: Runner): boolean {
+  const db = rootOf(runner);
+  return db !== undefined && servers.get(db)?.pooled === true;
 }
 
 /**
- * Startup options of every connection to PostgreSQL: no JIT. Its trigger is the
+ * Startup options of every direct connection to PostgreSQL: no JIT. Its trigger is the
  * planner's cost estimate, which the claim's CTEs overestimate, and compiling
- * took 91 of a claim's 110 ms at every execution (docs/decisions.md).
+ * took 91 of a claim's 110 ms at every execution (docs/decisions.md). PgBouncer
+ * refuses startup parameters it does not track: behind one, the runtime role carries them.
  */
 const NO_JIT = '-c jit=off';
+const STATEMENT_TIMEOUT_MS = 15000;
 
-function postgres(url: string, poolMax: number): Db {
+function postgres(server: ServerConnection, poolMax: number, pooled: boolean): Db {
+  const startup = pooled ? {} : { statement_timeout: STATEMENT_TIMEOUT_MS, options: NO_JIT };
   return knexFactory({
     client: 'pg',
-    connection: { connectionString: url, connectionTimeoutMillis: 3000, statement_timeout: 15000, options: NO_JIT } as Knex.PgConnectionConfig,
+    connection: { ...server, connectionTimeoutMillis: 3000, ...startup } as Knex.PgConnectionConfig,
     pool: { min: 0, max: poolMax, acquireTimeoutMillis: 5000, idleTimeoutMillis: 10000 },
     acquireConnectionTimeout: 5000,
     // Connection failures reach the callers as query errors (503 with Retry-After, executor retries);
@@ -93,6 +141,24 @@ export function countOfDelete(result: unknown): unknown {
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
+}
+
+/**
+ * Lets `role` read and write the rows of every table of the current schema and
+ * use its sequences, now and in the tables later migrations of this user
+ * create, and nothing more: the runtime user of a deployment whose migration
+ * user owns the schema. Granting again is harmless, so every migrate does it.
+ */
+export async function grantRuntimeRole(db: Db, role: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const { rows } = (await trx.raw('select current_schema() as schema')) as { rows: { schema: string }[] };
+    const schema = rows[0]!.schema;
+    await trx.raw('grant usage on schema ?? to ??', [schema, role]);
+    await trx.raw('grant select, insert, update, delete on all tables in schema ?? to ??', [schema, role]);
+    await trx.raw('grant usage, select, update on all sequences in schema ?? to ??', [schema, role]);
+    await trx.raw('alter default privileges in schema ?? grant select, insert, update, delete on tables to ??', [schema, role]);
+    await trx.raw('alter default privileges in schema ?? grant usage, select, update on sequences to ??', [schema, role]);
+  });
 }
 
 /** Whether an error means the database cannot be reached right now (down, restarting, out of connections), not that the query is wrong. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Runner } from './database.js';
+import { isTransactionPooled, type Runner } from './database.js';
 
 /**
  * A hot statement as a named prepared statement (knex hands the `name` option
@@ -7,10 +7,12 @@ import type { Runner } from './database.js';
  * after five runs, instead of planning the same text on every call. The name
  * must stand for one text only, so `sql` is a module constant. Lists go in as
  * one JSON parameter, never as an array whose length a custom plan would see.
- * PGlite ignores the name.
+ * PGlite ignores the name. Behind a transaction pooler the next statement
+ * may meet a server connection that never prepared it, so there it goes unnamed.
  */
 export async function prepared<Row>(db: Runner, name: string, sql: string, bindings: readonly Knex.RawBinding[]): Promise<Row[]> {
-  const result = (await db.raw(sql, bindings).options({ name })) as { rows: Row[] };
+  const query = db.raw(sql, bindings);
+  const result = (await (isTransactionPooled(db) ? query : query.options({ name }))) as { rows: Row[] };
   return result.rows;
 }
 

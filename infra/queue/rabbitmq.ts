@@ -10,6 +10,8 @@ export interface RabbitOptions {
   logger: Logger;
   /** Upper bound of the reconnect backoff. */
   maxBackoffMs?: number;
+  /** PEM of the CA that signed the broker's certificate (amqps://); the host name is checked as well. */
+  ca?: string;
 }
 
 /** The broker queue of executor wake-ups for a configured queue name. */
@@ -97,7 +99,7 @@ export class RabbitQueue implements WorkQueue {
     if (this.closed) throw new Error('The queue is closed.');
     // noDelay: amqplib writes a publish as several frames; with Nagle on, the
     // broker's delayed ACK holds the last one back and every hop costs ~40 ms.
-    const connection = await amqp.connect(this.options.url, { timeout: 5000, noDelay: true });
+    const connection = await amqp.connect(this.options.url, { timeout: 5000, noDelay: true, ...(this.options.ca ? { ca: [this.options.ca] } : {}) });
     connection.on('error', (error) => this.options.logger.warn({ err: error }, 'rabbitmq connection error'));
     connection.on('close', () => this.lost(connection));
     const channel = await connection.createChannel();

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { expect } from 'chai';
-import { ConfigError, configTable, loadConfig, loadDevConfig, webhookEndpointCap, webhookWorkspaceCap } from './config.js';
+import { ConfigError, configTable, loadConfig, loadDevConfig, migrationConfig, webhookEndpointCap, webhookWorkspaceCap } from './config.js';
 import { variables } from './variables.js';
 
 describe('config', () => {
@@ -44,6 +44,33 @@ describe('config', () => {
     expect(webhookEndpointCap(loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '4' })), 'within the workspace’s').to.equal(4);
     expect(() => loadConfig({ DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE: '32' })).to.throw(ConfigError, 'DIDYMA_WEBHOOK_MAX_IN_FLIGHT_PER_WORKSPACE="32": must be less than DIDYMA_WEBHOOK_CONCURRENCY (32)');
     expect(loadConfig({}).webhookMaxEndpoints).to.equal(20);
+  });
+
+  it('refuses a transaction pooler with the change feed LISTENing through it, and migrates with the migration URL directly', () => {
+    const pooled = { DATABASE_URL: 'postgres://app@pooler/didyma', DATABASE_POOLER: 'transaction' };
+    expect(() => loadConfig(pooled)).to.throw(ConfigError, 'DATABASE_POOLER="transaction": a transaction pooler drops LISTEN');
+    expect(loadConfig({ ...pooled, DATABASE_LISTEN: 'off' }).databaseListen).to.equal(false);
+    const config = loadConfig({ ...pooled, DATABASE_LISTEN_URL: 'postgres://app@db/didyma', DATABASE_MIGRATION_URL: 'postgres://owner@db/didyma' });
+    expect(migrationConfig(config)).to.include({ databaseUrl: 'postgres://owner@db/didyma', databasePooler: 'none', databaseListen: false });
+    expect(migrationConfig(loadConfig({ DATABASE_URL: 'postgres://app@db/didyma' })).databaseUrl).to.equal('postgres://app@db/didyma');
+    expect(() => loadConfig({ DATABASE_RUNTIME_ROLE: 'app; drop table users' })).to.throw(ConfigError, 'DATABASE_RUNTIME_ROLE');
+  });
+
+  it('puts passwords given apart into the URLs that carry none, encoded, and leaves a URL\'s own', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://app@pooler:6432/didyma?sslmode=verify-full',
+      DATABASE_LISTEN_URL: 'postgres://app:own@db/didyma',
+      DATABASE_PASSWORD: 'p@ss/w:rd#1',
+      DATABASE_MIGRATION_URL: 'postgres://owner@db/didyma',
+      DATABASE_MIGRATION_PASSWORD: 'owner secret',
+      DIDYMA_AMQP_URL: 'amqps://app@broker/vhost',
+      DIDYMA_AMQP_PASSWORD: 'q%q',
+    });
+    expect(config.databaseUrl).to.equal('postgres://app:p%40ss%2Fw%3Ard%231@pooler:6432/didyma?sslmode=verify-full');
+    expect(decodeURIComponent(new URL(config.databaseUrl!).password)).to.equal('p@ss/w:rd#1');
+    expect(config.databaseListenUrl).to.equal('postgres://app:own@db/didyma');
+    expect(decodeURIComponent(new URL(config.databaseMigrationUrl!).password)).to.equal('owner secret');
+    expect(decodeURIComponent(new URL(config.amqpUrl!).password)).to.equal('q%q');
   });
 
   it('takes a credentials namespace only as a valid namespace name, none by default', () => {

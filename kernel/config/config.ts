@@ -28,9 +28,29 @@ export function loadConfig(env: Env = process.env, overrides: Partial<ConfigValu
     }
   }
   values.oidcConnections = connectionsWithSecrets(values.oidcConnections as ConfigValues['oidcConnections'], env);
-  const config = { ...(values as ConfigValues), ...overrides };
+  const config = withPasswords({ ...(values as ConfigValues), ...overrides });
   checkRelations(config, env);
   return Object.freeze(config);
+}
+
+/** The URLs with the passwords given apart (from a Secret, any characters), where they carry none. */
+function withPasswords(config: ConfigValues): ConfigValues {
+  return {
+    ...config,
+    databaseUrl: withPassword(config.databaseUrl, config.databasePassword),
+    databaseListenUrl: withPassword(config.databaseListenUrl, config.databasePassword),
+    databaseMigrationUrl: withPassword(config.databaseMigrationUrl, config.databaseMigrationPassword),
+    amqpUrl: withPassword(config.amqpUrl, config.amqpPassword),
+  };
+}
+
+/** `url` with `password` percent-encoded into it, unless it has one or there is none to add. */
+export function withPassword(url: string | undefined, password: string | undefined): string | undefined {
+  if (!url || !password) return url;
+  const parsed = new URL(url);
+  if (parsed.password) return url;
+  parsed.password = encodeURIComponent(password);
+  return parsed.toString();
 }
 
 /** The client secrets of the OpenID connections, read from where each connection says. */
@@ -48,11 +68,24 @@ function checkRelations(config: ConfigValues, env: Env): void {
     const name = variables.workloadServiceAccounts.name;
     throw new ConfigError(name, 'needs DIDYMA_WORKLOAD_TOKEN_REVIEW (in-cluster or kubeconfig) to check the tokens', env[name] ?? '');
   }
+  if (config.databasePooler === 'transaction' && config.databaseListen && !config.databaseListenUrl) {
+    const name = variables.databasePooler.name;
+    throw new ConfigError(name, 'a transaction pooler drops LISTEN between transactions: set DATABASE_LISTEN_URL to a direct connection, or DATABASE_LISTEN=off', env[name] ?? '');
+  }
   const perWorkspace = config.webhookMaxInFlightPerWorkspace;
   if (perWorkspace !== undefined && perWorkspace >= config.webhookConcurrency) {
     const name = variables.webhookMaxInFlightPerWorkspace.name;
     throw new ConfigError(name, `must be less than DIDYMA_WEBHOOK_CONCURRENCY (${config.webhookConcurrency}), so one workspace cannot take every slot of a process`, env[name] ?? String(perWorkspace));
   }
+}
+
+/**
+ * The settings of the commands that change the schema (`migrate`, `admin
+ * bootstrap`): the migration user's direct connection, and no LISTEN, which
+ * a one-shot command does not need.
+ */
+export function migrationConfig(config: Config): Config {
+  return Object.freeze({ ...config, databaseUrl: config.databaseMigrationUrl ?? config.databaseUrl, databasePooler: 'none', databaseListen: false });
 }
 
 /** Webhook deliveries of one workspace in flight at once: the setting, or three quarters of a process's slots. */

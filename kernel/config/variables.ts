@@ -69,6 +69,11 @@ export const parsers = {
     }
     return grants;
   },
+  /** A PostgreSQL role name as written unquoted: lowercase letters, digits and underscores. */
+  identifier: (raw: string) => {
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new Error('expected a role name: lowercase letters, digits and underscores, not starting with a digit');
+    return raw;
+  },
   optional: <T>(parse: Parser<T>) => (raw: string) => (raw === '' ? undefined : parse(raw)),
   /** Comma-separated durations (`500ms`, `5s`, `30m`, `2h`) as milliseconds. */
   durations: (raw: string) => {
@@ -89,6 +94,49 @@ export const variables = {
   dataDir: variable('DIDYMA_DATA_DIR', './.didyma', 'Folder of the embedded database, dev keys and filesystem storage.', parsers.string),
   databaseUrl: variable('DATABASE_URL', '', 'PostgreSQL URL. Empty: embedded PGlite under the data folder.', parsers.optional(parsers.url(['postgres:', 'postgresql:']))),
   databasePoolMax: variable('DATABASE_POOL_MAX', '10', 'Connections per process in the PostgreSQL pool.', parsers.integer(1, 200)),
+  databasePassword: variable(
+    'DATABASE_PASSWORD',
+    '',
+    'Password of the runtime user, for a DATABASE_URL and DATABASE_LISTEN_URL that carry none (any characters: it is encoded into them). Empty: the URLs\' own.',
+    parsers.optional(parsers.string),
+  ),
+  databaseMigrationPassword: variable('DATABASE_MIGRATION_PASSWORD', '', 'Password of the migration user, for a DATABASE_MIGRATION_URL that carries none. Empty: the URL\'s own.', parsers.optional(parsers.string)),
+  databaseCaFile: variable(
+    'DATABASE_CA_FILE',
+    '',
+    'PEM file of the CA that signed PostgreSQL\'s certificate: every connection (pool, change feed, migrations) then uses TLS and checks the certificate and the host name, as `sslmode=verify-full`. Empty: what the URL says (`sslmode`, `sslrootcert`).',
+    parsers.optional(parsers.string),
+  ),
+  databaseMigrationUrl: variable(
+    'DATABASE_MIGRATION_URL',
+    '',
+    'PostgreSQL URL of the user that owns the schema, which `didyma migrate` (and `admin bootstrap`) run the migrations with; a direct connection, not through a pooler. Empty: DATABASE_URL.',
+    parsers.optional(parsers.url(['postgres:', 'postgresql:'])),
+  ),
+  databaseRuntimeRole: variable(
+    'DATABASE_RUNTIME_ROLE',
+    '',
+    'Role of DATABASE_URL when it differs from the migration user: after the migrations, `didyma migrate` grants it reading and writing rows of every table and using every sequence (now and, by default privileges, in later migrations), and nothing that changes the schema. Empty: no grants.',
+    parsers.optional(parsers.identifier),
+  ),
+  databasePooler: variable(
+    'DATABASE_POOLER',
+    'none',
+    '`transaction`: DATABASE_URL goes through a transaction-pooling PgBouncer, so no statement relies on its connection beyond its transaction: no startup parameters (set `jit=off` and `statement_timeout` on the runtime role) and no named prepared statements; the change feed then needs DATABASE_LISTEN_URL or `DATABASE_LISTEN=off`. `none`: a direct connection.',
+    parsers.oneOf(['none', 'transaction'] as const),
+  ),
+  databaseListenUrl: variable(
+    'DATABASE_LISTEN_URL',
+    '',
+    'PostgreSQL URL of the change feed\'s one LISTEN connection per process: a direct connection to the server when DATABASE_URL goes through a pooler. Empty: DATABASE_URL.',
+    parsers.optional(parsers.url(['postgres:', 'postgresql:'])),
+  ),
+  databaseListen: variable(
+    'DATABASE_LISTEN',
+    'on',
+    '`off`: no LISTEN connection at all; the read caches read through and event streams and deliveries poll (about a second late), for a pooler with no direct way to the server.',
+    parsers.boolean,
+  ),
   logLevel: variable('DIDYMA_LOG_LEVEL', 'info', 'pino log level.', parsers.oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const)),
   requestLogLevel: variable(
     'DIDYMA_REQUEST_LOG_LEVEL',
@@ -339,6 +387,8 @@ export const variables = {
   uploadTtl: variable('DIDYMA_UPLOAD_TTL_SECONDS', '900', 'Lifetime of an upload id from request_upload.', parsers.integer(10, 86400)),
   filesystemStorage: variable('DIDYMA_FILESYSTEM_STORAGE', 'false', 'Allow the dev-only FilesystemStorage class (always on in `didyma dev`). Files go under the data folder.', parsers.boolean),
   amqpUrl: variable('DIDYMA_AMQP_URL', '', 'RabbitMQ URL (amqp://…). Empty: the in-process queue (one process only).', parsers.optional(parsers.url(['amqp:', 'amqps:']))),
+  amqpPassword: variable('DIDYMA_AMQP_PASSWORD', '', 'Password of the RabbitMQ user, for a DIDYMA_AMQP_URL that carries none (any characters: it is encoded into it). Empty: the URL\'s own.', parsers.optional(parsers.string)),
+  amqpCaFile: variable('DIDYMA_AMQP_CA_FILE', '', 'PEM file of the CA that signed RabbitMQ\'s certificate, for an `amqps://` URL (the certificate and host name are checked). Empty: the system\'s CAs.', parsers.optional(parsers.string)),
   queueName: variable('DIDYMA_QUEUE_NAME', 'didyma.invocations', 'Name the RabbitMQ queue of executor wake-ups derives from (`<name>.wakeups`).', parsers.string),
   executorConcurrency: variable('DIDYMA_EXECUTOR_CONCURRENCY', '8', 'Model calls one executor makes at once; it claims up to twice as many ahead, so database work overlaps the calls.', parsers.integer(1, 1000)),
   executorLeaseSeconds: variable('DIDYMA_EXECUTOR_LEASE_SECONDS', '10', 'Lease of a running invocation: its executor renews it every third of this; when an executor stops renewing (it died), the invocation is queued again within about this long and its late result refused.', parsers.integer(2, 3600)),

@@ -7,14 +7,14 @@
 #   all.sh status [names...]   one line each; exit 1 if any is not running
 #   all.sh env [names...]      print `export ...` lines (starts nothing), e.g.
 #                              eval "$(scripts/services/all.sh env)"
-# names: postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak (default: all of them).
+# names: postgres pgbouncer rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak (default: all of them).
 # Logs go to stderr, env lines to stdout.
 set -euo pipefail
 SERVICE_NAME=all
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL_SERVICES=(postgres rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak)
+ALL_SERVICES=(postgres pgbouncer rabbitmq minio prometheus jaeger python kserve kube chromium cluster keycloak)
 
 usage() {
   echo "usage: $0 {start|stop|restart|status|env} [$(echo "${ALL_SERVICES[@]}" | tr ' ' '|')]..." >&2

@@ -8,13 +8,10 @@
 ensure_pki() {
   local dir="$1" name="$2" sans="$3"
   [ -s "$dir/admin.crt" ] && [ -s "$dir/sa.pub" ] && return 0
-  command -v openssl >/dev/null 2>&1 || apt_install_once openssl
-  rm -rf "$dir"
-  mkdir -p "$dir"
+  new_ca "$dir" "$name-ca"
   (
     cd "$dir"
     umask 077
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=$name-ca" 2>/dev/null
     printf '%s\n' "subjectAltName=$sans" 'extendedKeyUsage=serverAuth' >server.ext
     sign_cert apiserver "/CN=kube-apiserver" server.ext
     printf '%s\n' 'extendedKeyUsage=clientAuth' >client.ext
@@ -23,6 +20,14 @@ ensure_pki() {
     openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
   )
   log "generated the CA, apiserver and admin certificates and service-account keys in $dir"
+}
+
+# new_ca DIR NAME: DIR emptied, with a fresh CA called NAME in it (ca.key, ca.crt).
+new_ca() {
+  command -v openssl >/dev/null 2>&1 || apt_install_once openssl
+  rm -rf "$1"
+  mkdir -p "$1"
+  (cd "$1" && umask 077 && openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=$2" 2>/dev/null)
 }
 
 # sign_cert NAME SUBJECT EXTFILE: NAME.key + NAME.crt signed by ca.crt.

@@ -3,6 +3,10 @@
 # $STATE_DIR/postgres/data, listening on 127.0.0.1:55432.
 #   role didyma / password didyma (superuser: it is a throwaway test
 #   cluster), database didyma_test.
+#   As a managed database has them: TLS beside plain connections (a CA of its
+#   own in $STATE_DIR/postgres/tls, a certificate for 127.0.0.1 and localhost),
+#   a migration owner didyma_migrator (creates databases, no superuser) and a
+#   runtime role didyma_runtime (rows only, what migrate grants it).
 # usage: postgres.sh start|stop|restart|crash|status|env
 #   crash: an immediate shutdown, as a crash would leave the cluster (no
 #   checkpoint; the next start recovers from the WAL).
@@ -10,6 +14,8 @@ set -euo pipefail
 SERVICE_NAME=postgres
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=pki.sh
+. "$(dirname "${BASH_SOURCE[0]}")/pki.sh"
 
 PG_HOST=127.0.0.1
 PG_PORT="${DIDYMA_PG_PORT:-55432}"
@@ -17,15 +23,25 @@ PG_ROLE=didyma
 PG_PASSWORD=didyma
 PG_DB=didyma_test
 
+MIGRATOR_ROLE=didyma_migrator
+MIGRATOR_PASSWORD=didyma-migrator
+RUNTIME_ROLE=didyma_runtime
+RUNTIME_PASSWORD=didyma-runtime
+
 PG_DIR="$STATE_DIR/postgres"
 PG_DATA="$PG_DIR/data"
 PG_RUN="$PG_DIR/run"
 PG_LOG="$PG_DIR/postgres.log"
+PG_TLS="$PG_DIR/tls"
 
 env_lines() {
   echo "export TEST_DATABASE_URL=postgres://$PG_ROLE:$PG_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB"
   # The same database over the Unix socket: how processes on the cluster's own machine reach it (bench/).
   echo "export TEST_DATABASE_SOCKET_URL='postgres://$PG_ROLE:$PG_PASSWORD@localhost/$PG_DB?host=$PG_RUN&port=$PG_PORT'"
+  # TLS (verify-full against this CA) and the two roles of a managed database; tests make databases of their own for them.
+  echo "export TEST_DATABASE_CA_FILE=$PG_TLS/ca.crt"
+  echo "export TEST_DATABASE_MIGRATION_URL=postgres://$MIGRATOR_ROLE:$MIGRATOR_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB"
+  echo "export TEST_DATABASE_RUNTIME_URL=postgres://$RUNTIME_ROLE:$RUNTIME_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB"
 }
 
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the
@@ -170,6 +186,57 @@ host    all   all   ::1/128        scram-sha-256
 EOF
 }
 
+# The server's certificate, signed by a CA of its own (kept: the CA file is
+# what clients check against), and `ssl = on` in a file postgresql.conf
+# includes; plain connections keep working (pg_hba's `host` takes both).
+# True when that file changed (a running server must reload).
+ensure_tls() {
+  if [ ! -s "$PG_TLS/server.crt" ]; then
+    new_ca "$PG_TLS" didyma-test-postgres-ca
+    (
+      cd "$PG_TLS"
+      umask 077
+      printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' 'extendedKeyUsage=serverAuth' >server.ext
+      sign_cert server "/CN=localhost" server.ext
+      chmod 644 ca.crt server.crt
+    )
+    log "generated the CA and server certificate of PostgreSQL in $PG_TLS"
+  fi
+  if is_root; then chown -R postgres:postgres "$PG_TLS"; fi
+  grep -q "^include_if_exists = 'didyma-tls.conf'" "$PG_DATA/postgresql.conf" ||
+    echo "include_if_exists = 'didyma-tls.conf'" | as_pg tee -a "$PG_DATA/postgresql.conf" >/dev/null
+  as_pg tee "$PG_DATA/didyma-tls.conf.new" >/dev/null <<EOF
+ssl = on
+ssl_cert_file = '$PG_TLS/server.crt'
+ssl_key_file = '$PG_TLS/server.key'
+EOF
+  if cmp -s "$PG_DATA/didyma-tls.conf.new" "$PG_DATA/didyma-tls.conf"; then
+    as_pg rm -f "$PG_DATA/didyma-tls.conf.new"
+    return 1
+  fi
+  as_pg mv -f "$PG_DATA/didyma-tls.conf.new" "$PG_DATA/didyma-tls.conf"
+}
+
+# The migration owner and the runtime role, on clusters provisioned before them too.
+provision_roles() {
+  [ -f "$PG_DIR/.roles-provisioned" ] && return 0
+  log "creating roles $MIGRATOR_ROLE and $RUNTIME_ROLE"
+  as_pg env PGPASSWORD="$PG_PASSWORD" psql -X -q -v ON_ERROR_STOP=1 -h "$PG_RUN" -p "$PG_PORT" -U postgres -d postgres <<EOF
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$MIGRATOR_ROLE') THEN
+    CREATE ROLE $MIGRATOR_ROLE LOGIN CREATEDB PASSWORD '$MIGRATOR_PASSWORD';
+  END IF;
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$RUNTIME_ROLE') THEN
+    CREATE ROLE $RUNTIME_ROLE LOGIN PASSWORD '$RUNTIME_PASSWORD';
+  END IF;
+END \$\$;
+-- What the platform sends at startup on a direct connection, which a transaction pooler does not pass on.
+ALTER ROLE $RUNTIME_ROLE SET jit = off;
+ALTER ROLE $RUNTIME_ROLE SET statement_timeout = '15s';
+EOF
+  touch "$PG_DIR/.roles-provisioned"
+}
+
 provision() {
   [ -f "$PG_DIR/.provisioned" ] && return 0
   log "creating role $PG_ROLE and database $PG_DB"
@@ -192,6 +259,12 @@ EOF
 do_start() {
   reserve_ports "$PG_PORT"
   if is_running; then
+    # A cluster started before TLS and the roles gets them without a restart (ssl is reloadable).
+    if ensure_tls; then
+      PG_BIN="$(find_pg_bin)"
+      as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -s reload >&2
+    fi
+    provision_roles
     return 0
   fi
   ensure_installed
@@ -200,6 +273,7 @@ do_start() {
   ensure_traversable
   init_cluster
   write_hba
+  ensure_tls || true
   mkdir -p "$PG_RUN"
   if is_root; then chown postgres:postgres "$PG_DIR" "$PG_RUN"; fi
   if port_open "$PG_HOST" "$PG_PORT"; then
@@ -214,6 +288,7 @@ do_start() {
   fi
   wait_for_port "$PG_HOST" "$PG_PORT" 30 || die "PostgreSQL started but $PG_HOST:$PG_PORT does not accept connections"
   provision
+  provision_roles
   log "PostgreSQL ready"
 }
 

@@ -84,11 +84,7 @@ app.kubernetes.io/component: {{ .component }}
 - name: DATABASE_URL
   value: {{ printf "postgres://%s:$(POSTGRESQL_PASSWORD)@%s:5432/%s" .Values.postgresql.username (include "didyma.component" (dict "root" . "component" "postgresql")) .Values.postgresql.database | quote }}
 {{- else -}}
-- name: DATABASE_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ .Values.externalDatabase.existingSecret | default (include "didyma.secretName" .) }}
-      key: {{ .Values.externalDatabase.existingSecretKey }}
+{{ include "didyma.externalDatabaseEnv" . | trim }}
 {{- end }}
 {{- if .Values.rabbitmq.enabled }}
 - name: RABBITMQ_PASSWORD
@@ -97,11 +93,7 @@ app.kubernetes.io/component: {{ .component }}
 - name: DIDYMA_AMQP_URL
   value: {{ printf "amqp://%s:$(RABBITMQ_PASSWORD)@%s:5672" .Values.rabbitmq.username (include "didyma.component" (dict "root" . "component" "rabbitmq")) | quote }}
 {{- else }}
-- name: DIDYMA_AMQP_URL
-  valueFrom:
-    secretKeyRef:
-      name: {{ .Values.externalRabbitmq.existingSecret | default (include "didyma.secretName" .) }}
-      key: {{ .Values.externalRabbitmq.existingSecretKey }}
+{{- include "didyma.externalRabbitmqEnv" . }}
 {{- end }}
 - name: DIDYMA_METRICS_TOKEN
   valueFrom:
