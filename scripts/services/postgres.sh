@@ -4,7 +4,8 @@
 #   role didyma / password didyma (superuser: it is a throwaway test
 #   cluster), database didyma_test.
 #   As a managed database has them: TLS beside plain connections (a CA of its
-#   own in $STATE_DIR/postgres/tls, a certificate for 127.0.0.1 and localhost),
+#   own in $STATE_DIR/postgres/tls, a certificate for 127.0.0.1, localhost and
+#   the test cluster's Service names postgresql and pgbouncer),
 #   a migration owner didyma_migrator (creates databases, no superuser) and a
 #   runtime role didyma_runtime (rows only, what migrate grants it).
 # usage: postgres.sh start|stop|restart|crash|status|env
@@ -33,6 +34,9 @@ PG_DATA="$PG_DIR/data"
 PG_RUN="$PG_DIR/run"
 PG_LOG="$PG_DIR/postgres.log"
 PG_TLS="$PG_DIR/tls"
+# The names the server (and PgBouncer, with the same certificate) answer to:
+# loopback, and the Services of the test cluster's pods relayed to them.
+PG_TLS_NAMES=IP:127.0.0.1,DNS:localhost,DNS:postgresql,DNS:pgbouncer
 
 env_lines() {
   echo "export TEST_DATABASE_URL=postgres://$PG_ROLE:$PG_PASSWORD@$PG_HOST:$PG_PORT/$PG_DB"
@@ -189,18 +193,21 @@ EOF
 # The server's certificate, signed by a CA of its own (kept: the CA file is
 # what clients check against), and `ssl = on` in a file postgresql.conf
 # includes; plain connections keep working (pg_hba's `host` takes both).
-# True when that file changed (a running server must reload).
+# True when that file or the certificate changed (a running server must reload).
 ensure_tls() {
-  if [ ! -s "$PG_TLS/server.crt" ]; then
-    new_ca "$PG_TLS" didyma-test-postgres-ca
+  local signed=1
+  [ -s "$PG_TLS/ca.crt" ] || new_ca "$PG_TLS" didyma-test-postgres-ca
+  # A certificate naming other hosts than these is signed again under the same CA.
+  if ! printf '%s\n' "subjectAltName=$PG_TLS_NAMES" 'extendedKeyUsage=serverAuth' | cmp -s - "$PG_TLS/server.ext" || [ ! -s "$PG_TLS/server.crt" ]; then
     (
       cd "$PG_TLS"
       umask 077
-      printf '%s\n' 'subjectAltName=IP:127.0.0.1,DNS:localhost' 'extendedKeyUsage=serverAuth' >server.ext
+      printf '%s\n' "subjectAltName=$PG_TLS_NAMES" 'extendedKeyUsage=serverAuth' >server.ext
       sign_cert server "/CN=localhost" server.ext
-      chmod 644 ca.crt server.crt
+      chmod 644 ca.crt server.crt server.ext
     )
-    log "generated the CA and server certificate of PostgreSQL in $PG_TLS"
+    log "signed the server certificate of PostgreSQL for $PG_TLS_NAMES in $PG_TLS"
+    signed=0
   fi
   if is_root; then chown -R postgres:postgres "$PG_TLS"; fi
   grep -q "^include_if_exists = 'didyma-tls.conf'" "$PG_DATA/postgresql.conf" ||
@@ -212,7 +219,7 @@ ssl_key_file = '$PG_TLS/server.key'
 EOF
   if cmp -s "$PG_DATA/didyma-tls.conf.new" "$PG_DATA/didyma-tls.conf"; then
     as_pg rm -f "$PG_DATA/didyma-tls.conf.new"
-    return 1
+    return "$signed"
   fi
   as_pg mv -f "$PG_DATA/didyma-tls.conf.new" "$PG_DATA/didyma-tls.conf"
 }

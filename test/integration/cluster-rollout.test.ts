@@ -1,10 +1,11 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
-import { createHostDatabase, dropHostDatabase, freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, suiteNames, type Cluster } from '../support/cluster.js';
+import { dropHostDatabase, freshTestNamespace, helm, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, managedDatabaseValues, managedHostDatabase, NODE_VALUES, runningCluster, suiteNames, type Cluster } from '../support/cluster.js';
 
 const RELEASE = 'didyma';
 const CHART = 'charts/didyma';
@@ -42,7 +43,9 @@ function every(periodMs: number, body: () => Promise<void>): { stop(): Promise<v
  * release: two operator replicas hand the leader Lease over when the leader
  * dies without a word, and `helm upgrade` rolls every component while a client
  * keeps using the APIs at a steady rate, without one failed request or lost
- * invocation (readiness, preStop delays, drains, PodDisruptionBudgets).
+ * invocation (readiness, preStop delays, drains, PodDisruptionBudgets). Its
+ * database is run as a managed one: the runtime user through a PgBouncer in
+ * transaction mode, the migration user apart, TLS checked against the CA.
  */
 describe('Cluster: operator failover and helm upgrade under steady load', function () {
   this.timeout(900_000);
@@ -54,7 +57,7 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
   let pub: Client;
 
   const values = (...extra: string[]): string[] =>
-    [...imageValues('image', image), ...hostServiceValues(queue, PASSWORD), ...NODE_VALUES, 'operator.replicas=2', ...extra].flatMap((value) => ['--set', value]);
+    [...imageValues('image', image), ...hostServiceValues(queue, PASSWORD), ...managedDatabaseValues(database), ...NODE_VALUES, 'operator.replicas=2', ...extra].flatMap((value) => ['--set', value]);
 
   /** The component's pods, those terminating too unless `live`. */
   const podsOf = async (component: string, live = true): Promise<any[]> =>
@@ -94,10 +97,9 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
   before(async () => {
     cluster = runningCluster();
     image = importProjectImage(cluster);
-    await createHostDatabase(database);
     await s3Admin().makeBucket(bucket);
     await freshTestNamespace(cluster, namespace);
-    await kubectlApply(cluster, [...hostServices(cluster, namespace, ['postgresql', 'rabbitmq', 'minio', 'prometheus']), hostDatabaseSecret(namespace, database)]);
+    await kubectlApply(cluster, [...hostServices(cluster, namespace, ['postgresql', 'pgbouncer', 'rabbitmq', 'minio', 'prometheus']), ...(await managedHostDatabase(namespace, database))]);
     await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT), '--delay-ms', String(INFERENCE_MS));
     await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values(), '--wait', '--timeout', '8m');
@@ -247,6 +249,24 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
       const rolled = (await podsOf(component)).map((pod) => pod.metadata.annotations?.rollout);
       expect(rolled, `${component} pods rolled`).to.have.length.greaterThan(0);
       expect(new Set(rolled), `${component} pods rolled`).to.deep.equal(new Set([suffix]));
+    }
+  });
+
+  it('holds its database connections as the runtime user over TLS only, the schema owned by the migration user', async () => {
+    const url = new URL(requireEnv('TEST_DATABASE_URL', 'postgres'));
+    url.pathname = `/${database}`;
+    const db = new pg.Client({ connectionString: url.toString() });
+    await db.connect();
+    try {
+      const { rows } = await db.query(
+        'SELECT a.usename, s.ssl, count(*)::int AS connections FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = $1 AND a.pid <> pg_backend_pid() GROUP BY 1, 2',
+        [database],
+      );
+      expect(rows, 'connections to the release database').to.deep.equal([{ usename: new URL(requireEnv('TEST_DATABASE_RUNTIME_URL', 'postgres')).username, ssl: true, connections: rows[0]?.connections }]);
+      const owners = await db.query(`SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'`);
+      expect(owners.rows.map((row) => row.tableowner)).to.deep.equal([new URL(requireEnv('TEST_DATABASE_MIGRATION_URL', 'postgres')).username]);
+    } finally {
+      await db.end();
     }
   });
 });

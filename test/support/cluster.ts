@@ -279,6 +279,7 @@ export function hostService(namespace: string, name: string, port: number, hostI
 /** The host's test services the pods reach through relays: their Service port, then the host port (scripts/services/cluster.sh). */
 const HOST_SERVICES = {
   postgresql: [5432, 55432],
+  pgbouncer: [5432, 56432],
   rabbitmq: [5672, 55672],
   minio: [9000, 59000],
   prometheus: [9090, 59090],
@@ -290,16 +291,59 @@ export function hostServices(cluster: Cluster, namespace: string, names: Array<k
   return names.flatMap((name) => hostService(namespace, name, HOST_SERVICES[name][0], cluster.hostIp, HOST_SERVICES[name][1]));
 }
 
-/** A new database on the host's PostgreSQL, for one release. */
-export async function createHostDatabase(name: string): Promise<void> {
+/** A new database on the host's PostgreSQL, for one release (owned by `owner`, or by the superuser). */
+export async function createHostDatabase(name: string, owner?: string): Promise<void> {
   const db = new pg.Client({ connectionString: requireEnv('TEST_DATABASE_URL', 'postgres') });
   await db.connect();
   try {
-    await db.query(`CREATE DATABASE ${name}`);
+    await db.query(`CREATE DATABASE ${name}${owner ? ` OWNER ${owner}` : ''}`);
   } finally {
     await db.end();
   }
 }
+
+const MANAGED_DATABASE_SECRET = 'managed-database';
+
+/** A user's password in one of the host's test URLs (postgres.sh's roles). */
+const passwordOf = (variable: string): string => decodeURIComponent(new URL(requireEnv(variable, 'postgres')).password);
+
+/**
+ * The host's PostgreSQL as a managed one is run, for a release: a database
+ * of its own owned by the migration user, the runtime user's and the
+ * migration user's passwords and the server's CA in a Secret. Its objects.
+ */
+export async function managedHostDatabase(namespace: string, database: string): Promise<object[]> {
+  const migrator = new URL(requireEnv('TEST_DATABASE_MIGRATION_URL', 'postgres')).username;
+  await createHostDatabase(database, migrator);
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: MANAGED_DATABASE_SECRET, namespace },
+    stringData: { password: passwordOf('TEST_DATABASE_RUNTIME_URL'), 'migration-password': passwordOf('TEST_DATABASE_MIGRATION_URL'), 'ca.crt': fs.readFileSync(requireEnv('TEST_DATABASE_CA_FILE', 'postgres'), 'utf8') },
+  };
+  return [secret];
+}
+
+/**
+ * The values of managedHostDatabase's database: the runtime user through the
+ * host's PgBouncer in transaction mode, the migration user and the change
+ * feed straight to the server, both over TLS checked against the CA.
+ */
+export const managedDatabaseValues = (database: string): string[] => [
+  'externalDatabase.host=pgbouncer',
+  'externalDatabase.port=5432',
+  `externalDatabase.database=${database}`,
+  `externalDatabase.user=${new URL(requireEnv('TEST_DATABASE_RUNTIME_URL', 'postgres')).username}`,
+  `externalDatabase.existingSecret=${MANAGED_DATABASE_SECRET}`,
+  'externalDatabase.passwordKey=password',
+  `externalDatabase.migration.user=${new URL(requireEnv('TEST_DATABASE_MIGRATION_URL', 'postgres')).username}`,
+  'externalDatabase.migration.passwordKey=migration-password',
+  'externalDatabase.tls.enabled=true',
+  `externalDatabase.tls.caSecret=${MANAGED_DATABASE_SECRET}`,
+  'externalDatabase.pooler.mode=transaction',
+  'externalDatabase.pooler.directHost=postgresql',
+  'externalDatabase.pooler.directPort=5432',
+];
 
 /** Drops a database createHostDatabase made, whoever is still connected. */
 export async function dropHostDatabase(name: string): Promise<void> {
