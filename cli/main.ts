@@ -68,7 +68,16 @@ export async function main(argv: string[]): Promise<void> {
   program
     .command('migrate')
     .description('Apply database migrations')
-    .action(() => withPlatform(loadConfig(), async (p) => console.log(`migrations applied: ${(await migrateLatest(p.db)).join(', ') || 'none (up to date)'}`)));
+    .action(() =>
+      withPlatform(loadConfig(), async (p) => {
+        let told = false;
+        const onLocked = () => {
+          if (!told) console.log('another run holds the migration lock: waiting for it to finish');
+          told = true;
+        };
+        console.log(`migrations applied: ${(await migrateLatest(p.db, { onLocked })).join(', ') || 'none (up to date)'}`);
+      }),
+    );
 
   program
     .command('dev')
