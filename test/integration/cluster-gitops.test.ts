@@ -71,6 +71,15 @@ function releaseView(cluster: Cluster, namespace: string) {
   };
 }
 
+/** A suite's image, database and namespace, with the host's PostgreSQL and RabbitMQ and `objects` in it; the release's view. */
+async function prepareRelease(cluster: Cluster, namespace: string, database: string, objects: object[]) {
+  const image = importProjectImage(cluster);
+  await createHostDatabase(database);
+  await testNamespace(cluster, namespace);
+  await kubectlApply(cluster, [...hostServices(cluster, namespace, ['postgresql', 'rabbitmq']), ...objects]);
+  return { image, view: releaseView(cluster, namespace) };
+}
+
 /**
  * The chart as Argo CD deploys it: `helm template` with gitops.enabled and
  * without cluster access, the keys in a Secret the team manages
@@ -129,14 +138,7 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
 
   before(async () => {
     cluster = runningCluster();
-    image = importProjectImage(cluster);
-    view = releaseView(cluster, namespace);
-    await createHostDatabase(database);
-    await testNamespace(cluster, namespace);
-    await kubectlApply(cluster, [
-      ...hostServices(cluster, namespace, ['postgresql', 'rabbitmq']),
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'didyma-keys', namespace }, stringData: keys },
-    ]);
+    ({ image, view } = await prepareRelease(cluster, namespace, database, [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'didyma-keys', namespace }, stringData: keys }]));
   });
 
   after(async () => {
@@ -226,11 +228,7 @@ describe('Cluster: an image bump through helm upgrade', function () {
 
   before(async () => {
     cluster = runningCluster();
-    image = importProjectImage(cluster);
-    view = releaseView(cluster, namespace);
-    await createHostDatabase(database);
-    await testNamespace(cluster, namespace);
-    await kubectlApply(cluster, [...hostServices(cluster, namespace, ['postgresql', 'rabbitmq']), hostDatabaseSecret(namespace, database)]);
+    ({ image, view } = await prepareRelease(cluster, namespace, database, [hostDatabaseSecret(namespace, database)]));
   });
 
   after(async () => {
