@@ -119,10 +119,17 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
     return file;
   };
 
-  /** A sync as docs/kubernetes.md gives it for kubectl: the revision's migration Job, applied and waited for, then everything. The Job's name. */
+  /**
+   * A sync as docs/kubernetes.md gives it for kubectl: everything but the platform's components (the revision's
+   * migration Job among it), the Job waited for, then everything. The Job's name.
+   */
   const sync = async (file: string): Promise<string> => {
     const apply = (...args: string[]) => kubectl(cluster, 'apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', file, ...args);
-    const job = (await apply('-l', 'app.kubernetes.io/component=migrate', '-o', 'name')).trim();
+    const first = (await apply('-l', `app.kubernetes.io/component notin (${COMPONENTS.join(',')})`, '-o', 'name')).trim().split('\n');
+    expect(first.filter((name) => name.startsWith('deployment.')), 'Deployments of the first step').to.deep.equal([]);
+    const jobs = first.filter((name) => name.startsWith('job.batch/'));
+    expect(jobs).to.have.length(1);
+    const job = jobs[0]!;
     expect(job).to.match(/^job\.batch\/didyma-migrate-[0-9a-f]{8}$/);
     await kubectl(cluster, '-n', namespace, 'wait', '--for=condition=complete', '--timeout=300s', job).catch(async (error: Error) => {
       throw new Error(`${error.message}\n${await kubectl(cluster, '-n', namespace, 'logs', job, '--all-containers', '--tail=30').catch((e: Error) => e.message)}`);

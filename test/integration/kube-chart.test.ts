@@ -205,6 +205,14 @@ describe('Kubernetes: the Helm chart', function () {
     expect(job.metadata.name).to.match(/^dy-didyma-migrate-[0-9a-f]{8}$/);
     expect(job.spec.ttlSecondsAfterFinished).to.equal(86400);
     expect(job.metadata.annotations).to.deep.equal({ 'argocd.argoproj.io/hook': 'Sync', 'argocd.argoproj.io/sync-wave': '-1', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    // Keys given as values: their Secret comes before the Job (wave -2), and stays when the Application goes, as on helm uninstall.
+    const given = await renderOffline('--set', 'gitops.enabled=true', '--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p');
+    expect(hooks(given), 'objects with Helm hook annotations').to.deep.equal([]);
+    expect(given.find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma')?.metadata.annotations).to.deep.equal({
+      'argocd.argoproj.io/sync-wave': '-2',
+      'argocd.argoproj.io/sync-options': 'Delete=false,Prune=false',
+      'helm.sh/resource-policy': 'keep',
+    });
     // The same render keeps its name; a new image, or a change of the Job's pod, makes another Job.
     const nameOf = async (...args: string[]) => jobs(await renderOffline(...GITOPS, ...args))[0].metadata.name as string;
     expect(await nameOf()).to.equal(job.metadata.name);
@@ -228,6 +236,7 @@ describe('Kubernetes: the Helm chart', function () {
     // Under Helm nothing changes: the hooks, the fixed name, and a TTL on the cleanup that nothing else deletes.
     const helmRender = await renderOffline(...OFFLINE);
     expect(hooks(helmRender)).to.include.members(['Job/dy-didyma-migrate', 'Job/dy-didyma-release-finalizers', 'Pod/dy-didyma-test']);
+    expect(hooks(await renderOffline('--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'))).to.include('Secret/dy-didyma');
     expect((helmRender.find((o) => `${o.kind}/${o.metadata.name}` === 'Job/dy-didyma-release-finalizers') as any).spec.ttlSecondsAfterFinished).to.equal(86400);
   });
 
