@@ -84,8 +84,8 @@ async function prepareRelease(cluster: Cluster, namespace: string, database: str
  * The chart as Argo CD deploys it: `helm template` with gitops.enabled and
  * without cluster access, the keys in a Secret the team manages
  * (secrets.existingSecret), the output applied server-side as a GitOps tool
- * does: the revision's migration Job first, then everything (what Argo CD's
- * sync wave -1 does). Then rendered and applied again as every sync does,
+ * does: all but the platform's components, the revision's migration Job
+ * among them, first, then everything (what Argo CD's waves do). Then rendered and applied again as every sync does,
  * then with a new image. Its own namespace, database and queue; it never
  * deletes another suite's.
  */
@@ -121,9 +121,9 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
 
   /**
    * A sync as docs/kubernetes.md gives it for kubectl: everything but the platform's components (the revision's
-   * migration Job among it), the Job waited for, then everything. The Job's name.
+   * migration Job among it), the Job waited for, `whenMigrated` checked, then everything. The Job's name.
    */
-  const sync = async (file: string): Promise<string> => {
+  const sync = async (file: string, whenMigrated: () => Promise<void> = async () => undefined): Promise<string> => {
     const apply = (...args: string[]) => kubectl(cluster, 'apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', file, ...args);
     const first = (await apply('-l', `app.kubernetes.io/component notin (${COMPONENTS.join(',')})`, '-o', 'name')).trim().split('\n');
     expect(first.filter((name) => name.startsWith('deployment.')), 'Deployments of the first step').to.deep.equal([]);
@@ -134,6 +134,7 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
     await kubectl(cluster, '-n', namespace, 'wait', '--for=condition=complete', '--timeout=300s', job).catch(async (error: Error) => {
       throw new Error(`${error.message}\n${await kubectl(cluster, '-n', namespace, 'logs', job, '--all-containers', '--tail=30').catch((e: Error) => e.message)}`);
     });
+    await whenMigrated();
     await apply();
     return job.slice('job.batch/'.length);
   };
@@ -162,7 +163,9 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
     manifest = await renderToFile(image);
     const rendered = fs.readFileSync(manifest, 'utf8');
     expect(rendered, 'Helm hooks, the test pod, the uninstall cleanup').to.not.match(/helm\.sh\/hook|didyma-test|release-finalizers/);
-    const job = await sync(manifest);
+    const job = await sync(manifest, async () => {
+      expect((await kubectlJson(cluster, '-n', namespace, 'get', 'deployments')).items, 'Deployments before the migration finished').to.deep.equal([]);
+    });
     expect((await kubectlJson(cluster, '-n', namespace, 'get', 'job', job)).status.succeeded).to.equal(1);
     await view.rolledTo(image);
     await view.adminLogsIn();
@@ -198,7 +201,10 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
     const next = await renderToFile(bumped);
     fs.rmSync(manifest, { force: true });
     manifest = next;
-    const job = await sync(manifest);
+    const images = async () => (await kubectlJson(cluster, '-n', namespace, 'get', 'deployments')).items.map((d: any) => d.spec.template.spec.containers[0].image);
+    const job = await sync(manifest, async () => {
+      expect(await images(), 'the Deployments\' image once the migration finished').to.deep.equal(COMPONENTS.map(() => image));
+    });
     expect(job, 'the new revision\'s Job').to.not.equal(previousJob);
     const status = (await kubectlJson(cluster, '-n', namespace, 'get', 'job', job)).status;
     expect([status.succeeded, status.failed ?? 0], 'the new Job: succeeded, failed').to.deep.equal([1, 0]);
