@@ -70,7 +70,12 @@ export async function main(argv: string[]): Promise<void> {
     .description('Apply database migrations')
     .action(() =>
       withPlatform(migrationConfig(loadConfig()), async (p) => {
-        console.log(`migrations applied: ${(await migrateLatest(p.db)).join(', ') || 'none (up to date)'}`);
+        let told = false;
+        const onLocked = () => {
+          if (!told) console.log('another run holds the migration lock: waiting for it to finish');
+          told = true;
+        };
+        console.log(`migrations applied: ${(await migrateLatest(p.db, { onLocked })).join(', ') || 'none (up to date)'}`);
         if (p.config.databaseRuntimeRole) {
           await grantRuntimeRole(p.db, p.config.databaseRuntimeRole);
           console.log(`rows and sequences granted to ${p.config.databaseRuntimeRole}`);

@@ -137,10 +137,32 @@ export function countOfDelete(result: unknown): unknown {
   return result;
 }
 
-/** Whether `db` is the embedded PGlite: one connection, nothing else writing while a migration runs. */
-export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
-  return applied;
+export interface MigrateOptions {
+  /** Called, and awaited, each time another run holds the migration lock, before waiting for it. */
+  onLocked?: () => void | Promise<void>;
+  /** How long to wait for another run's lock before failing. */
+  lockWaitMs?: number;
+}
+
+const LOCK_RETRY_MS = 2000;
+
+/**
+ * Applies the pending migrations; their names. knex's lock keeps two runs
+ * (the migration Jobs of two revisions applied at once) from both migrating,
+ * but fails the second at once: it waits for the first to finish instead.
+ */
+export async function migrateLatest(db: Db, options: MigrateOptions = {}): Promise<string[]> {
+  const deadline = Date.now() + (options.lockWaitMs ?? 300_000);
+  for (;;) {
+    try {
+      const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+      return applied;
+    } catch (error) {
+      if ((error as Error).name !== 'MigrationLocked' || Date.now() >= deadline) throw error;
+      await options.onLocked?.();
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+    }
+  }
 }
 
 /**

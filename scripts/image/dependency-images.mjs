@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { importArchive } from './didyma-image.mjs';
+import { importArchive, temporaryImageName } from './didyma-image.mjs';
 import { writeOciArchive } from './oci-archive.mjs';
 
 const REPOSITORY = 'didyma.local';
@@ -150,7 +150,7 @@ export function buildOne(name, fill, cacheDir, containerdSocket) {
   fs.mkdirSync(rootfs, { recursive: true });
   const config = fill(rootfs);
   const archive = path.join(cacheDir, `${name}.tar`);
-  const temporaryName = `${REPOSITORY}/${name}:build`;
+  const temporaryName = temporaryImageName(`${REPOSITORY}/${name}`);
   const digest = writeOciArchive({ rootfs, name: temporaryName, config, out: archive });
   const reference = `${REPOSITORY}/${name}:${digest.slice('sha256:'.length, 'sha256:'.length + 12)}`;
   if (containerdSocket) importArchive(containerdSocket, archive, temporaryName, reference);

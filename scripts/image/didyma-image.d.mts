@@ -20,5 +20,7 @@ export function runtimeStage(dockerfileText: string): { config: ImageConfig; cop
 export function checkNodeRelease(nodeMajor: number, version: string): void;
 export function sourceOf(copy: ImageCopy, root: string, prodModules: string): string;
 export function buildImage(root: string, options?: { containerdSocket?: string }): string;
-export function staleImages(listing: string, keep: string[], repository?: string): string[];
+export const OWNER_LABEL: string;
+export function staleImages(listing: string, keep: string[], repository?: string, ownerAlive?: (pid: string) => boolean): string[];
+export function temporaryImageName(repository: string): string;
 export function importArchive(containerdSocket: string, archive: string, temporaryName: string, reference: string): void;

@@ -125,28 +125,53 @@ function productionModules(root, cacheDir) {
   return path.join(dir, 'node_modules');
 }
 
+/** The label of an imported image naming the process it was built for (the test run, this script's parent). */
+export const OWNER_LABEL = 'didyma.test/owner';
+
+/** Whether a process is alive on this machine. */
+const processAlive = (pid) => {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+};
+
+/** The owner named by the LABELS column of a `ctr images ls` row (`-`, or `key=value,…`). */
+const ownerOf = (labels) => labels.split(',').find((label) => label.startsWith(`${OWNER_LABEL}=`))?.slice(OWNER_LABEL.length + 1);
+
 /**
  * Earlier builds in `ctr images ls` output (each holds a few hundred MB of the
- * node's disk) but those in `keep` (the new one, those containers use): their
- * names, and the digest-named references the kubelet's runtime keeps for
- * images no name points to any more.
+ * node's disk) but those in `keep` (the new one, those containers use) and
+ * those whose owner still runs (another run on the node, before its pods
+ * start): their names, and the digest-named references the kubelet's runtime
+ * keeps for images no name points to any more.
  */
-export function staleImages(listing, keep, repository = IMAGE_REPOSITORY) {
+export function staleImages(listing, keep, repository = IMAGE_REPOSITORY, ownerAlive = processAlive) {
   const rows = listing
     .split('\n')
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
     .filter((row) => row.length >= 3)
-    .map(([name, , digest]) => ({ name, digest }));
-  const stale = rows.filter((row) => row.name.startsWith(`${repository}:`) && !keep.includes(row.name));
+    .map((row) => ({ name: row[0], digest: row[2], owner: ownerOf(row[row.length - 1]) }));
+  const stale = rows.filter((row) => row.name.startsWith(`${repository}:`) && !keep.includes(row.name) && !(row.owner && ownerAlive(row.owner)));
   const named = rows.filter((row) => !row.name.startsWith('sha256:') && !stale.includes(row));
   const orphans = rows.filter((row) => row.name.startsWith('sha256:') && !named.some((kept) => kept.digest === row.digest));
   return [...stale, ...orphans].map((row) => row.name);
 }
 
 /**
+ * The name an archive's image is imported under before it is tagged: of this
+ * process, and outside every repository that imports prune, so that a run
+ * importing beside it cannot remove it.
+ */
+export const temporaryImageName = (repository) => `${repository}-build:${process.pid}`;
+
+/**
  * Imports ARCHIVE (holding image TEMPORARYNAME) into the k8s.io namespace of
- * a containerd as REFERENCE, then removes the earlier builds of its repository.
+ * a containerd as REFERENCE, labelled with its owner (the parent process),
+ * then removes the earlier builds of its repository.
  */
 export function importArchive(containerdSocket, archive, temporaryName, reference) {
   const ctr = (...args) => execFileSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', ...args], { stdio: 'pipe' });
@@ -157,6 +182,8 @@ export function importArchive(containerdSocket, archive, temporaryName, referenc
     // Not imported before.
   }
   ctr('images', 'tag', temporaryName, reference);
+  ctr('images', 'label', reference, `${OWNER_LABEL}=${process.ppid}`);
+  ctr('images', 'rm', temporaryName);
   const inUse = ctr('containers', 'ls').toString().split('\n').slice(1).map((line) => line.trim().split(/\s+/)[1]).filter(Boolean);
   const stale = staleImages(ctr('images', 'ls').toString(), [reference, ...inUse], reference.slice(0, reference.lastIndexOf(':')));
   if (stale.length > 0) ctr('images', 'rm', ...stale);
@@ -175,7 +202,7 @@ export function buildImage(root, { containerdSocket } = {}) {
   fs.rmSync(path.join(rootfs, config.WorkingDir, 'node_modules', '.complete'), { force: true });
 
   const archive = path.join(cacheDir, 'didyma.tar');
-  const temporaryName = `${IMAGE_REPOSITORY}:build`;
+  const temporaryName = temporaryImageName(IMAGE_REPOSITORY);
   const digest = writeOciArchive({ rootfs, name: temporaryName, config, out: archive });
   const reference = `${IMAGE_REPOSITORY}:${digest.slice('sha256:'.length, 'sha256:'.length + 12)}`;
   if (containerdSocket) importArchive(containerdSocket, archive, temporaryName, reference);

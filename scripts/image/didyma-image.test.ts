@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkNodeRelease, runtimeStage, sourceOf, staleImages } from './didyma-image.mjs';
+import { checkNodeRelease, OWNER_LABEL, runtimeStage, sourceOf, staleImages } from './didyma-image.mjs';
 
 const ROOT = path.resolve('.');
 const dockerfile = () => fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
@@ -56,5 +56,12 @@ describe('pruning earlier local builds from the node', () => {
 
   it('keeps a build that containers still use (another run on the same node)', () => {
     expect(staleImages(listing, ['didyma.local/didyma:new', 'didyma.local/didyma:old'])).to.deep.equal([]);
+  });
+
+  it('keeps a build whose owner still runs (another run, before its pods start), and removes it once that run is gone', () => {
+    const labelled = listing.replace(/(didyma:old .*) -$/m, `$1 io.cri-containerd.image=managed,${OWNER_LABEL}=4242`);
+    expect(labelled).to.include(`${OWNER_LABEL}=4242`);
+    expect(staleImages(labelled, ['didyma.local/didyma:new'], undefined, (pid) => pid === '4242')).to.deep.equal([]);
+    expect(staleImages(labelled, ['didyma.local/didyma:new'], undefined, () => false)).to.deep.equal(['didyma.local/didyma:old', 'sha256:aaa']);
   });
 });

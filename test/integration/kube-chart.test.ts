@@ -193,6 +193,53 @@ describe('Kubernetes: the Helm chart', function () {
     expect(objects.filter((o) => o.kind === 'Deployment')).to.have.length(5);
   });
 
+  it('renders for GitOps (gitops.enabled) with no Helm hook: a migration Job per revision with a TTL and Argo CD annotations, no test pod, no uninstall Job', async () => {
+    const GITOPS = [...OFFLINE, '--set', 'gitops.enabled=true'];
+    const hooks = (objects: KubeObject[]) => objects.filter((o) => Object.keys(o.metadata.annotations ?? {}).some((key) => key.startsWith('helm.sh/hook'))).map((o) => `${o.kind}/${o.metadata.name}`);
+    const jobs = (objects: KubeObject[]) => objects.filter((o) => o.kind === 'Job') as any[];
+    const first = await renderOffline(...GITOPS);
+    expect(hooks(first), 'objects with Helm hook annotations').to.deep.equal([]);
+    expect(first.filter((o) => o.kind === 'Pod' || o.metadata.name.includes('release-finalizers')).map((o) => `${o.kind}/${o.metadata.name}`), 'the test pod and the uninstall cleanup').to.deep.equal([]);
+    const [job, ...others] = jobs(first);
+    expect(others, 'other Jobs').to.deep.equal([]);
+    expect(job.metadata.name).to.match(/^dy-didyma-migrate-[0-9a-f]{8}$/);
+    expect(job.spec.ttlSecondsAfterFinished).to.equal(86400);
+    expect(job.metadata.annotations).to.deep.equal({ 'argocd.argoproj.io/hook': 'Sync', 'argocd.argoproj.io/sync-wave': '-1', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    // Keys given as values: their Secret comes before the Job (wave -2), and stays when the Application goes, as on helm uninstall.
+    const given = await renderOffline('--set', 'gitops.enabled=true', '--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p');
+    expect(hooks(given), 'objects with Helm hook annotations').to.deep.equal([]);
+    expect(given.find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma')?.metadata.annotations).to.deep.equal({
+      'argocd.argoproj.io/sync-wave': '-2',
+      'argocd.argoproj.io/sync-options': 'Delete=false,Prune=false',
+      'helm.sh/resource-policy': 'keep',
+    });
+    // The same render keeps its name; a new image, or a change of the Job's pod, makes another Job.
+    const nameOf = async (...args: string[]) => jobs(await renderOffline(...GITOPS, ...args))[0].metadata.name as string;
+    expect(await nameOf()).to.equal(job.metadata.name);
+    const bumped = await nameOf('--set', 'image.tag=0.1.1');
+    expect(bumped).to.match(/^dy-didyma-migrate-[0-9a-f]{8}$/).and.not.equal(job.metadata.name);
+    expect(await nameOf('--set', 'config.logLevel=debug')).to.not.be.oneOf([job.metadata.name, bumped]);
+    // With the bundled PostgreSQL it runs once the sync is healthy; null keeps the finished Job until the next revision.
+    const bundled = jobs(await renderOffline(...OFFLINE_BUNDLED, '--set', 'gitops.enabled=true', '--set', 'gitops.jobTtlSeconds=null'))[0];
+    expect(bundled.metadata.annotations).to.deep.equal({ 'argocd.argoproj.io/hook': 'PostSync', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
+    expect(bundled.spec).to.not.have.property('ttlSecondsAfterFinished');
+    // argoPostDelete brings the cleanup back as Argo CD's PostDelete hook: its ServiceAccount and Role first, then the Job.
+    const cleanup = (await renderOffline(...GITOPS, '--set', 'gitops.argoPostDelete=true')).filter((o) => o.metadata.name === 'dy-didyma-release-finalizers');
+    expect(cleanup.map((o) => `${o.kind} ${o.metadata.annotations?.['argocd.argoproj.io/hook']} ${o.metadata.annotations?.['argocd.argoproj.io/sync-wave']}`)).to.deep.equal([
+      'ServiceAccount PostDelete -5',
+      'Role PostDelete -5',
+      'RoleBinding PostDelete -5',
+      'Job PostDelete 0',
+    ]);
+    expect(hooks(cleanup)).to.deep.equal([]);
+    expect((cleanup[3] as any).spec.ttlSecondsAfterFinished).to.equal(86400);
+    // Under Helm nothing changes: the hooks, the fixed name, and a TTL on the cleanup that nothing else deletes.
+    const helmRender = await renderOffline(...OFFLINE);
+    expect(hooks(helmRender)).to.include.members(['Job/dy-didyma-migrate', 'Job/dy-didyma-release-finalizers', 'Pod/dy-didyma-test']);
+    expect(hooks(await renderOffline('--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'))).to.include('Secret/dy-didyma');
+    expect((helmRender.find((o) => `${o.kind}/${o.metadata.name}` === 'Job/dy-didyma-release-finalizers') as any).spec.ttlSecondsAfterFinished).to.equal(86400);
+  });
+
   it('renders every part: three servers, executor, operator, ingresses, RBAC, PDBs, migration hook, CRDs', async () => {
     const kinds = (await renderOffline(...OFFLINE)).map((o) => `${o.kind}/${o.metadata.name}`);
     for (const expected of [
@@ -513,6 +560,7 @@ describe('Kubernetes: the Helm chart', function () {
     ['default values', []],
     ['every option on', EVERYTHING],
     ['bundled PostgreSQL, RabbitMQ and MinIO', BUNDLED],
+    ['GitOps mode with the uninstall cleanup', ['--set', 'gitops.enabled=true', '--set', 'gitops.argoPostDelete=true']],
   ] as const) {
     it(`renders manifests the API server accepts (server-side dry-run apply): ${label}`, async () => {
       const rejected: string[] = [];

@@ -398,3 +398,36 @@ export function suiteNames(prefix: string): { suffix: string; namespace: string;
   const suffix = crypto.randomBytes(4).toString('hex');
   return { suffix, namespace: `dy-${prefix}-${suffix}`, database: `didyma_${prefix}_${suffix}`, queue: `didyma.${prefix}.${suffix}`, bucket: `dy-${prefix}-${suffix}` };
 }
+
+/** Where retagImage puts its references: not the build's repository, whose earlier tags the next build's import removes. */
+const RETAGGED_REPOSITORY = 'didyma.local/didyma-retagged';
+
+/**
+ * The imported `image` under another reference on the node (`ctr images
+ * tag`: the same content, no rebuild), as a registry offers a new release:
+ * what an image bump changes in a release's values. Its reference.
+ */
+export function retagImage(cluster: Cluster, image: string, tag: string): string {
+  const reference = `${RETAGGED_REPOSITORY}:${tag}`;
+  execFileSync('ctr', ['--address', cluster.containerd, '--namespace', 'k8s.io', 'images', 'tag', '--force', image, reference], { stdio: 'pipe' });
+  return reference;
+}
+
+/** Removes a reference retagImage made (the content stays while another reference or a container holds it). */
+export function removeRetaggedImage(cluster: Cluster, reference: string): void {
+  if (!reference.startsWith(`${RETAGGED_REPOSITORY}:`)) throw new Error(`${reference} was not made by retagImage`);
+  execFileSync('ctr', ['--address', cluster.containerd, '--namespace', 'k8s.io', 'images', 'rm', reference], { stdio: 'pipe' });
+}
+
+/** How many migrations a release's database on the host's PostgreSQL has recorded as applied. */
+export async function appliedMigrations(database: string): Promise<number> {
+  const url = new URL(requireEnv('TEST_DATABASE_URL', 'postgres'));
+  url.pathname = `/${database}`;
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  try {
+    return Number((await db.query('SELECT count(*) AS n FROM knex_migrations')).rows[0].n);
+  } finally {
+    await db.end();
+  }
+}
