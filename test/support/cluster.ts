@@ -419,15 +419,19 @@ export function removeRetaggedImage(cluster: Cluster, reference: string): void {
   execFileSync('ctr', ['--address', cluster.containerd, '--namespace', 'k8s.io', 'images', 'rm', reference], { stdio: 'pipe' });
 }
 
-/** How many migrations a release's database on the host's PostgreSQL has recorded as applied. */
-export async function appliedMigrations(database: string): Promise<number> {
+/** Runs `body` on a client of a release's database on the host's PostgreSQL, as the superuser. */
+export async function withHostDatabase<T>(database: string, body: (db: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(requireEnv('TEST_DATABASE_URL', 'postgres'));
   url.pathname = `/${database}`;
   const db = new pg.Client({ connectionString: url.toString() });
   await db.connect();
   try {
-    return Number((await db.query('SELECT count(*) AS n FROM knex_migrations')).rows[0].n);
+    return await body(db);
   } finally {
     await db.end();
   }
 }
+
+/** How many migrations a release's database on the host's PostgreSQL has recorded as applied. */
+export const appliedMigrations = (database: string): Promise<number> =>
+  withHostDatabase(database, async (db) => Number((await db.query('SELECT count(*) AS n FROM knex_migrations')).rows[0].n));
