@@ -40,6 +40,16 @@ export const metricNames = {
   clusterWriteFailures: `${METRIC_PREFIX}cluster_write_failures_total`,
   /** Gauge, from the private server in Kubernetes mode: rows by kind and state of their resource (applied, failed, removing). */
   clusterResources: `${METRIC_PREFIX}cluster_resources`,
+  /** Gauge, from every process on PostgreSQL: connections of its knex pool by state (used, free). */
+  dbPoolConnections: `${METRIC_PREFIX}db_pool_connections`,
+  /** Gauge, from every process on PostgreSQL: the most connections its pool opens (DATABASE_POOL_MAX). */
+  dbPoolMax: `${METRIC_PREFIX}db_pool_max`,
+  /** Gauge, from every process on PostgreSQL: queries waiting for a connection of its pool. */
+  dbPoolPendingAcquires: `${METRIC_PREFIX}db_pool_pending_acquires`,
+  /** Gauge, from every process on PostgreSQL: connections its pool is opening. */
+  dbPoolPendingCreates: `${METRIC_PREFIX}db_pool_pending_creates`,
+  /** Histogram, from every process on PostgreSQL: seconds a query waited for a connection of the pool, timeouts included. */
+  dbPoolAcquireWait: `${METRIC_PREFIX}db_pool_acquire_wait_seconds`,
   /** Gauge: 1 when the last scrape read the database figures, 0 when it failed. */
   databaseUp: `${METRIC_PREFIX}database_metrics_up`,
 } as const;

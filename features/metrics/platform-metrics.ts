@@ -5,6 +5,7 @@ import { DatabaseGauges, type GaugeStores } from './database-gauges.js';
 import { metricsHandler, type MetricsHandler, type MetricsPart } from '../../infra/http/metrics-exposition.js';
 import { InvocationMetrics } from './invocation-metrics.js';
 import { processRegistry } from './process-registry.js';
+import { databasePoolRegistry } from './pool-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { auditRegistry } from './audit-metrics.js';
 import { BackgroundTaskMetrics } from './background-metrics.js';
@@ -30,9 +31,10 @@ export interface PlatformMetrics {
 
 /**
  * Who serves what, so that nothing is counted twice when every process is
- * scraped: process figures everywhere; the database figures only on the
- * private server; per-run figures only on the executors, which observe them;
- * webhook attempts where the deliverer runs (public server, executors);
+ * scraped: process figures everywhere, and the connection pool's wherever
+ * there is a database; the database figures only on the private server;
+ * per-run figures only on the executors, which observe them; webhook
+ * attempts where the deliverer runs (public server, executors);
  * background tasks where they run (servers, executors).
  */
 /** The stores the figures read: workspace and model names for the executor's, the counts for the private server's. */
@@ -47,11 +49,14 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const base: MetricsPart = { registry: processRegistry() };
   // The trail is the process's, like the process figures: each server of the process shows it.
   const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
+  // The process's connection pool, like the process figures: each server of the process shows it.
+  const poolRegistry = databasePoolRegistry(db);
+  const pool: MetricsPart[] = poolRegistry ? [{ registry: poolRegistry }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
-    auth: [base, ...audit, background],
-    public: [base, ...audit, webhooks, background],
-    private: [base, ...audit, background, cluster, { registry: database.registry, refresh: () => database.refresh() }],
-    executor: [base, invocations, webhooks, background],
+    auth: [base, ...pool, ...audit, background],
+    public: [base, ...pool, ...audit, webhooks, background],
+    private: [base, ...pool, ...audit, background, cluster, { registry: database.registry, refresh: () => database.refresh() }],
+    executor: [base, ...pool, invocations, webhooks, background],
     operator: [base],
   };
   return {
