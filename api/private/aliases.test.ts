@@ -187,4 +187,14 @@ describe('model aliases', () => {
     expect((await t.private.get(aliasPath('production'), { token: owner.token })).body.version).to.equal(v1);
     expect((await t.private.get(aliasPath('staging'), { token: owner.token })).status).to.equal(404);
   });
+
+  it('keeps one unbroken history when many moves race, each starting where the one before ended', async () => {
+    const { owner, v1, v2 } = await twoVersions();
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => setAlias(owner, 'production', i % 2 ? v2 : v1)));
+    expect(replies.map((r) => r.status)).to.deep.equal(replies.map(() => 200));
+    const moves = (await t.private.get(`${aliasPath('production')}/history?limit=100`, { token: owner.token })).body.reverse();
+    expect(moves[0].from_version).to.equal(null);
+    for (let i = 1; i < moves.length; i++) expect(moves[i].from_version, `move ${i}`).to.equal(moves[i - 1].to_version);
+    expect(moves.at(-1).to_version).to.equal((await t.private.get(aliasPath('production'), { token: owner.token })).body.version);
+  });
 });

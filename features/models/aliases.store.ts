@@ -67,12 +67,13 @@ export const modelAliasesStore: ModelAliasesStore = {
       | AliasRow
       | undefined,
   point: async (tx, id, modelId, userId) =>
-    (await tx<AliasRow>('model_aliases').where({ id }).update({ model_id: modelId, updated_by_id: userId, updated_at: tx.fn.now() } as never).returning('*'))[0] as AliasRow,
+    (await tx<AliasRow>('model_aliases').where({ id }).update({ model_id: modelId, updated_by_id: userId, updated_at: tx.raw('clock_timestamp()') } as never).returning('*'))[0] as AliasRow,
   remove: async (tx, id) => {
     await tx('model_aliases').where({ id }).delete();
   },
   appendMove: async (tx, move) => {
-    await tx('model_alias_moves').insert(move);
+    // The time of the insert, not of the transaction's start (now()): moves that waited on the alias's lock keep their order.
+    await tx('model_alias_moves').insert({ ...move, created_at: tx.raw('clock_timestamp()') });
   },
   get: async (db, key) =>
     (await withVersion(db)
