@@ -197,4 +197,17 @@ describe('model aliases', () => {
     for (let i = 1; i < moves.length; i++) expect(moves[i].from_version, `move ${i}`).to.equal(moves[i - 1].to_version);
     expect(moves.at(-1).to_version).to.equal((await t.private.get(aliasPath('production'), { token: owner.token })).body.version);
   });
+
+  it("resolves the same alias name in each workspace to that workspace's own version", async () => {
+    const a = await twoVersions();
+    const b = await twoVersions();
+    await setAlias(a.owner, 'production', a.v1);
+    await setAlias(b.owner, 'production', b.v2);
+    expect((await openOn(a.owner, 'production')).body.model_key.model_version).to.equal(a.v1);
+    expect((await openOn(b.owner, 'production')).body.model_key.model_version).to.equal(b.v2);
+    // Another workspace's version of the same model code is not this one's to point at.
+    expect((await setAlias(b.owner, 'production', a.v1)).status).to.equal(400);
+    const history = await t.private.get(`${aliasPath('production')}/history`, { token: b.owner.token });
+    expect(history.body.map((m: any) => m.to_version)).to.deep.equal([b.v2]);
+  });
 });
