@@ -9,9 +9,9 @@ import { mountWebhookRoutes } from './webhooks.routes.js';
 
 const param = (req: Request, name: string) => String(req.params[name]);
 
-/** Routes of the private server: models, deployments, storage, webhook endpoints and supervisors' uploads. */
+/** Routes of the private server: models and their aliases, deployments, storage, webhook endpoints and supervisors' uploads. */
 export function privateRoutes(platform: Platform): OperationRoutes {
-  const { models, offers, deployments, storage, uploads } = platform.services;
+  const { models, offers, deployments, storage, uploads, aliases } = platform.services;
   const auth = authenticate(platform.authenticator);
   const supervisor = auth('supervisor');
   const member = auth('workspace');
@@ -23,6 +23,24 @@ export function privateRoutes(platform: Platform): OperationRoutes {
   router.delete('/api/platform_model/:modelCode/version/:modelVersion', supervisor, async (req, res) => {
     await models.remove(principalOf(res), param(req, 'modelCode'), param(req, 'modelVersion'));
     res.status(204).end();
+  });
+
+  const alias = (req: Request) => [param(req, 'modelCode'), param(req, 'alias')] as const;
+  router.get('/api/platform_model/:modelCode/alias', member, async (req, res) => {
+    sendPage(req, res, await aliases.list(principalOf(res), param(req, 'modelCode'), pageOf(req)));
+  });
+  router.get('/api/platform_model/:modelCode/alias/:alias', member, async (req, res) => {
+    res.json(await aliases.get(principalOf(res), ...alias(req)));
+  });
+  router.put('/api/platform_model/:modelCode/alias/:alias', supervisor, async (req, res) => {
+    res.json(await aliases.set(principalOf(res), ...alias(req), req.body.version, String(req.id)));
+  });
+  router.delete('/api/platform_model/:modelCode/alias/:alias', supervisor, async (req, res) => {
+    await aliases.remove(principalOf(res), ...alias(req), String(req.id));
+    res.status(204).end();
+  });
+  router.get('/api/platform_model/:modelCode/alias/:alias/history', supervisor, async (req, res) => {
+    sendPage(req, res, await aliases.history(principalOf(res), ...alias(req), pageOf(req)));
   });
 
   router.post('/api/deployment', supervisor, async (req, res) => {

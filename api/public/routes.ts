@@ -52,6 +52,9 @@ export function publicRoutes(platform: Platform): OperationRoutes {
   router.post(`${base}/session`, member, idempotent('createSession'), async (req, res) => {
     res.status(201).json(await invocations.createSession(principalOf(res), ...model(req)));
   });
+  router.post('/api/model/:modelCode/alias/:alias/session', member, idempotent('createAliasSession'), async (req, res) => {
+    res.status(201).json(await invocations.createSessionOnAlias(principalOf(res), String(req.params.modelCode), String(req.params.alias)));
+  });
   router.patch(`${base}/session/:sessionId`, member, async (req, res) => {
     res.json(await invocations.setSessionState(principalOf(res), ...session(req), requestedState(req)));
   });

@@ -5,6 +5,7 @@ export function presentSession(row: SessionRow, model: { model_code: string; ver
     id: row.id,
     user_id: String(row.user_id),
     model_key: { model_code: model.model_code, model_version: model.version },
+    alias: row.alias ?? null,
     workspace,
     state: row.state,
     created_at: row.created_at.toISOString(),

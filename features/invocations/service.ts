@@ -5,6 +5,7 @@ import type { Principal } from '../auth/principal.js';
 import { isUuid, type Page } from '../../infra/db/keyset.js';
 import type { ModelCatalogService } from '../models/catalog.service.js';
 import type { ModelRow } from '../models/store.js';
+import type { ModelAliasesService } from '../models/aliases.service.js';
 import type { Doorbell } from './doorbell.js';
 import { annotateSpan, currentTraceparent } from '../../infra/telemetry/spans.js';
 import { invocationAttributes } from './trace-attributes.js';
@@ -40,6 +41,7 @@ export class InvocationsService {
     private readonly doorbell: Doorbell,
     private readonly validation: ValidationPool,
     private readonly callbacks: Pick<WebhooksService, 'allowCallback'>,
+    private readonly aliases: Pick<ModelAliasesService, 'resolve'>,
   ) {
     this.batches = new InvocationBatches(db, stores.invocations);
   }
@@ -66,6 +68,14 @@ export class InvocationsService {
   async createSession(principal: Principal, code: string, version: string) {
     const model = await this.models.live(principal, code, version);
     const row = await this.stores.sessions.insert(this.db, { id: crypto.randomUUID(), workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id });
+    return presentSession(row, model, principal.workspace!.name);
+  }
+
+  /** Opens a session on the version the alias resolves to now; the session keeps that version whatever the alias does later. */
+  async createSessionOnAlias(principal: Principal, code: string, alias: string) {
+    const id = crypto.randomUUID();
+    const model = await this.aliases.resolve(principal, code, alias, { sessionId: id, userId: principal.user.id });
+    const row = await this.stores.sessions.insert(this.db, { id, workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id, alias });
     return presentSession(row, model, principal.workspace!.name);
   }
 

@@ -93,6 +93,8 @@ export interface SessionRow {
   workspace_id: number;
   user_id: number;
   model_id: number;
+  /** The alias it was opened through (null: opened on a version); `model_id` is the version it resolved to, for its life. */
+  alias: string | null;
   state: 'OPEN' | 'CLOSED';
   next_order: number;
   /** Its DATA_SUBMISSION invocations, kept by a trigger (migration 0009). */
@@ -159,7 +161,7 @@ select m.model_code, m.version
  limit 1`;
 
 export const sessionsStore = {
-  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>) =>
+  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'> & Partial<Pick<SessionRow, 'alias'>>) =>
     (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
   /** Only the caller's session of that model: anything else is "not found". */
   ofUser: (db: Runner, id: string, modelId: number, userId: number) => db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).first(),

@@ -3,6 +3,7 @@ import { NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { FileRow, FilesStore } from '../files/store.js';
 import type { ModelRow, ModelsStore } from './store.js';
+import type { ModelAliasesStore } from './aliases.store.js';
 import { presentChain, presentModel, type ServingState } from './present.js';
 import type { ChangeFeed } from '../../infra/db/change-feed.js';
 import { ReadCache } from '../../infra/db/read-cache.js';
@@ -22,7 +23,7 @@ export class ModelCatalogService {
 
   constructor(
     private readonly db: Db,
-    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'> },
+    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; aliases: Pick<ModelAliasesStore, 'namesOf'> },
     cache?: { changes: ChangeFeed; maxEntries: number },
     private readonly servingStateOf?: ServingStateOf,
   ) {
@@ -32,9 +33,10 @@ export class ModelCatalogService {
   async list(principal: Principal, page: Page, filter: { modelCode?: string } = {}) {
     const workspace = principal.workspace!;
     const { rows, total, next } = await this.stores.models.pageLive(this.db, workspace.id, page, filter);
-    const explained = await this.stores.models.explainedAmong(this.db, workspace.id, rows.map((row) => row.id));
+    const ids = rows.map((row) => row.id);
+    const [explained, aliases] = await Promise.all([this.stores.models.explainedAmong(this.db, workspace.id, ids), this.stores.aliases.namesOf(this.db, ids)]);
     const items = rows.map((row) => ({
-      model_metadata: presentModel(row, workspace.name),
+      model_metadata: { ...presentModel(row, workspace.name), aliases: aliases.get(row.id) ?? [] },
       is_explainer: row.explains_id !== null,
       has_explainer: explained.has(row.id),
     }));
@@ -48,7 +50,8 @@ export class ModelCatalogService {
     const workspace = principal.workspace!.name;
     const stateOf = this.servingStateOf;
     const serving = stateOf ? await Promise.all(chain.map((row) => stateOf(workspace, (row.native_metadata.registry ?? {}) as Record<string, unknown>))) : [];
-    return presentChain(chain, workspace, serving);
+    const aliases = await this.stores.aliases.namesOf(this.db, [model.id]);
+    return { ...presentChain(chain, workspace, serving), aliases: aliases.get(model.id) ?? [] };
   }
 
   /** A live model of the caller's workspace, or 404. */

@@ -7,6 +7,7 @@ import type { DeploymentConnectors } from '../deployments/connectors.js';
 import { chainOf, schemasOf, type ChainLink, type ModelPayload } from './payload.js';
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import type { ModelsStore } from './store.js';
+import type { ModelAliasesStore } from './aliases.store.js';
 import { newModelRow } from './new-row.js';
 import { presentChain } from './present.js';
 
@@ -33,7 +34,7 @@ export type CompileSchema = (workspaceId: number, schema: object, field: string)
 export class ModelRegistrationService {
   constructor(
     private readonly db: Db,
-    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'> },
+    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'>; aliases: Pick<ModelAliasesStore, 'namesOf'> },
     private readonly connectors: DeploymentConnectors,
     private readonly endQueuedWork: EndQueuedWork,
     private readonly compileSchema: CompileSchema,
@@ -68,6 +69,9 @@ export class ModelRegistrationService {
     const ids = chain.map((m) => m.id);
     await this.db.transaction(async (trx) => {
       await this.stores.models.markDeleted(trx, ids);
+      // After the update: an alias set concurrently holds the model's row until it commits, so it is seen here.
+      const aliases = [...(await this.stores.aliases.namesOf(trx, ids)).values()].flat();
+      if (aliases.length) throw new ConflictError(`${code} ${version} is what ${aliases.join(', ')} point${aliases.length === 1 ? 's' : ''} at; move or delete ${aliases.length === 1 ? 'that alias' : 'those aliases'} first.`, 'alias_in_use');
       await this.endQueuedWork(trx, ids);
     });
   }

@@ -46,6 +46,10 @@ export interface ModelsStore {
   /** Inserts the chain in order, each explainer pointing at the model it explains. */
   insertChain(db: Runner, rows: NewModelRow[]): Promise<ModelRow[]>;
   liveByPair(db: Runner, workspaceId: number, code: string, version: string): Promise<ModelRow | undefined>;
+  /** As liveByPair, the row share-locked until the transaction ends: no delete commits under it. */
+  lockLiveByPair(tx: Runner, workspaceId: number, code: string, version: string): Promise<ModelRow | undefined>;
+  /** Whether the workspace has a live version of this model code. */
+  hasLiveCode(db: Runner, workspaceId: number, code: string): Promise<boolean>;
   /** A page of the workspace's live models, newest first. */
   pageLive(db: Runner, workspaceId: number, page: Page, filter?: { modelCode?: string }): Promise<PageOfRows<ModelRow>>;
   /** Which of these models have a live explainer. */
@@ -89,6 +93,8 @@ export const modelsStore: ModelsStore = {
     return inserted;
   },
   liveByPair: (db, workspaceId, code, version) => live(db, workspaceId).where({ model_code: code, version }).first(),
+  lockLiveByPair: (tx, workspaceId, code, version) => live(tx, workspaceId).where({ model_code: code, version }).forShare().first(),
+  hasLiveCode: async (db, workspaceId, code) => (await live(db, workspaceId).where({ model_code: code }).first('id')) !== undefined,
   pageLive: async (db, workspaceId, page, filter = {}) => {
     const filtered = Boolean(filter.modelCode || page.createdAfter || page.createdBefore);
     // Unfiltered, the count a trigger keeps (migration 0009) spares reading every live model on each page.

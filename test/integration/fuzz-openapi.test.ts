@@ -112,6 +112,9 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
     const principal = await t.platform.authenticator.authenticate(owner.token);
     const target = await t.platform.identity.apiTokens.create(principal, owner.ws.id, { name: 'target', expiration_date: tomorrow() });
     const invitationToken = new URL(invited.body.invitation_url as string).searchParams.get('token')!;
+    const alias = unique('prod');
+    const aliased = await t.private.put(`/api/platform_model/iris-classifier/alias/${alias}`, { token: owner.token, json: { version } });
+    expect(aliased.status, aliased.text).to.equal(200);
     return {
       tenant: owner,
       member,
@@ -130,6 +133,7 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
         invitationId: String(invited.body.id),
         token: invitationToken,
         metricName: 'total_invocations',
+        alias,
       },
       refresh: (await login(t.auth, owner.user, owner.ws.name)).refresh,
       secrets: [owner.ws.name, version, storageKey, deploymentKey, session, invocation, card.file_id],
@@ -286,7 +290,10 @@ describe('OpenAPI operations under generated input (fast-check)', function () {
       const known = owned[owner].values[param.name];
       const useKnown = (generated.known || request.allKnown || (staff && STAFF_PINNED.has(param.name))) && known !== undefined;
       const value = useKnown ? known : generated.value;
-      if (useKnown && owner !== workspaceOf(request.who)) crossing = true;
+      const viewer = workspaceOf(request.who);
+      // A value both workspaces hold (the model code each registered) names the viewer's own resource too.
+      const shared = viewer !== undefined && (owned as Partial<Record<string, Owned>>)[viewer]?.values[param.name] === known;
+      if (useKnown && owner !== viewer && !shared) crossing = true;
       if (param.in === 'path') route = route.replace(`{${param.name}}`, segment(value));
       else if (param.in === 'query') query.set(param.name, value);
     });

@@ -33,6 +33,7 @@ import * as ssoIdentities from './0032_sso_identities.js';
 import * as ssoDeviceSignIns from './0033_sso_device_sign_ins.js';
 import * as ssoStartSources from './0036_sso_start_sources.js';
 import * as servingStates from './0037_serving_states.js';
+import * as modelAliases from './0040_model_aliases.js';
 
 interface Migration {
   name: string;
@@ -79,6 +80,7 @@ const migrations: Migration[] = [
   { name: '0033_sso_device_sign_ins', ...ssoDeviceSignIns },
   { name: '0036_sso_start_sources', ...ssoStartSources },
   { name: '0037_serving_states', ...servingStates },
+  { name: '0040_model_aliases', ...modelAliases },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from ._cli_aliases import add_aliases
 from ._cli_input import fields_of, read_body, read_json
 from ._cli_login import cmd_login, cmd_logout, show_claims, show_login
 from ._cli_output import plain
@@ -340,6 +341,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--private-url", help="private server (default: …, DIDYMA_PRIVATE_URL, http://127.0.0.1:8081)")
     parser.add_argument("--public-url", help="public server (default: …, DIDYMA_PUBLIC_URL, http://127.0.0.1:8082)")
     registrar = Registrar(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-    for add in (add_login, add_registry, add_sessions, add_datasets, add_webhooks, add_audit):
+    for add in (add_login, add_registry, add_aliases, add_sessions, add_datasets, add_webhooks, add_audit):
         add(registrar)
     return parser

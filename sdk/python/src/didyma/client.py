@@ -15,7 +15,7 @@ from .datasets import Dataset, DatasetsApi, TableFormat
 from .identity import ApiTokensApi, AuthApi, InvitationsApi, WorkspacesApi
 from .lockouts import LockoutsApi
 from .models import Invocation, Session
-from .registry import DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
+from .registry import AliasesApi, DeploymentsApi, FilesApi, MetricsApi, ModelsApi, StorageApi
 from .sessions import InvocationsApi, PendingInvocation, SessionsApi
 from .webhooks import WebhooksApi
 
@@ -26,7 +26,7 @@ class Didyma:
     """A client of one platform. Build it with `login`, `with_api_token` or `with_client_credentials`.
 
     Resources: `auth`, `workspaces`, `invitations`, `api_tokens`, `audit`, `lockouts` (auth server); `deployments`, `storage`,
-    `metrics`, `webhooks` and model registration (private server); `models`, `sessions`, `invocations`, `files`,
+    `metrics`, `webhooks`, model registration and `aliases` (private server); `models`, `sessions`, `invocations`, `files`,
     `datasets` (public server).
     """
 
@@ -40,6 +40,7 @@ class Didyma:
         self.audit = AuditApi(self.transport)
         self.lockouts = LockoutsApi(self.transport)
         self.models = ModelsApi(self.transport)
+        self.aliases = AliasesApi(self.transport)
         self.deployments = DeploymentsApi(self.transport)
         self.storage = StorageApi(self.transport)
         self.files = FilesApi(self.transport)
@@ -118,6 +119,9 @@ class Didyma:
 
     def open_session(self, model_code: str, version: str, *, idempotency_key: str | None = None) -> Session:
         return self.sessions.create(model_code, version, idempotency_key=idempotency_key)
+
+    def open_session_on_alias(self, model_code: str, alias: str, *, idempotency_key: str | None = None) -> Session:
+        return self.sessions.create_on_alias(model_code, alias, idempotency_key=idempotency_key)
 
     def invoke(
         self,

@@ -175,6 +175,8 @@ class ModelMetadata(ApiModel):
     # For a model a KServe InferenceService serves, when one model is asked for: its state now (ready, not_ready_reason, latest_ready_revision).
     serving: dict[str, Any] | None = None
     explainer_metadata: ModelMetadata | None = None
+    # The aliases of its model code pointing at this version (in listings and on the model asked for).
+    aliases: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -230,6 +232,7 @@ class ModelListing(ApiModel):
     feedback_schema = _OfMetadata[dict[str, Any] | None]()
     retry_policy = _OfMetadata[RetryPolicy | None]()
     explainer_metadata = _OfMetadata[ModelMetadata | None]()
+    aliases = _OfMetadata[list[str]]()
 
     @classmethod
     def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelListing:
@@ -245,6 +248,8 @@ class Session(ApiModel):
     workspace: str
     state: str
     created_at: str | None = None
+    # The alias it was opened through (`sessions.create_on_alias`); `model_key` is the version it resolved to, for its life.
+    alias: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -254,6 +259,37 @@ class Session(ApiModel):
     @property
     def model_version(self) -> str:
         return self.model_key["model_version"]
+
+
+@dataclass
+class ModelAlias(ApiModel):
+    """An alias of a model code (`production`) and the live version it points at."""
+
+    OPENAPI = ("private", schema_pointer("ModelAlias"))
+    alias: str
+    model_code: str
+    version: str
+    workspace: str
+    updated_by: str | None
+    created_at: str
+    updated_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+@dataclass
+class ModelAliasMove(ApiModel):
+    """One move of an alias: set (`from_version` None), moved, or deleted (`to_version` None)."""
+
+    OPENAPI = ("private", schema_pointer("ModelAliasMove"))
+    id: int
+    alias: str
+    model_code: str
+    from_version: str | None
+    to_version: str | None
+    moved_by: str | None
+    request_id: str | None
+    moved_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass

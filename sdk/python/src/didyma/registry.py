@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._transport import Transport
-from .models import Deployment, MetricDefinition, MetricResult, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
+from .models import Deployment, MetricDefinition, MetricResult, ModelAlias, ModelAliasMove, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
 from .paging import Page
 
 
@@ -70,6 +70,37 @@ class ModelsApi:
 
     def model_card(self, model_code: str, version: str) -> bytes:
         return self._t.request("public", "GET", f"/api/platform_model/{model_code}/version/{version}/model_card").content
+
+
+class AliasesApi:
+    """Aliases of model codes (`production` → a version): members read them, supervisors set, delete and read their history."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def set(self, model_code: str, alias: str, version: str) -> ModelAlias:
+        """Points the alias at a live version of the model code, creating or moving it; open sessions keep their version."""
+        return ModelAlias.from_json(self._t.request("private", "PUT", _alias(model_code, alias), json={"version": version}).json())
+
+    def get(self, model_code: str, alias: str) -> ModelAlias:
+        return ModelAlias.from_json(self._t.get_json("private", _alias(model_code, alias)))
+
+    def list(self, model_code: str, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[ModelAlias]:
+        """The model code's aliases, newest first."""
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "private", f"/api/platform_model/{model_code}/alias", ModelAlias.from_json, params, page_size)
+
+    def delete(self, model_code: str, alias: str) -> None:
+        self._t.request("private", "DELETE", _alias(model_code, alias))
+
+    def history(self, model_code: str, alias: str, page_size: int = 100, *, created_after: str | None = None, created_before: str | None = None) -> Page[ModelAliasMove]:
+        """Every move of the alias, newest first, also after it was deleted."""
+        params = {"created_after": created_after, "created_before": created_before}
+        return Page(self._t, "private", f"{_alias(model_code, alias)}/history", ModelAliasMove.from_json, params, page_size)
+
+
+def _alias(model_code: str, alias: str) -> str:
+    return f"/api/platform_model/{model_code}/alias/{alias}"
 
 
 class DeploymentsApi:

@@ -246,6 +246,12 @@ class SessionsApi:
         """Opens a session; `idempotency_key` as for invocations (a fresh UUID when not given)."""
         return Session.from_json(self._t.post_json("public", f"{_base(model_code, version)}/session", idempotency_key=idempotency_key_or_new(idempotency_key)))
 
+    def create_on_alias(self, model_code: str, alias: str, *, idempotency_key: str | None = None) -> Session:
+        """Opens a session on the version the alias points at now; the session keeps that version (`model_version`)
+        for its life, and its invocations go through it as through any session of that version."""
+        path = f"/api/model/{model_code}/alias/{alias}/session"
+        return Session.from_json(self._t.post_json("public", path, idempotency_key=idempotency_key_or_new(idempotency_key)))
+
     def list(
         self, model_code: str, version: str, page_size: int = 100, *, state: str | None = None, created_after: str | None = None, created_before: str | None = None
     ) -> Page[Session]:
