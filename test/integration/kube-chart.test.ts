@@ -640,7 +640,8 @@ describe('Kubernetes: the Helm chart', function () {
         serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
         secrets: { server_proxy_pat: 'rbac-pat' },
       });
-      await asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' });
+      // It writes tenants' credentials but can neither read them back nor learn their names by listing.
+      expect(await forbidden(asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' })), 'the API lists credentials').to.equal(true);
       expect(await forbidden(asApi.core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace })), 'the API reads credentials back').to.equal(true);
       await noReleaseSecrets('api');
 
