@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Client } from '../support/http.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { waitFor } from '../support/kube.js';
-import { helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, installCrds, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, type Cluster } from '../support/cluster.js';
+import { helm, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, installCrds, kubectl, kubectlApply, kubectlJson, kubernetesApiValues, NODE_VALUES, runningCluster, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'didyma';
@@ -39,7 +39,7 @@ describe('Cluster: GitOps, helm template | kubectl apply, twice', function () {
 
   /** What a GitOps tool runs: helm template, no cluster access, into a file kubectl reads. */
   const renderToFile = async (): Promise<string> => {
-    const values = [...imageValues('image', image), 'secrets.existingSecret=didyma-keys', 'externalPrometheus.url=http://prometheus:9090', `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`, ...NODE_VALUES];
+    const values = [...imageValues('image', image), 'secrets.existingSecret=didyma-keys', 'externalPrometheus.url=http://prometheus:9090', `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`, ...NODE_VALUES, ...(await kubernetesApiValues(cluster))];
     const rendered = await helm(cluster, 'template', RELEASE, CHART, '-n', namespace, ...values.flatMap((value) => ['--set', value]));
     const file = path.join(os.tmpdir(), `didyma-gitops-${suffix}-${crypto.randomBytes(4).toString('hex')}.yaml`);
     fs.writeFileSync(file, rendered);
