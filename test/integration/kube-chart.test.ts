@@ -574,6 +574,35 @@ describe('Kubernetes: the Helm chart', function () {
     expect(await api.apply(broken, 'helm-dry-run', 'All').then(() => undefined, (error: unknown) => statusOf(error))).to.equal(422);
   });
 
+  it('gives the signing key to the auth server alone: the other servers verify with its published keys, or with the public key when given', async () => {
+    /** Per Deployment: the JWT key files it mounts from the release Secret, and its JWT settings. */
+    const jwtOf = (objects: KubeObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((o) => o.kind === 'Deployment')
+          .map((o) => {
+            const pod = (o.spec as any).template.spec;
+            const mounted = (pod.volumes ?? []).flatMap((v: any) => (v.secret ? (v.secret.items ?? [{ key: '(every key)' }]).map((i: any) => i.key) : [])).filter((key: string) => key.startsWith('jwt') || key === '(every key)');
+            const env = Object.fromEntries((pod.containers[0].env ?? []).filter((e: any) => e.name.startsWith('DIDYMA_JWT')).map((e: any) => [e.name, e.value]));
+            return [o.metadata.name, { mounted, env }];
+          }),
+      );
+    const jwks = 'http://dy-didyma-auth:8080/api/auth/jwks.json';
+    const rendered = jwtOf(await render());
+    expect(rendered).to.deep.equal({
+      'dy-didyma-auth': { mounted: ['jwt-private.pem'], env: { DIDYMA_JWT_PRIVATE_KEY_FILE: '/etc/didyma/keys/jwt-private.pem' } },
+      'dy-didyma-private': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-public': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-executor': { mounted: [], env: {} },
+      'dy-didyma-operator': { mounted: [], env: {} },
+    });
+    expect(loadConfig({ DIDYMA_JWT_JWKS_URL: jwks })).to.include({ jwtJwksUrl: jwks, jwtJwksCooldownSeconds: 30 });
+    const pinned = jwtOf(await render('--set', 'secrets.jwtPublicKey=-----BEGIN PUBLIC KEY-----'));
+    for (const name of ['dy-didyma-private', 'dy-didyma-public']) {
+      expect(pinned[name], name).to.deep.equal({ mounted: ['jwt-public.pem'], env: { DIDYMA_JWT_PUBLIC_KEY_FILE: '/etc/didyma/keys/jwt-public.pem' } });
+    }
+  });
+
   it('keeps tenant credentials in a namespace of their own, which the components that use them are told, and never the release namespace', async () => {
     const credentialsEnv = (objects: KubeObject[]) =>
       Object.fromEntries(
