@@ -579,11 +579,11 @@ describe('Kubernetes: the Helm chart', function () {
     const jwtOf = (objects: KubeObject[]) =>
       Object.fromEntries(
         objects
-          .filter((o) => o.kind === 'Deployment')
+          .filter((o) => ['Deployment', 'Job'].includes(o.kind))
           .map((o) => {
             const pod = (o.spec as any).template.spec;
             const mounted = (pod.volumes ?? []).flatMap((v: any) => (v.secret ? (v.secret.items ?? [{ key: '(every key)' }]).map((i: any) => i.key) : [])).filter((key: string) => key.startsWith('jwt') || key === '(every key)');
-            const env = Object.fromEntries((pod.containers[0].env ?? []).filter((e: any) => e.name.startsWith('DIDYMA_JWT')).map((e: any) => [e.name, e.value]));
+            const env = Object.fromEntries([...(pod.initContainers ?? []), ...pod.containers].flatMap((c: any) => c.env ?? []).filter((e: any) => e.name.startsWith('DIDYMA_JWT')).map((e: any) => [e.name, e.value]));
             return [o.metadata.name, { mounted, env }];
           }),
       );
@@ -595,6 +595,8 @@ describe('Kubernetes: the Helm chart', function () {
       'dy-didyma-public': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
       'dy-didyma-executor': { mounted: [], env: {} },
       'dy-didyma-operator': { mounted: [], env: {} },
+      'dy-didyma-migrate': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-release-finalizers': { mounted: [], env: {} },
     });
     expect(loadConfig({ DIDYMA_JWT_JWKS_URL: jwks })).to.include({ jwtJwksUrl: jwks, jwtJwksCooldownSeconds: 30 });
     const pinned = jwtOf(await render('--set', 'secrets.jwtPublicKey=-----BEGIN PUBLIC KEY-----'));
