@@ -7,7 +7,7 @@ import { webhookEndpointCap, webhookWorkspaceCap, type Config } from '../kernel/
 import { createLogger, type Logger } from '../infra/logging/logger.js';
 import { createDatabase, type DatabaseOptions, type Db } from '../infra/db/database.js';
 import { acquireChangeFeed, releaseChangeFeed, type ChangeFeed } from '../infra/db/change-feed.js';
-import { loadSigningKeys, type SigningKeys } from '../features/auth/keys.js';
+import { loadTokenKeys, type TokenKeys } from '../features/auth/keys.js';
 import { TokenService } from '../features/auth/tokens.js';
 import { Authenticator } from '../features/identity/authenticator.js';
 import { LoginGuard } from '../features/auth/login-guard.js';
@@ -85,7 +85,7 @@ import { auditStore } from '../features/audit/store.js';
 
 export interface PlatformOptions {
   logger?: Logger;
-  keys?: SigningKeys;
+  keys?: TokenKeys;
   db?: Db;
   box?: SecretBox;
   queue?: WorkQueue;
@@ -119,7 +119,15 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   let changes: ChangeFeed | undefined;
   const changeFeed = () => (changes ??= acquireChangeFeed(db, logger.child({ component: 'changes' })));
   const readCache = config.readCacheSize > 0 ? { changes: changeFeed(), maxEntries: config.readCacheSize } : undefined;
-  const keys = options.keys ?? loadSigningKeys({ privateKeyFile: config.jwtPrivateKeyFile, publicKeyFile: config.jwtPublicKeyFile, dataDir: config.dataDir });
+  const keys =
+    options.keys ??
+    loadTokenKeys({
+      privateKeyFile: config.jwtPrivateKeyFile,
+      publicKeyFile: config.jwtPublicKeyFile,
+      jwksUrl: config.jwtJwksUrl,
+      dataDir: config.dataDir,
+      published: { cooldownMs: config.jwtJwksCooldownSeconds * 1000, timeoutMs: config.upstreamTimeoutMs },
+    });
   const box = options.box ?? loadSecretBox(config.secretKeyFile, config.dataDir);
   const tokens = new TokenService(
     keys,

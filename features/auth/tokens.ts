@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { SignJWT, decodeJwt, jwtVerify, errors as joseErrors } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { NotAuthenticatedError } from '../../kernel/errors/errors.js';
-import type { SigningKeys } from './keys.js';
+import { NotAuthenticatedError, UnavailableError } from '../../kernel/errors/errors.js';
+import { isPublished, verificationKey, type TokenKeys } from './keys.js';
 
 // The one algorithm tokens are signed and accepted with: `alg: none`, HS256
 // with the public key as secret, RS256 and friends are all refused.
@@ -56,7 +56,7 @@ export class TokenService {
   private readonly cache: LRUCache<string, AccessClaims> | undefined;
 
   constructor(
-    private readonly keys: SigningKeys,
+    private readonly keys: TokenKeys,
     private readonly settings: TokenSettings,
     private readonly now: () => number = Date.now,
   ) {
@@ -119,7 +119,7 @@ export class TokenService {
     }
     if (typeof issuedAt !== 'number') return undefined;
     try {
-      const { payload } = await jwtVerify(token, this.keys.publicKey, { ...this.checks(), currentDate: new Date(issuedAt * 1000) });
+      const { payload } = await jwtVerify(token, verificationKey(this.keys), { ...this.checks(), currentDate: new Date(issuedAt * 1000) });
       return payload.token_type === 'access' && typeof payload.user_id === 'number' ? (payload as unknown as AccessClaims) : undefined;
     } catch {
       return undefined;
@@ -131,7 +131,7 @@ export class TokenService {
   }
 
   private async sign(claims: Record<string, unknown>, sub: string, ttl: number, jti: string = crypto.randomUUID()): Promise<string> {
-    if (!this.keys.privateKey) throw new Error('This process holds no signing key and cannot issue tokens.');
+    if (isPublished(this.keys) || !this.keys.privateKey) throw new Error('This process holds no signing key and cannot issue tokens.');
     const iat = Math.floor(this.now() / 1000);
     return new SignJWT(claims)
       .setProtectedHeader({ alg: ALGORITHM, kid: this.keys.kid, typ: 'JWT' })
@@ -146,15 +146,27 @@ export class TokenService {
 
   private async verify(token: string, type: 'access' | 'refresh'): Promise<Record<string, unknown>> {
     try {
-      const { payload } = await jwtVerify(token, this.keys.publicKey, { ...this.checks(), currentDate: new Date(this.now()) });
+      const { payload } = await jwtVerify(token, verificationKey(this.keys), { ...this.checks(), currentDate: new Date(this.now()) });
       if (payload.token_type !== type) throw new NotAuthenticatedError(`Expected an ${type} token.`);
       if (typeof payload.user_id !== 'number') throw new NotAuthenticatedError('Malformed token.');
       return payload;
     } catch (error) {
       if (error instanceof NotAuthenticatedError) throw error;
+      if (this.unreachableKeys(error)) throw new UnavailableError("The auth server's published keys could not be fetched; retry shortly.");
       if (error instanceof joseErrors.JWTExpired) throw new NotAuthenticatedError('Token has expired.');
       throw new NotAuthenticatedError('Token is invalid.');
     }
+  }
+
+  /**
+   * Whether the published keys could not be fetched (no answer, not 200, not
+   * a key set): the caller's token may be fine, so that is no 401. A token
+   * whose `kid` the fetched keys lack is refused as any other invalid token.
+   */
+  private unreachableKeys(error: unknown): boolean {
+    if (!isPublished(this.keys)) return false;
+    if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return true;
+    return !(error instanceof joseErrors.JOSEError) || error.code === joseErrors.JOSEError.code;
   }
 
   /** What every token must pass: the pinned algorithm, our issuer and audience, the claims we always set. */

@@ -32,6 +32,8 @@ export const ANNOTATIONS = {
   /** Exact workspace name and key, whatever the label and name had to shorten. */
   workspace: 'didyma.io/workspace',
   key: 'didyma.io/key',
+  /** On a resource with credentials: the version of them its Secret was applied with (never the credentials). */
+  credentialsVersion: 'didyma.io/credentials-version',
 } as const;
 
 export const MANAGED_BY = 'didyma';

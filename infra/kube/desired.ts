@@ -18,6 +18,7 @@ export interface DesiredDeployment {
   serverProxy: Connector;
   /** Credentials of both connectors (their names never clash): they go to the Secret only. */
   secrets: Record<string, string>;
+  credentialsVersion?: string;
 }
 
 export interface DesiredStorage {
@@ -28,6 +29,12 @@ export interface DesiredStorage {
   /** Never a credential. */
   init: Record<string, InitValue>;
   secrets: Record<string, string>;
+  /**
+   * Names this version of the credentials without revealing them (a digest of
+   * their sealed form): the resource carries it, so changed credentials change
+   * the resource, and the API never has to read the Secret to compare.
+   */
+  credentialsVersion?: string;
 }
 
 export type Desired = DesiredDeployment | DesiredStorage;

@@ -46,12 +46,17 @@ export function specOf(desired: Desired): Record<string, unknown> {
   return { workspace: desired.workspace, storageKey: desired.key, className: desired.className, init: { ...desired.init }, ...secretRef };
 }
 
+function withCredentialsVersion(meta: ObjectMeta, desired: Desired): ObjectMeta {
+  if (!hasSecrets(desired) || !desired.credentialsVersion) return meta;
+  return { ...meta, annotations: { ...meta.annotations, [ANNOTATIONS.credentialsVersion]: desired.credentialsVersion } };
+}
+
 /** The ModelDeployment or StorageConfig object the API applies (server-side apply, so only what it owns). */
 export function customResource(desired: Desired, namespace: string): KubeObject {
   return {
     apiVersion: API_VERSION,
     kind: KINDS[desired.kind].kind,
-    metadata: metadata(desired, nameOf(desired), namespace),
+    metadata: withCredentialsVersion(metadata(desired, nameOf(desired), namespace), desired),
     spec: specOf(desired),
   };
 }

@@ -10,13 +10,14 @@ const FRESH = new Date(NOW - 5_000);
 const NAMESPACES = { namespace: 'ns', credentialsNamespace: 'ns-credentials' };
 const NONE = { desired: [], removals: [] };
 
-const desired = (key: string, secrets: Record<string, string> = {}): DesiredDeployment => ({
+const desired = (key: string, secrets: Record<string, string> = {}, credentialsVersion?: string): DesiredDeployment => ({
   kind: 'deployment',
   workspace: 'default',
   key,
   registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://r.example' } },
   serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://s.example' } },
   secrets,
+  ...(credentialsVersion ? { credentialsVersion } : {}),
 });
 
 /** What the API server would return for an applied object. */
@@ -26,59 +27,52 @@ const applied = (object: KubeObject, created = OLD, extra: Partial<KubeObject['m
 });
 
 describe('resync plan', () => {
-  it('leaves resources in sync alone', () => {
-    const item = desired('a', { server_proxy_pat: 'p' });
-    const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource(item, 'ns'))], secrets: [applied(credentialsSecret(item, 'ns-credentials')!)] }, NAMESPACES, NOW, GRACE);
+  it('leaves resources in sync alone, their Secrets unread', () => {
+    const item = desired('a', { server_proxy_pat: 'p' }, 'v1');
+    const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource(item, 'ns'))] }, NAMESPACES, NOW, GRACE);
     expect(plan).to.deep.equal({ apply: [], inSync: [item], deleteResources: [], deleteSecrets: [], removed: [], removing: [] });
   });
 
-  it('applies missing resources, edited specs and changed credentials', () => {
+  it('applies missing resources, edited specs and changed credentials (told by the version the resource carries)', () => {
     const missing = desired('missing');
     const edited = desired('edited');
-    const rotated = desired('rotated', { server_proxy_pat: 'new' });
+    const rotated = desired('rotated', { server_proxy_pat: 'new' }, 'v2');
     const editedObject = structuredClone(applied(customResource(edited, 'ns')));
     (editedObject.spec as { serverProxy: { init: Record<string, string> } }).serverProxy.init = { server_proxy_url: 'http://elsewhere.example' };
-    const plan = planResync(
-      { desired: [missing, edited, rotated], removals: [] },
-      { resources: [editedObject, applied(customResource(rotated, 'ns'))], secrets: [applied(credentialsSecret({ ...rotated, secrets: { server_proxy_pat: 'old' } }, 'ns-credentials')!)] },
-      NAMESPACES,
-      NOW,
-      GRACE,
-    );
+    const before = applied(customResource({ ...rotated, secrets: { server_proxy_pat: 'old' }, credentialsVersion: 'v1' }, 'ns'));
+    const plan = planResync({ desired: [missing, edited, rotated], removals: [] }, { resources: [editedObject, before] }, NAMESPACES, NOW, GRACE);
     expect(plan.apply.map((d) => d.key)).to.deep.equal(['missing', 'edited', 'rotated']);
+  });
+
+  it('applies again a resource whose credentials were removed', () => {
+    const item = desired('plain');
+    const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource({ ...item, secrets: { server_proxy_pat: 'p' }, credentialsVersion: 'v1' }, 'ns'))] }, NAMESPACES, NOW, GRACE);
+    expect(plan.apply).to.deep.equal([item]);
   });
 
   it('applies again a resource being deleted that the database still wants', () => {
     const item = desired('back');
-    const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, NAMESPACES, NOW, GRACE);
+    const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })] }, NAMESPACES, NOW, GRACE);
     expect(plan.apply).to.have.length(1);
   });
 
-  it('deletes resources and Secrets nobody wants, once past the grace period', () => {
-    const gone = desired('gone', { server_proxy_pat: 'p' });
+  it('deletes resources nobody wants (their Secrets with them), once past the grace period', () => {
+    const gone = desired('gone', { server_proxy_pat: 'p' }, 'v1');
     const young = desired('young');
-    const orphanSecret = credentialsSecret(desired('orphan', { server_proxy_pat: 'p' }), 'ns-credentials')!;
-    const plan = planResync(
-      NONE,
-      { resources: [applied(customResource(gone, 'ns')), applied(customResource(young, 'ns'), FRESH)], secrets: [applied(credentialsSecret(gone, 'ns-credentials')!), applied(orphanSecret)] },
-      NAMESPACES,
-      NOW,
-      GRACE,
-    );
+    const plan = planResync(NONE, { resources: [applied(customResource(gone, 'ns')), applied(customResource(young, 'ns'), FRESH)] }, NAMESPACES, NOW, GRACE);
     expect(plan.deleteResources).to.deep.equal([{ kind: 'deployment', name: customResource(gone, 'ns').metadata.name }]);
-    // The Secret of a deleted resource goes with it; only the orphan is deleted on its own.
-    expect(plan.deleteSecrets).to.deep.equal([orphanSecret.metadata.name]);
+    expect(plan.deleteSecrets).to.deep.equal([]);
   });
 
   it('ages an object by its creation time, a Date or the string client-node leaves in listed custom resources', () => {
     for (const [created, deleted] of [[OLD, 1], [OLD.toISOString(), 1], [FRESH.toISOString(), 0]] as const) {
-      const plan = planResync(NONE, { resources: [applied(customResource(desired('x'), 'ns'), created as Date)], secrets: [] }, NAMESPACES, NOW, GRACE);
+      const plan = planResync(NONE, { resources: [applied(customResource(desired('x'), 'ns'), created as Date)] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources, String(created)).to.have.length(deleted);
     }
   });
 
   it('does not delete a resource already being deleted', () => {
-    const plan = planResync(NONE, { resources: [applied(customResource(desired('x'), 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [] }, NAMESPACES, NOW, GRACE);
+    const plan = planResync(NONE, { resources: [applied(customResource(desired('x'), 'ns'), OLD, { deletionTimestamp: FRESH })] }, NAMESPACES, NOW, GRACE);
     expect(plan.deleteResources).to.deep.equal([]);
   });
 
@@ -86,8 +80,8 @@ describe('resync plan', () => {
     const removal = (key: string): Removal => ({ kind: 'deployment', workspace: 'default', key });
 
     it('deletes the resource of a deleted row at once, however young, and keeps the row removing', () => {
-      const item = desired('young', { server_proxy_pat: 'p' });
-      const plan = planResync({ desired: [], removals: [removal('young')] }, { resources: [applied(customResource(item, 'ns'), FRESH)], secrets: [applied(credentialsSecret(item, 'ns-credentials')!, FRESH)] }, NAMESPACES, NOW, GRACE);
+      const item = desired('young', { server_proxy_pat: 'p' }, 'v1');
+      const plan = planResync({ desired: [], removals: [removal('young')] }, { resources: [applied(customResource(item, 'ns'), FRESH)] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources).to.deep.equal([{ kind: 'deployment', name: customResource(item, 'ns').metadata.name }]);
       // Its Secret goes with the resource.
       expect(plan.deleteSecrets).to.deep.equal([]);
@@ -95,24 +89,23 @@ describe('resync plan', () => {
       expect(plan.removed).to.deep.equal([]);
     });
 
-    it('waits for a resource being finalized without deleting it again, and deletes its Secret', () => {
-      const item = desired('held', { server_proxy_pat: 'p' });
-      const secret = credentialsSecret(item, 'ns-credentials')!;
-      const plan = planResync({ desired: [], removals: [removal('held')] }, { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })], secrets: [applied(secret)] }, NAMESPACES, NOW, GRACE);
+    it('waits for a resource being finalized without deleting it again, and deletes its Secret by name', () => {
+      const item = desired('held', { server_proxy_pat: 'p' }, 'v1');
+      const plan = planResync({ desired: [], removals: [removal('held')] }, { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources).to.deep.equal([]);
-      expect(plan.deleteSecrets).to.deep.equal([secret.metadata.name]);
+      expect(plan.deleteSecrets).to.deep.equal([credentialsSecret(item, 'ns-credentials')!.metadata.name]);
       expect(plan.removing).to.have.length(1);
     });
 
-    it('counts a row removed once neither its resource nor its Secret is there', () => {
-      const plan = planResync({ desired: [], removals: [removal('gone')] }, { resources: [], secrets: [] }, NAMESPACES, NOW, GRACE);
-      expect(plan).to.deep.include({ removed: [removal('gone')], removing: [], deleteResources: [], deleteSecrets: [] });
+    it('counts a row removed once its resource is gone, deleting its Secret by name in case one was left', () => {
+      const plan = planResync({ desired: [], removals: [removal('gone')] }, { resources: [] }, NAMESPACES, NOW, GRACE);
+      expect(plan).to.deep.include({ removed: [removal('gone')], removing: [], deleteResources: [], deleteSecrets: [credentialsSecret(desired('gone', { p: 'p' }), 'ns')!.metadata.name] });
     });
 
     it('leaves a resource a live row of the same key wants (a storage key used again) and counts the old row removed', () => {
       const item = desired('again');
-      const plan = planResync({ desired: [item], removals: [removal('again')] }, { resources: [applied(customResource(item, 'ns'))], secrets: [] }, NAMESPACES, NOW, GRACE);
-      expect(plan).to.deep.include({ inSync: [item], removed: [removal('again')], removing: [], deleteResources: [] });
+      const plan = planResync({ desired: [item], removals: [removal('again')] }, { resources: [applied(customResource(item, 'ns'))] }, NAMESPACES, NOW, GRACE);
+      expect(plan).to.deep.include({ inSync: [item], removed: [removal('again')], removing: [], deleteResources: [], deleteSecrets: [] });
     });
   });
 });

@@ -151,6 +151,13 @@ export const variables = {
   devMode: variable('DIDYMA_DEV_MODE', 'false', 'Development mode: loopback URLs and filesystem storage allowed. `didyma dev` turns it on.', parsers.boolean),
   jwtPrivateKeyFile: variable('DIDYMA_JWT_PRIVATE_KEY_FILE', '', 'PEM (PKCS#8) Ed25519 signing key of the auth server. Empty: generated under the data folder.', parsers.optional(parsers.string)),
   jwtPublicKeyFile: variable('DIDYMA_JWT_PUBLIC_KEY_FILE', '', 'PEM (SPKI) Ed25519 verification key for servers that do not sign. Empty: derived from the signing key.', parsers.optional(parsers.string)),
+  jwtJwksUrl: variable(
+    'DIDYMA_JWT_JWKS_URL',
+    '',
+    "The auth server's published keys (`…/api/auth/jwks.json`), for servers that verify tokens without holding a key: fetched when first needed, again every 10 minutes and for a token with an unknown `kid` (at most once per DIDYMA_JWT_JWKS_COOLDOWN_SECONDS). Used only when neither key file is set.",
+    parsers.optional(parsers.string),
+  ),
+  jwtJwksCooldownSeconds: variable('DIDYMA_JWT_JWKS_COOLDOWN_SECONDS', '30', 'Least time between two fetches of DIDYMA_JWT_JWKS_URL, whatever the `kid`s tokens name.', parsers.integer(0, 3600)),
   jwtIssuer: variable('DIDYMA_JWT_ISSUER', 'didyma', 'JWT `iss` claim issued and required.', parsers.string),
   jwtAudience: variable('DIDYMA_JWT_AUDIENCE', 'didyma-api', 'JWT `aud` claim issued and required.', parsers.string),
   accessTokenTtl: variable('DIDYMA_ACCESS_TOKEN_TTL_SECONDS', '900', 'Lifetime of access tokens.', parsers.integer(30, 86400)),

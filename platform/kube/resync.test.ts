@@ -73,6 +73,18 @@ describe('the reconciler of custom resources: rows to the cluster, states back t
     expect(await reconciler().runOnce()).to.include({ applied: 0, failed: 0 });
   });
 
+  it('applies the Secret again when the credentials change, knowing it only by the version its resource carries', async () => {
+    const key = await createDeployment();
+    await reconciler().runOnce();
+    const sealed = t.platform.box.sealJson({ server_proxy_pat: 'a-new-pat' });
+    await own.db('deployments').where({ deployment_key: key }).update({ secrets_sealed: sealed });
+    expect(await reconciler().runOnce()).to.include({ applied: 1, failed: 0 });
+    const secret = cluster.find('Secret', secretName(nameOf(key)));
+    expect(Buffer.from((secret?.data as Record<string, string>).server_proxy_pat!, 'base64').toString()).to.equal('a-new-pat');
+    expect(cluster.find(KINDS.deployment.kind, nameOf(key))?.metadata.annotations?.['didyma.io/credentials-version']).to.be.a('string').and.not.include('a-new-pat');
+    expect(await reconciler().runOnce()).to.include({ applied: 0, failed: 0 });
+  });
+
   it('records a refused write as failed with its reason, counts it, and applies it once the cluster takes it', async () => {
     const key = await createDeployment();
     cluster.refuse = 403;

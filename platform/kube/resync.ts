@@ -122,29 +122,27 @@ export class DesiredStateResync {
     return report;
   }
 
+  /** The managed custom resources; never the Secrets, which the API may write but not read. */
   private async readCluster(): Promise<ClusterState> {
-    const { namespace, credentialsNamespace } = this.deps.kube;
     const api = await this.deps.kube.api();
-    const [deployments, storage, secrets] = await Promise.all([
-      api.list<KubeObject>(API_VERSION, KINDS.deployment.kind, namespace, { labelSelector: MANAGED }),
-      api.list<KubeObject>(API_VERSION, KINDS.storage.kind, namespace, { labelSelector: MANAGED }),
-      // Only Secrets this code made carry the kind label.
-      api.list<KubeObject>('v1', 'Secret', credentialsNamespace, { labelSelector: `${MANAGED},${LABELS.kind}` }),
+    const [deployments, storage] = await Promise.all([
+      api.list<KubeObject>(API_VERSION, KINDS.deployment.kind, this.deps.kube.namespace, { labelSelector: MANAGED }),
+      api.list<KubeObject>(API_VERSION, KINDS.storage.kind, this.deps.kube.namespace, { labelSelector: MANAGED }),
     ]);
-    return { resources: [...deployments.items, ...storage.items], secrets: secrets.items };
+    return { resources: [...deployments.items, ...storage.items] };
   }
 
   private async execute(wanted: WantedRows, plan: ResyncPlan): Promise<Pass> {
     const pass = new Pass(wanted.rowOf, this.deps.logger, this.deps.observer, plan.inSync.length);
     for (const item of plan.inSync) pass.settled(item, 'applied');
     for (const item of plan.apply) await this.apply(item, pass);
-    await this.deleteUnwanted(plan, pass);
-    for (const item of plan.removed) pass.settled(item, 'removed');
-    // A resource without a finalizer is gone at once; one being finalized waits for a later pass.
+    const undeleted = await this.deleteUnwanted(plan, pass);
+    // A removal is done once its resource is gone and its Secret deleted; a resource without a finalizer is gone at once, one being finalized waits for a later pass.
     const left = plan.removing.length ? await this.stillThere() : undefined;
-    for (const item of plan.removing) {
+    for (const item of [...plan.removed, ...plan.removing]) {
       const name = nameOf(item);
-      if (left && !left.has(`${KINDS[item.kind].kind}/${name}`) && !left.has(`Secret/${secretName(name)}`)) pass.settled(item, 'removed');
+      const gone = plan.removed.includes(item) || (left !== undefined && !left.has(`${KINDS[item.kind].kind}/${name}`));
+      if (gone && !undeleted.has(secretName(name))) pass.settled(item, 'removed');
       else pass.report.removing += 1;
     }
     return pass;
@@ -161,23 +159,32 @@ export class DesiredStateResync {
     }
   }
 
-  private async deleteUnwanted(plan: ResyncPlan, pass: Pass): Promise<void> {
+  /** Deletes what the plan says; returns the Secrets that may still be there (their deletion, or their resource's, was refused). */
+  private async deleteUnwanted(plan: ResyncPlan, pass: Pass): Promise<Set<string>> {
     const { writer, kube } = this.deps;
+    const undeleted = new Set<string>();
     const deleted = () => void (pass.report.deleted += 1);
     for (const { kind, name } of plan.deleteResources) {
-      await writer.removeByName(kind, name).then(deleted, (error: unknown) => pass.refused(kind, 'delete', { kind: KINDS[kind].kind, name }, error));
+      await writer.removeByName(kind, name).then(deleted, (error: unknown) => {
+        undeleted.add(secretName(name));
+        pass.refused(kind, 'delete', { kind: KINDS[kind].kind, name }, error);
+      });
     }
     const api = await kube.api();
     for (const name of plan.deleteSecrets) {
-      await api.delete(secretRef(kube.credentialsNamespace, name)).then(deleted, (error: unknown) => pass.refused('secret', 'delete', { secret: name }, error));
+      await api.delete(secretRef(kube.credentialsNamespace, name)).then(deleted, (error: unknown) => {
+        undeleted.add(name);
+        pass.refused('secret', 'delete', { secret: name }, error);
+      });
     }
+    return undeleted;
   }
 
-  /** Kind/name of every managed object after the deletions, listed (the API may list, never get, the Secrets); undefined when the cluster does not answer. */
+  /** Kind/name of every managed resource after the deletions; undefined when the cluster does not answer. */
   private async stillThere(): Promise<Set<string> | undefined> {
     try {
-      const { resources, secrets } = await this.readCluster();
-      return new Set([...resources, ...secrets].map((object) => `${object.kind}/${object.metadata.name}`));
+      const { resources } = await this.readCluster();
+      return new Set(resources.map((object) => `${object.kind}/${object.metadata.name}`));
     } catch {
       return undefined;
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Runner } from '../../infra/db/database.js';
 import type { SecretBox } from '../../infra/crypto/secrets.js';
 import type { ResourceKind } from '../../infra/kube/constants.js';
@@ -9,6 +10,9 @@ import { storageConfigsStore, type StorageConfigRow } from '../../features/files
 
 // The database as the source of the desired state: rows to desired resources.
 
+/** A digest of the sealed credentials: new whenever they are sealed again, and telling nothing of them. */
+const credentialsVersion = (sealed: string | null) => (sealed ? createHash('sha256').update(sealed).digest('hex').slice(0, 32) : undefined);
+
 export function desiredDeployment(row: DeploymentRow, workspace: string, secrets: Record<string, string>): DesiredDeployment {
   return {
     kind: 'deployment',
@@ -17,11 +21,12 @@ export function desiredDeployment(row: DeploymentRow, workspace: string, secrets
     registry: { className: row.registry_connector_class, init: stringValues(row.registry_connector_init) },
     serverProxy: { className: row.server_proxy_class, init: stringValues(row.server_proxy_init) },
     secrets,
+    credentialsVersion: credentialsVersion(row.secrets_sealed),
   };
 }
 
 export function desiredStorage(row: StorageConfigRow, workspace: string, secrets: Record<string, string>): DesiredStorage {
-  return { kind: 'storage', workspace, key: row.storage_key, className: row.storage_class, init: scalarValues(row.connector_init), secrets };
+  return { kind: 'storage', workspace, key: row.storage_key, className: row.storage_class, init: scalarValues(row.connector_init), secrets, credentialsVersion: credentialsVersion(row.secrets_sealed) };
 }
 
 /** Which row a desired resource or a removal comes from, and what that row says of it now. */

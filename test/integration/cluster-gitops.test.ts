@@ -19,6 +19,7 @@ import {
   kubectl,
   kubectlApply,
   kubectlJson,
+  kubernetesApiValues,
   NODE_VALUES,
   removeRetaggedImage,
   retagImage,
@@ -112,7 +113,7 @@ describe('Cluster: GitOps, helm template | kubectl apply --server-side: install,
 
   /** What a GitOps tool runs: helm template, no cluster access, into a file kubectl reads. */
   const renderToFile = async (reference: string): Promise<string> => {
-    const values = [...imageValues('image', reference), 'gitops.enabled=true', 'secrets.existingSecret=didyma-keys', 'externalPrometheus.url=http://prometheus:9090', `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`, ...NODE_VALUES];
+    const values = [...imageValues('image', reference), 'gitops.enabled=true', 'secrets.existingSecret=didyma-keys', 'externalPrometheus.url=http://prometheus:9090', `config.extraEnv.DIDYMA_QUEUE_NAME=${queue}`, ...NODE_VALUES, ...(await kubernetesApiValues(cluster))];
     const rendered = await helm(cluster, 'template', RELEASE, CHART, '-n', namespace, ...values.flatMap((value) => ['--set', value]));
     const file = path.join(os.tmpdir(), `didyma-gitops-${suffix}-${crypto.randomBytes(4).toString('hex')}.yaml`);
     fs.writeFileSync(file, rendered);

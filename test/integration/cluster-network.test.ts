@@ -47,6 +47,8 @@ describe('Cluster: NetworkPolicies of the chart', function () {
   const namespace = `dy-netpol-${suffix}`;
   // The namespace the values name for Prometheus.
   const monitoring = `dy-netpol-mon-${suffix}`;
+  // Model servers elsewhere in the cluster: one the values select, one they do not.
+  const models = `dy-netpol-models-${suffix}`;
   let cluster: Cluster;
   let image: string;
 
@@ -89,33 +91,41 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     await freshTestNamespace(cluster, namespace);
     // Made after: a second freshTestNamespace would delete the first as an earlier run's.
     await testNamespace(cluster, monitoring);
+    await testNamespace(cluster, models);
   });
 
   after(async () => {
     if (!cluster) return;
     await helm(cluster, '-n', namespace, 'uninstall', RELEASE, '--wait').catch(() => undefined);
-    for (const ns of [namespace, monitoring]) await kubectl(cluster, 'delete', 'namespace', ns, '--wait=false').catch(() => undefined);
+    for (const ns of [namespace, monitoring, models]) await kubectl(cluster, 'delete', 'namespace', ns, '--wait=false').catch(() => undefined);
   });
 
   it('installs with its policies on; the platform’s pods run the walkthrough on the bundled PostgreSQL, RabbitMQ and MinIO', async () => {
     image = importProjectImage(cluster);
     const dependencies = importDependencyImages(cluster);
-    await kubectl(cluster, '-n', namespace, 'create', 'deployment', 'demo-model', `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
-    await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
-    // This node's API server listens on its bridge address (NODE_VALUES name its DNS there too).
-    const apiPort = new URL(fs.readFileSync(cluster.kubeconfig, 'utf8').match(/server: (\S+)/)![1]!).port;
+    for (const name of ['demo-model', 'stray-model']) {
+      await kubectl(cluster, '-n', models, 'create', 'deployment', name, `--image=${image}`, `--port=${DEMO_PORT}`, '--', 'node', 'bin/didyma.js', 'demo-model-server', '--port', String(DEMO_PORT));
+      await kubectl(cluster, '-n', models, 'expose', 'deployment', name);
+    }
+    // This node's API server listens on its bridge address (NODE_VALUES name its DNS there too); the chart looks it up.
+    const apiPort = Number(new URL(fs.readFileSync(cluster.kubeconfig, 'utf8').match(/server: (\S+)/)![1]!).port);
+    const selected = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': models } }, podSelector: { matchLabels: { app: 'demo-model' } } };
     const values = [
       ...imageValues('image', image),
       ...Object.keys(DEPENDENCIES).flatMap((name) => [...imageValues(`${name}.image`, dependencies[name as keyof typeof DEPENDENCIES]), `${name}.enabled=true`, `${name}.persistence.enabled=false`]),
       `secrets.adminPassword=${PASSWORD}`,
       ...NODE_VALUES,
       `networkPolicy.ingress.metricsNamespaces={${monitoring}}`,
-      `networkPolicy.egress.kubernetesApi.cidrs={${cluster.hostIp}/32}`,
-      `networkPolicy.egress.kubernetesApi.ports={${apiPort}}`,
+      // Not the Pod range: the Service range (what the URL policy sees of in-cluster model servers) and the node's bridge address.
+      `egress.allowCidrs={10.96.0.0/16,${cluster.hostIp}/32}`,
     ].flatMap((value) => ['--set', value]);
+    values.push('--set-json', `networkPolicy.egress.peers=${JSON.stringify([selected])}`);
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values, '--wait', '--timeout', '6m');
     const policies = (await kubectlJson(cluster, '-n', namespace, 'get', 'networkpolicies')).items.map((o: any) => o.metadata.name).sort();
     expect(policies).to.deep.equal(['egress', 'ingress', 'kube-api', 'minio', 'postgresql', 'rabbitmq'].map((name) => `${RELEASE}-didyma-${name}`));
+    // The API server as the install looked it up from the `kubernetes` Service's endpoints: its address and port only.
+    const kubeApi = (await kubectlJson(cluster, '-n', namespace, 'get', 'networkpolicy', `${RELEASE}-didyma-kube-api`)).spec.egress;
+    expect(kubeApi).to.deep.equal([{ to: [{ ipBlock: { cidr: `${cluster.hostIp}/32` } }], ports: [443, 6443, apiPort].map((port) => ({ port, protocol: 'TCP' })) }]);
 
     const auth = new Client(`http://${await service('auth')}:8080`);
     const priv = new Client(`http://${await service('private')}:8081`);
@@ -139,7 +149,7 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     const card = await upload(priv, token, 'cards', '# Iris', 'card.md');
 
     // A prediction through the bundled RabbitMQ, an executor and the demo model server.
-    await demoDeployment(priv, token, `http://demo-model:${DEMO_PORT}`, 'demo');
+    await demoDeployment(priv, token, `http://demo-model.${models}:${DEMO_PORT}`, 'demo');
     await eventually('the deployment configured', async () => /\sTrue\s/.test(await kubectl(cluster, '-n', namespace, 'get', 'mdep')));
     const registered = await priv.post('/api/platform_model', { token, json: modelPayload('iris-classifier', '1', card.file_id) });
     expect(registered.status, registered.text).to.equal(201);
@@ -192,5 +202,15 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     } finally {
       listener.close();
     }
+  });
+
+  it('lets the executors reach the model servers the selectors name, and no other pod of the cluster', async () => {
+    const executor = (await kubectlJson(cluster, '-n', namespace, 'get', 'pods', '-l', `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=executor`)).items[0].metadata.name;
+    const modelPod = async (app: string) => (await kubectlJson(cluster, '-n', models, 'get', 'pods', '-l', `app=${app}`)).items.find((pod: any) => pod.status.podIP).status.podIP as string;
+    await kubectl(cluster, '-n', models, 'rollout', 'status', 'deployment/stray-model', '--timeout=180s');
+    await settles('the executor to the selected model server', namespace, executor, await modelPod('demo-model'), DEMO_PORT, 'open');
+    // The other one listens (a pod without the policies reaches it), yet the executor is refused.
+    await settles('a pod without the policies to the model server no selector names', namespace, 'outsider', await modelPod('stray-model'), DEMO_PORT, 'open');
+    await settles('the executor to that model server', namespace, executor, await modelPod('stray-model'), DEMO_PORT, 'closed');
   });
 });

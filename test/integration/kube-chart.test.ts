@@ -67,8 +67,13 @@ const EVERYTHING = [
 /** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
 const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
 
-/** What rendering without cluster access (helm template, Argo CD) needs: every key and password given, none generated. */
-const OFFLINE = ['secrets.existingSecret=didyma-keys'].flatMap((value) => ['--set', value]);
+/**
+ * The API server's address for the egress policy. This control plane publishes no endpoints of its `kubernetes` Service
+ * (its API server listens on loopback), so every render names it, as one without cluster access must.
+ */
+const KUBE_API = ['--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}'];
+/** What rendering without cluster access (helm template, Argo CD) needs: every key and password given, none generated, the API server named. */
+const OFFLINE = [...['secrets.existingSecret=didyma-keys'].flatMap((value) => ['--set', value]), ...KUBE_API];
 const OFFLINE_BUNDLED = [...OFFLINE, ...BUNDLED, ...['postgresql.password=pg', 'rabbitmq.password=mq', 'minio.rootPassword=minio-root'].flatMap((value) => ['--set', value])];
 
 async function helm(...args: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -99,7 +104,7 @@ describe('Kubernetes: the Helm chart', function () {
    * serializes by its models' field names), in the test namespace; without the CRDs, which the test cluster has and no release owns.
    */
   const render = async (...args: string[]) =>
-    objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...args)).stdout);
+    objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...KUBE_API, ...args)).stdout);
   /** The same without cluster access, as `helm template` alone and Argo CD render. */
   const renderOffline = async (...args: string[]) => objectsOf((await helm('template', 'dy', CHART, '--namespace', namespace, '--kube-version', kubeVersion, ...args)).stdout);
   const objectsOf = (stdout: string) =>
@@ -110,7 +115,7 @@ describe('Kubernetes: the Helm chart', function () {
 
   it('passes helm lint --strict, with default values and with every option on', async () => {
     for (const args of [[], EVERYTHING, BUNDLED]) {
-      const { stdout } = await helm('lint', '--strict', CHART, '--kube-version', kubeVersion, ...args);
+      const { stdout } = await helm('lint', '--strict', CHART, '--kube-version', kubeVersion, ...KUBE_API, ...args);
       expect(stdout).to.include('0 chart(s) failed');
       expect(stdout).to.not.match(/\[(WARNING|ERROR)\]/);
     }
@@ -143,7 +148,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect([...secretsNamed]).to.deep.equal(['didyma-keys']);
     expect(await renderOffline(...OFFLINE)).to.deep.equal(first);
     // Keys given one by one render too, and stay the same.
-    const given = ['--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'];
+    const given = ['--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p', ...KUBE_API];
     expect(await renderOffline(...given)).to.deep.equal(await renderOffline(...given));
     expect(await renderOffline(...OFFLINE_BUNDLED)).to.deep.equal(await renderOffline(...OFFLINE_BUNDLED));
   });
@@ -345,7 +350,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect(await refusal('--set-string', 'tracing.sampleRatio=1.5')).to.match(/'\/tracing\/sampleRatio'/);
     expect(await refusal('--set', 'servers.auth.resources.limits.memory=lots')).to.match(/'\/servers\/auth\/resources\/limits\/memory'/);
     // IPv6 ranges, an all-digit tag given with --set (a number) and an empty range list are all fine.
-    expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101', '--set', 'secrets.existingSecret=keys')).to.equal('rendered');
+    expect(await refusal('--set', 'egress.allowCidrs={fd00::/8,10.0.0.0/8}', '--set', 'image.tag=20260101', '--set', 'secrets.existingSecret=keys', ...KUBE_API)).to.equal('rendered');
   });
 
   it('has a helm test pod of the platform image that logs in and reads lists through the Services, with no Kubernetes access', async () => {
@@ -366,14 +371,14 @@ describe('Kubernetes: the Helm chart', function () {
     expect(container.securityContext).to.deep.include({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
   });
 
-  it("passes the cluster's Pod and Service ranges, and nothing else, as the private networks the platform may call", async () => {
+  it('passes egress.allowCidrs, and nothing else (none by default), as the private networks the platform may call', async () => {
     const allowed = (objects: KubeObject[]) => {
       const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'dy-didyma-config') as unknown as { data: Record<string, string> };
       const operator = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === 'dy-didyma-operator') as any;
       const env = operator.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>;
       return [config.data.DIDYMA_EGRESS_ALLOW_CIDRS, env.find((e) => e.name === 'DIDYMA_EGRESS_ALLOW_CIDRS')?.value];
     };
-    expect(allowed(await render())).to.deep.equal(['10.244.0.0/16,10.96.0.0/12', '10.244.0.0/16,10.96.0.0/12']);
+    expect(allowed(await render()), 'none by default').to.deep.equal(['', '']);
     expect(allowed(await render('--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}'))).to.deep.equal(['10.42.0.0/16,10.43.0.0/16', '10.42.0.0/16,10.43.0.0/16']);
     expect(allowed(await render('--set', 'egress.allowCidrs=null'))).to.deep.equal(['', '']);
   });
@@ -619,6 +624,37 @@ describe('Kubernetes: the Helm chart', function () {
     expect(await api.apply(broken, 'helm-dry-run', 'All').then(() => undefined, (error: unknown) => statusOf(error))).to.equal(422);
   });
 
+  it('gives the signing key to the auth server alone: the other servers verify with its published keys, or with the public key when given', async () => {
+    /** Per Deployment: the JWT key files it mounts from the release Secret, and its JWT settings. */
+    const jwtOf = (objects: KubeObject[]) =>
+      Object.fromEntries(
+        objects
+          .filter((o) => ['Deployment', 'Job'].includes(o.kind))
+          .map((o) => {
+            const pod = (o.spec as any).template.spec;
+            const mounted = (pod.volumes ?? []).flatMap((v: any) => (v.secret ? (v.secret.items ?? [{ key: '(every key)' }]).map((i: any) => i.key) : [])).filter((key: string) => key.startsWith('jwt') || key === '(every key)');
+            const env = Object.fromEntries([...(pod.initContainers ?? []), ...pod.containers].flatMap((c: any) => c.env ?? []).filter((e: any) => e.name.startsWith('DIDYMA_JWT')).map((e: any) => [e.name, e.value]));
+            return [o.metadata.name, { mounted, env }];
+          }),
+      );
+    const jwks = 'http://dy-didyma-auth:8080/api/auth/jwks.json';
+    const rendered = jwtOf(await render());
+    expect(rendered).to.deep.equal({
+      'dy-didyma-auth': { mounted: ['jwt-private.pem'], env: { DIDYMA_JWT_PRIVATE_KEY_FILE: '/etc/didyma/keys/jwt-private.pem' } },
+      'dy-didyma-private': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-public': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-executor': { mounted: [], env: {} },
+      'dy-didyma-operator': { mounted: [], env: {} },
+      'dy-didyma-migrate': { mounted: [], env: { DIDYMA_JWT_JWKS_URL: jwks } },
+      'dy-didyma-release-finalizers': { mounted: [], env: {} },
+    });
+    expect(loadConfig({ DIDYMA_JWT_JWKS_URL: jwks })).to.include({ jwtJwksUrl: jwks, jwtJwksCooldownSeconds: 30 });
+    const pinned = jwtOf(await render('--set', 'secrets.jwtPublicKey=-----BEGIN PUBLIC KEY-----'));
+    for (const name of ['dy-didyma-private', 'dy-didyma-public']) {
+      expect(pinned[name], name).to.deep.equal({ mounted: ['jwt-public.pem'], env: { DIDYMA_JWT_PUBLIC_KEY_FILE: '/etc/didyma/keys/jwt-public.pem' } });
+    }
+  });
+
   it('keeps tenant credentials in a namespace of their own, which the components that use them are told, and never the release namespace', async () => {
     const credentialsEnv = (objects: KubeObject[]) =>
       Object.fromEntries(
@@ -690,7 +726,8 @@ describe('Kubernetes: the Helm chart', function () {
         serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
         secrets: { server_proxy_pat: 'rbac-pat' },
       });
-      await asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' });
+      // It writes tenants' credentials but can neither read them back nor learn their names by listing.
+      expect(await forbidden(asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' })), 'the API lists credentials').to.equal(true);
       expect(await forbidden(asApi.core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace })), 'the API reads credentials back').to.equal(true);
       await noReleaseSecrets('api');
 
@@ -760,7 +797,7 @@ describe('Kubernetes: the Helm chart', function () {
   describe('NetworkPolicies', () => {
     /** The rendered NetworkPolicies' specs by name, as plain YAML (the typed objects rename `from`). */
     const policies = async (...args: string[]) => {
-      const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...args);
+      const { stdout } = await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server', '--set', 'crds.enabled=false', ...KUBE_API, ...args);
       const objects = YAML.parseAllDocuments(stdout).map((doc) => doc.toJS()).filter((o) => o?.kind === 'NetworkPolicy');
       return new Map<string, any>(objects.map((o) => [o.metadata.name, o.spec]));
     };
@@ -792,10 +829,12 @@ describe('Kubernetes: the Helm chart', function () {
       expect((await policies('--set', 'networkPolicy.ingress.metricsNamespaces=null')).get('dy-didyma-ingress').ingress, 'no namespace: nobody scrapes').to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
     });
 
-    it('lets the platform call only DNS, its own pods, egress.allowCidrs, the Kubernetes API and the extra rules', async () => {
+    it('lets the platform call only DNS, its own pods, egress.allowCidrs, the selected pods, the Kubernetes API and the extra rules', async () => {
+      const models = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'models' } }, podSelector: { matchLabels: { app: 'model-server' } } };
       const rendered = await policies(
         '--set', 'egress.allowCidrs={10.42.0.0/16,10.43.0.0/16}',
         '--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}',
+        '--set-json', `networkPolicy.egress.peers=${JSON.stringify([models])}`,
         '--set-json', 'networkPolicy.egress.extraRules=[{"to":[{"ipBlock":{"cidr":"198.51.100.0/24"}}],"ports":[{"port":5432}]}]',
       );
       const egress = rendered.get('dy-didyma-egress');
@@ -804,12 +843,34 @@ describe('Kubernetes: the Helm chart', function () {
         { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }] },
         { to: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'didyma', 'app.kubernetes.io/instance': 'dy' } } }] },
         { to: [{ ipBlock: { cidr: '10.42.0.0/16' } }, { ipBlock: { cidr: '10.43.0.0/16' } }] },
+        { to: [models] },
         { to: [{ ipBlock: { cidr: '198.51.100.0/24' } }], ports: [{ port: 5432 }] },
       ]);
       const api = rendered.get('dy-didyma-kube-api');
       expect(api.podSelector.matchExpressions).to.deep.equal([{ key: 'app.kubernetes.io/component', operator: 'In', values: ['private', 'executor', 'operator'] }]);
       expect(api.egress).to.deep.equal([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '192.0.2.10/32' } }] }]);
-      expect((await policies()).get('dy-didyma-kube-api').egress, 'no API address given: its ports anywhere').to.deep.equal([{ ports: [{ port: 443, protocol: 'TCP' }, { port: 6443, protocol: 'TCP' }] }]);
+      expect(await policies('--set', 'networkPolicy.egress.kubernetesApi.ports={6443}').then((r) => r.get('dy-didyma-kube-api').egress)).to.deep.equal([{ ports: [{ port: 6443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '192.0.2.10/32' } }] }]);
+    });
+
+    it('opens no rule to any address by default: every egress rule names its peers, none of them everything', async () => {
+      const rendered = await policies(...BUNDLED);
+      const rules = [...rendered.values()].flatMap((spec) => spec.egress ?? []);
+      expect(rules).to.not.deep.equal([]);
+      for (const rule of rules) {
+        expect(rule.to?.length, JSON.stringify(rule)).to.be.greaterThan(0);
+        for (const peer of rule.to) {
+          expect(['0.0.0.0/0', '::/0'], JSON.stringify(peer)).to.not.include(peer.ipBlock?.cidr);
+          expect(Object.keys(peer), 'an empty peer is every pod').to.not.deep.equal([]);
+        }
+      }
+    });
+
+    it('asks for the API server’s addresses when it renders without cluster access and cannot look them up', async () => {
+      const offline = (...args: string[]) => helm('template', 'dy', CHART, '--namespace', namespace, '--set', 'secrets.existingSecret=didyma-keys', ...args).then(() => 'rendered', (error: Error) => error.message);
+      expect(await offline()).to.match(/networkPolicy\.egress\.kubernetesApi\.cidrs is empty and the kubernetes Service's endpoints could not be looked up/);
+      expect(await offline(...KUBE_API)).to.equal('rendered');
+      expect(await offline('--set', 'networkPolicy.egress.enabled=false')).to.equal('rendered');
+      expect(await offline('--set-json', 'networkPolicy.egress.peers=[{}]', ...KUBE_API)).to.match(/peers\/0/);
     });
 
     it('opens egress to the pods of the KServe namespaces by namespace, not by address', async () => {
@@ -831,7 +892,7 @@ describe('Kubernetes: the Helm chart', function () {
     });
 
     it('renders policies the API server accepts whole (server-side dry-run), extra rules and API addresses included', async () => {
-      const objects = (await render(...BUNDLED, '--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}', '--set-json', 'networkPolicy.egress.extraRules=[{"to":[{"ipBlock":{"cidr":"0.0.0.0/0","except":["10.0.0.0/8"]}}],"ports":[{"port":443,"protocol":"TCP"}]}]')).filter(
+      const objects = (await render(...BUNDLED, '--set-json', 'networkPolicy.egress.peers=[{"namespaceSelector":{"matchLabels":{"team":"models"}},"podSelector":{}}]', '--set-json', 'networkPolicy.egress.extraRules=[{"to":[{"ipBlock":{"cidr":"0.0.0.0/0","except":["10.0.0.0/8"]}}],"ports":[{"port":443,"protocol":"TCP"}]}]')).filter(
         (o) => o.kind === 'NetworkPolicy',
       );
       expect(objects).to.have.length(6);

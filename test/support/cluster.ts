@@ -181,6 +181,17 @@ export const NODE_VALUES = [
   'crds.enabled=false',
 ];
 
+/**
+ * The values naming the cluster's API server for the egress policy, read from its `kubernetes` EndpointSlice as an
+ * install's lookup would: what a rendering without cluster access (helm template, GitOps) must be given.
+ */
+export async function kubernetesApiValues(cluster: Cluster): Promise<string[]> {
+  const slice = await kubectlJson(cluster, '-n', 'default', 'get', 'endpointslice', 'kubernetes');
+  const addresses = (slice.endpoints as Array<{ addresses: string[] }>).flatMap((endpoint) => endpoint.addresses);
+  const ports = (slice.ports as Array<{ port: number }>).map((port) => port.port);
+  return [`networkPolicy.egress.kubernetesApi.cidrs={${addresses.map((address) => `${address}/${address.includes(':') ? 128 : 32}`).join(',')}}`, `networkPolicy.egress.kubernetesApi.ports={${ports.join(',')}}`];
+}
+
 // Images built and imported by this test process, by containerd socket: the work tree and the
 // machine's services do not change during a run, and each build takes half a minute.
 const imports = new Map<string, unknown>();

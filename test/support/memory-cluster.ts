@@ -8,7 +8,7 @@ const refusal = (code: number) => Object.assign(new Error(`HTTP ${code}`), { cod
 /**
  * A test double of the few Kubernetes API calls the reconciler makes
  * (server-side apply, delete, list by label: what the chart's RBAC lets the
- * private server do, no get), keeping objects in
+ * private server do, no get, and no list of Secrets), keeping objects in
  * memory: a finalizer holds a deleted object until `finalize`, and `refuse`
  * makes every write fail as an API server refusing it would.
  */
@@ -64,6 +64,7 @@ export class MemoryCluster {
       },
       list: async (_apiVersion: string, kind: string, namespace: string, { labelSelector = '' }: { labelSelector?: string } = {}) => {
         if (this.refuse === 'unreachable') throw new Error('connect ECONNREFUSED');
+        if (kind === 'Secret') throw refusal(403);
         const wanted = labelSelector.split(',').filter(Boolean).map((term) => term.split('='));
         const matches = (object: KubeObject) => wanted.every(([key, value]) => (value === undefined ? key! in (object.metadata.labels ?? {}) : object.metadata.labels?.[key!] === value));
         const items = [...this.objects.values()].filter((object) => object.kind === kind && object.metadata.namespace === namespace && matches(object));

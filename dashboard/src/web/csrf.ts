@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SigningKeys } from '../../../features/auth/keys.js';
+import { isPublished, type TokenKeys } from '../../../features/auth/keys.js';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
@@ -19,8 +19,8 @@ export class CsrfTokens {
    * agrees without another secret to distribute, and the derived key reveals
    * nothing about the signing key.
    */
-  static fromSigningKey(keys: SigningKeys): CsrfTokens {
-    if (!keys.privateKey) throw new Error('The dashboard runs where tokens are signed: this process holds no signing key.');
+  static fromSigningKey(keys: TokenKeys): CsrfTokens {
+    if (isPublished(keys) || !keys.privateKey) throw new Error('The dashboard runs where tokens are signed: this process holds no signing key.');
     const material = keys.privateKey.export({ format: 'der', type: 'pkcs8' });
     return new CsrfTokens(Buffer.from(crypto.hkdfSync('sha256', material, 'didyma', 'dashboard csrf v1', 32)));
   }
