@@ -4,7 +4,7 @@ import { statusOf } from '../../infra/kube/errors.js';
 import type { KubeObject } from '../../infra/kube/resources.js';
 import { CHART, containersOf, ofKind, podsOf, renderChart, renderRefusal, setValues } from '../support/chart.js';
 import { runTool } from '../support/chart-alerts.js';
-import { helmPath, testNamespace } from '../support/kube.js';
+import { helmPath, KUBE_API_VALUES, testNamespace } from '../support/kube.js';
 
 // The chart's values for running it at scale: a TLS Secret per host or
 // cert-manager Certificates, Gateway API HTTPRoutes in place of Ingresses,
@@ -36,7 +36,7 @@ describe('Kubernetes: the Helm chart at scale (TLS per host, cert-manager, Gatew
 
   it('passes helm lint --strict with cert-manager, HTTPRoutes, a registry and global pod settings on', async () => {
     for (const values of [{ ...CERT_MANAGER, 'image.registry': 'mirror.example' }, { 'httpRoute.enabled': true, 'httpRoute.parentRefs': GATEWAY, 'global.extraEnv': [{ name: 'A', value: 'b' }] }]) {
-      const output = await runTool(helmPath(), ['lint', '--strict', CHART, ...setValues({ 'secrets.existingSecret': 'didyma-keys', ...values })]);
+      const output = await runTool(helmPath(), ['lint', '--strict', CHART, ...KUBE_API_VALUES, ...setValues({ 'secrets.existingSecret': 'didyma-keys', ...values })]);
       expect(output).to.include('0 chart(s) failed');
       expect(output).to.not.match(/\[(WARNING|ERROR)\]/);
     }

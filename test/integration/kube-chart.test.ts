@@ -13,7 +13,7 @@ import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
 import { loadConfig } from '../../kernel/config/config.js';
 import { startDemoModelServer } from '../support/fixtures.js';
-import { apiFor, helmPath, installKServeCrd, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
+import { apiFor, helmPath, installKServeCrd, KUBE_API_VALUES, kubeconfigAs, kubeconfigPath, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 const CHART = 'charts/didyma';
@@ -67,11 +67,7 @@ const EVERYTHING = [
 /** The chart's own PostgreSQL, RabbitMQ and MinIO instead of external ones. */
 const BUNDLED = ['postgresql.enabled=true', 'rabbitmq.enabled=true', 'minio.enabled=true', 'config.urlAllow=10.0.0.0/8'].flatMap((value) => ['--set', value]);
 
-/**
- * The API server's address for the egress policy. This control plane publishes no endpoints of its `kubernetes` Service
- * (its API server listens on loopback), so every render names it, as one without cluster access must.
- */
-const KUBE_API = ['--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}'];
+const KUBE_API = KUBE_API_VALUES;
 /** What rendering without cluster access (helm template, Argo CD) needs: every key and password given, none generated, the API server named. */
 const OFFLINE = [...['secrets.existingSecret=didyma-keys'].flatMap((value) => ['--set', value]), ...KUBE_API];
 const OFFLINE_BUNDLED = [...OFFLINE, ...BUNDLED, ...['postgresql.password=pg', 'rabbitmq.password=mq', 'minio.rootPassword=minio-root'].flatMap((value) => ['--set', value])];
@@ -211,7 +207,7 @@ describe('Kubernetes: the Helm chart', function () {
     expect(job.spec.ttlSecondsAfterFinished).to.equal(86400);
     expect(job.metadata.annotations).to.deep.equal({ 'argocd.argoproj.io/hook': 'Sync', 'argocd.argoproj.io/sync-wave': '-1', 'argocd.argoproj.io/hook-delete-policy': 'BeforeHookCreation' });
     // Keys given as values: their Secret comes before the Job (wave -2), and stays when the Application goes, as on helm uninstall.
-    const given = await renderOffline('--set', 'gitops.enabled=true', '--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p');
+    const given = await renderOffline(...KUBE_API, '--set', 'gitops.enabled=true', '--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p');
     expect(hooks(given), 'objects with Helm hook annotations').to.deep.equal([]);
     expect(given.find((o) => o.kind === 'Secret' && o.metadata.name === 'dy-didyma')?.metadata.annotations).to.deep.equal({
       'argocd.argoproj.io/sync-wave': '-2',
@@ -241,7 +237,7 @@ describe('Kubernetes: the Helm chart', function () {
     // Under Helm nothing changes: the hooks, the fixed name, and a TTL on the cleanup that nothing else deletes.
     const helmRender = await renderOffline(...OFFLINE);
     expect(hooks(helmRender)).to.include.members(['Job/dy-didyma-migrate', 'Job/dy-didyma-release-finalizers', 'Pod/dy-didyma-test']);
-    expect(hooks(await renderOffline('--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'))).to.include('Secret/dy-didyma');
+    expect(hooks(await renderOffline(...KUBE_API, '--set', 'secrets.encryptionKey=k,secrets.jwtPrivateKey=j,secrets.adminPassword=p'))).to.include('Secret/dy-didyma');
     expect((helmRender.find((o) => `${o.kind}/${o.metadata.name}` === 'Job/dy-didyma-release-finalizers') as any).spec.ttlSecondsAfterFinished).to.equal(86400);
   });
 

@@ -7,7 +7,7 @@ import { loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-no
 import type { KubeApi } from '../../infra/kube/api.js';
 import { isNotFound } from '../../infra/kube/errors.js';
 import { customResource, resourceRef, type KubeObject } from '../../infra/kube/resources.js';
-import { CRD_FILES, helmPath, kubeconfigPath, testNamespace, waitFor } from '../support/kube.js';
+import { CRD_FILES, helmPath, KUBE_API_VALUES, kubeconfigPath, testNamespace, waitFor } from '../support/kube.js';
 
 const run = promisify(execFile);
 /** The chart as released before its CRDs were templates: they sat in its crds/ folder, which Helm installs once and never upgrades. */
@@ -17,7 +17,7 @@ const RELEASE = 'dy';
 const CRDS = ['modeldeployments.didyma.io', 'storageconfigs.didyma.io'];
 // The control plane runs no controllers, so hooks (the migration Job) would never finish.
 // The test namespace comes with its credentials namespace (testNamespace), so the chart does not make it.
-const VALUES = ['--no-hooks', '--set', 'secrets.adminPassword=upgrade-test', '--set', 'credentials.createNamespace=false'];
+const VALUES = ['--no-hooks', '--set', 'secrets.adminPassword=upgrade-test', '--set', 'credentials.createNamespace=false', ...KUBE_API_VALUES];
 const HELM_METADATA = /^(meta\.helm\.sh\/|helm\.sh\/|app\.kubernetes\.io\/(managed-by|instance|name|version)$)/;
 
 type Crd = V1CustomResourceDefinition & KubeObject;

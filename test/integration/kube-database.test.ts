@@ -6,7 +6,7 @@ import YAML from 'yaml';
 import type { KubeApi } from '../../infra/kube/api.js';
 import type { KubeObject } from '../../infra/kube/resources.js';
 import { loadConfig } from '../../kernel/config/config.js';
-import { helmPath, kubeconfigPath, testNamespace } from '../support/kube.js';
+import { helmPath, KUBE_API_VALUES, kubeconfigPath, testNamespace } from '../support/kube.js';
 
 // The chart's values for a managed PostgreSQL and RabbitMQ as a platform team
 // runs them (host, users and passwords of existing Secrets, TLS with a CA, a
@@ -88,7 +88,7 @@ describe('Kubernetes: the chart on a managed PostgreSQL and RabbitMQ', function 
   });
 
   const render = async (...args: string[]): Promise<KubeObject[]> =>
-    YAML.parseAllDocuments(await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--set', 'crds.enabled=false', ...args))
+    YAML.parseAllDocuments(await helm('template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--set', 'crds.enabled=false', ...KUBE_API_VALUES, ...args))
       .filter((doc) => doc.contents)
       .map((doc) => loadYaml<KubeObject>(String(doc)));
 
@@ -134,8 +134,8 @@ describe('Kubernetes: the chart on a managed PostgreSQL and RabbitMQ', function 
   });
 
   it('passes helm lint --strict with the managed values, and its schema refuses a pooler mode the platform does not know', async () => {
-    expect(await helm('lint', '--strict', CHART, ...MANAGED, ...POOLS)).to.include('0 chart(s) failed');
-    const refusal = await helm('lint', '--strict', CHART, '--set', 'externalDatabase.pooler.mode=session').then(
+    expect(await helm('lint', '--strict', CHART, ...KUBE_API_VALUES, ...MANAGED, ...POOLS)).to.include('0 chart(s) failed');
+    const refusal = await helm('lint', '--strict', CHART, ...KUBE_API_VALUES, '--set', 'externalDatabase.pooler.mode=session').then(
       () => 'linted',
       (error: Error) => error.message,
     );

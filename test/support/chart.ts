@@ -2,7 +2,7 @@ import { loadYaml } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import type { KubeObject } from '../../infra/kube/resources.js';
 import { runTool } from './chart-alerts.js';
-import { helmPath, kubeconfigPath } from './kube.js';
+import { helmPath, KUBE_API_VALUES, kubeconfigPath } from './kube.js';
 
 export const CHART = 'charts/didyma';
 
@@ -17,7 +17,7 @@ export const setValues = (values: Record<string, unknown>): string[] =>
  */
 export async function renderChart(namespace: string, values: Record<string, unknown> = {}): Promise<KubeObject[]> {
   const args = ['template', 'dy', CHART, '--namespace', namespace, '--kubeconfig', kubeconfigPath(), '--dry-run=server'];
-  const stdout = await runTool(helmPath(), [...args, ...setValues({ 'crds.enabled': 'false', 'secrets.existingSecret': 'didyma-keys', ...values })]);
+  const stdout = await runTool(helmPath(), [...args, ...KUBE_API_VALUES, ...setValues({ 'crds.enabled': 'false', 'secrets.existingSecret': 'didyma-keys', ...values })]);
   return YAML.parseAllDocuments(stdout)
     .filter((doc) => doc.contents)
     .map((doc) => loadYaml<KubeObject>(String(doc)));

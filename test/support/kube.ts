@@ -148,3 +148,9 @@ export function kubeconfigAs(namespace: string, serviceAccount: string): string 
   fs.writeFileSync(file, YAML.stringify(config), { mode: 0o600 });
   return file;
 }
+
+/**
+ * The API server's address for the chart's egress policy. This control plane publishes no endpoints of its
+ * `kubernetes` Service (its API server listens on loopback), so every render names it, as one without cluster access must.
+ */
+export const KUBE_API_VALUES = ['--set', 'networkPolicy.egress.kubernetesApi.cidrs={192.0.2.10/32}'];
