@@ -39,6 +39,16 @@ export function privateRoutes(platform: Platform): OperationRoutes {
     await aliases.remove(principalOf(res), ...alias(req), String(req.id));
     res.status(204).end();
   });
+  router.get('/api/platform_model/:modelCode/alias/:alias/policy', member, async (req, res) => {
+    res.json(await aliases.getPolicy(principalOf(res), ...alias(req)));
+  });
+  router.put('/api/platform_model/:modelCode/alias/:alias/policy', supervisor, async (req, res) => {
+    res.json(await aliases.setPolicy(principalOf(res), ...alias(req), req.body, String(req.id)));
+  });
+  router.delete('/api/platform_model/:modelCode/alias/:alias/policy', supervisor, async (req, res) => {
+    await aliases.removePolicy(principalOf(res), ...alias(req), String(req.id));
+    res.status(204).end();
+  });
   router.get('/api/platform_model/:modelCode/alias/:alias/history', supervisor, async (req, res) => {
     sendPage(req, res, await aliases.history(principalOf(res), ...alias(req), pageOf(req)));
   });
