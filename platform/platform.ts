@@ -48,6 +48,7 @@ import { ModelRegistrationService, type CompileSchema } from '../features/models
 import { ModelRevisionsService } from '../features/models/revisions.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import { ModelAliasesService } from '../features/models/aliases.service.js';
+import { AliasPoliciesService } from '../features/models/alias-policies.service.js';
 import { modelAliasesStore } from '../features/models/aliases.store.js';
 import { aliasPoliciesStore } from '../features/models/alias-policies.store.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
@@ -233,7 +234,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   // A model's page shows its KServe service's state as the private server last recorded it: the public server has no Kubernetes access.
   const servingState = config.kserveNamespaces.size ? recordedServingState(db, servingStatesStore, config.kserveNamespaces) : undefined;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore, aliases: modelAliasesStore }, readCache, servingState);
-  const aliases = new ModelAliasesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore });
+  const aliasPolicies = new AliasPoliciesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore });
+  const aliases = new ModelAliasesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore }, aliasPolicies);
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
@@ -252,6 +254,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     offers: new ModelOffersService(db, { models: modelsStore, deployments: deploymentsStore }, connectors),
     catalog,
     aliases,
+    aliasPolicies,
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
