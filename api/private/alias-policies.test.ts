@@ -4,6 +4,11 @@ import { colleague, demoDeployment, filesystemStorage, modelPayload, startDemoMo
 import type { DemoModelServer } from '../../demo/model-server/server.js';
 import type { AuditRow } from '../../features/audit/store.js';
 import { bucketOf } from '../../features/models/alias-policy.js';
+import { AliasPoliciesService } from '../../features/models/alias-policies.service.js';
+import { aliasPoliciesStore } from '../../features/models/alias-policies.store.js';
+import { modelAliasesStore } from '../../features/models/aliases.store.js';
+import { modelsStore } from '../../features/models/store.js';
+import type { Principal } from '../../features/auth/principal.js';
 
 describe('traffic policies of model aliases', () => {
   let t: TestPlatform;
@@ -207,5 +212,38 @@ describe('traffic policies of model aliases', () => {
     expect((await t.platform.db('alias_policy_targets').whereIn('model_id', t.platform.db('models').where({ version: v2 }).select('id'))).length).to.equal(0);
     // Nothing holds v2 any more.
     expect((await t.private.delete(`/api/platform_model/iris-classifier/version/${v2}`, { token: owner.token })).status).to.equal(204);
+  });
+
+  it('leaves the policy as it was when its history row cannot be written', async () => {
+    const { owner, v1, v2 } = await threeVersions();
+    const before = (await setPolicy(owner, { weights: [{ version: v1, weight: 90 }, { version: v2, weight: 10 }] })).body;
+    const failingHistory = { ...modelAliasesStore, appendMove: () => Promise.reject(new Error('history unavailable')) };
+    const service = new AliasPoliciesService(t.platform.db, { aliases: failingHistory, policies: aliasPoliciesStore, models: modelsStore });
+    const principal = { user: { id: owner.user.id }, workspace: owner.ws } as Principal;
+    let failed: unknown;
+    await service.set(principal, 'iris-classifier', 'production', { weights: [{ version: v1, weight: 50 }, { version: v2, weight: 50 }] }, null).catch((error: unknown) => (failed = error));
+    expect(String(failed)).to.match(/history unavailable/);
+    await service.remove(principal, 'iris-classifier', 'production', null).catch(() => undefined);
+    expect((await t.private.get(policyPath, { token: owner.token })).body).to.deep.equal(before);
+  });
+
+  it('never keeps a policy naming a version deleted at the same time', async () => {
+    const { owner, v1 } = await threeVersions();
+    const card = (await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris')).file_id;
+    const candidates = Array.from({ length: 6 }, () => unique('c'));
+    for (const version of candidates) expect((await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card) })).status).to.equal(201);
+    // Each candidate raced: a policy weighting it against its deletion; one of the two is refused.
+    const raced = await Promise.all(
+      candidates.map(async (version) => {
+        const [set, deleted] = await Promise.all([
+          setPolicy(owner, { weights: [{ version: v1, weight: 90 }, { version, weight: 10 }] }),
+          t.private.delete(`/api/platform_model/iris-classifier/version/${version}`, { token: owner.token }),
+        ]);
+        return [set.status, deleted.status];
+      }),
+    );
+    for (const [set, deleted] of raced) expect([set === 200 || set === 400, deleted === 204 || deleted === 409], `${set} ${deleted}`).to.deep.equal([true, true]);
+    const named = await t.platform.db('alias_policy_targets as t').join('models as m', 'm.id', 't.model_id').whereNotNull('m.deleted_at').select('m.version');
+    expect(named).to.deep.equal([]);
   });
 });
