@@ -48,7 +48,9 @@ import { ModelRegistrationService, type CompileSchema } from '../features/models
 import { ModelRevisionsService } from '../features/models/revisions.service.js';
 import { ModelCatalogService } from '../features/models/catalog.service.js';
 import { ModelAliasesService } from '../features/models/aliases.service.js';
+import { AliasPoliciesService } from '../features/models/alias-policies.service.js';
 import { modelAliasesStore } from '../features/models/aliases.store.js';
+import { aliasPoliciesStore } from '../features/models/alias-policies.store.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
@@ -240,7 +242,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   // A model's page shows its KServe service's state as the private server last recorded it: the public server has no Kubernetes access.
   const servingState = config.kserveNamespaces.size ? recordedServingState(db, servingStatesStore, config.kserveNamespaces) : undefined;
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore, aliases: modelAliasesStore }, readCache, servingState);
-  const aliases = new ModelAliasesService(db, { aliases: modelAliasesStore, models: modelsStore });
+  const aliasPolicies = new AliasPoliciesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore });
+  const aliases = new ModelAliasesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore }, aliasPolicies);
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
@@ -251,7 +254,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     deployments: new DeploymentsService(db, { deployments: deploymentsStore }, connectorCatalog, box, modelsStore.liveUsingDeployment, kube !== undefined),
     models: new ModelRegistrationService(
       db,
-      { models: modelsStore, files: filesStore, deployments: deploymentsStore, aliases: modelAliasesStore },
+      { models: modelsStore, files: filesStore, deployments: deploymentsStore, aliases: modelAliasesStore, policies: aliasPoliciesStore },
       connectors,
       (trx, ids) => invocationState.abandonQueuedOf(trx, ids, DELETED_BEFORE_RUN),
       compileSchema,
@@ -259,6 +262,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     offers: new ModelOffersService(db, { models: modelsStore, deployments: deploymentsStore }, connectors),
     catalog,
     aliases,
+    aliasPolicies,
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),

@@ -5,6 +5,8 @@ import type { DemoModelServer } from '../../demo/model-server/server.js';
 import type { AuditRow } from '../../features/audit/store.js';
 import { ModelAliasesService } from '../../features/models/aliases.service.js';
 import { modelAliasesStore } from '../../features/models/aliases.store.js';
+import { aliasPoliciesStore } from '../../features/models/alias-policies.store.js';
+import { AliasPoliciesService } from '../../features/models/alias-policies.service.js';
 import { modelsStore } from '../../features/models/store.js';
 import type { Principal } from '../../features/auth/principal.js';
 import { startExecutor } from '../../executor/start.js';
@@ -178,7 +180,8 @@ describe('model aliases', () => {
     const { owner, v1, v2 } = await twoVersions();
     await setAlias(owner, 'production', v1);
     const failingHistory = { ...modelAliasesStore, appendMove: () => Promise.reject(new Error('history unavailable')) };
-    const service = new ModelAliasesService(t.platform.db, { aliases: failingHistory, models: modelsStore });
+    const stores = { aliases: failingHistory, policies: aliasPoliciesStore, models: modelsStore };
+    const service = new ModelAliasesService(t.platform.db, stores, new AliasPoliciesService(t.platform.db, stores));
     const principal = { user: { id: owner.user.id }, workspace: owner.ws } as Principal;
     let failed: unknown;
     await service.set(principal, 'iris-classifier', 'production', v2, null).catch((error: unknown) => (failed = error));

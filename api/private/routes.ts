@@ -11,7 +11,7 @@ const param = (req: Request, name: string) => String(req.params[name]);
 
 /** Routes of the private server: models and their aliases, deployments, storage, webhook endpoints and supervisors' uploads. */
 export function privateRoutes(platform: Platform): OperationRoutes {
-  const { models, offers, deployments, storage, uploads, aliases } = platform.services;
+  const { models, offers, deployments, storage, uploads, aliases, aliasPolicies } = platform.services;
   const auth = authenticate(platform.authenticator);
   const supervisor = auth('supervisor');
   const member = auth('workspace');
@@ -37,6 +37,16 @@ export function privateRoutes(platform: Platform): OperationRoutes {
   });
   router.delete('/api/platform_model/:modelCode/alias/:alias', supervisor, async (req, res) => {
     await aliases.remove(principalOf(res), ...alias(req), String(req.id));
+    res.status(204).end();
+  });
+  router.get('/api/platform_model/:modelCode/alias/:alias/policy', member, async (req, res) => {
+    res.json(await aliasPolicies.get(principalOf(res), ...alias(req)));
+  });
+  router.put('/api/platform_model/:modelCode/alias/:alias/policy', supervisor, async (req, res) => {
+    res.json(await aliasPolicies.set(principalOf(res), ...alias(req), req.body, String(req.id)));
+  });
+  router.delete('/api/platform_model/:modelCode/alias/:alias/policy', supervisor, async (req, res) => {
+    await aliasPolicies.remove(principalOf(res), ...alias(req), String(req.id));
     res.status(204).end();
   });
   router.get('/api/platform_model/:modelCode/alias/:alias/history', supervisor, async (req, res) => {

@@ -1,13 +1,14 @@
 import type { Db, Runner } from '../../infra/db/database.js';
 import type { Page } from '../../infra/db/keyset.js';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
+import { aliasKeyOf, moveKeyOf } from './alias-key.js';
+import type { AliasPoliciesService } from './alias-policies.service.js';
 import type { Principal } from '../auth/principal.js';
 import type { AliasKey, AliasRow, ModelAliasesStore } from './aliases.store.js';
-import { presentAlias, presentAliasMove } from './aliases.present.js';
+import { presentAlias, presentAliasMove, snapshotOf } from './aliases.present.js';
+import type { AliasPoliciesStore } from './alias-policies.store.js';
+import { pickTarget, type Sticky } from './alias-policy.js';
 import type { ModelRow, ModelsStore } from './store.js';
-
-/** An alias name: lowercase letters, digits and '-', starting with a letter, 1 to 40 characters (also a CHECK of migration 0040). */
-export const ALIAS_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
 /** Who opens a session on an alias: what a traffic policy may hash to pick a version. */
 export interface AliasCaller {
@@ -23,7 +24,8 @@ export interface AliasCaller {
 export class ModelAliasesService {
   constructor(
     private readonly db: Db,
-    private readonly stores: { aliases: ModelAliasesStore; models: Pick<ModelsStore, 'lockLiveByPair' | 'hasLiveCode' | 'byId'> },
+    private readonly stores: { aliases: ModelAliasesStore; policies: AliasPoliciesStore; models: Pick<ModelsStore, 'lockLiveByPair' | 'hasLiveCode' | 'byId'> },
+    private readonly policies: Pick<AliasPoliciesService, 'carryOver'>,
   ) {}
 
   /** Points the alias at `version`, creating it if needed; a move to where it already points changes nothing. */
@@ -37,53 +39,59 @@ export class ModelAliasesService {
       if (!current.created && current.row.model_id === target.id) return current.row;
       const from = current.created ? undefined : await this.stores.models.byId(tx, current.row.model_id);
       const row = current.created ? current.row : await this.stores.aliases.point(tx, current.row.id, target.id, principal.user.id);
-      await this.stores.aliases.appendMove(tx, { ...moveKey(key), from_version: from?.version ?? null, to_version: version, actor_user_id: principal.user.id, request_id: requestId });
+      const policies = from ? await this.policies.carryOver(tx, row.id, from.version, target, principal.user.id) : {};
+      await this.stores.aliases.appendMove(tx, { ...moveKeyOf(key), from_version: from?.version ?? null, to_version: version, actor_user_id: principal.user.id, request_id: requestId, ...policies });
       return row;
     });
-    return presentAlias({ ...row, version }, principal.workspace!.name);
+    return presentAlias({ ...row, version }, principal.workspace!.name, await this.stores.policies.of(this.db, row.id));
   }
 
   async get(principal: Principal, code: string, alias: string) {
-    const key = keyOf(principal, code, alias);
+    const key = aliasKeyOf(principal, code, alias);
     const row = await this.stores.aliases.get(this.db, key);
     if (!row) throw new NotFoundError(`Model ${code} has no alias ${alias}.`);
-    return presentAlias(row, principal.workspace!.name);
+    return presentAlias(row, principal.workspace!.name, await this.stores.policies.of(this.db, row.id));
   }
 
   async list(principal: Principal, code: string, page: Page) {
     const workspaceId = principal.workspace!.id;
     if (!(await this.stores.models.hasLiveCode(this.db, workspaceId, code))) throw new NotFoundError(`Model ${code} not found.`);
     const { rows, total, next } = await this.stores.aliases.page(this.db, workspaceId, code, page);
-    return { items: rows.map((row) => presentAlias(row, principal.workspace!.name)), total, next };
+    const policies = await this.stores.policies.ofAliases(this.db, rows.map((row) => row.id));
+    return { items: rows.map((row) => presentAlias(row, principal.workspace!.name, policies.get(row.id))), total, next };
   }
 
   /** Deletes the alias; sessions opened through it keep their version. */
   async remove(principal: Principal, code: string, alias: string, requestId: string | null) {
-    const key = keyOf(principal, code, alias);
+    const key = aliasKeyOf(principal, code, alias);
     await this.db.transaction(async (tx) => {
       const row = await this.stores.aliases.lock(tx, key);
       if (!row) throw new NotFoundError(`Model ${code} has no alias ${alias}.`);
       const from = await this.stores.models.byId(tx, row.model_id);
+      const policy = await this.stores.policies.of(tx, row.id);
+      // Its policy goes with it (on delete cascade); the history keeps what it was.
       await this.stores.aliases.remove(tx, row.id);
-      await this.stores.aliases.appendMove(tx, { ...moveKey(key), from_version: from?.version ?? null, to_version: null, actor_user_id: principal.user.id, request_id: requestId });
+      const fromPolicy = policy && from ? snapshotOf(policy, from.version) : null;
+      await this.stores.aliases.appendMove(tx, { ...moveKeyOf(key), from_version: from?.version ?? null, to_version: null, actor_user_id: principal.user.id, request_id: requestId, from_policy: fromPolicy });
     });
   }
 
   /** The alias's moves, newest first; readable after the alias is deleted, 404 when it never existed. */
   async history(principal: Principal, code: string, alias: string, page: Page) {
-    const { rows, total, next } = await this.stores.aliases.pageMoves(this.db, keyOf(principal, code, alias), page);
+    const { rows, total, next } = await this.stores.aliases.pageMoves(this.db, aliasKeyOf(principal, code, alias), page);
     if (total === 0) throw new NotFoundError(`Model ${code} has no alias ${alias}.`);
     return { items: rows.map(presentAliasMove), total, next };
   }
 
   /**
-   * The live version a new session on the alias runs. Today the alias's own
-   * version; a traffic policy of the alias will pick among its versions here,
-   * from `caller`, so a retried open lands on the same one.
+   * The live version a new session on the alias runs: the alias's own version,
+   * or with a traffic policy the weighted version the hash of the caller's
+   * session (or user) picks, so the same session or user always lands on the same one.
    */
-  async resolve(principal: Principal, code: string, alias: string, _caller: AliasCaller): Promise<ModelRow> {
-    const row = await this.stores.aliases.get(this.db, keyOf(principal, code, alias));
-    const model = row && (await this.stores.models.byId(this.db, row.model_id));
+  async resolve(principal: Principal, code: string, alias: string, caller: AliasCaller): Promise<ModelRow> {
+    const route = await this.stores.policies.route(this.db, aliasKeyOf(principal, code, alias));
+    const chosen = route && (route.policy ? pickTarget(route.aliasId, stickyKey(route.policy.sticky, caller), [{ modelId: route.modelId, weight: route.policy.primaryWeight }, ...route.policy.weighted]) : route.modelId);
+    const model = chosen === undefined ? undefined : await this.stores.models.byId(this.db, chosen);
     if (!model || model.deleted_at !== null) throw new NotFoundError(`Model ${code} has no alias ${alias}.`);
     return model;
   }
@@ -105,15 +113,11 @@ export class ModelAliasesService {
 
   /** The key of an alias in the caller's workspace, for a model code it has live versions of (else 404). */
   private async knownKey(principal: Principal, code: string, alias: string): Promise<AliasKey> {
-    const key = keyOf(principal, code, alias);
+    const key = aliasKeyOf(principal, code, alias);
     if (!(await this.stores.models.hasLiveCode(this.db, key.workspaceId, code))) throw new NotFoundError(`Model ${code} not found.`);
     return key;
   }
 }
 
-function keyOf(principal: Principal, code: string, alias: string): AliasKey {
-  if (!ALIAS_NAME.test(alias)) throw new InputError(`alias: "${alias}" is not an alias name: lowercase letters, digits and '-', starting with a letter, at most 40 characters.`, [{ field: 'alias', message: 'not an alias name' }]);
-  return { workspaceId: principal.workspace!.id, modelCode: code, alias };
-}
 
-const moveKey = (key: AliasKey) => ({ workspace_id: key.workspaceId, model_code: key.modelCode, alias: key.alias });
+const stickyKey = (sticky: Sticky, caller: AliasCaller) => (sticky === 'user' ? `user:${caller.userId}` : `session:${caller.sessionId}`);

@@ -1,5 +1,6 @@
 import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
+import type { PolicySnapshot } from './alias-policy.js';
 
 /** A name of one live version of a model code in a workspace. */
 export interface AliasRow {
@@ -16,7 +17,7 @@ export interface AliasRow {
 /** An alias with the version it points at, as read. */
 export type AliasWithVersion = AliasRow & { version: string };
 
-/** One move of an alias: set (from null), moved, or deleted (to null). */
+/** One move of an alias: set (from null), moved, deleted (to null), or its policy changed (the policy before and after). */
 export interface AliasMoveRow {
   id: number;
   workspace_id: number;
@@ -26,10 +27,12 @@ export interface AliasMoveRow {
   to_version: string | null;
   actor_user_id: number | null;
   request_id: string | null;
+  from_policy: PolicySnapshot | null;
+  to_policy: PolicySnapshot | null;
   created_at: Date;
 }
 
-export type NewAliasMove = Omit<AliasMoveRow, 'id' | 'created_at'>;
+export type NewAliasMove = Omit<AliasMoveRow, 'id' | 'created_at' | 'from_policy' | 'to_policy'> & Partial<Pick<AliasMoveRow, 'from_policy' | 'to_policy'>>;
 
 /** Names an alias: the model code and the alias name, in a workspace. */
 export interface AliasKey {
@@ -73,7 +76,9 @@ export const modelAliasesStore: ModelAliasesStore = {
   },
   appendMove: async (tx, move) => {
     // The time of the insert, not of the transaction's start (now()): moves that waited on the alias's lock keep their order.
-    await tx('model_alias_moves').insert({ ...move, created_at: tx.raw('clock_timestamp()') });
+    const json = (policy: PolicySnapshot | null | undefined) => (policy ? JSON.stringify(policy) : null);
+    const policies = { from_policy: json(move.from_policy), to_policy: json(move.to_policy) };
+    await tx('model_alias_moves').insert({ ...move, ...policies, created_at: tx.raw('clock_timestamp()') });
   },
   get: async (db, key) =>
     (await withVersion(db)

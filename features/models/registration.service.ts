@@ -8,6 +8,7 @@ import { chainOf, schemasOf, type ChainLink, type ModelPayload } from './payload
 import { withRegistrySchemas, type CompletePayload } from './registry-schemas.js';
 import type { ModelsStore } from './store.js';
 import type { ModelAliasesStore } from './aliases.store.js';
+import type { AliasPoliciesStore } from './alias-policies.store.js';
 import { newModelRow } from './new-row.js';
 import { presentChain } from './present.js';
 
@@ -34,7 +35,7 @@ export type CompileSchema = (workspaceId: number, schema: object, field: string)
 export class ModelRegistrationService {
   constructor(
     private readonly db: Db,
-    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'>; aliases: Pick<ModelAliasesStore, 'namesOf'> },
+    private readonly stores: { models: ModelsStore; files: Pick<FilesStore, 'inWorkspace'>; deployments: Pick<DeploymentsStore, 'listLive'>; aliases: Pick<ModelAliasesStore, 'namesOf'>; policies: Pick<AliasPoliciesStore, 'aliasesTargeting'> },
     private readonly connectors: DeploymentConnectors,
     private readonly endQueuedWork: EndQueuedWork,
     private readonly compileSchema: CompileSchema,
@@ -72,6 +73,9 @@ export class ModelRegistrationService {
       // After the update: an alias set concurrently holds the model's row until it commits, so it is seen here.
       const aliases = [...(await this.stores.aliases.namesOf(trx, ids)).values()].flat();
       if (aliases.length) throw new ConflictError(`${code} ${version} is what ${aliases.join(', ')} point${aliases.length === 1 ? 's' : ''} at; move or delete ${aliases.length === 1 ? 'that alias' : 'those aliases'} first.`, 'alias_in_use');
+      // A version a traffic policy weights or shadows is refused the same way: a policy names only live versions.
+      const targeting = await this.stores.policies.aliasesTargeting(trx, ids);
+      if (targeting.length) throw new ConflictError(`${code} ${version} is named by the traffic policy of ${targeting.join(', ')}; change or delete that policy first.`, 'alias_in_use');
       await this.endQueuedWork(trx, ids);
     });
   }

@@ -56,3 +56,47 @@ def test_the_command_line_sets_an_alias_and_opens_a_session_on_it(cli: Any, sett
     history = as_json(cli("--json", "aliases", "history", iris.code, alias))
     assert [(m["from_version"], m["to_version"]) for m in history] == [(iris.version, None), (None, iris.version)]
     cli("aliases", "get", iris.code, alias, code=5)
+
+
+def test_a_traffic_policy_splits_new_sessions_and_keeps_a_user_on_one_version(admin: Didyma, member: Didyma, iris: Iris, slow: SlowModels) -> None:
+    alias = f"pol-{secrets.token_hex(3)}"
+    admin.aliases.set(iris.code, alias, iris.version)
+    try:
+        policy = admin.aliases.set_policy(iris.code, alias, {slow.version: 50, iris.version: 50}, sticky="user")
+        # The alias's own version is listed first, whatever order it was given in.
+        assert (policy.sticky, policy.split, policy.shadows) == ("user", {iris.version: 50, slow.version: 50}, [])
+        assert list(policy.split) == [iris.version, slow.version]
+        assert member.aliases.get_policy(iris.code, alias).split == policy.split
+        assert member.aliases.get(iris.code, alias).policy == policy
+        # Sticky per user: all of one user's sessions run one version.
+        assert len({member.sessions.create_on_alias(iris.code, alias).model_version for _ in range(12)}) == 1
+
+        with pytest.raises(ValidationError, match="sum to 95"):
+            admin.aliases.set_policy(iris.code, alias, {iris.version: 90, slow.version: 5})
+        with pytest.raises(ValidationError, match="also weighted"):
+            admin.aliases.set_policy(iris.code, alias, {iris.version: 90, slow.version: 10}, shadows=[slow.version])
+        with pytest.raises(PermissionDenied):
+            member.aliases.set_policy(iris.code, alias, {iris.version: 100})
+
+        admin.aliases.delete_policy(iris.code, alias)
+        with pytest.raises(NotFound):
+            admin.aliases.get_policy(iris.code, alias)
+        assert admin.aliases.get(iris.code, alias).policy is None
+        changes = admin.aliases.history(iris.code, alias).list()
+        assert [(m.from_policy is None, m.to_policy is None) for m in changes[:2]] == [(False, True), (True, False)]
+        assert changes[1].to_policy == {"sticky": "user", "weights": policy.weights, "shadows": []}
+    finally:
+        admin.aliases.delete(iris.code, alias)
+
+
+def test_the_command_line_sets_reads_and_deletes_a_traffic_policy(cli: Any, setting: Setting, iris: Iris, slow: SlowModels) -> None:  # noqa: F811
+    alias = f"clp-{secrets.token_hex(3)}"
+    cli("login", "--email", setting.admin_email, "--password", setting.admin_password, "--workspace", setting.workspace)
+    cli("aliases", "set", iris.code, alias, iris.version)
+    set_ = as_json(cli("--json", "aliases", "policy", "set", iris.code, alias, f"{iris.version}=90", f"{slow.version}=10", "--sticky", "user"))
+    assert (set_["sticky"], set_["weights"]) == ("user", [{"version": iris.version, "weight": 90}, {"version": slow.version, "weight": 10}])
+    assert slow.version in cli("aliases", "policy", "get", iris.code, alias).stdout
+    cli("aliases", "policy", "set", iris.code, alias, f"{iris.version}=ninety", code=7)
+    cli("aliases", "policy", "delete", iris.code, alias)
+    cli("aliases", "policy", "get", iris.code, alias, code=5)
+    cli("aliases", "delete", iris.code, alias)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from ._cli_registrar import Registrar
+import argparse
+from typing import Any
+
+from ._cli_registrar import Registrar, accept_output_options
+from .errors import ValidationError
 
 ALIAS_COLUMNS = ["alias", "model_code", "version", "updated_by", "updated_at"]
 MOVE_COLUMNS = ["moved_at", "from_version", "to_version", "moved_by", "request_id"]
 ALIAS_SESSION_COLUMNS = ["id", "state", "alias", "model_key", "created_at"]
 ALIAS_ARGS = ("model_code", "alias")
+POLICY_COLUMNS = ["sticky", "weights", "shadows", "updated_by", "updated_at"]
 
 
 def add_aliases(r: Registrar) -> None:
@@ -19,3 +24,32 @@ def add_aliases(r: Registrar) -> None:
     r.command(aliases, "history", lambda a, c: c.aliases.history(a.model_code, a.alias).list(), "every move of an alias, newest first", MOVE_COLUMNS, args=ALIAS_ARGS)
     open_on = lambda a, c: c.sessions.create_on_alias(a.model_code, a.alias)
     r.command(aliases, "open-session", open_on, "open a session on the version the alias points at now", ALIAS_SESSION_COLUMNS, args=ALIAS_ARGS)
+    add_policy(r, aliases)
+
+
+def add_policy(r: Registrar, aliases: Any) -> None:
+    """`didyma aliases policy set iris-classifier production 1=90 2=10 --shadow 3`, `… policy get`, `… policy delete`."""
+    parser = aliases.add_parser("policy", help="the alias's traffic policy: weighted versions, sticky per session or user", description="the alias's traffic policy")
+    accept_output_options(parser)
+    policy = parser.add_subparsers(dest="policy_action", required=True, metavar="ACTION")
+    r.command(policy, "get", lambda a, c: c.aliases.get_policy(a.model_code, a.alias), "the alias's traffic policy", POLICY_COLUMNS, args=ALIAS_ARGS)
+    p = r.command(policy, "set", set_policy, "set the traffic policy: VERSION=WEIGHT pairs summing to 100, the alias's version among them", POLICY_COLUMNS, args=ALIAS_ARGS)
+    p.add_argument("weights", nargs="+", metavar="VERSION=WEIGHT", help="a weighted version, e.g. 1=90 2=10")
+    p.add_argument("--sticky", choices=["session", "user"], default="session", help="keep each session (default) or each user on one version")
+    p.add_argument("--shadow", action="append", default=[], metavar="VERSION", help="a shadow version (repeat); stored, not yet sent invocations")
+    r.command(policy, "delete", lambda a, c: c.aliases.delete_policy(a.model_code, a.alias), "delete the traffic policy: new sessions run the alias's version", args=ALIAS_ARGS)
+
+
+def set_policy(args: argparse.Namespace, c: Any) -> Any:
+    return c.aliases.set_policy(args.model_code, args.alias, weights_of(args.weights), sticky=args.sticky, shadows=args.shadow)
+
+
+def weights_of(pairs: list[str]) -> dict[str, int]:
+    """`["1=90", "2=10"]` → `{"1": 90, "2": 10}`; a pair that is not VERSION=INTEGER is a ValidationError."""
+    weights: dict[str, int] = {}
+    for pair in pairs:
+        version, _, weight = pair.rpartition("=")
+        if not version or not weight.lstrip("-").isdigit():
+            raise ValidationError(f"{pair}: expected VERSION=WEIGHT, e.g. 1=90.", "validation_error", 400)
+        weights[version] = int(weight)
+    return weights

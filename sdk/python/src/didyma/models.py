@@ -262,8 +262,27 @@ class Session(ApiModel):
 
 
 @dataclass
+class AliasPolicy(ApiModel):
+    """The traffic policy of an alias: which versions new sessions run, by weight (the alias's own version first),
+    kept per session or per user (`sticky`); `shadows` are stored, not yet sent invocations."""
+
+    OPENAPI = ("private", schema_pointer("AliasPolicy"))
+    sticky: str
+    weights: list[dict[str, Any]]
+    shadows: list[str]
+    updated_by: str | None
+    updated_at: str
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def split(self) -> dict[str, int]:
+        """The weights by version: `{"1": 90, "2": 10}`."""
+        return {w["version"]: w["weight"] for w in self.weights}
+
+
+@dataclass
 class ModelAlias(ApiModel):
-    """An alias of a model code (`production`) and the live version it points at."""
+    """An alias of a model code (`production`) and the live version it points at, with its traffic policy (None: none)."""
 
     OPENAPI = ("private", schema_pointer("ModelAlias"))
     alias: str
@@ -273,12 +292,19 @@ class ModelAlias(ApiModel):
     updated_by: str | None
     created_at: str
     updated_at: str
+    policy: AliasPolicy | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> ModelAlias:
+        alias = super().from_json(data, **extra)
+        alias.policy = AliasPolicy.from_json(data["policy"]) if data.get("policy") else None
+        return alias
 
 
 @dataclass
 class ModelAliasMove(ApiModel):
-    """One move of an alias: set (`from_version` None), moved, or deleted (`to_version` None)."""
+    """One move of an alias: set (`from_version` None), moved, deleted (`to_version` None), or its policy changed."""
 
     OPENAPI = ("private", schema_pointer("ModelAliasMove"))
     id: int
@@ -289,6 +315,9 @@ class ModelAliasMove(ApiModel):
     moved_by: str | None
     request_id: str | None
     moved_at: str
+    # The policy before and after (`{"sticky", "weights", "shadows"}`); a policy change keeps from_version == to_version.
+    from_policy: dict[str, Any] | None = None
+    to_policy: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import builtins
 import mimetypes
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from ._transport import Transport
-from .models import Deployment, MetricDefinition, MetricResult, ModelAlias, ModelAliasMove, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
+from .models import AliasPolicy, Deployment, MetricDefinition, MetricResult, ModelAlias, ModelAliasMove, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
 from .paging import Page
 
 
@@ -97,6 +98,23 @@ class AliasesApi:
         """Every move of the alias, newest first, also after it was deleted."""
         params = {"created_after": created_after, "created_before": created_before}
         return Page(self._t, "private", f"{_alias(model_code, alias)}/history", ModelAliasMove.from_json, params, page_size)
+
+
+    def set_policy(
+        self, model_code: str, alias: str, weights: Mapping[str, int], *, sticky: str = "session", shadows: Iterable[str] = ()
+    ) -> AliasPolicy:
+        """Sets the alias's traffic policy: `weights` by version (the alias's own among them, summing to 100), each new
+        session kept on its version per `sticky` ("session" or "user"); `shadows` are stored, not yet sent invocations."""
+        body = {"sticky": sticky, "weights": [{"version": v, "weight": w} for v, w in weights.items()], "shadows": list(shadows)}
+        return AliasPolicy.from_json(self._t.request("private", "PUT", f"{_alias(model_code, alias)}/policy", json=body).json())
+
+    def get_policy(self, model_code: str, alias: str) -> AliasPolicy:
+        """The alias's traffic policy; NotFound when it has none."""
+        return AliasPolicy.from_json(self._t.get_json("private", f"{_alias(model_code, alias)}/policy"))
+
+    def delete_policy(self, model_code: str, alias: str) -> None:
+        """Deletes the alias's traffic policy: new sessions run the alias's version."""
+        self._t.request("private", "DELETE", f"{_alias(model_code, alias)}/policy")
 
 
 def _alias(model_code: str, alias: str) -> str:
