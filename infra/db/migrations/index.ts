@@ -34,6 +34,7 @@ import * as ssoDeviceSignIns from './0033_sso_device_sign_ins.js';
 import * as ssoStartSources from './0036_sso_start_sources.js';
 import * as servingStates from './0037_serving_states.js';
 import * as modelAliases from './0040_model_aliases.js';
+import * as aliasSessions from './0042_alias_sessions.js';
 
 interface Migration {
   name: string;
@@ -81,6 +82,7 @@ const migrations: Migration[] = [
   { name: '0036_sso_start_sources', ...ssoStartSources },
   { name: '0037_serving_states', ...servingStates },
   { name: '0040_model_aliases', ...modelAliases },
+  { name: '0042_alias_sessions', ...aliasSessions },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
