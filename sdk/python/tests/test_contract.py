@@ -55,6 +55,7 @@ OPERATIONS: dict[str, str] = {
     "setModelAlias": "aliases.set",
     "deleteModelAlias": "aliases.delete",
     "getModelAliasHistory": "aliases.history",
+    "getModelAliasComparison": "aliases.comparison / didyma aliases compare",
     "createAliasSession": "sessions.create_on_alias",
     "createDeployment": "deployments.create",
     "listDeployments": "deployments.list",

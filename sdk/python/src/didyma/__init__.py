@@ -25,6 +25,8 @@ from .errors import (
 )
 from .models import (
     RECORD_FIELDS,
+    AliasComparison,
+    AliasVersionOutcomes,
     ApiToken as ApiTokenRecord,
     AuditRecord,
     DatasetManifest,
@@ -83,6 +85,8 @@ __all__ = [
     "MetricResult",
     "ModelAlias",
     "ModelAliasMove",
+    "AliasComparison",
+    "AliasVersionOutcomes",
     "ModelListing",
     "ModelMetadata",
     "NotAuthenticated",
