@@ -2,6 +2,7 @@ import type { Db } from '../../infra/db/database.js';
 import { InputError, NotFoundError } from '../../kernel/errors/errors.js';
 import type { Principal } from '../auth/principal.js';
 import type { AliasComparisonStore, ComparedVersion, ComparisonScope, FeedbackPropertyRow, FeedbackValueRow, InvocationOutcomeRow, WantedProperty } from './comparison.store.js';
+import { ALIAS_NAME } from './aliases.service.js';
 import { meanInterval, wilsonInterval } from './comparison.stats.js';
 import { canonicalJson, feedbackMetrics, type FeedbackMetricSpec } from './feedback-metrics.js';
 
@@ -31,6 +32,7 @@ export class AliasComparisonService {
   ) {}
 
   async compare(principal: Principal, code: string, alias: string, window: ComparisonWindow) {
+    if (!ALIAS_NAME.test(alias)) throw new InputError(`alias: "${alias}" is not an alias name: lowercase letters, digits and '-', starting with a letter.`, [{ field: 'alias', message: 'not an alias name' }]);
     const scope = { workspaceId: principal.workspace!.id, modelCode: code, alias, ...this.windowOf(window) };
     // One snapshot, so the feedback counted and the feedback summarised are the same rows.
     return this.db.transaction(
