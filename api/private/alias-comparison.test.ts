@@ -192,6 +192,7 @@ describe('comparison of the versions behind an alias', () => {
       expect(reply.status, query).to.equal(400);
       expect(reply.body.message_code, query).to.equal('validation_error');
     }
+    expect((await compare(owner, '', 'Not_An_Alias')).status).to.equal(400);
   });
 
   it("answers 404 for another workspace's alias and for an alias never set, and keeps a deleted alias's sessions", async () => {
@@ -203,6 +204,12 @@ describe('comparison of the versions behind an alias', () => {
     const stranger = await tenant(t);
     expect((await compare(stranger, '')).status).to.equal(404);
     expect((await compare(owner, '', 'never-set')).status).to.equal(404);
+    // Another workspace's own `production` of the same model code sees its sessions only: none.
+    const other = await setUp();
+    await other.setAlias('production', other.v1);
+    const theirs = await compare(other.owner, '');
+    expect(theirs.status, theirs.text).to.equal(200);
+    expect(theirs.body.versions).to.deep.equal([]);
     expect((await t.private.delete('/api/platform_model/iris-classifier/alias/production', { token: owner.token })).status).to.equal(204);
     const kept = await compare(owner, '');
     expect(kept.status, kept.text).to.equal(200);
