@@ -95,3 +95,10 @@ def test_the_command_line_prints_the_comparison_as_a_table(cli: Any, setting: Se
     assert shown.splitlines()[1].split() == ["METRIC", "VERSION", "VALUE", "LOW", "HIGH", "COUNT"]
     assert as_json(cli("--json", "aliases", "compare", iris.code, alias))["versions"] == []
     cli("aliases", "compare", iris.code, alias, "--since", "yesterday", code=7)
+
+
+def test_to_pandas_gives_the_rows_as_a_frame() -> None:
+    pytest.importorskip("pandas")
+    frame = AliasComparison.from_json(SAMPLE).to_pandas()
+    assert list(frame.columns) == ["metric", "version", "value", "low", "high", "count"]
+    assert frame[(frame.metric == "feedback.correct") & (frame.version == "1")]["high"].tolist() == [0.91]
