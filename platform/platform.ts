@@ -51,6 +51,8 @@ import { ModelAliasesService } from '../features/models/aliases.service.js';
 import { AliasPoliciesService } from '../features/models/alias-policies.service.js';
 import { modelAliasesStore } from '../features/models/aliases.store.js';
 import { aliasPoliciesStore } from '../features/models/alias-policies.store.js';
+import { AliasComparisonService } from '../features/models/comparison.service.js';
+import { aliasComparisonStore } from '../features/models/comparison.store.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
@@ -263,6 +265,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     catalog,
     aliases,
     aliasPolicies,
+    aliasComparison: new AliasComparisonService(db, aliasComparisonStore, () => new Date(now())),
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),

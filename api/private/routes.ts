@@ -11,7 +11,7 @@ const param = (req: Request, name: string) => String(req.params[name]);
 
 /** Routes of the private server: models and their aliases, deployments, storage, webhook endpoints and supervisors' uploads. */
 export function privateRoutes(platform: Platform): OperationRoutes {
-  const { models, offers, deployments, storage, uploads, aliases, aliasPolicies } = platform.services;
+  const { models, offers, deployments, storage, uploads, aliases, aliasPolicies, aliasComparison } = platform.services;
   const auth = authenticate(platform.authenticator);
   const supervisor = auth('supervisor');
   const member = auth('workspace');
@@ -48,6 +48,9 @@ export function privateRoutes(platform: Platform): OperationRoutes {
   router.delete('/api/platform_model/:modelCode/alias/:alias/policy', supervisor, async (req, res) => {
     await aliasPolicies.remove(principalOf(res), ...alias(req), String(req.id));
     res.status(204).end();
+  });
+  router.get('/api/platform_model/:modelCode/alias/:alias/comparison', member, async (req, res) => {
+    res.json(await aliasComparison.compare(principalOf(res), ...alias(req), { since: req.query.since, until: req.query.until }));
   });
   router.get('/api/platform_model/:modelCode/alias/:alias/history', supervisor, async (req, res) => {
     sendPage(req, res, await aliases.history(principalOf(res), ...alias(req), pageOf(req)));

@@ -22,6 +22,7 @@ import { mountModelSessionRoutes } from './routes/model-sessions.routes.js';
 import { mountDatasetRoutes } from './routes/datasets.routes.js';
 import { mountSignOnRoutes } from './routes/sign-on.routes.js';
 import { mountOfferedRoutes } from './routes/offered.routes.js';
+import { mountAliasRoutes } from './routes/aliases.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
@@ -74,6 +75,7 @@ export function createDashboard(platform: Platform): Router {
   mountAuditRoutes(app, dash);
   mountModelSessionRoutes(app, dash);
   mountDatasetRoutes(app, dash);
+  mountAliasRoutes(app, dash);
   app.use(pageNotFound(dash));
   app.use(errorPages(dash));
   return Router().use(BASE, app);

@@ -217,7 +217,7 @@ describe('dashboard in a browser', function () {
     const { page } = await openBrowser();
     await signIn(page, user, ws.name);
     const navigation = page.getByRole('navigation', { name: 'Dashboard sections' });
-    expect(await navigation.getByRole('list').first().getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Sessions', 'Datasets']);
+    expect(await navigation.getByRole('list').first().getByRole('link').allTextContents()).to.deep.equal(['Overview', 'Sessions', 'Datasets', 'Alias comparison']);
     // The API pages a member may use: not the private server's, which is for supervisors.
     expect(await navigation.getByRole('list', { name: 'Try the API' }).getByRole('link').allTextContents()).to.deep.equal(['Public API', 'Auth API']);
     for (const section of ['tokens', 'applications', 'members', 'settings', 'models', 'deployments', 'storage', 'metrics', 'audit', 'workspaces']) {

@@ -202,3 +202,13 @@ export function queuedPredict(to: { workspaceId: number; sessionId: string; user
     priority: DEFAULT_PRIORITY,
   };
 }
+
+/** A supervisor's workspace with a deployment of the demo server at `demoUrl` and iris-classifier registered at `version` (with `extra` in its payload). */
+export async function workspaceWithIris(t: TestPlatform, demoUrl: string, version: string, extra: Record<string, unknown> = {}): Promise<Tenant> {
+  const owner = await tenant(t);
+  await demoDeployment(t.private, owner.token, demoUrl);
+  const card = await upload(t.private, owner.token, await filesystemStorage(t.private, owner.token), '# Iris');
+  const reply = await t.private.post('/api/platform_model', { token: owner.token, json: modelPayload('iris-classifier', version, card.file_id, extra) });
+  if (reply.status !== 201) throw new Error(`register: ${reply.status} ${reply.text}`);
+  return owner;
+}

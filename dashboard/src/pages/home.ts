@@ -12,6 +12,7 @@ interface WorkspaceChoice {
 const MEMBER_CARDS = [
   { path: '/sessions', title: 'Sessions', text: 'Your sessions of each model: predictions, their explanations and feedback.' },
   { path: '/datasets', title: 'Datasets', text: 'Export a closed session as a dataset; download its records.' },
+  { path: '/aliases', title: 'Alias comparison', text: 'How the versions behind an alias did: outcomes, latency and feedback.' },
 ];
 
 const CARDS = [

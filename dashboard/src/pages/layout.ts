@@ -15,6 +15,7 @@ export const SECTIONS: Section[] = [
   { path: '', label: 'Overview', visible: () => true },
   { path: '/sessions', label: 'Sessions', visible: (p) => Boolean(p.workspace) },
   { path: '/datasets', label: 'Datasets', visible: (p) => Boolean(p.workspace) },
+  { path: '/aliases', label: 'Alias comparison', visible: (p) => Boolean(p.workspace) },
   { path: '/tokens', label: 'API tokens', visible: supervises },
   { path: '/applications', label: 'OAuth applications', visible: supervises },
   { path: '/members', label: 'Members', visible: supervises },

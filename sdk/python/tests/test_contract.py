@@ -58,6 +58,7 @@ OPERATIONS: dict[str, str] = {
     "getAliasPolicy": "aliases.get_policy",
     "setAliasPolicy": "aliases.set_policy",
     "deleteAliasPolicy": "aliases.delete_policy",
+    "getModelAliasComparison": "aliases.comparison / didyma aliases compare",
     "createAliasSession": "sessions.create_on_alias",
     "createDeployment": "deployments.create",
     "listDeployments": "deployments.list",

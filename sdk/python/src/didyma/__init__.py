@@ -25,6 +25,8 @@ from .errors import (
 )
 from .models import (
     RECORD_FIELDS,
+    AliasComparison,
+    AliasVersionOutcomes,
     ApiToken as ApiTokenRecord,
     AuditRecord,
     DatasetManifest,
@@ -85,6 +87,8 @@ __all__ = [
     "AliasPolicy",
     "ModelAlias",
     "ModelAliasMove",
+    "AliasComparison",
+    "AliasVersionOutcomes",
     "ModelListing",
     "ModelMetadata",
     "NotAuthenticated",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, TextIO
 
+from ._cli_output import table, terminal_width
 from ._cli_registrar import Registrar, accept_output_options
 from .errors import ValidationError
+from .models import COMPARISON_COLUMNS, AliasComparison
 
 ALIAS_COLUMNS = ["alias", "model_code", "version", "updated_by", "updated_at"]
 MOVE_COLUMNS = ["moved_at", "from_version", "to_version", "moved_by", "request_id"]
@@ -24,6 +26,11 @@ def add_aliases(r: Registrar) -> None:
     r.command(aliases, "history", lambda a, c: c.aliases.history(a.model_code, a.alias).list(), "every move of an alias, newest first", MOVE_COLUMNS, args=ALIAS_ARGS)
     open_on = lambda a, c: c.sessions.create_on_alias(a.model_code, a.alias)
     r.command(aliases, "open-session", open_on, "open a session on the version the alias points at now", ALIAS_SESSION_COLUMNS, args=ALIAS_ARGS)
+    compare = lambda a, c: c.aliases.comparison(a.model_code, a.alias, since=a.since, until=a.until)
+    help = "compare the versions the alias's sessions ran: outcomes, latency percentiles, feedback (--json: all of it)"
+    p = r.command(aliases, "compare", compare, help, args=ALIAS_ARGS, show=show_comparison)
+    p.add_argument("--since", help="start of the window, RFC 3339 (default: 7 days before --until)")
+    p.add_argument("--until", help="end of the window, RFC 3339 (default: now)")
     add_policy(r, aliases)
 
 
@@ -53,3 +60,10 @@ def weights_of(pairs: list[str]) -> dict[str, int]:
             raise ValidationError(f"{pair}: expected VERSION=WEIGHT, e.g. 1=90.", "validation_error", 400)
         weights[version] = int(weight)
     return weights
+
+
+
+def show_comparison(comparison: AliasComparison, args: argparse.Namespace, out: TextIO) -> None:
+    """A line naming the window, then one row per metric and version."""
+    print(f"{comparison.model_code} {comparison.alias}: {comparison.since} to {comparison.until}", file=out)
+    table(comparison.rows(), COMPARISON_COLUMNS, out, terminal_width(), getattr(args, "wide", False))

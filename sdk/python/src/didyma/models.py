@@ -567,3 +567,84 @@ RECORD_FIELDS: tuple[str, ...] = (
     "feedback",
 )
 RECORD_OPENAPI = ("public", schema_pointer("DatasetRecord"))
+
+
+@dataclass
+class AliasVersionOutcomes(ApiModel):
+    """How one version behind an alias did over a window: its invocations' outcomes, queue wait and run time
+    percentiles (milliseconds), and its feedback summarised along its feedback schema."""
+
+    OPENAPI = ("private", schema_pointer("AliasVersionOutcomes"))
+    version: str
+    invocations: int
+    outcomes: dict[str, int]
+    errors: int
+    queue_wait_ms: dict[str, Any]
+    run_time_ms: dict[str, Any]
+    feedback: dict[str, Any]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+# The columns of `AliasComparison.rows()` and of its DataFrame.
+COMPARISON_COLUMNS: tuple[str, ...] = ("metric", "version", "value", "low", "high", "count")
+
+
+@dataclass
+class AliasComparison(ApiModel):
+    """The versions that sessions opened through an alias ran, compared over `[since, until)`."""
+
+    OPENAPI = ("private", schema_pointer("AliasComparison"))
+    model_code: str
+    alias: str
+    since: str
+    until: str
+    versions: list[AliasVersionOutcomes]
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], **extra: Any) -> AliasComparison:
+        comparison = super().from_json(data, **extra)
+        comparison.versions = [AliasVersionOutcomes.from_json(v) for v in data.get("versions", [])]
+        return comparison
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per metric and version (metric first, then versions in registration order): `value`, its 95%
+        interval `low`/`high` where there is one, and the `count` it was computed from."""
+        per_version = [(v.version, _outcome_rows(v)) for v in self.versions]
+        metrics = list(dict.fromkeys(metric for _, rows in per_version for metric in rows))
+        return [
+            {"metric": metric, "version": version, **rows[metric]}
+            for metric in metrics
+            for version, rows in per_version
+            if metric in rows
+        ]
+
+    def to_pandas(self) -> Any:
+        """`rows()` as a pandas DataFrame (needs pandas: `pip install 'didyma[pandas]'`)."""
+        try:
+            import pandas
+        except ImportError as error:
+            raise ImportError("AliasComparison.to_pandas() needs pandas: pip install 'didyma[pandas]' (pandas and pyarrow).") from error
+        return pandas.DataFrame.from_records(self.rows(), columns=list(COMPARISON_COLUMNS))
+
+
+def _outcome_rows(v: AliasVersionOutcomes) -> dict[str, dict[str, Any]]:
+    """A version's metrics by name, each as value, low, high and count."""
+    def row(value: Any, count: Any = None, interval: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"value": value, "low": (interval or {}).get("low"), "high": (interval or {}).get("high"), "count": count}
+
+    rows = {"invocations": row(v.invocations), "errors": row(v.errors, v.invocations)}
+    for status in ("completed", "cancelled", "pending"):
+        rows[status] = row(v.outcomes.get(status), v.invocations)
+    for name, times in (("queue_wait", v.queue_wait_ms), ("run_time", v.run_time_ms)):
+        for quantile in ("p50", "p99"):
+            rows[f"{name}_{quantile}_ms"] = row(times.get(quantile), times.get("count"))
+    rows["feedback"] = row(v.feedback.get("count"))
+    for metric in v.feedback.get("properties", []):
+        name = f"feedback.{metric['name']}"
+        if metric["kind"] == "enum":
+            for item in metric.get("values", []):
+                rows[f"{name}={json.dumps(item['value'])}"] = row(item["count"], metric["count"])
+        else:
+            rows[name] = row(metric.get("rate" if metric["kind"] == "boolean" else "mean"), metric["count"], metric.get("interval"))
+    return rows

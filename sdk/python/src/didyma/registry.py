@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ._transport import Transport
-from .models import AliasPolicy, Deployment, MetricDefinition, MetricResult, ModelAlias, ModelAliasMove, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
+from .models import AliasComparison, AliasPolicy, Deployment, MetricDefinition, MetricResult, ModelAlias, ModelAliasMove, ModelListing, ModelMetadata, OfferedModel, RetryPolicy, StorageConfig, StoredFile, UploadTicket
 from .paging import Page
 
 
@@ -98,6 +98,12 @@ class AliasesApi:
         """Every move of the alias, newest first, also after it was deleted."""
         params = {"created_after": created_after, "created_before": created_before}
         return Page(self._t, "private", f"{_alias(model_code, alias)}/history", ModelAliasMove.from_json, params, page_size)
+
+    def comparison(self, model_code: str, alias: str, since: str | None = None, until: str | None = None) -> AliasComparison:
+        """How the versions that sessions opened through the alias ran compared over `[since, until)` (RFC 3339; by
+        default the 7 days up to now, at most 31 days): outcomes, latency percentiles and feedback per version."""
+        params = {k: v for k, v in {"since": since, "until": until}.items() if v is not None}
+        return AliasComparison.from_json(self._t.get_json("private", f"{_alias(model_code, alias)}/comparison", params=params))
 
 
     def set_policy(
