@@ -35,6 +35,7 @@ import * as ssoStartSources from './0036_sso_start_sources.js';
 import * as servingStates from './0037_serving_states.js';
 import * as modelAliases from './0040_model_aliases.js';
 import * as aliasPolicies from './0041_alias_policies.js';
+import * as shadowInvocations from './0043_shadow_invocations.js';
 
 interface Migration {
   name: string;
@@ -83,6 +84,7 @@ const migrations: Migration[] = [
   { name: '0037_serving_states', ...servingStates },
   { name: '0040_model_aliases', ...modelAliases },
   { name: '0041_alias_policies', ...aliasPolicies },
+  { name: '0043_shadow_invocations', ...shadowInvocations },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
