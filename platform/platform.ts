@@ -191,7 +191,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   };
 
   const shadows = new ShadowDispatch(db, sessionsStore, logger.child({ component: 'shadows' }));
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit, shadows });
   // Every periodic task of the process under one owner: one failure policy, one set of metrics, one way to stop.
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);
 

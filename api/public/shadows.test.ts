@@ -161,5 +161,6 @@ describe('shadow versions of an alias past the queue quota', () => {
     expect(created.body).to.include({ status: 'QUEUED', order: 0 });
     expect(await shadowsOf(t, [created.body.id])).to.deep.equal([]);
     expect(t.platform.shadows.dropped.queue_full).to.equal(dropped + 1);
+    expect((await t.public.get('/metrics')).text).to.match(new RegExp(`^didyma_shadow_invocations_dropped_total\\{reason="queue_full"\\} ${dropped + 1}$`, 'm'));
   });
 });
