@@ -3,9 +3,10 @@ import { makeStaff, startTestPlatform, unique, type TestPlatform } from '../../t
 import { demoDeployment, filesystemStorage, IRIS, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
-import type { InvocationRow } from '../../features/invocations/store.js';
+import { sessionsStore, type InvocationRow } from '../../features/invocations/store.js';
 import { SHADOW_PRIORITY } from '../../features/invocations/shadows.js';
 import { until } from '../../test/support/until.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/support/webhook-receiver.js';
 
 const ALIAS = '/api/platform_model/iris-classifier/alias';
 const PREDICT = { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } };
@@ -50,19 +51,24 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
   let t: TestPlatform;
   let executor: Awaited<ReturnType<typeof startExecutor>>;
   let demo: DemoModelServer & { url: string };
+  let receiver: WebhookReceiver;
   before(async () => {
     t = await startTestPlatform();
     executor = await startExecutor(t.platform);
     demo = await startDemoModelServer('*');
+    receiver = await startWebhookReceiver();
   });
   after(async () => {
+    await receiver.close();
     await executor.close();
     await demo.close();
     await t.close();
   });
 
   it('queues each prediction again on the shadow version, at the lowest priority, out of the session the caller sees', async () => {
-    const { owner, v2 } = await shadowedAlias(t, demo.url);
+    const { owner, v1, v2 } = await shadowedAlias(t, demo.url);
+    const hook = await t.private.post('/api/webhook', { token: owner.token, json: { url: `${receiver.url}/hooks`, events: ['invocation.completed'] } });
+    expect(hook.status, hook.text).to.equal(201);
     const session = await openOnAlias(t, owner, 'production');
     const primaries: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -87,12 +93,17 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
     );
     expect(listed.map((item) => item.id)).to.have.members(primaries);
     expect(listed.map((item) => item.order).sort()).to.deep.equal([0, 1, 2]);
+    // The workspace's webhooks hear of the primaries only.
+    type Payload = { data: { invocation_id: string } };
+    const payloads = (await t.platform.db('webhook_deliveries').where({ workspace_id: owner.ws.id }).pluck('payload')) as Array<string | Payload>;
+    expect(payloads.map((payload) => (typeof payload === 'string' ? (JSON.parse(payload) as Payload) : payload).data.invocation_id)).to.have.members(primaries);
     expect((await t.public.get(`${session.path}/invocation/${shadows[0]!.id}`, { token: owner.token })).status).to.equal(404);
     // The shadow session is the platform's: not listed on v2, not readable, not writable by the caller.
     const v2Path = `/api/model/iris-classifier/version/${v2}/session`;
     expect((await t.public.get(v2Path, { token: owner.token })).body).to.deep.equal([]);
     expect((await t.public.get(`${v2Path}/${shadows[0]!.session_id}/invocation`, { token: owner.token })).status).to.equal(404);
     expect((await t.public.post(`${v2Path}/${shadows[0]!.session_id}/invocation`, { token: owner.token, json: PREDICT })).status).to.equal(404);
+    expect((await sessionsStore.sessionCounts(t.platform.db)).filter((count) => count.workspace === owner.ws.name).map((count) => count.model_version)).to.deep.equal([v1]);
 
     // Feedback is not copied: only predictions are.
     const feedback = await t.public.post(`${session.path}/invocation/${primaries[0]}/feedback`, { token: owner.token, json: { request: { body: '{"correct":true}' } } });

@@ -223,11 +223,12 @@ export const sessionsStore = {
   /** Those of `ids` that are the user's sessions in the workspace. */
   idsOfUser: async (db: Runner, workspaceId: number, userId: number, ids: readonly string[]): Promise<string[]> =>
     ids.length ? (await ownSessions(db).where({ workspace_id: workspaceId, user_id: userId }).whereIn('id', ids).pluck('id')) as string[] : [],
-  /** Sessions of live workspaces, counted for the scrape. */
+  /** Sessions of live workspaces, counted for the scrape; shadow sessions, which stay OPEN, are the platform's and not counted. */
   sessionCounts: async (db: Runner): Promise<SessionCount[]> =>
     (await db('sessions as s')
       .join('workspaces as w', 'w.id', 's.workspace_id')
       .whereNull('w.deleted_at')
+      .whereNull('s.shadow_of')
       .join('models as m', 'm.id', 's.model_id')
       .groupBy('w.name', 'm.model_code', 'm.version', 's.user_id', 's.state')
       .select('w.name as workspace', 'm.model_code', 'm.version as model_version', 's.user_id', 's.state')
