@@ -85,6 +85,7 @@ import { webhookEndpointsStore } from '../features/webhooks/endpoints.store.js';
 import { webhookDeliveriesStore } from '../features/webhooks/deliveries.store.js';
 import { deliveriesPurge } from '../features/webhooks/purge.js';
 import { AuditTrail } from '../features/audit/trail.js';
+import { ShadowDispatch } from '../features/invocations/shadows.js';
 import { auditStore } from '../features/audit/store.js';
 
 export interface PlatformOptions {
@@ -191,7 +192,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     invitations: new InvitationsService(db, { invitations: invitationsStore, users: usersStore, workspaces: workspacesStore }, { ttlSeconds: config.invitationTtl, dashboardUrl: config.dashboardUrl }, now, mailer),
   };
 
-  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit });
+  const shadows = new ShadowDispatch(db, sessionsStore, logger.child({ component: 'shadows' }));
+  const metrics = createPlatformMetrics(db, { workspaces: workspacesStore, sessions: sessionsStore, deployments: deploymentsStore, models: modelsStore, invocations: invocationsStore }, logger.child({ component: 'metrics' }), { token: config.metricsToken, audit, shadows });
   // Every periodic task of the process under one owner: one failure policy, one set of metrics, one way to stop.
   const scheduler = new Scheduler(logger.child({ component: 'scheduler' }), metrics.background);
 
@@ -266,7 +268,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     aliases,
     aliasPolicies,
     aliasComparison: new AliasComparisonService(db, aliasComparisonStore, () => new Date(now())),
-    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases),
+    invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases, shadows),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
     metrics: new MetricsQueryService(db, { workspaces: workspacesStore }, prometheus),
     idempotency,
@@ -302,6 +304,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     identity,
     /** Who changed what, and who was refused: one record per audited request. */
     audit,
+    /** Copies alias sessions' predictions to their shadow versions; counts what it dropped. */
+    shadows,
     policy,
     http,
     connectorCatalog,

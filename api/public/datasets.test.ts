@@ -80,6 +80,7 @@ describe('public server: closed sessions exported as datasets', () => {
       created_at: predict.created_at,
       started_at: predict.started_at,
       completed_at: predict.completed_at,
+      shadow_of: null,
       ...Object.fromEntries(Object.entries(JSON.parse(IRIS)).map(([name, value]) => [`input_${name}`, value])),
       output_predicted_class: output.predicted_class,
       output_probabilities: output.probabilities,

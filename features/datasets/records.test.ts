@@ -29,6 +29,7 @@ function row(order: number, fields: Partial<InvocationRow>): InvocationRow {
     callback_endpoint_id: null,
     callback_url: null,
     traceparent: null,
+    shadow_of: null,
     lease_expires_at: null,
     created_at: at(order),
     started_at: at(order),

@@ -25,6 +25,8 @@ export interface DatasetRecord {
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** A shadow invocation's primary: the prediction of the caller's session it copies on a shadow version; null otherwise. */
+  shadow_of: string | null;
   explanations: Array<{
     invocation_id: string;
     order: number;
@@ -56,6 +58,7 @@ const feedbackEntry = (f: Presented): FeedbackEntry => ({ invocation_id: f.id, o
  */
 export function sessionRecords(model: RecordModel, rows: InvocationRow[]): DatasetRecord[] {
   const invocations = rows.map((row) => presentInvocation(row));
+  const shadowOf = new Map(rows.map((row) => [row.id, row.shadow_of ?? null]));
   const ids = new Set(invocations.map((i) => i.id));
   const feedbackOn = groupBy(invocations.filter((i) => i.type === 'DATA_SUBMISSION'), (i) => i.related_to);
   const explanationsOf = groupBy(invocations.filter((i) => i.type === 'EXPLAIN' && i.related_to && ids.has(i.related_to)), (i) => i.related_to);
@@ -75,6 +78,7 @@ export function sessionRecords(model: RecordModel, rows: InvocationRow[]): Datas
     created_at: root.created_at,
     started_at: root.started_at,
     completed_at: root.completed_at,
+    shadow_of: shadowOf.get(root.id) ?? null,
     explanations: chainOf(root.id, explanationsOf).map((e) => ({
       invocation_id: e.id,
       order: e.order,
@@ -121,7 +125,7 @@ export const RECORD_SCHEMA = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'didyma dataset record',
   type: 'object',
-  required: ['invocation_id', 'session_id', 'order', 'model_code', 'model_version', 'type', 'request_type', 'input', 'status', 'output', 'error', 'created_at', 'started_at', 'completed_at', 'explanations', 'feedback'],
+  required: ['invocation_id', 'session_id', 'order', 'model_code', 'model_version', 'type', 'request_type', 'input', 'status', 'output', 'error', 'created_at', 'started_at', 'completed_at', 'shadow_of', 'explanations', 'feedback'],
   properties: {
     invocation_id: { type: 'string' },
     session_id: { type: 'string' },
@@ -137,6 +141,7 @@ export const RECORD_SCHEMA = {
     created_at: { type: 'string', format: 'date-time' },
     started_at: nullableString,
     completed_at: nullableString,
+    shadow_of: { type: ['string', 'null'], description: "A shadow invocation's primary invocation (its id); null for the caller's own invocations." },
     explanations: {
       type: 'array',
       items: {

@@ -57,7 +57,7 @@ export class DatasetsService {
       datasets: DatasetsStore;
       storageConfigs: Pick<StorageConfigsStore, 'byId'>;
       sessions: Pick<SessionsStore, 'ofUser' | 'closedOfUser'>;
-      invocations: Pick<InvocationsStore, 'allInSession'>;
+      invocations: Pick<InvocationsStore, 'allInSession' | 'shadowsOfSession'>;
     },
     private readonly models: ModelCatalogService,
     private readonly storage: StorageConfigsService,
@@ -124,7 +124,8 @@ export class DatasetsService {
     const { name, format } = target;
     const config = await this.storage.live(principal, target.storageKey);
     const backend = this.storage.backendOf(config);
-    const shapes = await this.shapesOf(principal, sessions);
+    const shadowVersions = await this.shadowVersionsOf(workspace.id, sessions);
+    const shapes = await this.shapesOf(principal, [...sessions, ...shadowVersions]);
     const version = await this.stores.datasets.nextVersion(this.db, workspace.id, principal.user.id, name);
     const id = crypto.randomUUID();
     const keys = { records: datasetObjectKey(workspace.id, id, RECORDS_FILE), table: datasetObjectKey(workspace.id, id, TABLE_FILES[format].file), manifest: datasetObjectKey(workspace.id, id, MANIFEST_FILE) };
@@ -172,6 +173,15 @@ export class DatasetsService {
     }
   }
 
+  /** The model versions the shadow invocations of these sessions ran on (their records need those versions' shapes). */
+  private async shadowVersionsOf(workspaceId: number, sessions: SelectedSession[]): Promise<SelectedSession[]> {
+    const versions = new Map<string, SelectedSession>();
+    for (const session of sessions) {
+      for (const row of await this.stores.invocations.shadowsOfSession(this.db, workspaceId, session.id)) versions.set(pairKey(row.model_code, row.version), { id: row.session_id, model_code: row.model_code, version: row.version });
+    }
+    return [...versions.values()];
+  }
+
   /** The schemas of each model version of the selection, with its explainer chain. */
   private async shapesOf(principal: Principal, sessions: SelectedSession[]): Promise<Shapes> {
     const shapes: Shapes = new Map();
@@ -193,11 +203,16 @@ export class DatasetsService {
   private async writeRecords(backend: StorageBackend, objectKey: string, workspaceId: number, sessions: SelectedSession[], keep: (record: DatasetRecord) => boolean, seen: (record: DatasetRecord) => void): Promise<Written> {
     let rowCount = 0;
     const { db, stores } = this;
+    // A session's own records, then those of its shadow invocations, each on the version it ran on.
+    async function recordsOfSession(session: SelectedSession): Promise<DatasetRecord[]> {
+      const own = sessionRecords(session, await stores.invocations.allInSession(db, workspaceId, session.id));
+      const shadows = await stores.invocations.shadowsOfSession(db, workspaceId, session.id);
+      return [...own, ...shadows.flatMap((row) => sessionRecords(row, [row]))];
+    }
     // One session's invocations at a time: the file streams to storage without holding the whole selection.
     async function* lines() {
       for (const session of sessions) {
-        const rows = await stores.invocations.allInSession(db, workspaceId, session.id);
-        for (const record of sessionRecords(session, rows)) {
+        for (const record of await recordsOfSession(session)) {
           if (!keep(record)) continue;
           seen(record);
           rowCount += 1;

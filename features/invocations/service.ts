@@ -18,6 +18,7 @@ import { DEFAULT_PRIORITY, invocationState } from './state.js';
 import { FIRST_SNAPSHOT } from './events.js';
 import { parseSnapshot } from './snapshot.js';
 import type { WebhooksService } from '../webhooks/service.js';
+import type { ShadowDispatch } from './shadows.js';
 
 export interface InvokeInput {
   type: 'PREDICT' | 'EXPLAIN';
@@ -41,7 +42,8 @@ export class InvocationsService {
     private readonly doorbell: Doorbell,
     private readonly validation: ValidationPool,
     private readonly callbacks: Pick<WebhooksService, 'allowCallback'>,
-    private readonly aliases: Pick<ModelAliasesService, 'resolve'>,
+    private readonly aliases: Pick<ModelAliasesService, 'resolve' | 'shadowsOf'>,
+    private readonly shadows: Pick<ShadowDispatch, 'copy'>,
   ) {
     this.batches = new InvocationBatches(db, stores.invocations);
   }
@@ -71,11 +73,22 @@ export class InvocationsService {
     return presentSession(row, model, principal.workspace!.name);
   }
 
-  /** Opens a session on the version the alias resolves to now; the session keeps that version whatever the alias does later. */
+  /**
+   * Opens a session on the version the alias resolves to now; the session
+   * keeps that version whatever the alias does later. With shadow versions in
+   * the alias's policy, a hidden shadow session per version is opened with it,
+   * in the same transaction: its predictions are copied there (ShadowDispatch).
+   */
   async createSessionOnAlias(principal: Principal, code: string, alias: string) {
     const id = crypto.randomUUID();
     const model = await this.aliases.resolve(principal, code, alias, { sessionId: id, userId: principal.user.id });
-    const row = await this.stores.sessions.insert(this.db, { id, workspace_id: model.workspace_id, user_id: principal.user.id, model_id: model.id, alias });
+    const shadows = (await this.aliases.shadowsOf(principal, code, alias)).filter((modelId) => modelId !== model.id);
+    const owner = { workspace_id: model.workspace_id, user_id: principal.user.id };
+    const row = await this.db.transaction(async (trx) => {
+      const session = await this.stores.sessions.insert(trx, { id, ...owner, model_id: model.id, alias, shadowed: shadows.length > 0 });
+      for (const modelId of shadows) await this.stores.sessions.insert(trx, { id: crypto.randomUUID(), ...owner, model_id: modelId, alias, shadow_of: id });
+      return session;
+    });
     return presentSession(row, model, principal.workspace!.name);
   }
 
@@ -191,6 +204,8 @@ export class InvocationsService {
     if (!row) return this.refuseAppend(principal, model, sessionId, 'invoke');
     annotateSpan(invocationAttributes(row, model));
     this.doorbell.ring();
+    // Only predictions are copied, after the primary is committed and announced; a file output would be written twice.
+    if (row.shadowed && input.type === 'PREDICT' && outputStorageKey === null && (await this.shadows.copy(row)) > 0) this.doorbell.ring();
     return { invocation: presentInvocation(row, { omitRelatedTo: true }), position: parseSnapshot(row.appended_in) };
   }
 

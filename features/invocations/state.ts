@@ -41,7 +41,7 @@ export const DEFAULT_PRIORITY = 5;
 const QUEUE_FULL_RETRY_SECONDS = 5;
 
 /** An appended row, and the snapshot its append was written in (`pg_snapshot` text): the start of its session's events that it has yet to see. */
-export type AppendedInvocation = InvocationRow & { appended_in: string };
+export type AppendedInvocation = InvocationRow & { appended_in: string; shadowed: boolean };
 
 /** An append would pass a workspace's `max_queued`: nothing was written. */
 export class QueueFullError extends QuotaExceededError {
@@ -135,6 +135,7 @@ const APPEND_TYPES: Record<keyof QueuedInvocation, string> = {
   callback_endpoint_id: 'integer',
   callback_url: 'text',
   traceparent: 'text',
+  shadow_of: 'uuid',
 };
 const APPEND_COLUMNS = Object.keys(APPEND_TYPES) as Array<keyof QueuedInvocation>;
 const APPEND_RECORD = ['ord integer', ...APPEND_COLUMNS.map((column) => `${column} ${APPEND_TYPES[column]}`)].join(', ');
@@ -168,14 +169,15 @@ full_workspaces as (
 ),
 unlocked as (select 1 from limited where not (select locked from settings) limit 1),
 wanted as (
-  select session_id, model_id, user_id, count(*)::integer as n from input
+  select session_id, model_id, user_id, bool_and(shadow_of is null) as own, count(*)::integer as n from input
    where not exists (select 1 from full_workspaces) and not exists (select 1 from unlocked) group by session_id, model_id, user_id
 ),
 s as (
   update sessions set next_order = sessions.next_order + wanted.n
   from wanted
   where sessions.id = wanted.session_id and sessions.model_id = wanted.model_id and sessions.user_id = wanted.user_id and sessions.state = 'OPEN'
-  returning sessions.id, sessions.model_id, sessions.user_id, sessions.next_order - wanted.n as first_order
+    and (sessions.shadow_of is null) = wanted.own
+  returning sessions.id, sessions.model_id, sessions.user_id, sessions.shadowed, sessions.next_order - wanted.n as first_order
 ),
 appended as (
   insert into invocations (${APPEND_COLUMNS.map((column) => `"${column}"`).join(', ')}, status, "order")
@@ -183,11 +185,11 @@ appended as (
   from input i join s on s.id = i.session_id and s.model_id = i.model_id and s.user_id = i.user_id
   returning ${invocationColumns('invocations')}
 )
-select appended.*, null::integer as max_queued, false as unlocked, pg_current_snapshot()::text as appended_in from appended
+select appended.*, null::integer as max_queued, false as unlocked, pg_current_snapshot()::text as appended_in, s.shadowed from appended join s on s.id = appended.session_id
 union all
-select ${invocationColumns('(null::invocations)')}, f.max_queued, false, null from full_workspaces f
+select ${invocationColumns('(null::invocations)')}, f.max_queued, false, null, false from full_workspaces f
 union all
-select ${invocationColumns('(null::invocations)')}, null::integer, true, null from unlocked`;
+select ${invocationColumns('(null::invocations)')}, null::integer, true, null, false from unlocked`;
 
 /**
  * The advisory-lock class of a workspace's queue (the two-key form: this

@@ -39,6 +39,8 @@ export interface InvocationRow {
   callback_url: string | null;
   /** The W3C traceparent its run continues (null when tracing was off). */
   traceparent: string | null;
+  /** A shadow invocation: the primary prediction it copies (migration 0043); null for every other. */
+  shadow_of: string | null;
 }
 
 /** How an attempt ended; null while it runs. */
@@ -58,7 +60,7 @@ const INVOCATION_COLUMN_SET: Record<keyof InvocationRow, true> = {
   id: true, workspace_id: true, session_id: true, user_id: true, model_id: true, order: true, type: true, request_type: true, body: true,
   status: true, response: true, error: true, model_key: true, related_to: true, with_explanation: true, output_storage_key: true,
   priority: true, attempts: true, lease_expires_at: true, created_at: true, started_at: true, completed_at: true,
-  available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true, traceparent: true,
+  available_at: true, rerun_attempts: true, callback_endpoint_id: true, callback_url: true, traceparent: true, shadow_of: true,
 };
 
 /**
@@ -99,6 +101,10 @@ export interface SessionRow {
   next_order: number;
   /** Its DATA_SUBMISSION invocations, kept by a trigger (migration 0009). */
   feedback_count: number;
+  /** A hidden shadow session: the caller's session whose predictions it copies; null for a caller's own session. */
+  shadow_of: string | null;
+  /** A caller's session that has shadow sessions: each append to it is copied to them. */
+  shadowed: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -153,20 +159,34 @@ select m.model_code, m.version
   from models m
   cross join lateral (
     select s.created_at, s.id from sessions s
-     where s.workspace_id = m.workspace_id and s.model_id = m.id and s.user_id = ?
+     where s.workspace_id = m.workspace_id and s.model_id = m.id and s.user_id = ? and s.shadow_of is null
      order by s.created_at desc, s.id desc
      limit 1) newest
  where m.workspace_id = ? and m.deleted_at is null
  order by newest.created_at desc, newest.id desc
  limit 1`;
 
+/** A user's own sessions: shadow sessions are the platform's, never shown or written through a caller's path. */
+const ownSessions = (db: Runner) => db<SessionRow>('sessions').whereNull('shadow_of');
+
+/** A hidden session copying a caller's session on a shadow version: where its shadow invocations are queued. */
+export type ShadowSession = Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'>;
+
 export const sessionsStore = {
-  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'> & Partial<Pick<SessionRow, 'alias'>>) =>
+  insert: async (db: Runner, row: Pick<SessionRow, 'id' | 'workspace_id' | 'user_id' | 'model_id'> & Partial<Pick<SessionRow, 'alias' | 'shadow_of' | 'shadowed'>>) =>
     (await db<SessionRow>('sessions').insert(row as never).returning('*'))[0] as SessionRow,
+  /** The OPEN shadow sessions of a caller's session on live versions, by model id: a version deleted since gets no more copies. */
+  shadowsOf: (db: Runner, sessionId: string): Promise<ShadowSession[]> =>
+    db('sessions as s')
+      .join('models as m', 'm.id', 's.model_id')
+      .where({ 's.shadow_of': sessionId, 's.state': 'OPEN' })
+      .whereNull('m.deleted_at')
+      .orderBy('s.model_id')
+      .select('s.id', 's.workspace_id', 's.user_id', 's.model_id'),
   /** Only the caller's session of that model: anything else is "not found". */
-  ofUser: (db: Runner, id: string, modelId: number, userId: number) => db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).first(),
+  ofUser: (db: Runner, id: string, modelId: number, userId: number) => ownSessions(db).where({ id, model_id: modelId, user_id: userId }).first(),
   lockOfUser: (db: Runner, id: string, modelId: number, userId: number) =>
-    db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).forUpdate().first(),
+    ownSessions(db).where({ id, model_id: modelId, user_id: userId }).forUpdate().first(),
   lockById: (db: Runner, id: string) => db<SessionRow>('sessions').where({ id }).forUpdate().first(),
   /**
    * The caller's session, row-locked, with its next `order` reserved, in one
@@ -174,11 +194,11 @@ export const sessionsStore = {
    * transaction, so a later refusal (closed session, …) gives the order back.
    */
   reserveOrderOfUser: async (db: Runner, id: string, modelId: number, userId: number) =>
-    (await db<SessionRow>('sessions').where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
+    (await ownSessions(db).where({ id, model_id: modelId, user_id: userId }).increment('next_order', 1).returning('*'))[0] as SessionRow | undefined,
   /** A page of the user's sessions of one model of the workspace, newest first. */
   pageOfUser: (db: Runner, owner: { workspaceId: number; modelId: number; userId: number }, page: Page, filter: { state?: SessionRow['state'] } = {}) =>
     keysetPage<SessionRow>(
-      db('sessions').where({ workspace_id: owner.workspaceId, model_id: owner.modelId, user_id: owner.userId, ...(filter.state && { state: filter.state }) }),
+      ownSessions(db).where({ workspace_id: owner.workspaceId, model_id: owner.modelId, user_id: owner.userId, ...(filter.state && { state: filter.state }) }),
       page,
       { table: 'sessions', idType: 'uuid' },
     ),
@@ -190,6 +210,7 @@ export const sessionsStore = {
     const query = db('sessions as s')
       .join('models as m', 'm.id', 's.model_id')
       .where({ 's.workspace_id': workspaceId, 's.user_id': userId, 's.state': 'CLOSED' })
+      .whereNull('s.shadow_of')
       .orderBy([{ column: 's.created_at' }, { column: 's.id' }])
       .select<SelectedSession[]>('s.id', 'm.model_code', 'm.version');
     if (model.model_code) query.where('m.model_code', model.model_code);
@@ -201,12 +222,13 @@ export const sessionsStore = {
     ((await db.raw(NEWEST_SESSION_MODEL_SQL, [userId, workspaceId])) as { rows: Array<Pick<SelectedSession, 'model_code' | 'version'>> }).rows[0],
   /** Those of `ids` that are the user's sessions in the workspace. */
   idsOfUser: async (db: Runner, workspaceId: number, userId: number, ids: readonly string[]): Promise<string[]> =>
-    ids.length ? (await db('sessions').where({ workspace_id: workspaceId, user_id: userId }).whereIn('id', ids).pluck('id')) as string[] : [],
-  /** Sessions of live workspaces, counted for the scrape. */
+    ids.length ? (await ownSessions(db).where({ workspace_id: workspaceId, user_id: userId }).whereIn('id', ids).pluck('id')) as string[] : [],
+  /** Sessions of live workspaces, counted for the scrape; shadow sessions, which stay OPEN, are the platform's and not counted. */
   sessionCounts: async (db: Runner): Promise<SessionCount[]> =>
     (await db('sessions as s')
       .join('workspaces as w', 'w.id', 's.workspace_id')
       .whereNull('w.deleted_at')
+      .whereNull('s.shadow_of')
       .join('models as m', 'm.id', 's.model_id')
       .groupBy('w.name', 'm.model_code', 'm.version', 's.user_id', 's.state')
       .select('w.name as workspace', 'm.model_code', 'm.version as model_version', 's.user_id', 's.state')
@@ -239,7 +261,7 @@ function inSessionFiltered(db: Runner, session: Pick<SessionRow, 'id' | 'workspa
 /** An invocation queued by a POST: the columns an append writes (the status is QUEUED, the rest take their defaults). */
 export type QueuedInvocation = Omit<NewInvocation, 'response' | 'completed_at' | 'status' | 'priority'> &
   Pick<InvocationRow, 'priority'> &
-  Partial<Pick<InvocationRow, 'callback_endpoint_id' | 'callback_url'>>;
+  Partial<Pick<InvocationRow, 'callback_endpoint_id' | 'callback_url' | 'shadow_of'>>;
 
 /** An invocation's attempts in order as one JSON array, through the primary key of invocation_attempts. */
 const ATTEMPTS_OF = (alias: string) => `
@@ -250,7 +272,7 @@ const ATTEMPTS_OF = (alias: string) => `
 const READ_BATCH_SQL = `
 select k.ord as batch_ord, s.id as session_of_user, ${invocationColumns('i')}, case when i.id is null then null else ${ATTEMPTS_OF('i')} end as attempt_list
 from jsonb_to_recordset(?::jsonb) as k(ord integer, session_id uuid, model_id integer, user_id integer, id uuid)
-join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id
+join sessions s on s.id = k.session_id and s.model_id = k.model_id and s.user_id = k.user_id and s.shadow_of is null
 left join invocations i on i.session_id = s.id and i.id = k.id`;
 
 /** An attempt as jsonb_build_object gives it: its times as text. */
@@ -299,6 +321,17 @@ export const invocationsStore = {
     (await db('invocation_attempts').where({ invocation_id: id }).orderBy('attempt').select('attempt', 'executor', 'started_at', 'ended_at', 'outcome', 'error')) as AttemptRow[],
   inSession: (db: Runner, sessionId: string, id: string) => db<InvocationRow>('invocations').where({ session_id: sessionId, id }).first(),
   byId: (db: Runner, id: string) => db<InvocationRow>('invocations').where({ id }).first(),
+  /**
+   * The shadow invocations of a caller's session, each with the model version
+   * it ran on: those of each shadow session in order, shadow sessions by model id.
+   */
+  shadowsOfSession: (db: Runner, workspaceId: number, sessionId: string) =>
+    db('invocations as i')
+      .join('sessions as s', 's.id', 'i.session_id')
+      .join('models as m', 'm.id', 'i.model_id')
+      .where({ 's.shadow_of': sessionId, 's.workspace_id': workspaceId, 'i.workspace_id': workspaceId })
+      .orderBy([{ column: 's.model_id' }, { column: 'i.order' }])
+      .select<Array<InvocationRow & { model_code: string; version: string }>>('i.*', 'm.model_code', 'm.version'),
   /** Every invocation of a session of the workspace, in order. */
   allInSession: (db: Runner, workspaceId: number, sessionId: string) =>
     db<InvocationRow>('invocations').where({ workspace_id: workspaceId, session_id: sessionId }).orderBy('order'),

@@ -8,6 +8,8 @@ import { processRegistry } from './process-registry.js';
 import { databasePoolRegistry } from './pool-metrics.js';
 import { WebhookMetrics } from './webhook-metrics.js';
 import { auditRegistry } from './audit-metrics.js';
+import { shadowRegistry } from './shadow-metrics.js';
+import type { ShadowDispatch } from '../invocations/shadows.js';
 import { BackgroundTaskMetrics } from './background-metrics.js';
 import { ClusterWriteMetrics } from './cluster-metrics.js';
 import type { AuditTrail } from '../audit/trail.js';
@@ -40,7 +42,7 @@ export interface PlatformMetrics {
 /** The stores the figures read: workspace and model names for the executor's, the counts for the private server's. */
 export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'>; models: Pick<ModelsStore, 'byId'> };
 
-export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string; audit?: Pick<AuditTrail, 'dropped'> } = {}): PlatformMetrics {
+export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Logger, options: { token?: string; audit?: Pick<AuditTrail, 'dropped'>; shadows?: Pick<ShadowDispatch, 'dropped'> } = {}): PlatformMetrics {
   const invocations = new InvocationMetrics(db, stores, logger);
   const database = new DatabaseGauges(db, stores, logger);
   const webhooks = new WebhookMetrics();
@@ -49,12 +51,14 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const base: MetricsPart = { registry: processRegistry() };
   // The trail is the process's, like the process figures: each server of the process shows it.
   const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
+  // Shadow invocations are copied where predictions are posted: the public server.
+  const shadows: MetricsPart[] = options.shadows ? [{ registry: shadowRegistry(options.shadows) }] : [];
   // The process's connection pool, like the process figures: each server of the process shows it.
   const poolRegistry = databasePoolRegistry(db);
   const pool: MetricsPart[] = poolRegistry ? [{ registry: poolRegistry }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
     auth: [base, ...pool, ...audit, background],
-    public: [base, ...pool, ...audit, webhooks, background],
+    public: [base, ...pool, ...audit, ...shadows, webhooks, background],
     private: [base, ...pool, ...audit, background, cluster, { registry: database.registry, refresh: () => database.refresh() }],
     executor: [base, ...pool, invocations, webhooks, background],
     operator: [base],

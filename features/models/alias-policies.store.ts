@@ -41,6 +41,8 @@ export interface AliasPoliciesStore {
   remove(tx: Runner, aliasId: number): Promise<void>;
   /** One query: the alias, its policy and its weighted targets; undefined when there is no such alias. */
   route(db: Runner, key: AliasKey): Promise<AliasRoute | undefined>;
+  /** The live shadow versions of the alias's policy, by model id; none without a policy. */
+  shadows(db: Runner, key: AliasKey): Promise<number[]>;
   /** The names of the aliases whose policies name any of these models. */
   aliasesTargeting(db: Runner, modelIds: number[]): Promise<string[]>;
 }
@@ -92,6 +94,14 @@ export const aliasPoliciesStore: AliasPoliciesStore = {
     const weighted = rows.filter((r) => r.target_id !== null).map((r) => ({ modelId: r.target_id!, weight: r.weight! }));
     return { ...route, policy: { sticky: first.sticky, primaryWeight: first.primary_weight!, weighted } };
   },
+  shadows: async (db, key) =>
+    (await db('model_aliases as a')
+      .join('alias_policy_targets as t', 't.alias_id', 'a.id')
+      .join('models as m', 'm.id', 't.model_id')
+      .where({ 'a.workspace_id': key.workspaceId, 'a.model_code': key.modelCode, 'a.alias': key.alias, 't.role': 'shadow' })
+      .whereNull('m.deleted_at')
+      .orderBy('t.model_id')
+      .pluck('t.model_id')) as number[],
   aliasesTargeting: async (db, modelIds) => {
     if (!modelIds.length) return [];
     const rows = (await db('alias_policy_targets as t').join('model_aliases as a', 'a.id', 't.alias_id').whereIn('t.model_id', modelIds).distinct('a.alias').orderBy('a.alias')) as Array<{ alias: string }>;

@@ -96,6 +96,11 @@ export class ModelAliasesService {
     return model;
   }
 
+  /** The live shadow versions of the alias's traffic policy (model ids): where its sessions' predictions are copied. */
+  shadowsOf(principal: Principal, code: string, alias: string): Promise<number[]> {
+    return this.stores.policies.shadows(this.db, aliasKeyOf(principal, code, alias));
+  }
+
   /** The alias names pointing at each of these models (what model listings show). */
   namesOf(modelIds: number[]): Promise<Map<number, string[]>> {
     return this.stores.aliases.namesOf(this.db, modelIds);

@@ -12,7 +12,8 @@ interface RoutedOutcome extends InvocationOutcome {
 }
 
 /**
- * The finished PREDICT and EXPLAIN invocations among `ids` whose workspace
+ * The finished PREDICT and EXPLAIN invocations among `ids`, shadow invocations
+ * left out (they are never the caller's to hear of), whose workspace
  * has an enabled endpoint, with those endpoints: a workspace without one
  * costs an index probe per invocation.
  */
@@ -25,7 +26,7 @@ select i.id as invocation_id, i.session_id, i.workspace_id, w.name as workspace,
   join models m on m.id = i.model_id
   join workspaces w on w.id = i.workspace_id
  where i.id = any(array(select jsonb_array_elements_text(?::jsonb)::uuid))
-   and i.type <> 'DATA_SUBMISSION' and i.status in ('COMPLETED', 'ERROR', 'CANCELLED')
+   and i.type <> 'DATA_SUBMISSION' and i.status in ('COMPLETED', 'ERROR', 'CANCELLED') and i.shadow_of is null
    and exists (select 1 from webhook_endpoints ep where ep.workspace_id = i.workspace_id and ep.enabled)`;
 
 /**

@@ -40,6 +40,7 @@ function record(fields: Partial<DatasetRecord>): DatasetRecord {
     created_at: '2026-01-01T00:00:00.000Z',
     started_at: '2026-01-01T00:00:01.000Z',
     completed_at: '2026-01-01T00:00:02.000Z',
+    shadow_of: null,
     explanations: [],
     feedback: [],
     ...fields,

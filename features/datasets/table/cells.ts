@@ -55,6 +55,7 @@ export const INVOCATION_COLUMNS: Array<[keyof DatasetRecord, ColumnType]> = [
   ['created_at', time],
   ['started_at', time],
   ['completed_at', time],
+  ['shadow_of', text],
 ];
 
 /** The columns about a record's feedback, first of their family. */

@@ -27,7 +27,7 @@ describe('dataset table layout', () => {
     layout.observe([{ name: 'feedback_ok', source: 'feedback', field: 'ok', value: true }, output('y', 1), input('extra', 'a')]);
     const names = layout.columns().map((column) => column.name);
     expect(names.slice(0, 3)).to.deep.equal(['invocation_id', 'session_id', 'order']);
-    expect(names.slice(12)).to.deep.equal(['input_count', 'input_size', 'input_extra', 'output_y', 'explanation_1_invocation_id', 'explanation_1_status', 'feedback_count', 'last_feedback_at', 'feedback_ok']);
+    expect(names.slice(12)).to.deep.equal(['shadow_of', 'input_count', 'input_size', 'input_extra', 'output_y', 'explanation_1_invocation_id', 'explanation_1_status', 'feedback_count', 'last_feedback_at', 'feedback_ok']);
   });
 
   it('types declared columns by the schema and widens any column to hold every value met', () => {
@@ -47,6 +47,6 @@ describe('dataset table layout', () => {
 
   it('marks the columns every record has as not nullable', () => {
     const nullable = Object.fromEntries(new TableLayout([]).columns().map((column) => [column.name, column.nullable]));
-    expect(nullable).to.deep.include({ invocation_id: false, order: false, created_at: false, feedback_count: false, error: true, completed_at: true, last_feedback_at: true });
+    expect(nullable).to.deep.include({ invocation_id: false, order: false, created_at: false, feedback_count: false, error: true, completed_at: true, shadow_of: true, last_feedback_at: true });
   });
 });
