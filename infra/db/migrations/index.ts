@@ -36,6 +36,7 @@ import * as servingStates from './0037_serving_states.js';
 import * as modelAliases from './0040_model_aliases.js';
 import * as aliasPolicies from './0041_alias_policies.js';
 import * as aliasSessions from './0042_alias_sessions.js';
+import * as aliasGuards from './0044_alias_guards.js';
 
 interface Migration {
   name: string;
@@ -85,6 +86,7 @@ const migrations: Migration[] = [
   { name: '0040_model_aliases', ...modelAliases },
   { name: '0041_alias_policies', ...aliasPolicies },
   { name: '0042_alias_sessions', ...aliasSessions },
+  { name: '0044_alias_guards', ...aliasGuards },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {
