@@ -184,7 +184,7 @@ describe('guards of alias traffic policies: a tripped candidate rolled back', fu
     expect(rollback.reason).to.match(/^feedback correct rate 2\/8, 95% interval .* below min_rate 0\.8$/);
   });
 
-  it('holds candidates to sessions of its own workspace only', async () => {
+  it('holds candidates to sessions of its own workspace only, and rolls back once with replicas racing', async () => {
     const { owner, v1, v2 } = await twoVersions();
     const guards = { min_invocations: 5, max_error_rate: 0.1 };
     expect((await setPolicy(owner, { weights: [{ version: v1, weight: 50 }, { version: v2, weight: 50 }], guards })).status).to.equal(200);
@@ -195,7 +195,8 @@ describe('guards of alias traffic policies: a tripped candidate rolled back', fu
     expect((await setPolicy(them.owner, { weights: [{ version: them.v1, weight: 50 }, { version: them.v2, weight: 50 }], guards })).status).to.equal(200);
     const [theirs] = await sessionsOn(them.owner, them.v2, 1);
     for (let i = 0; i < 20; i++) await finished(theirs!, 'ERROR');
-    await t.platform.services.aliasGuards.evaluate();
+    // Three replicas at once: the alias's row lock lets one roll back, the others find the policy changed.
+    await Promise.all([1, 2, 3].map(() => t.platform.services.aliasGuards.evaluate()));
     expect(await rollbacks(owner)).to.have.length(0);
     expect(await rollbacks(them.owner)).to.have.length(1);
     expect(await aliasIdOf(owner)).to.not.equal(await aliasIdOf(them.owner));
