@@ -149,7 +149,7 @@ describe('guards of alias traffic policies: a tripped candidate rolled back', fu
     expect([...versions]).to.deep.equal([v1]);
   });
 
-  it('leaves a candidate within its guards, or short of min_invocations, alone', async () => {
+  it('leaves a candidate within its guards, or short of min_invocations, alone; a move keeps the guards', async () => {
     const { owner, v1, v2 } = await twoVersions();
     const guards = { min_invocations: 10, max_error_rate: 0.2, max_p99_run_ms: 1000, feedback: [{ property: 'correct', min_rate: 0.5 }, { property: 'score', min_mean: 0.5 }] };
     expect((await setPolicy(owner, { weights: [{ version: v1, weight: 50 }, { version: v2, weight: 50 }], guards })).status).to.equal(200);
@@ -165,6 +165,12 @@ describe('guards of alias traffic policies: a tripped candidate rolled back', fu
     await t.platform.services.aliasGuards.evaluate();
     expect(await rollbacks(owner)).to.have.length(0);
     expect((await t.private.get(policyPath, { token: owner.token })).body.weights).to.deep.equal([{ version: v1, weight: 50 }, { version: v2, weight: 50 }]);
+
+    // A move keeps the guards; a policy set without them has none.
+    const moved = await t.private.put(aliasPath, { token: owner.token, json: { version: v2 } });
+    expect(moved.body.policy).to.deep.include({ weights: [{ version: v2, weight: 100 }], guards });
+    expect((await t.private.get(`${aliasPath}/history?limit=1`, { token: owner.token })).body[0].to_policy.guards).to.deep.equal(guards);
+    expect((await setPolicy(owner, { weights: [{ version: v2, weight: 100 }] })).body.guards).to.equal(null);
   });
 
   it('trips a feedback floor on its interval, not on a few bad answers', async () => {
