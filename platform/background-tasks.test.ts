@@ -8,7 +8,7 @@ import { invocationState } from '../features/invocations/state.js';
 import { invocationsStore } from '../features/invocations/store.js';
 import type { Db } from '../infra/db/database.js';
 
-const TASKS = ['invocation_sweeper', 'idempotency_key_purge', 'invocation_event_purge', 'webhook_delivery_purge', 'audit_record_purge', 'webhook_deliverer'];
+const TASKS = ['invocation_sweeper', 'idempotency_key_purge', 'invocation_event_purge', 'webhook_delivery_purge', 'audit_record_purge', 'webhook_deliverer', 'alias_guard_evaluation'];
 
 /** How many backends wait on a lock `holder` holds. */
 async function waitingOn(db: Db, holder: number): Promise<number> {

@@ -53,6 +53,7 @@ import { modelAliasesStore } from '../features/models/aliases.store.js';
 import { aliasPoliciesStore } from '../features/models/alias-policies.store.js';
 import { AliasComparisonService } from '../features/models/comparison.service.js';
 import { aliasComparisonStore } from '../features/models/comparison.store.js';
+import { ALIAS_GUARD_INTERVAL_MS, AliasGuardsService } from '../features/models/alias-guards.service.js';
 import type { WorkQueue } from '../infra/queue/queue.js';
 import { MemoryQueue } from '../infra/queue/memory.js';
 import { RabbitQueue } from '../infra/queue/rabbitmq.js';
@@ -248,6 +249,8 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const catalog = new ModelCatalogService(db, { models: modelsStore, files: filesStore, aliases: modelAliasesStore }, readCache, servingState);
   const aliasPolicies = new AliasPoliciesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore });
   const aliases = new ModelAliasesService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, models: modelsStore }, aliasPolicies);
+  const aliasGuards = new AliasGuardsService(db, { aliases: modelAliasesStore, policies: aliasPoliciesStore, comparison: aliasComparisonStore, models: modelsStore }, { policies: aliasPolicies, webhooks, audit }, () => new Date(now()));
+  const guardEvaluation = scheduler.add(aliasGuards.task(ALIAS_GUARD_INTERVAL_MS));
   // Operator configuration, not a request, names this URL: its own client and URL policy.
   const prometheus = config.prometheusUrl
     ? createPrometheusClient({ url: config.prometheusUrl, timeoutMs: config.prometheusTimeoutMs, connectTimeoutMs: config.upstreamConnectTimeoutMs, maxResponseBytes: config.upstreamMaxResponseBytes, logger: logger.child({ component: 'prometheus' }) })
@@ -267,6 +270,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     catalog,
     aliases,
     aliasPolicies,
+    aliasGuards,
     aliasComparison: new AliasComparisonService(db, aliasComparisonStore, () => new Date(now())),
     invocations: new InvocationsService(db, { sessions: sessionsStore, invocations: invocationsStore }, catalog, doorbell, validation, webhooks, aliases, shadows),
     datasets: new DatasetsService(db, { datasets: datasetsStore, storageConfigs: storageConfigsStore, sessions: sessionsStore, invocations: invocationsStore }, catalog, storage, { maxBytes: config.datasetMaxBytes }, webhooks),
@@ -323,7 +327,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
     now,
     /**
      * Starts the background tasks: the sweeper of
-     * invocations, the webhook deliverer and the purges, once however often
+     * invocations, the webhook deliverer, the purges and the guards of traffic policies, once however often
      * it is asked; `close` stops them (the resync is the private server's).
      */
     start() {
@@ -332,6 +336,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       sweeper.start();
       deliverer.start((listener) => changeFeed().subscribe('webhooks', listener));
       for (const purge of purges) purge.start();
+      guardEvaluation.start();
     },
     async close() {
       // Whatever still waits on a model server, registry, storage endpoint or webhook receiver is cut: no peer holds the process.

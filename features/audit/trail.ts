@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Db } from '../../infra/db/database.js';
+import type { Db, Runner } from '../../infra/db/database.js';
 import { MicroBatch } from '../../infra/db/micro-batch.js';
 import { deleteInBatches } from '../../infra/db/purge.js';
 import type { TaskDefinition } from '../../infra/process/scheduler.js';
@@ -70,6 +70,11 @@ export class AuditTrail {
     if (suppressed === undefined) return;
     const row: NewAuditRecord = { id: crypto.randomUUID(), created_at: microsecondsNow(), ...entry, suppressed };
     this.writes.add(row).catch((error: unknown) => this.logger.error({ err: error, audit: row }, 'could not write an audit record'));
+  }
+
+  /** Appends the record in the caller's transaction: for what the platform did by itself, recorded exactly when it commits. */
+  async recordIn(tx: Runner, entry: AuditEntry): Promise<void> {
+    await this.store.append(tx, [{ id: crypto.randomUUID(), created_at: microsecondsNow(), ...entry, suppressed: 0 }]);
   }
 
   /** Resolves once every record handed in so far is written (shutdown, tests). */

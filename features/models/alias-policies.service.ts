@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { aliasKeyOf, moveKeyOf } from './alias-key.js';
 import type { AliasPoliciesStore, PolicyTargetRow } from './alias-policies.store.js';
 import { policyAfterMove, policyInput, type PolicySnapshot } from './alias-policy.js';
+import { checkFeedbackGuards } from './alias-guards.js';
 import { presentPolicy, snapshotOf } from './aliases.present.js';
 import type { AliasKey, ModelAliasesStore } from './aliases.store.js';
 import type { ModelRow, ModelsStore } from './store.js';
@@ -31,12 +32,15 @@ export class AliasPoliciesService {
     const asked = policyInput(body);
     const stored = await this.db.transaction(async (tx) => {
       // The versions before the alias, in the order a move takes its locks.
-      const ids = await this.lockVersions(tx, key, asked);
+      const models = await this.lockVersions(tx, key, asked);
+      const ids = new Map([...models].map(([version, model]) => [version, model.id]));
       const row = await this.stores.aliases.lock(tx, key);
       if (!row) throw new NotFoundError(`Model ${code} has no alias ${alias}.`);
       const primary = asked.weights.find((w) => ids.get(w.version) === row.model_id);
       if (!primary) throw new InputError(`weights: the alias's own version is its primary target and must be weighted.`, [{ field: 'weights', message: "must weight the alias's version" }]);
       const ordered: PolicySnapshot = { ...asked, weights: [primary, ...asked.weights.filter((w) => w !== primary)] };
+      // The candidates are what guards judge, so their feedback schemas are what a feedback guard must fit.
+      for (const { version } of ordered.weights.slice(1)) checkFeedbackGuards(asked.guards, version, models.get(version)!.feedback_schema);
       const version = primary.version;
       const before = await this.stores.policies.of(tx, row.id);
       const from = before ? snapshotOf(before, version) : null;
@@ -80,26 +84,43 @@ export class AliasPoliciesService {
     return { from_policy: before, to_policy: after };
   }
 
-  /** Share-locks each version the policy names (a live version of the alias's model code, else a 400 naming it); their ids by version. */
-  private async lockVersions(tx: Runner, key: AliasKey, policy: PolicySnapshot): Promise<Map<string, number>> {
-    const ids = new Map<string, number>();
+  /**
+   * A guard's rollback, in the caller's transaction with the alias row locked:
+   * the candidate `version`'s weight goes to the primary and it stays in the
+   * policy at 0; undefined when it is no longer a weighted candidate above 0.
+   */
+  async zeroCandidate(tx: Runner, aliasId: number, primaryVersion: string, version: string): Promise<{ from_policy: PolicySnapshot; to_policy: PolicySnapshot } | undefined> {
+    const policy = await this.stores.policies.of(tx, aliasId);
+    const candidate = policy?.targets.find((t) => t.role === 'weighted' && t.version === version && t.weight! > 0);
+    if (!policy || !candidate) return undefined;
+    const before = snapshotOf(policy, primaryVersion);
+    const [primary, ...others] = before.weights;
+    const after: PolicySnapshot = { ...before, weights: [{ ...primary!, weight: primary!.weight + candidate.weight! }, ...others.map((w) => (w.version === version ? { ...w, weight: 0 } : w))] };
+    const ids = new Map([...policy.targets.map((t) => [t.version, t.model_id] as const)]);
+    await this.write(tx, aliasId, after, ids, null);
+    return { from_policy: before, to_policy: after };
+  }
+
+  /** Share-locks each version the policy names (a live version of the alias's model code, else a 400 naming it); their rows by version. */
+  private async lockVersions(tx: Runner, key: AliasKey, policy: PolicySnapshot): Promise<Map<string, ModelRow>> {
+    const ids = new Map<string, ModelRow>();
     const named = [...policy.weights.map((w, i) => [w.version, `weights[${i}].version`] as const), ...policy.shadows.map((v, i) => [v, `shadows[${i}]`] as const)];
     for (const [version, field] of named) {
       const model = await this.stores.models.lockLiveByPair(tx, key.workspaceId, key.modelCode, version);
       if (!model) throw new InputError(`${field}: ${key.modelCode} has no live version ${version} in this workspace.`, [{ field, message: `no live version ${version} of ${key.modelCode}` }]);
-      ids.set(version, model.id);
+      ids.set(version, model);
     }
     return ids;
   }
 
   /** Writes the policy (its first weight the primary's) and reads it back. */
-  private async write(tx: Runner, aliasId: number, policy: PolicySnapshot, ids: Map<string, number>, userId: number) {
+  private async write(tx: Runner, aliasId: number, policy: PolicySnapshot, ids: Map<string, number>, userId: number | null) {
     const [primary, ...others] = policy.weights;
     const targets: PolicyTargetRow[] = [
       ...others.map((w) => ({ model_id: ids.get(w.version)!, role: 'weighted' as const, weight: w.weight })),
       ...policy.shadows.map((v) => ({ model_id: ids.get(v)!, role: 'shadow' as const, weight: null })),
     ];
-    await this.stores.policies.replace(tx, { alias_id: aliasId, sticky: policy.sticky, primary_weight: primary!.weight, updated_by_id: userId }, targets);
+    await this.stores.policies.replace(tx, { alias_id: aliasId, sticky: policy.sticky, primary_weight: primary!.weight, guards: policy.guards ?? null, updated_by_id: userId }, targets);
     return (await this.stores.policies.of(tx, aliasId))!;
   }
 }

@@ -1,13 +1,25 @@
 import type { Runner } from '../../infra/db/database.js';
 import type { AliasKey } from './aliases.store.js';
 import type { Sticky } from './alias-policy.js';
+import type { PolicyGuards } from './alias-guards.js';
 
 /** The traffic policy of one alias: its sticky key and the weight of the alias's own version. */
 export interface PolicyRow {
   alias_id: number;
   sticky: Sticky;
   primary_weight: number;
+  guards: PolicyGuards | null;
   updated_by_id: number | null;
+  updated_at: Date;
+}
+
+/** A policy with guards, as the guard evaluation reads it: where its alias is and since when its candidates are judged. */
+export interface GuardedPolicy {
+  alias_id: number;
+  workspace_id: number;
+  workspace: string;
+  model_code: string;
+  alias: string;
   updated_at: Date;
 }
 
@@ -36,8 +48,10 @@ export interface AliasPoliciesStore {
   of(db: Runner, aliasId: number): Promise<StoredPolicy | undefined>;
   /** The policies of these aliases (those that have one). */
   ofAliases(db: Runner, aliasIds: number[]): Promise<Map<number, StoredPolicy>>;
-  /** Writes the policy and its targets in place of what the alias had. */
-  replace(tx: Runner, row: Omit<PolicyRow, 'updated_at'>, targets: PolicyTargetRow[]): Promise<void>;
+  /** Writes the policy and its targets in place of what the alias had; `guards` left out keeps the policy's guards. */
+  replace(tx: Runner, row: Omit<PolicyRow, 'updated_at' | 'guards'> & { guards?: PolicyGuards | null }, targets: PolicyTargetRow[]): Promise<void>;
+  /** Up to `limit` policies with guards, after alias id `after`, by alias id. */
+  guarded(db: Runner, after: number, limit: number): Promise<GuardedPolicy[]>;
   remove(tx: Runner, aliasId: number): Promise<void>;
   /** One query: the alias, its policy and its weighted targets; undefined when there is no such alias. */
   route(db: Runner, key: AliasKey): Promise<AliasRoute | undefined>;
@@ -61,13 +75,23 @@ export const aliasPoliciesStore: AliasPoliciesStore = {
     return policies;
   },
   replace: async (tx, row, targets) => {
+    const guards = row.guards === undefined ? {} : { guards: row.guards === null ? null : JSON.stringify(row.guards) };
     await tx('alias_policies')
-      .insert({ ...row, updated_at: tx.raw('clock_timestamp()') })
+      .insert({ ...row, ...guards, updated_at: tx.raw('clock_timestamp()') })
       .onConflict('alias_id')
       .merge();
     await tx('alias_policy_targets').where({ alias_id: row.alias_id }).delete();
     if (targets.length) await tx('alias_policy_targets').insert(targets.map((t) => ({ ...t, alias_id: row.alias_id })));
   },
+  guarded: async (db, after, limit) =>
+    (await db('alias_policies as p')
+      .join('model_aliases as a', 'a.id', 'p.alias_id')
+      .join('workspaces as w', 'w.id', 'a.workspace_id')
+      .whereNotNull('p.guards')
+      .where('p.alias_id', '>', after)
+      .orderBy('p.alias_id')
+      .limit(limit)
+      .select('p.alias_id', 'a.workspace_id', 'w.name as workspace', 'a.model_code', 'a.alias', 'p.updated_at')) as GuardedPolicy[],
   remove: async (tx, aliasId) => {
     await tx('alias_policies').where({ alias_id: aliasId }).delete();
   },

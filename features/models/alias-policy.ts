@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InputError } from '../../kernel/errors/errors.js';
+import { guardsInput, type PolicyGuards } from './alias-guards.js';
 
 /** What a policy hashes to keep a caller on one version: the session (a retried open is the same session) or its user. */
 export type Sticky = 'session' | 'user';
@@ -9,6 +10,8 @@ export interface PolicySnapshot {
   sticky: Sticky;
   weights: Array<{ version: string; weight: number }>;
   shadows: string[];
+  /** Present only when the policy has guards, so a policy without them reads as it did before guards existed. */
+  guards?: PolicyGuards;
 }
 
 /** A policy asked for, checked for shape: every rule that needs no database. */
@@ -33,7 +36,8 @@ export function policyInput(body: unknown): PolicySnapshot {
   });
   const total = weights.reduce((sum, { weight }) => sum + weight, 0);
   if (total !== 100) throw invalid('weights', `weights: they sum to ${total}, not 100.`);
-  return { sticky, weights, shadows: shadows as string[] };
+  const guards = guardsInput(given.guards);
+  return { sticky, weights, shadows: shadows as string[], ...(guards && { guards }) };
 }
 
 function weightOf(entry: unknown, i: number): { version: string; weight: number } {
@@ -77,13 +81,13 @@ export function bucketOf(key: string): number {
 /**
  * The policy once the alias moves to `to`: the primary's weight goes with the
  * alias; a weighted target it moves to adds its weight to the primary's, a
- * shadow it moves to stops being one; every other target stays.
+ * shadow it moves to stops being one; every other target, and the guards, stay.
  */
 export function policyAfterMove(policy: PolicySnapshot, to: string): PolicySnapshot {
   const [primary, ...others] = policy.weights;
   const joining = others.find((w) => w.version === to);
   return {
-    sticky: policy.sticky,
+    ...policy,
     weights: [{ version: to, weight: primary!.weight + (joining?.weight ?? 0) }, ...others.filter((w) => w.version !== to)],
     shadows: policy.shadows.filter((v) => v !== to),
   };

@@ -20,6 +20,7 @@ export function presentAlias(row: AliasWithVersion, workspace: string, policy?: 
 export function presentPolicy(policy: StoredPolicy, primaryVersion: string) {
   return {
     ...snapshotOf(policy, primaryVersion),
+    guards: policy.row.guards,
     updated_by: policy.row.updated_by_id === null ? null : String(policy.row.updated_by_id),
     updated_at: new Date(policy.row.updated_at).toISOString(),
   };
@@ -32,6 +33,7 @@ export function snapshotOf(policy: StoredPolicy, primaryVersion: string): Policy
     sticky: policy.row.sticky,
     weights: [{ version: primaryVersion, weight: policy.row.primary_weight }, ...weighted],
     shadows: policy.targets.filter((t) => t.role === 'shadow').map((t) => t.version),
+    ...(policy.row.guards && { guards: policy.row.guards }),
   };
 }
 
@@ -47,6 +49,7 @@ export function presentAliasMove(row: AliasMoveRow) {
     request_id: row.request_id,
     from_policy: row.from_policy,
     to_policy: row.to_policy,
+    reason: row.reason,
     moved_at: new Date(row.created_at).toISOString(),
   };
 }

@@ -29,10 +29,12 @@ export interface AliasMoveRow {
   request_id: string | null;
   from_policy: PolicySnapshot | null;
   to_policy: PolicySnapshot | null;
+  /** Why the platform changed it by itself (a guard's rollback); null for a person's change. */
+  reason: string | null;
   created_at: Date;
 }
 
-export type NewAliasMove = Omit<AliasMoveRow, 'id' | 'created_at' | 'from_policy' | 'to_policy'> & Partial<Pick<AliasMoveRow, 'from_policy' | 'to_policy'>>;
+export type NewAliasMove = Omit<AliasMoveRow, 'id' | 'created_at' | 'from_policy' | 'to_policy' | 'reason'> & Partial<Pick<AliasMoveRow, 'from_policy' | 'to_policy' | 'reason'>>;
 
 /** Names an alias: the model code and the alias name, in a workspace. */
 export interface AliasKey {

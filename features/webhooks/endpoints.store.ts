@@ -2,7 +2,7 @@ import type { Runner } from '../../infra/db/database.js';
 import { keysetPage, type Page, type PageOfRows } from '../../infra/db/keyset.js';
 
 /** What an endpoint may receive. */
-export const WEBHOOK_EVENTS = ['invocation.completed', 'invocation.failed', 'invocation.cancelled', 'dataset.exported'] as const;
+export const WEBHOOK_EVENTS = ['invocation.completed', 'invocation.failed', 'invocation.cancelled', 'dataset.exported', 'alias.rolled_back'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export interface EndpointRow {

@@ -37,3 +37,6 @@ export function invocationOutcomePayload(outcome: InvocationOutcome): string {
 
 /** `dataset.exported`, with the dataset as the API presents it. */
 export const datasetExportedPayload = (dataset: Record<string, unknown>, at = new Date()): string => body('dataset.exported', at, dataset);
+
+/** `alias.rolled_back`: a guard of an alias's traffic policy tripped and its candidate's weight went to the primary. */
+export const aliasRolledBackPayload = (rollback: Record<string, unknown>, at = new Date()): string => body('alias.rolled_back', at, rollback);

@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import { callbackPathProblem, endpointForCallback } from './callback.js';
 import type { DeliveryStatus, WebhookDeliveriesStore } from './deliveries.store.js';
 import type { EndpointChanges, EndpointRow, WebhookEndpointsStore, WebhookEvent } from './endpoints.store.js';
-import { datasetExportedPayload } from './payloads.js';
+import { aliasRolledBackPayload, datasetExportedPayload } from './payloads.js';
 import { presentDelivery, presentEndpoint } from './present.js';
 import { newWebhookSecret } from './signature.js';
 
@@ -126,6 +126,11 @@ export class WebhooksService {
   /** Queues `dataset.exported` in the caller's transaction, so it commits with the dataset or not at all. */
   async queueDatasetExported(trx: Runner, workspaceId: number, dataset: Record<string, unknown>): Promise<void> {
     await this.stores.deliveries.enqueueForWorkspace(trx, workspaceId, 'dataset.exported', datasetExportedPayload(dataset));
+  }
+
+  /** Queues `alias.rolled_back` in the rollback's transaction, so it commits with the rollback or not at all. */
+  async queueAliasRolledBack(trx: Runner, workspaceId: number, rollback: Record<string, unknown>): Promise<void> {
+    await this.stores.deliveries.enqueueForWorkspace(trx, workspaceId, 'alias.rolled_back', aliasRolledBackPayload(rollback));
   }
 
   private async endpoint(principal: Principal, id: number): Promise<EndpointRow> {

@@ -37,6 +37,7 @@ import * as modelAliases from './0040_model_aliases.js';
 import * as aliasPolicies from './0041_alias_policies.js';
 import * as aliasSessions from './0042_alias_sessions.js';
 import * as shadowInvocations from './0043_shadow_invocations.js';
+import * as aliasGuards from './0044_alias_guards.js';
 
 interface Migration {
   name: string;
@@ -87,6 +88,7 @@ const migrations: Migration[] = [
   { name: '0041_alias_policies', ...aliasPolicies },
   { name: '0042_alias_sessions', ...aliasSessions },
   { name: '0043_shadow_invocations', ...shadowInvocations },
+  { name: '0044_alias_guards', ...aliasGuards },
 ];
 
 export const migrationSource: Knex.MigrationSource<Migration> = {

@@ -85,6 +85,12 @@ def test_a_traffic_policy_splits_new_sessions_and_keeps_a_user_on_one_version(ad
         changes = admin.aliases.history(iris.code, alias).list()
         assert [(m.from_policy is None, m.to_policy is None) for m in changes[:2]] == [(False, True), (True, False)]
         assert changes[1].to_policy == {"sticky": "user", "weights": policy.weights, "shadows": []}
+        assert changes[0].reason is None and policy.guards is None
+        # Guards pass through: min_invocations filled in by the server.
+        guarded = admin.aliases.set_policy(iris.code, alias, {iris.version: 90, slow.version: 10}, guards={"max_error_rate": 0.05})
+        assert guarded.guards == {"min_invocations": 100, "max_error_rate": 0.05}
+        with pytest.raises(ValidationError, match="guards.min_invocations"):
+            admin.aliases.set_policy(iris.code, alias, {iris.version: 100}, guards={"min_invocations": 0})
     finally:
         admin.aliases.delete(iris.code, alias)
 
@@ -97,6 +103,8 @@ def test_the_command_line_sets_reads_and_deletes_a_traffic_policy(cli: Any, sett
     assert (set_["sticky"], set_["weights"]) == ("user", [{"version": iris.version, "weight": 90}, {"version": slow.version, "weight": 10}])
     assert slow.version in cli("aliases", "policy", "get", iris.code, alias).stdout
     cli("aliases", "policy", "set", iris.code, alias, f"{iris.version}=ninety", code=7)
+    guarded = as_json(cli("--json", "aliases", "policy", "set", iris.code, alias, f"{iris.version}=90", f"{slow.version}=10", "--guards", '{"max_p99_run_ms": 2000}'))
+    assert guarded["guards"] == {"min_invocations": 100, "max_p99_run_ms": 2000}
     cli("aliases", "policy", "delete", iris.code, alias)
     cli("aliases", "policy", "get", iris.code, alias, code=5)
     cli("aliases", "delete", iris.code, alias)

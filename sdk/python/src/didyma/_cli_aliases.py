@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any, TextIO
 
 from ._cli_output import table, terminal_width
@@ -14,7 +15,7 @@ ALIAS_COLUMNS = ["alias", "model_code", "version", "updated_by", "updated_at"]
 MOVE_COLUMNS = ["moved_at", "from_version", "to_version", "moved_by", "request_id"]
 ALIAS_SESSION_COLUMNS = ["id", "state", "alias", "model_key", "created_at"]
 ALIAS_ARGS = ("model_code", "alias")
-POLICY_COLUMNS = ["sticky", "weights", "shadows", "updated_by", "updated_at"]
+POLICY_COLUMNS = ["sticky", "weights", "shadows", "guards", "updated_by", "updated_at"]
 
 
 def add_aliases(r: Registrar) -> None:
@@ -43,12 +44,24 @@ def add_policy(r: Registrar, aliases: Any) -> None:
     p = r.command(policy, "set", set_policy, "set the traffic policy: VERSION=WEIGHT pairs summing to 100, the alias's version among them", POLICY_COLUMNS, args=ALIAS_ARGS)
     p.add_argument("weights", nargs="+", metavar="VERSION=WEIGHT", help="a weighted version, e.g. 1=90 2=10")
     p.add_argument("--sticky", choices=["session", "user"], default="session", help="keep each session (default) or each user on one version")
-    p.add_argument("--shadow", action="append", default=[], metavar="VERSION", help="a shadow version (repeat); stored, not yet sent invocations")
+    p.add_argument("--shadow", action="append", default=[], metavar="VERSION", help="a shadow version (repeat): gets a copy of each prediction, never returned")
+    p.add_argument("--guards", type=guards_of, metavar="JSON", help='guards of the candidates, e.g. \'{"min_invocations": 200, "max_error_rate": 0.05}\'')
     r.command(policy, "delete", lambda a, c: c.aliases.delete_policy(a.model_code, a.alias), "delete the traffic policy: new sessions run the alias's version", args=ALIAS_ARGS)
 
 
 def set_policy(args: argparse.Namespace, c: Any) -> Any:
-    return c.aliases.set_policy(args.model_code, args.alias, weights_of(args.weights), sticky=args.sticky, shadows=args.shadow)
+    return c.aliases.set_policy(args.model_code, args.alias, weights_of(args.weights), sticky=args.sticky, shadows=args.shadow, guards=args.guards)
+
+
+def guards_of(text: str) -> dict[str, Any]:
+    """`--guards` as a JSON object; anything else is an argparse error naming it."""
+    try:
+        guards = json.loads(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error}") from error
+    if not isinstance(guards, dict):
+        raise argparse.ArgumentTypeError("a JSON object, e.g. {\"max_error_rate\": 0.05}")
+    return guards
 
 
 def weights_of(pairs: list[str]) -> dict[str, int]:

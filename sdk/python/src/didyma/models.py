@@ -272,6 +272,8 @@ class AliasPolicy(ApiModel):
     shadows: list[str]
     updated_by: str | None
     updated_at: str
+    # What each weighted candidate is held to (`min_invocations`, `max_error_rate`, `max_p99_run_ms`, `feedback`); None: no guards.
+    guards: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -318,6 +320,8 @@ class ModelAliasMove(ApiModel):
     # The policy before and after (`{"sticky", "weights", "shadows"}`); a policy change keeps from_version == to_version.
     from_policy: dict[str, Any] | None = None
     to_policy: dict[str, Any] | None = None
+    # Why the platform made the change by itself (a guard's rollback, `moved_by` None); None for a person's change.
+    reason: str | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 

@@ -107,11 +107,21 @@ class AliasesApi:
 
 
     def set_policy(
-        self, model_code: str, alias: str, weights: Mapping[str, int], *, sticky: str = "session", shadows: Iterable[str] = ()
+        self,
+        model_code: str,
+        alias: str,
+        weights: Mapping[str, int],
+        *,
+        sticky: str = "session",
+        shadows: Iterable[str] = (),
+        guards: Mapping[str, Any] | None = None,
     ) -> AliasPolicy:
         """Sets the alias's traffic policy: `weights` by version (the alias's own among them, summing to 100), each new
-        session kept on its version per `sticky` ("session" or "user"); `shadows` are stored, not yet sent invocations."""
-        body = {"sticky": sticky, "weights": [{"version": v, "weight": w} for v, w in weights.items()], "shadows": list(shadows)}
+        session kept on its version per `sticky` ("session" or "user"); `shadows` are stored, not yet sent invocations;
+        `guards` (e.g. `{"min_invocations": 200, "max_error_rate": 0.05}`) roll back a candidate that trips one."""
+        body: dict[str, Any] = {"sticky": sticky, "weights": [{"version": v, "weight": w} for v, w in weights.items()], "shadows": list(shadows)}
+        if guards is not None:
+            body["guards"] = dict(guards)
         return AliasPolicy.from_json(self._t.request("private", "PUT", f"{_alias(model_code, alias)}/policy", json=body).json())
 
     def get_policy(self, model_code: str, alias: str) -> AliasPolicy:
