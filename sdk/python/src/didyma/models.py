@@ -264,7 +264,7 @@ class Session(ApiModel):
 @dataclass
 class AliasPolicy(ApiModel):
     """The traffic policy of an alias: which versions new sessions run, by weight (the alias's own version first),
-    kept per session or per user (`sticky`); `shadows` are stored, not yet sent invocations."""
+    kept per session or per user (`sticky`); `shadows` get a copy of each prediction, never returned."""
 
     OPENAPI = ("private", schema_pointer("AliasPolicy"))
     sticky: str

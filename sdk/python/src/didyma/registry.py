@@ -117,7 +117,7 @@ class AliasesApi:
         guards: Mapping[str, Any] | None = None,
     ) -> AliasPolicy:
         """Sets the alias's traffic policy: `weights` by version (the alias's own among them, summing to 100), each new
-        session kept on its version per `sticky` ("session" or "user"); `shadows` are stored, not yet sent invocations;
+        session kept on its version per `sticky` ("session" or "user"); `shadows` get a copy of each prediction, never returned;
         `guards` (e.g. `{"min_invocations": 200, "max_error_rate": 0.05}`) roll back a candidate that trips one."""
         body: dict[str, Any] = {"sticky": sticky, "weights": [{"version": v, "weight": w} for v, w in weights.items()], "shadows": list(shadows)}
         if guards is not None:
