@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { startTestPlatform, unique, type TestPlatform } from '../../test/support/platform.js';
 import { colleague, demoDeployment, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
+import { wilsonInterval } from '../../features/models/comparison.stats.js';
 
 const FEEDBACK_SCHEMA = {
   type: 'object',
@@ -45,11 +46,19 @@ describe('comparison of the versions behind an alias', () => {
       return reply.body.id as string;
     };
     const openOnVersion = async (version: string) => (await t.public.post(`/api/model/iris-classifier/version/${version}/session`, { token: owner.token })).body.id as string;
-    return { owner, v1, v2, setAlias, openOn, openOnVersion };
+    const shadowWith = async (alias: string, primary: string, shadow: string) => {
+      const reply = await t.private.put(`/api/platform_model/iris-classifier/alias/${alias}/policy`, { token: owner.token, json: { weights: [{ version: primary, weight: 100 }], shadows: [shadow] } });
+      expect(reply.status, reply.text).to.equal(200);
+    };
+    return { owner, v1, v2, setAlias, openOn, openOnVersion, shadowWith };
   }
 
   /** Writes an invocation with the times given, in milliseconds after `base` (null: not reached). */
-  async function invocation(session: string, base: number, row: { type?: string; status: string; created: number; started?: number; completed?: number; body?: string; related_to?: string }) {
+  async function invocation(
+    session: string,
+    base: number,
+    row: { type?: string; status: string; created: number; started?: number; completed?: number; body?: string; related_to?: string; response?: string; shadow_of?: string },
+  ) {
     const s = await t.platform.db('sessions').where({ id: session }).first();
     const { next_order: order } = (await t.platform.db('sessions').where({ id: session }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number };
     const at = (ms?: number) => (ms === undefined ? null : new Date(base + ms));
@@ -66,6 +75,8 @@ describe('comparison of the versions behind an alias', () => {
       body: row.body ?? '{}',
       status: row.status,
       related_to: row.related_to ?? null,
+      response: row.response ?? '',
+      shadow_of: row.shadow_of ?? null,
       created_at: at(row.created),
       started_at: at(row.started),
       completed_at: at(row.completed),
@@ -160,6 +171,7 @@ describe('comparison of the versions behind an alias', () => {
       queue_wait_ms: { count: 1, p50: 50, p99: 50 },
       run_time_ms: { count: 1, p50: 400, p99: 400 },
       feedback: { count: 1, properties: [] },
+      agreement: null,
     });
 
     // A window with none of it: no versions.
@@ -214,5 +226,63 @@ describe('comparison of the versions behind an alias', () => {
     const kept = await compare(owner, '');
     expect(kept.status, kept.text).to.equal(200);
     expect(kept.body.versions.map((v: { version: string; invocations: number }) => [v.version, v.invocations])).to.deep.equal([[v1, 1]]);
+  });
+
+  it("answers a shadow version's agreement with its primary: labels exactly, numbers within the tolerance", async () => {
+    const { owner, v1, v2, setAlias, openOn, shadowWith } = await setUp();
+    await setAlias('production', v1);
+    await shadowWith('production', v1, v2);
+    const session = await openOn('production');
+    const shadowSession = ((await t.platform.db('sessions').where({ shadow_of: session }).first()) as { id: string }).id;
+    const base = Date.now() - 30 * 60 * 1000;
+    const window = `since=${encodeURIComponent(new Date(base).toISOString())}&until=${encodeURIComponent(new Date(base + 3_600_000).toISOString())}`;
+    const answer = (version: string, data: unknown[]) =>
+      JSON.stringify({ model_name: 'iris-classifier', model_version: version, outputs: [{ name: 'out', shape: [data.length], datatype: 'FP64', data }] });
+    let at = 0;
+    /** A prediction of the session and its shadow copy, each with its status and answer (given only when COMPLETED). */
+    const pair = async (primary: unknown[] | 'ERROR', shadow: unknown[] | 'ERROR' | 'QUEUED', into = { session, shadowSession }) => {
+      at += 1_000;
+      const status = (side: unknown) => (Array.isArray(side) ? 'COMPLETED' : (side as string));
+      const response = (version: string, side: unknown) => (Array.isArray(side) ? answer(version, side) : '');
+      const times = (s: string) => (s === 'QUEUED' ? {} : { started: at + 10, completed: at + 20 });
+      const id = await invocation(into.session, base, { status: status(primary), created: at, ...times(status(primary)), response: response(v1, primary) });
+      await invocation(into.shadowSession, base, { status: status(shadow), created: at + 1, ...times(status(shadow)), response: response(v2, shadow), shadow_of: id });
+    };
+    await pair(['setosa', 'virginica'], ['setosa', 'virginica']); // labels: agree
+    await pair(['setosa', 'virginica'], ['setosa', 'versicolor']); // labels: disagree
+    await pair([1, 2], [1, 2]); // integers: agree
+    await pair([1.5], [1.75]); // at the tolerance 0.25 (exact in binary): agree; by default: disagree
+    await pair([1.5], [1.8]); // beyond 0.25: disagree
+    await pair([0.1], [0.1000001]); // within 1e-6: agree at both tolerances
+    await pair([1.5, 2.5], [1.5]); // length mismatch: disagree
+    await pair(['setosa'], 'ERROR'); // a failed shadow is not compared
+    await pair('ERROR', ['setosa']); // nor a shadow of a failed primary
+    await pair(['setosa'], 'QUEUED'); // nor a pending one
+
+    const reply = await compare(owner, `?${window}&tolerance=0.25`);
+    expect(reply.status, reply.text).to.equal(200);
+    const [primary, shadow] = reply.body.versions;
+    expect(primary).to.deep.include({ version: v1, invocations: 10, agreement: null });
+    expect(shadow).to.deep.include({ version: v2, invocations: 10, outcomes: { completed: 8, error: 1, cancelled: 0, pending: 1 } });
+    expect(shadow.agreement).to.deep.equal({ compared: 7, agreed: 4, rate: 4 / 7, interval: wilsonInterval(4, 7), tolerance: 0.25, max_compared: 5_000, truncated: false });
+    // Wilson by hand for 4 of 7 (z = 1.96): 0.2504 to 0.8419.
+    expect(shadow.agreement.interval.low).to.be.closeTo(0.25045, 1e-4);
+    expect(shadow.agreement.interval.high).to.be.closeTo(0.84188, 1e-4);
+    const byDefault = await compare(owner, `?${window}`);
+    expect(byDefault.body.versions[1].agreement).to.deep.include({ compared: 7, agreed: 3, tolerance: 1e-6 });
+    for (const bad of ['-1', 'abc', '1e7', '']) {
+      const refused = await compare(owner, `?${window}&tolerance=${bad}`);
+      expect(refused.status, bad).to.equal(400);
+    }
+
+    // Another workspace's alias of the same name and model code: its pairs are its own.
+    const other = await setUp();
+    await other.setAlias('production', other.v1);
+    await other.shadowWith('production', other.v1, other.v2);
+    const theirs = await other.openOn('production');
+    const theirShadow = ((await t.platform.db('sessions').where({ shadow_of: theirs }).first()) as { id: string }).id;
+    await pair(['x'], ['y'], { session: theirs, shadowSession: theirShadow });
+    expect((await compare(owner, `?${window}&tolerance=0.25`)).body.versions[1].agreement).to.deep.include({ compared: 7, agreed: 4 });
+    expect((await compare(other.owner, `?${window}`)).body.versions[1].agreement).to.deep.include({ compared: 1, agreed: 0 });
   });
 });

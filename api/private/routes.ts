@@ -50,7 +50,7 @@ export function privateRoutes(platform: Platform): OperationRoutes {
     res.status(204).end();
   });
   router.get('/api/platform_model/:modelCode/alias/:alias/comparison', member, async (req, res) => {
-    res.json(await aliasComparison.compare(principalOf(res), ...alias(req), { since: req.query.since, until: req.query.until }));
+    res.json(await aliasComparison.compare(principalOf(res), ...alias(req), { since: req.query.since, until: req.query.until, tolerance: req.query.tolerance }));
   });
   router.get('/api/platform_model/:modelCode/alias/:alias/history', supervisor, async (req, res) => {
     sendPage(req, res, await aliases.history(principalOf(res), ...alias(req), pageOf(req)));

@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import type { AliasComparisonStore, ComparedVersion, ComparisonScope, FeedbackPropertyRow, FeedbackValueRow, InvocationOutcomeRow, WantedProperty } from './comparison.store.js';
 import { aliasKeyOf } from './alias-key.js';
 import { meanInterval, wilsonInterval } from './comparison.stats.js';
+import { MAX_COMPARED_PAIRS, presentAgreement, toleranceOf } from './shadow-agreement.js';
 import { canonicalJson, feedbackMetrics, type FeedbackMetricSpec } from './feedback-metrics.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -12,17 +13,19 @@ export const DEFAULT_WINDOW_DAYS = 7;
 /** The longest window: what bounds the rows one comparison reads. */
 export const MAX_WINDOW_DAYS = 31;
 
-export interface ComparisonWindow {
+/** The query of a comparison: its window, and the tolerance between numbers when comparing shadows' outputs. */
+export interface ComparisonQuery {
   since?: unknown;
   until?: unknown;
+  tolerance?: unknown;
 }
 
 /**
  * Compares the versions behind an alias on outcomes: the sessions opened
  * through it grouped by the version each resolved to (`sessions.model_id`,
  * never where the alias points now, so a traffic policy's split shows as it
- * ran). Shadows' agreement, when shadows exist, is one more field of each
- * version here, read from the shadow invocations of the same sessions.
+ * ran). A shadow version's entry carries the agreement of its outputs with
+ * its primaries', read from the shadow invocations of the alias's sessions.
  */
 export class AliasComparisonService {
   constructor(
@@ -31,8 +34,9 @@ export class AliasComparisonService {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async compare(principal: Principal, code: string, alias: string, window: ComparisonWindow) {
-    const scope = { ...aliasKeyOf(principal, code, alias), ...this.windowOf(window) };
+  async compare(principal: Principal, code: string, alias: string, query: ComparisonQuery) {
+    const scope = { ...aliasKeyOf(principal, code, alias), ...this.windowOf(query) };
+    const tolerance = toleranceOf(query.tolerance);
     // One snapshot, so the feedback counted and the feedback summarised are the same rows.
     return this.db.transaction(
       async (tx) => {
@@ -45,14 +49,18 @@ export class AliasComparisonService {
           wanted.length ? await this.store.feedbackProperties(tx, scope, wanted) : [],
           wanted.length ? await this.store.feedbackValues(tx, scope, wanted) : [],
         ];
-        return present(scope, versions, { outcomes, counts, properties, values });
+        const agreements = new Map<number, ReturnType<typeof presentAgreement>>();
+        for (const v of versions.filter((version) => version.shadow)) {
+          agreements.set(v.model_id, presentAgreement(await this.store.shadowPairs(tx, scope, v.model_id, MAX_COMPARED_PAIRS + 1), tolerance));
+        }
+        return present(scope, versions, { outcomes, counts, properties, values, agreements });
       },
       { isolationLevel: 'repeatable read', readOnly: true },
     );
   }
 
   /** `[since, until)`: until defaults to now, since to 7 days before; inverted, empty or longer than 31 days is a 400. */
-  private windowOf(window: ComparisonWindow): Pick<ComparisonScope, 'since' | 'until'> {
+  private windowOf(window: ComparisonQuery): Pick<ComparisonScope, 'since' | 'until'> {
     const until = window.until === undefined ? this.now() : instant(window.until, 'until');
     const since = window.since === undefined ? new Date(until.getTime() - DEFAULT_WINDOW_DAYS * DAY_MS) : instant(window.since, 'since');
     if (since.getTime() >= until.getTime()) throw new InputError('since: must be before until.', [{ field: 'since', message: 'not before until' }]);
@@ -74,6 +82,8 @@ interface Aggregates {
   counts: Array<{ model_id: number; count: number }>;
   properties: FeedbackPropertyRow[];
   values: FeedbackValueRow[];
+  /** Per shadow version (by model id): the agreement of its outputs with the primaries'. */
+  agreements: Map<number, ReturnType<typeof presentAgreement>>;
 }
 
 /** The versions with invocations or feedback in the window, in registration order. */
@@ -94,6 +104,7 @@ function present(scope: ComparisonScope, versions: ComparedVersion[], aggregates
           count: counts.get(v.model_id) ?? 0,
           properties: feedbackMetrics(v.feedback_schema).map((metric) => presentMetric(metric, v.model_id, aggregates)),
         },
+        agreement: aggregates.agreements.get(v.model_id) ?? null,
       })),
   };
 }

@@ -14,6 +14,14 @@ export interface ComparedVersion {
   model_id: number;
   version: string;
   feedback_schema: Record<string, unknown> | null;
+  /** Whether some of its sessions through the alias are shadow sessions (it received copies of the alias's predictions). */
+  shadow: boolean;
+}
+
+/** The stored responses of a shadow invocation and of its primary, both COMPLETED. */
+export interface ShadowPairRow {
+  primary_response: string;
+  shadow_response: string;
 }
 
 /** Counts and percentiles (milliseconds) of one version's invocations in the window. */
@@ -66,6 +74,8 @@ export interface AliasComparisonStore {
   feedbackCounts(db: Runner, scope: ComparisonScope): Promise<Array<{ model_id: number; count: number }>>;
   feedbackProperties(db: Runner, scope: ComparisonScope, wanted: WantedProperty[]): Promise<FeedbackPropertyRow[]>;
   feedbackValues(db: Runner, scope: ComparisonScope, wanted: WantedProperty[]): Promise<FeedbackValueRow[]>;
+  /** The first `limit` COMPLETED shadow invocations of the version in the window whose primary COMPLETED too, oldest first. */
+  shadowPairs(db: Runner, scope: ComparisonScope, modelId: number, limit: number): Promise<ShadowPairRow[]>;
 }
 
 // The alias's sessions opened before the window ends (sessions_alias of migration 0042), and their
@@ -114,6 +124,18 @@ const OUTCOMES = `
 // The property's value as a number when it is one (aggregates skip the nulls), never a cast of another kind.
 const NUMBER = `case when jsonb_typeof(f.doc -> w.key) = 'number' then (f.doc ->> w.key)::float8 end`;
 
+// The version's shadow sessions through the alias, their COMPLETED shadow invocations in the window
+// (invocations_list) and each one's primary by its id: at most `limit` pairs are read.
+const SHADOW_PAIRS = `
+  with ${ALIAS_SESSIONS}
+  select p.response as primary_response, i.response as shadow_response
+    from alias_sessions s
+    join invocations i on ${IN_WINDOW} and i.model_id = s.model_id and i.shadow_of is not null and i.status = 'COMPLETED'
+    join invocations p on p.id = i.shadow_of and p.workspace_id = i.workspace_id and p.status = 'COMPLETED'
+   where s.model_id = ?
+   order by i.created_at, i.id
+   limit ?`;
+
 const rowsOf = <T>(result: unknown): T[] => (result as { rows: T[] }).rows;
 
 export const aliasComparisonStore: AliasComparisonStore = {
@@ -122,11 +144,13 @@ export const aliasComparisonStore: AliasComparisonStore = {
   versions: async (db, scope) =>
     rowsOf<ComparedVersion>(
       await db.raw(
-        `select m.id as model_id, m.version, m.feedback_schema from models m
+        `select m.id as model_id, m.version, m.feedback_schema,
+                exists (select 1 from sessions s where s.workspace_id = ? and s.alias = ? and s.created_at < ? and s.model_id = m.id and s.shadow_of is not null) as shadow
+           from models m
           where m.id in (select s.model_id from sessions s where s.workspace_id = ? and s.alias = ? and s.created_at < ?)
             and m.model_code = ? and m.workspace_id = ?
           order by m.id`,
-        [scope.workspaceId, scope.alias, scope.until, scope.modelCode, scope.workspaceId],
+        [scope.workspaceId, scope.alias, scope.until, scope.workspaceId, scope.alias, scope.until, scope.modelCode, scope.workspaceId],
       ),
     ),
   invocationOutcomes: async (db, scope) => rowsOf<InvocationOutcomeRow>(await db.raw(OUTCOMES, scopeBindings(scope))),
@@ -159,4 +183,5 @@ export const aliasComparisonStore: AliasComparisonStore = {
         [...scopeBindings(scope), JSON.stringify(wanted)],
       ),
     ),
+  shadowPairs: async (db, scope, modelId, limit) => rowsOf<ShadowPairRow>(await db.raw(SHADOW_PAIRS, [...scopeBindings(scope), modelId, limit])),
 };
