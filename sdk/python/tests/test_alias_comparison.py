@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import secrets
 import sys
 from typing import Any
@@ -10,6 +12,7 @@ import pytest
 
 from conftest import IRIS, Iris, Setting
 from didyma import AliasComparison, Didyma, NotFound, ValidationError
+from didyma._cli_aliases import show_comparison
 from test_cli import as_json, cli  # noqa: F401  (the fixture, shared)
 
 SAMPLE: dict[str, Any] = {
@@ -41,6 +44,15 @@ SAMPLE: dict[str, Any] = {
             "queue_wait_ms": {"count": 1, "p50": 5.0, "p99": 5.0},
             "run_time_ms": {"count": 1, "p50": 90.0, "p99": 90.0},
             "feedback": {"count": 0, "properties": []},
+            "agreement": {
+                "compared": 4,
+                "agreed": 3,
+                "rate": 0.75,
+                "interval": {"low": 0.30064, "high": 0.95441, "method": "wilson"},
+                "tolerance": 1e-6,
+                "max_compared": 5000,
+                "truncated": True,
+            },
         },
     ],
 }
@@ -52,6 +64,16 @@ def test_rows_put_each_metric_beside_each_version() -> None:
     assert {"metric": "feedback.correct", "version": "1", "value": 0.5, "low": 0.09, "high": 0.91, "count": 2} in rows
     assert {"metric": 'feedback.label="dog"', "version": "1", "value": 0, "low": None, "high": None, "count": 2} in rows
     assert [r["value"] for r in rows if r["metric"] == "queue_wait_p99_ms"] == [40.0, 5.0]
+    # Only the shadow version has an agreement row: its rate, Wilson interval and the pairs compared.
+    assert [r for r in rows if r["metric"] == "agreement"] == [{"metric": "agreement", "version": "2", "value": 0.75, "low": 0.30064, "high": 0.95441, "count": 4}]
+
+
+def test_the_table_says_when_a_shadow_was_compared_only_in_part() -> None:
+    out = io.StringIO()
+    show_comparison(AliasComparison.from_json(SAMPLE), argparse.Namespace(wide=True), out)
+    lines = out.getvalue().splitlines()
+    assert ["agreement", "2", "0.75", "0.30064", "0.95441", "4"] in [line.split() for line in lines]
+    assert lines[-1] == "agreement of 2: the first 4 pairs of the window only; narrow it for the rest"
 
 
 def test_to_pandas_names_the_missing_package(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,11 +27,12 @@ def add_aliases(r: Registrar) -> None:
     r.command(aliases, "history", lambda a, c: c.aliases.history(a.model_code, a.alias).list(), "every move of an alias, newest first", MOVE_COLUMNS, args=ALIAS_ARGS)
     open_on = lambda a, c: c.sessions.create_on_alias(a.model_code, a.alias)
     r.command(aliases, "open-session", open_on, "open a session on the version the alias points at now", ALIAS_SESSION_COLUMNS, args=ALIAS_ARGS)
-    compare = lambda a, c: c.aliases.comparison(a.model_code, a.alias, since=a.since, until=a.until)
-    help = "compare the versions the alias's sessions ran: outcomes, latency percentiles, feedback (--json: all of it)"
+    compare = lambda a, c: c.aliases.comparison(a.model_code, a.alias, since=a.since, until=a.until, tolerance=a.tolerance)
+    help = "compare the versions the alias's sessions ran: outcomes, latency percentiles, feedback, shadows' agreement (--json: all of it)"
     p = r.command(aliases, "compare", compare, help, args=ALIAS_ARGS, show=show_comparison)
     p.add_argument("--since", help="start of the window, RFC 3339 (default: 7 days before --until)")
     p.add_argument("--until", help="end of the window, RFC 3339 (default: now)")
+    p.add_argument("--tolerance", type=float, help="absolute difference within which a shadow's numbers agree with its primary's (default: 1e-6)")
     add_policy(r, aliases)
 
 
@@ -77,6 +78,9 @@ def weights_of(pairs: list[str]) -> dict[str, int]:
 
 
 def show_comparison(comparison: AliasComparison, args: argparse.Namespace, out: TextIO) -> None:
-    """A line naming the window, then one row per metric and version."""
+    """A line naming the window, then one row per metric and version, then a line per shadow compared only in part."""
     print(f"{comparison.model_code} {comparison.alias}: {comparison.since} to {comparison.until}", file=out)
     table(comparison.rows(), COMPARISON_COLUMNS, out, terminal_width(), getattr(args, "wide", False))
+    for v in comparison.versions:
+        if v.agreement and v.agreement["truncated"]:
+            print(f"agreement of {v.version}: the first {v.agreement['compared']} pairs of the window only; narrow it for the rest", file=out)

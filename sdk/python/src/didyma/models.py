@@ -576,7 +576,9 @@ RECORD_OPENAPI = ("public", schema_pointer("DatasetRecord"))
 @dataclass
 class AliasVersionOutcomes(ApiModel):
     """How one version behind an alias did over a window: its invocations' outcomes, queue wait and run time
-    percentiles (milliseconds), and its feedback summarised along its feedback schema."""
+    percentiles (milliseconds), its feedback summarised along its feedback schema and, for a shadow version, how
+    often its outputs agreed with its primary's (`agreement`: compared, agreed, rate, interval, tolerance,
+    max_compared, truncated; None for a version that was never a shadow)."""
 
     OPENAPI = ("private", schema_pointer("AliasVersionOutcomes"))
     version: str
@@ -586,6 +588,7 @@ class AliasVersionOutcomes(ApiModel):
     queue_wait_ms: dict[str, Any]
     run_time_ms: dict[str, Any]
     feedback: dict[str, Any]
+    agreement: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
@@ -651,4 +654,6 @@ def _outcome_rows(v: AliasVersionOutcomes) -> dict[str, dict[str, Any]]:
                 rows[f"{name}={json.dumps(item['value'])}"] = row(item["count"], metric["count"])
         else:
             rows[name] = row(metric.get("rate" if metric["kind"] == "boolean" else "mean"), metric["count"], metric.get("interval"))
+    if v.agreement is not None:
+        rows["agreement"] = row(v.agreement["rate"], v.agreement["compared"], v.agreement["interval"])
     return rows

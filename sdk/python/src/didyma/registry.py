@@ -99,10 +99,11 @@ class AliasesApi:
         params = {"created_after": created_after, "created_before": created_before}
         return Page(self._t, "private", f"{_alias(model_code, alias)}/history", ModelAliasMove.from_json, params, page_size)
 
-    def comparison(self, model_code: str, alias: str, since: str | None = None, until: str | None = None) -> AliasComparison:
+    def comparison(self, model_code: str, alias: str, since: str | None = None, until: str | None = None, tolerance: float | None = None) -> AliasComparison:
         """How the versions that sessions opened through the alias ran compared over `[since, until)` (RFC 3339; by
-        default the 7 days up to now, at most 31 days): outcomes, latency percentiles and feedback per version."""
-        params = {k: v for k, v in {"since": since, "until": until}.items() if v is not None}
+        default the 7 days up to now, at most 31 days): outcomes, latency percentiles and feedback per version, and
+        each shadow version's agreement with its primary (numbers agree within `tolerance`, absolute, 1e-6 by default)."""
+        params = {k: v for k, v in {"since": since, "until": until, "tolerance": tolerance}.items() if v is not None}
         return AliasComparison.from_json(self._t.get_json("private", f"{_alias(model_code, alias)}/comparison", params=params))
 
 
