@@ -93,6 +93,15 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
     );
     expect(listed.map((item) => item.id)).to.have.members(primaries);
     expect(listed.map((item) => item.order).sort()).to.deep.equal([0, 1, 2]);
+    // The comparison finds the shadow agreeing with its primary on all three, though each answer names its own version.
+    expect(JSON.parse(shadows[0]!.response)).to.include({ model_version: v2 });
+    const compared = await t.private.get(`${ALIAS}/production/comparison`, { token: owner.token });
+    expect(compared.status, compared.text).to.equal(200);
+    expect(compared.body.versions.map((v: { version: string; agreement: unknown }) => [v.version, v.agreement && (v.agreement as { compared: number; agreed: number }).agreed])).to.deep.equal([
+      [v1, null],
+      [v2, 3],
+    ]);
+    expect(compared.body.versions[1].agreement).to.include({ compared: 3, truncated: false });
     // The workspace's webhooks hear of the primaries only.
     type Payload = { data: { invocation_id: string } };
     const payloads = (await t.platform.db('webhook_deliveries').where({ workspace_id: owner.ws.id }).pluck('payload')) as Array<string | Payload>;
