@@ -101,6 +101,10 @@ def test_the_comparison_counts_what_sessions_on_the_alias_ran(admin: Didyma, mem
     assert correct["interval"]["low"] == pytest.approx(0.20654, abs=1e-5)
     assert ("feedback.correct", iris.version) in [(r["metric"], r["version"]) for r in comparison.rows()]
 
+    # A version that was never a shadow has no agreement; the tolerance is checked all the same.
+    assert version.agreement is None and member.aliases.comparison(iris.code, alias, tolerance=0.5).versions[0].agreement is None
+    with pytest.raises(ValidationError):
+        member.aliases.comparison(iris.code, alias, tolerance=-1)
     with pytest.raises(ValidationError):
         member.aliases.comparison(iris.code, alias, since="2026-03-10T00:00:00Z", until="2026-03-01T00:00:00Z")
     with pytest.raises(NotFound):
