@@ -3,6 +3,7 @@ import { startTestPlatform, unique, type TestPlatform } from '../../test/support
 import { colleague, demoDeployment, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
 import type { DemoModelServer } from '../../demo/model-server/server.js';
 import { wilsonInterval } from '../../features/models/comparison.stats.js';
+import { writeInvocation } from '../../test/support/invocation-rows.js';
 
 const FEEDBACK_SCHEMA = {
   type: 'object',
@@ -59,29 +60,8 @@ describe('comparison of the versions behind an alias', () => {
     base: number,
     row: { type?: string; status: string; created: number; started?: number; completed?: number; body?: string; related_to?: string; response?: string; shadow_of?: string },
   ) {
-    const s = await t.platform.db('sessions').where({ id: session }).first();
-    const { next_order: order } = (await t.platform.db('sessions').where({ id: session }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number };
     const at = (ms?: number) => (ms === undefined ? null : new Date(base + ms));
-    const id = crypto.randomUUID();
-    await t.platform.db('invocations').insert({
-      id,
-      workspace_id: s.workspace_id,
-      session_id: session,
-      user_id: s.user_id,
-      model_id: s.model_id,
-      order: order - 1,
-      type: row.type ?? 'PREDICT',
-      request_type: row.type === 'DATA_SUBMISSION' ? 'FEEDBACK' : 'FEATURES',
-      body: row.body ?? '{}',
-      status: row.status,
-      related_to: row.related_to ?? null,
-      response: row.response ?? '',
-      shadow_of: row.shadow_of ?? null,
-      created_at: at(row.created),
-      started_at: at(row.started),
-      completed_at: at(row.completed),
-    });
-    return id;
+    return writeInvocation(t.platform.db, session, { ...row, created_at: at(row.created)!, started_at: at(row.started), completed_at: at(row.completed) });
   }
 
   it('answers per recorded version: outcomes, percentiles, a Wilson rate, a t mean and enum counts', async () => {

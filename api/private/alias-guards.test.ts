@@ -7,6 +7,7 @@ import { startTestPlatform, unique, type TestPlatform } from '../../test/support
 import { IRIS, demoDeployment, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../../test/support/fixtures.js';
 import { until } from '../../test/support/until.js';
 import type { AuditRow } from '../../features/audit/store.js';
+import { writeInvocation } from '../../test/support/invocation-rows.js';
 
 const FEEDBACK_SCHEMA = { type: 'object', properties: { correct: { type: 'boolean' }, score: { type: 'number' }, note: { type: 'string' } } };
 
@@ -75,24 +76,8 @@ describe('guards of alias traffic policies: a tripped candidate rolled back', fu
 
   /** A finished invocation written as the executor would, created now, in `session`. */
   async function finished(session: string, status: 'COMPLETED' | 'ERROR', extra: { type?: string; body?: string; runMs?: number } = {}) {
-    const s = await t.platform.db('sessions').where({ id: session }).first();
-    const { next_order: order } = (await t.platform.db('sessions').where({ id: session }).increment('next_order', 1).returning('next_order'))[0] as { next_order: number };
     const started = new Date();
-    await t.platform.db('invocations').insert({
-      id: crypto.randomUUID(),
-      workspace_id: s.workspace_id,
-      session_id: session,
-      user_id: s.user_id,
-      model_id: s.model_id,
-      order: order - 1,
-      type: extra.type ?? 'PREDICT',
-      request_type: extra.type === 'DATA_SUBMISSION' ? 'FEEDBACK' : 'FEATURES',
-      body: extra.body ?? '{}',
-      status,
-      created_at: started,
-      started_at: started,
-      completed_at: new Date(started.getTime() + (extra.runMs ?? 5)),
-    });
+    await writeInvocation(t.platform.db, session, { ...extra, status, created_at: started, started_at: started, completed_at: new Date(started.getTime() + (extra.runMs ?? 5)) });
   }
 
   /** Sessions opened on the alias until `count` of them run `version`. */
