@@ -20,6 +20,9 @@
 // BENCH_ONLY=one-call: only (4)'s prediction in one call (`Prefer: wait`) against direct calls, at BENCH_ONE_CALL_RATE (100)
 // per second; writes bench/results/one-call-<date>.json.
 // BENCH_TRACING_RATE (100): POSTs per second of (9)'s CPU runs.
+// BENCH_ONLY=shadow: only (10), POSTs through an alias with one shadow version against the same without, at
+// BENCH_SHADOW_RATE (100) per second, in BENCH_SHADOW_ROUNDS (5) pairs; writes bench/results/shadow-<date>.json.
+// BENCH_SHADOW_EXECUTOR=paused stops (10)'s executor during its POSTs: the copy's own cost, apart from running the shadows.
 // The queue comparison (Q), against the baselines of bench/baselines/: BENCH_QUEUE_ROUNDS (5) interleaved pairs,
 // BENCH_QUEUE_DURATION_SEC (BENCH_DURATION_SEC) per POST and GET round, BENCH_QUEUE_MODEL_MS (0,20: the demo model
 // server's delay of each drain), BENCH_QUEUE_WINDOW_SEC (8) per drain round after BENCH_QUEUE_WARMUP_SEC (2),
@@ -52,6 +55,8 @@ import { ANY_VERSION } from '../demo/model-server/service.js';
 import { queueComparison, type QueueSectionSettings } from './lib/queue-section.js';
 import { latencyTargets, queuesTable, queueTargets, rssTargets } from './lib/targets.js';
 import { targetsTable } from './lib/verdict.js';
+import { shadowCost, shadowTable, type ShadowCostReport } from './lib/shadow-cost.js';
+import { PLAIN_ALIAS, SHADOWED_ALIAS, setUpAliases } from './lib/alias-tenant.js';
 
 const env = (name: string, fallback: string) => process.env[name] || fallback;
 const DURATION = Number(env('BENCH_DURATION_SEC', '10'));
@@ -94,7 +99,7 @@ const FAIR_QUIET_SESSIONS = 4;
 const NOTIFY_GRACE_MS = 10_000;
 // BENCH_ONLY=notifications runs (8) alone, at BENCH_NOTIFY_RATE: no (4) gives it a rate; BENCH_ONLY=tracing runs (9) alone;
 // BENCH_ONLY=fairness runs (7) alone, BENCH_ONLY=drain (5) alone after POSTs at saturation, BENCH_ONLY=get (3) alone.
-const SECTIONS = ['notifications', 'tracing', 'fairness', 'drain', 'get', 'queues', 'one-call'] as const;
+const SECTIONS = ['notifications', 'tracing', 'fairness', 'drain', 'get', 'queues', 'one-call', 'shadow'] as const;
 const ONLY = onlySection(env('BENCH_ONLY', ''));
 const QUEUE_SETTINGS: QueueSectionSettings = {
   rounds: Number(env('BENCH_QUEUE_ROUNDS', '5')),
@@ -114,6 +119,9 @@ const QUEUE_SETTINGS: QueueSectionSettings = {
 };
 const NOTIFY_RATE = Number(env('BENCH_NOTIFY_RATE', '100'));
 const ONE_CALL_RATE = Number(env('BENCH_ONE_CALL_RATE', '100'));
+const SHADOW_RATE = Number(env('BENCH_SHADOW_RATE', '100'));
+const SHADOW_ROUNDS = Number(env('BENCH_SHADOW_ROUNDS', '5'));
+const SHADOW_EXECUTOR_PAUSED = env('BENCH_SHADOW_EXECUTOR', 'running') === 'paused';
 // BENCH_KEEP=1 keeps the run's database and its processes' logs, to look into afterwards.
 const KEEP = Boolean(process.env.BENCH_KEEP);
 
@@ -192,6 +200,7 @@ async function main() {
   const url = (port: number) => `http://127.0.0.1:${port}`;
   let model: BenchModelServer | undefined;
   let fairModelServer: BenchModelServer | undefined;
+  let shadowModelServer: BenchModelServer | undefined;
 
   try {
     // Migrations, the staff user and workspace `default`, the keys under the data folder.
@@ -332,6 +341,45 @@ async function main() {
       );
     };
 
+    // (10) what one shadow version costs a POST and its primary, with the executor running, at `rate`: a model
+    // server of its own that answers any version, since the shadow is a second version (bench/lib/shadow-cost.ts).
+    const shadowSection = async (rate: number, executorPid: number): Promise<{ report: ShadowCostReport; modelLabel: string }> => {
+      const shadowModel = await startModelServer('demo', { port: await freePort(), delayMs: MODEL_DELAY_MS, version: ANY_VERSION, env: common, logFile: logFile('shadow-model-server') });
+      shadowModelServer = shadowModel;
+      pin(shadowModel.pid, PLACEMENT.modelCpus);
+      const urls = { auth: url(ports.auth), private: url(ports.private), public: url(ports.public) };
+      const shadowTenant = await setUpWorkspaceTenant(urls, { email: common.DIDYMA_ADMIN_EMAIL!, password: PASSWORD }, staff, shadowModel, 'shadow');
+      const aliases = await setUpAliases(urls, shadowTenant, shadowModel, 'shadow', 'shadow-2');
+      const body = JSON.stringify({ type: 'PREDICT', request: { type: 'FEATURES', body: shadowModel.body } });
+      const post = (sessionIds: string[], durationSec: number) =>
+        load({ url: url(ports.public), method: 'POST', headers: aliases.headers, body, paths: sessionIds.map(aliases.invocationPath), connections: CONNECTIONS, durationSec, overallRate: rate });
+      const shadowSessionsOf = async (sessionIds: string[]) => ((await db('sessions').whereIn('shadow_of', sessionIds).pluck('id')) as string[]);
+      for (const alias of [PLAIN_ALIAS, SHADOWED_ALIAS] as const) {
+        const sessions = await aliases.sessions(alias, SESSIONS);
+        await post(sessions, WARMUP_SEC);
+        await waitFinal(db, [...sessions, ...(await shadowSessionsOf(sessions))], `(10)'s warm-up on ${alias}`, DRAIN_TIMEOUT_MS);
+      }
+      const report = await shadowCost(
+        {
+          round: async (shadowed) => {
+            const sessions = await aliases.sessions(shadowed ? SHADOWED_ALIAS : PLAIN_ALIAS, SESSIONS);
+            if (SHADOW_EXECUTOR_PAUSED) process.kill(executorPid, 'SIGSTOP');
+            const posted = await post(sessions, DURATION).finally(() => SHADOW_EXECUTOR_PAUSED && process.kill(executorPid, 'SIGCONT'));
+            const shadowSessions = await shadowSessionsOf(sessions);
+            // Every shadow finishes too, so that none runs into the next round.
+            await waitFinal(db, [...sessions, ...shadowSessions], `(10)'s invocations to finish`, DRAIN_TIMEOUT_MS);
+            const primaries = await latencies(db, sessions);
+            const shadows = shadowSessions.length ? await db('invocations').whereIn('session_id', shadowSessions).count('* as n').first() : undefined;
+            console.log(`bench: (10) ${shadowed ? 'one shadow' : 'no shadow'}: POST p50 ${posted.p50} ms, queued p50 ${primaries.legs.queued!.p50.toFixed(1)} ms`);
+            return { post: posted, queued: primaries.legs.queued!, total: { p50: primaries.p50, p99: primaries.p99 }, completed: primaries.count, shadows: Number(shadows?.n ?? 0) };
+          },
+        },
+        SHADOW_ROUNDS,
+        rate,
+      );
+      return { report, modelLabel: shadowModel.label };
+    };
+
     // (5): a new executor drains the backlog of `loadSessions`, paired with the model server's maximum.
     const drainSection = async (loadSessions: string[]) => {
       console.log('bench: (5) executor drain, paired with the model server maximum');
@@ -448,6 +496,16 @@ async function main() {
       writeResults(`one-call-${resultsStamp(started)}`, { date: started.toISOString(), modelServer: modelServer.label, oneCall, table });
       return;
     }
+    if (ONLY === 'shadow') {
+      console.log(`bench: only (10) POSTs through an alias with one shadow, at ${SHADOW_RATE}/s`);
+      const executorPid = (await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!;
+      pin(executorPid, PLACEMENT.executorCpus);
+      const { report: shadow, modelLabel } = await shadowSection(SHADOW_RATE, executorPid);
+      const table = `${shadowTable(shadow, modelLabel)}\n\n${targetsTable(shadow.targets)}`;
+      console.log(`\n${table}\n`);
+      writeResults(`shadow-${resultsStamp(started)}`, { date: started.toISOString(), settings: { rate: SHADOW_RATE, rounds: SHADOW_ROUNDS, executor: SHADOW_EXECUTOR_PAUSED ? 'paused during the POSTs' : 'running', durationSec: DURATION, connections: CONNECTIONS, sessions: SESSIONS, modelServer: modelLabel }, shadow, table });
+      return;
+    }
     if (ONLY === 'notifications') {
       console.log(`bench: only (8) notifications, at ${NOTIFY_RATE}/s`);
       pin((await start('executor', cli(['executor']), `${url(ports.executor)}/readyz`)).process.pid!, PLACEMENT.executorCpus);
@@ -532,6 +590,10 @@ async function main() {
     console.log('bench: (8) notifications of completion');
     const notifications = await notificationsAt(e2eRate, '50% of the sustained capacity');
 
+    // (10) one shadow's cost at (4)'s rate, after (6) so that its model server and workspace do not count in the peaks.
+    console.log('bench: (10) POSTs through an alias with one shadow');
+    const shadow = await shadowSection(e2eRate, executorPid);
+
     // (7) fairness, after (6) so that its workspaces do not count in the peaks.
     const fairness = FAIR_SIZES.length ? await fairnessSection(executorPid) : undefined;
     const loadAfter = os.loadavg();
@@ -591,12 +653,12 @@ async function main() {
       tracing,
       ...(fairness ? { fairness } : {}),
     };
-    const targets = [...queueTargets(queues), ...latencyTargets(pairedE2e.pairs, report.floors), ...Object.values(tracing.targets), ...rssTargets(rss, PLATFORM_PROCESSES)];
-    const table = `${renderTable(report)}\n\n${queuesTable(queues)}\n\n${targetsTable(targets)}`;
+    const targets = [...queueTargets(queues), ...latencyTargets(pairedE2e.pairs, report.floors), ...Object.values(tracing.targets), ...rssTargets(rss, PLATFORM_PROCESSES), ...shadow.report.targets];
+    const table = `${renderTable(report)}\n\n${queuesTable(queues)}\n\n${shadowTable(shadow.report, shadow.modelLabel)}\n\n${targetsTable(targets)}`;
     console.log(`\n${table}\n`);
-    writeResults(resultsStamp(started), { ...report, queues, targets, table });
+    writeResults(resultsStamp(started), { ...report, queues, shadow: shadow.report, targets, table });
   } finally {
-    await Promise.allSettled([...children.map((child) => child.stop()), model?.close(), fairModelServer?.close()]);
+    await Promise.allSettled([...children.map((child) => child.stop()), model?.close(), fairModelServer?.close(), shadowModelServer?.close()]);
     await db.destroy();
     if (KEEP) console.log(`bench: kept the database ${dbName} and ${dataDir}`);
     else await admin.raw(`drop database if exists ${dbName} with (force)`).catch(() => undefined);

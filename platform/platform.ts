@@ -357,6 +357,7 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
         ...scheduler.tasks().map((task) => step(task.name, () => task.stop())),
         step('validation threads', () => validation.close()),
         step('audit records', () => audit.drain()),
+        step('shadow copies', () => shadows.settled()),
         ...(kube ? [step('kubernetes watches', () => kube.informers.stop())] : []),
       ]);
       if (!options.queue) await step('queue', () => queue.close());

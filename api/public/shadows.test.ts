@@ -78,7 +78,8 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
       primaries.push(created.body.id);
     }
     const shadows = await readUntil(() => shadowsOf(t, primaries), (rows) => rows.length === 3 && rows.every((row) => row.status === 'COMPLETED'), 'the shadows to complete');
-    expect(shadows.map((row) => row.shadow_of)).to.have.members(primaries);
+    // Copied after each answer, in the order the predictions were answered.
+    expect([...shadows].sort((a, b) => a.order - b.order).map((row) => row.shadow_of)).to.deep.equal(primaries);
     const v2Id = await modelIdOf(t, owner, v2);
     for (const row of shadows) {
       expect(row).to.include({ model_id: v2Id, priority: SHADOW_PRIORITY, type: 'PREDICT', body: IRIS, user_id: owner.user.id });
@@ -127,6 +128,7 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
     const session = await openOnAlias(t, owner, 'staging');
     const created = await t.public.post(`${session.path}/invocation`, { token: owner.token, json: PREDICT });
     expect(created.status, created.text).to.equal(201);
+    await t.platform.shadows.settled();
     expect(await shadowsOf(t, [created.body.id])).to.deep.equal([]);
     expect(await t.platform.db('sessions').where({ shadow_of: session.id })).to.deep.equal([]);
   });
@@ -179,6 +181,8 @@ describe('shadow versions of an alias past the queue quota', () => {
     const created = await t.public.post(`${session.path}/invocation`, { token: owner.token, json: PREDICT });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({ status: 'QUEUED', order: 0 });
+    // The copy ends after the answer: wait for it, then nothing was queued for it.
+    await t.platform.shadows.settled();
     expect(await shadowsOf(t, [created.body.id])).to.deep.equal([]);
     expect(t.platform.shadows.dropped.queue_full).to.equal(dropped + 1);
     expect((await t.public.get('/metrics')).text).to.match(new RegExp(`^didyma_shadow_invocations_dropped_total\\{reason="queue_full"\\} ${dropped + 1}$`, 'm'));

@@ -36,10 +36,6 @@ export async function setUpTenant(
   const pub = new Client(urls.public);
   const token = (await expectOk(auth.post('/api/auth/token/obtain', { json: { ...admin, workspace: place.workspace } }))).body.access as string;
   await expectOk(priv.post('/api/storage', { token, json: { storage_key: 'bench', storage_class: 'didyma.storage.FilesystemStorage', connector_init: { path: 'bench' } } }));
-  const ticket = await expectOk(priv.post('/api/storage/bench/files/request_upload', { token, json: { file_name: 'card.md', content_type: 'text/markdown' } }));
-  const form = new FormData();
-  form.append('file', new Blob(['# Iris'], { type: 'text/markdown' }), 'card.md');
-  const card = await expectOk(priv.post(`/api/storage/bench/files/proxy_upload/${ticket.body.upload_id}`, { token, multipart: form }));
   await expectOk(
     priv.post('/api/deployment', {
       token,
@@ -52,21 +48,7 @@ export async function setUpTenant(
       },
     }),
   );
-  await expectOk(
-    priv.post('/api/platform_model', {
-      token,
-      json: {
-        model_code: MODEL.name,
-        version: place.version,
-        name: 'Iris',
-        description: `Iris species (${model.label})`,
-        input_schema: model.inputSchema,
-        output_schema: { type: 'json' },
-        model_card_file_id: card.body.file_id,
-        ...modelFields,
-      },
-    }),
-  );
+  await registerVersion(priv, token, model, place.version, modelFields);
   const base = `/api/model/${MODEL.name}/version/${place.version}`;
   return {
     token,
@@ -99,7 +81,34 @@ export async function workspaceTenant(
   return setUpTenant(urls, admin, model, {}, { workspace: name, version: name, deploymentKey: name });
 }
 
-async function expectOk<T extends { status: number; text: string }>(reply: Promise<T>): Promise<T> {
+/**
+ * Registers `version` of the bench's model code on `model` in the workspace
+ * of `token` (its storage `bench` and a deployment on `model` already there),
+ * with a model card of its own.
+ */
+export async function registerVersion(priv: Client, token: string, model: BenchModelServer, version: string, modelFields: Record<string, unknown> = {}): Promise<void> {
+  const ticket = await expectOk(priv.post('/api/storage/bench/files/request_upload', { token, json: { file_name: 'card.md', content_type: 'text/markdown' } }));
+  const form = new FormData();
+  form.append('file', new Blob(['# Iris'], { type: 'text/markdown' }), 'card.md');
+  const card = await expectOk(priv.post(`/api/storage/bench/files/proxy_upload/${ticket.body.upload_id}`, { token, multipart: form }));
+  await expectOk(
+    priv.post('/api/platform_model', {
+      token,
+      json: {
+        model_code: MODEL.name,
+        version,
+        name: 'Iris',
+        description: `Iris species (${model.label})`,
+        input_schema: model.inputSchema,
+        output_schema: { type: 'json' },
+        model_card_file_id: card.body.file_id,
+        ...modelFields,
+      },
+    }),
+  );
+}
+
+export async function expectOk<T extends { status: number; text: string }>(reply: Promise<T>): Promise<T> {
   const r = await reply;
   if (r.status >= 300) throw new Error(`setup request failed: ${r.status} ${r.text}`);
   return r;

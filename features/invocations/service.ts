@@ -43,7 +43,7 @@ export class InvocationsService {
     private readonly validation: ValidationPool,
     private readonly callbacks: Pick<WebhooksService, 'allowCallback'>,
     private readonly aliases: Pick<ModelAliasesService, 'resolve' | 'shadowsOf'>,
-    private readonly shadows: Pick<ShadowDispatch, 'copy'>,
+    private readonly shadows: Pick<ShadowDispatch, 'copyAfter'>,
   ) {
     this.batches = new InvocationBatches(db, stores.invocations);
   }
@@ -205,7 +205,7 @@ export class InvocationsService {
     annotateSpan(invocationAttributes(row, model));
     this.doorbell.ring();
     // Only predictions are copied, after the primary is committed and announced; a file output would be written twice.
-    if (row.shadowed && input.type === 'PREDICT' && outputStorageKey === null && (await this.shadows.copy(row)) > 0) this.doorbell.ring();
+    if (row.shadowed && input.type === 'PREDICT' && outputStorageKey === null) this.shadows.copyAfter(row, () => this.doorbell.ring());
     return { invocation: presentInvocation(row, { omitRelatedTo: true }), position: parseSnapshot(row.appended_in) };
   }
 

@@ -13,20 +13,49 @@ export type ShadowDrop = 'queue_full' | 'failed';
 /**
  * Copies an appended prediction to the shadow sessions of its session, as
  * QUEUED invocations through the one append (`invocationState.appendQueued`)
- * at SHADOW_PRIORITY, each naming its primary (`shadow_of`). Called after the
- * primary committed and was announced, so a shadow never delays or fails it:
- * a shadow the workspace's `max_queued` refuses, or any other failure, is
- * dropped, counted and logged.
+ * at SHADOW_PRIORITY, each naming its primary (`shadow_of`). Started after the
+ * primary committed and was announced, and not awaited by its POST
+ * (`copyAfter`), so a shadow never delays or fails it: a shadow the
+ * workspace's `max_queued` refuses, or any other failure, is dropped, counted
+ * and logged.
  */
 export class ShadowDispatch {
   /** Shadow invocations dropped by this process, by reason. */
   readonly dropped: Record<ShadowDrop, number> = { queue_full: 0, failed: 0 };
+  private readonly copying = new Set<Promise<void>>();
+  /** The copy started last for each primary session, the next one's turn. */
+  private readonly lastCopyOf = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
     private readonly sessions: Pick<SessionsStore, 'shadowsOf'>,
     private readonly logger: Pick<Logger, 'warn'>,
   ) {}
+
+  /**
+   * Copies `primary` without the caller waiting for it (a read and an append
+   * more on the POST's path), then calls `queued` when any shadow was
+   * queued. A session's copies run one after another, so its shadows keep
+   * the order its predictions were answered in by this process.
+   */
+  copyAfter(primary: AppendedInvocation, queued: () => void): void {
+    const session = primary.session_id;
+    const copy: Promise<void> = (this.lastCopyOf.get(session) ?? Promise.resolve())
+      .then(() => this.copy(primary))
+      .then((count) => (count > 0 ? queued() : undefined))
+      .catch((error: unknown) => this.logger.warn({ err: error, invocation_id: primary.id }, 'shadow invocations not announced'))
+      .finally(() => {
+        this.copying.delete(copy);
+        if (this.lastCopyOf.get(session) === copy) this.lastCopyOf.delete(session);
+      });
+    this.copying.add(copy);
+    this.lastCopyOf.set(session, copy);
+  }
+
+  /** Resolves once every copy started so far has ended: the platform awaits it before closing its pool. */
+  async settled(): Promise<void> {
+    await Promise.all(this.copying);
+  }
 
   /** How many shadow invocations were queued for `primary` (0 when they were dropped). */
   async copy(primary: AppendedInvocation): Promise<number> {
