@@ -25,6 +25,8 @@ export interface AliasPage {
     moveDraft: string;
     policyDraft: PolicyDraft;
     history: AliasMoveItem[];
+    /** Members' e-mails by user id: who made each change (a former member shows by id). */
+    emails: Map<string, string>;
     older?: string;
     paged: boolean;
   };
@@ -64,7 +66,7 @@ function supervisorSections(a: AliasItem, s: NonNullable<AliasPage['supervisor']
     headers: ['When', 'By', 'Change', 'Policy', 'Reason', 'Request'],
     rows: s.history.map((move) => [
       timeText(move.moved_at),
-      move.moved_by === null ? 'the guards' : `user ${move.moved_by}`,
+      move.moved_by === null ? 'the guards' : (s.emails.get(move.moved_by) ?? `user ${move.moved_by}`),
       changeOf(move),
       move.from_policy || move.to_policy ? `${policySummary(move.from_policy)} → ${policySummary(move.to_policy)}` : '',
       move.reason ?? '',

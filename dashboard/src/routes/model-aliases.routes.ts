@@ -67,9 +67,10 @@ async function renderAlias(dash: Dashboard, req: Request, res: Response, drafts:
   let supervisor;
   if (supervises(principal)) {
     const page = pageAt(req, HISTORY_PER_PAGE);
-    const history = await aliases.history(principal, codeOf(req), aliasOf(req), page);
+    const [history, members] = await Promise.all([aliases.history(principal, codeOf(req), aliasOf(req), page), dash.members.list(principal, principal.workspace!.id)]);
+    const emails = new Map(members.map((member) => [String(member.id), member.email]));
     const policyDraft = drafts.policyDraft ?? draftOf(alias.policy, alias.version);
-    supervisor = { csrfToken: visitOf(res).csrfToken, moveDraft: drafts.moveDraft ?? '', policyDraft, history: history.items, older: olderOf(history), paged: Boolean(page.after) };
+    supervisor = { csrfToken: visitOf(res).csrfToken, moveDraft: drafts.moveDraft ?? '', policyDraft, history: history.items, emails, older: olderOf(history), paged: Boolean(page.after) };
   }
   const body = aliasBody({ alias, supervisor });
   await sendPage(dash, req, res, { title: `Alias ${alias.alias} of ${alias.model_code}`, body, current: CURRENT, ...problem });
