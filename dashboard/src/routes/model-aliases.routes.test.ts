@@ -44,6 +44,7 @@ describe('dashboard: a model’s aliases, their policies and history', function 
   const policyForm = (weights: string, extra: Record<string, string> = {}) => ({ weights, sticky: 'session', shadows: '', min_invocations: '', max_error_rate: '', max_p99_run_ms: '', feedback: '', ...extra });
 
   it('sets an alias from the list, and shows the service’s 400 with the form as typed', async () => {
+    expect((await supervisor.get('/dashboard/models')).text).to.include(`href="${list}" aria-label="Aliases of iris-classifier"`);
     expect((await supervisor.get(list)).text).to.include('This model has no aliases yet.');
     const refused = await supervisor.post(list, { alias: 'staging', version: 'never-registered' }, page);
     expect(refused.status).to.equal(400);
