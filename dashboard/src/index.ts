@@ -23,6 +23,7 @@ import { mountDatasetRoutes } from './routes/datasets.routes.js';
 import { mountSignOnRoutes } from './routes/sign-on.routes.js';
 import { mountOfferedRoutes } from './routes/offered.routes.js';
 import { mountAliasRoutes } from './routes/aliases.routes.js';
+import { mountModelAliasRoutes } from './routes/model-aliases.routes.js';
 import { errorPages, pageNotFound } from './routes/errors.js';
 
 // Compiled or not, the assets sit beside src/: dashboard/public, dist/dashboard/public.
@@ -33,8 +34,8 @@ export const DASHBOARD_SECRET_QUERY = ['token', 'next'];
 
 const SUPERVISOR_SECTIONS = ['/tokens', '/applications', '/members', '/settings', '/models', '/deployments', '/storage', '/metrics', '/webhooks'];
 const STAFF_SECTIONS = ['/workspaces', '/sign-on'];
-/** What members do in their workspace through the public API: their sessions and datasets. */
-const MEMBER_SECTIONS = ['/sessions', '/datasets'];
+/** What members do in their workspace: their sessions and datasets, and read its models' aliases. */
+const MEMBER_SECTIONS = ['/sessions', '/datasets', '/aliases'];
 /** Supervisors read their workspace's trail, staff every one: the trail itself decides, as on the API. */
 const AUDIT_SECTIONS = ['/audit'];
 
@@ -76,6 +77,7 @@ export function createDashboard(platform: Platform): Router {
   mountModelSessionRoutes(app, dash);
   mountDatasetRoutes(app, dash);
   mountAliasRoutes(app, dash);
+  mountModelAliasRoutes(app, dash);
   app.use(pageNotFound(dash));
   app.use(errorPages(dash));
   return Router().use(BASE, app);

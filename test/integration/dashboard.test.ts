@@ -186,6 +186,19 @@ describe('dashboard in a browser', function () {
       await page.goto(`${dashboard}/storage`);
       expect(await page.getByRole('cell', { name: storage }).count()).to.equal(1);
 
+      // An alias set from the model's aliases, then its policy from the alias's page.
+      await page.goto(`${dashboard}/aliases/iris-classifier`);
+      await page.getByRole('textbox', { name: 'Alias' }).fill('production');
+      await page.getByRole('textbox', { name: 'Version' }).fill(version);
+      await page.getByRole('button', { name: 'Set the alias' }).click();
+      expect(await page.getByRole('status').textContent()).to.contain('alias was set');
+      await page.getByRole('textbox', { name: 'Weights' }).fill(`${version}=100`);
+      await page.getByLabel('Sticky').selectOption('user');
+      await page.getByRole('button', { name: 'Set the policy' }).click();
+      expect(await page.getByRole('status').textContent()).to.contain('traffic policy was set');
+      expect(await page.getByRole('table', { name: 'History of production' }).getByRole('row').count()).to.equal(3);
+      await screenshot(page, 'alias');
+
       await page.goto(`${dashboard}/metrics?range=24h`);
       const charts = page.locator('figure.chart svg[role="img"]');
       expect(await charts.count()).to.be.greaterThan(3);

@@ -1,6 +1,7 @@
 import { html, type Html } from '../web/html.js';
 import { at } from '../context.js';
 import { code, dataTable, selectField, textField, timeText, type Choice } from './components.js';
+import { aliasesPath } from './model-aliases.js';
 
 // The versions behind an alias compared on outcomes and feedback, one row per metric.
 
@@ -45,6 +46,7 @@ export function aliasComparisonBody(page: AliasComparisonPage): Html {
   ${textField({ name: 'until', label: 'Until', value: page.query.until, hint: 'RFC 3339; now by default' })}
   <button type="submit" class="button primary">Compare</button>
 </form>
+${page.query.model ? html`<p><a href="${aliasesPath(page.query.model)}">The aliases of ${page.query.model}</a>: where each points, its traffic policy and history.</p>` : ''}
 ${page.comparison ? comparisonTable(page.query, page.comparison) : ''}`;
 }
 

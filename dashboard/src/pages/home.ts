@@ -12,7 +12,7 @@ interface WorkspaceChoice {
 const MEMBER_CARDS = [
   { path: '/sessions', title: 'Sessions', text: 'Your sessions of each model: predictions, their explanations and feedback.' },
   { path: '/datasets', title: 'Datasets', text: 'Export a closed session as a dataset; download its records.' },
-  { path: '/aliases', title: 'Alias comparison', text: 'How the versions behind an alias did: outcomes, latency and feedback.' },
+  { path: '/aliases', title: 'Alias comparison', text: 'A model’s aliases, their traffic policies and history, and how the versions behind one did: outcomes, latency and feedback.' },
 ];
 
 const CARDS = [

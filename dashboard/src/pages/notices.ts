@@ -27,6 +27,10 @@ const NOTICES: Record<string, string> = {
   'prediction-queued': 'The prediction was queued: it is listed below, with its result once the model has answered.',
   'dataset-exported': 'The dataset was exported: its files are listed below.',
   'model-registered': 'The model was registered: its sessions can be opened now.',
+  'alias-set': 'The alias was set: new sessions on it run this version.',
+  'alias-moved': 'The alias was moved: new sessions on it run the new version; open ones keep theirs.',
+  'alias-policy-set': 'The traffic policy was set: it splits the new sessions of the alias.',
+  'alias-policy-deleted': 'The traffic policy was deleted: every new session runs the alias’s version.',
   'workspace-quota-set': 'The workspace’s weight and limits were saved; executors obey them from their next call.',
 };
 

@@ -2,6 +2,7 @@ import type { ModelMetadata } from '../../../features/models/present.js';
 import { at } from '../context.js';
 import { html, type Html } from '../web/html.js';
 import { badge, code, dataTable } from './components.js';
+import { aliasesPath } from './model-aliases.js';
 
 // Read-only overviews: what the supervisor manages through the API.
 
@@ -17,7 +18,7 @@ ${dataTable({
   caption: 'Registered models',
   headers: ['Code', 'Version', 'Name', 'Description', 'Kind', 'Deployment', 'Options'],
   rows: models.map(({ model_metadata: m, is_explainer, has_explainer }) => [
-    code(m.model_code),
+    html`${code(m.model_code)}<br><a href="${aliasesPath(m.model_code)}" aria-label="${`Aliases of ${m.model_code}`}">Aliases</a>`,
     code(m.version),
     m.name,
     m.description,

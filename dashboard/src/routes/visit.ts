@@ -59,7 +59,7 @@ export const supervisorOnly: RequestHandler = (_req, res, next) => {
 
 /** Pages of a member's own work (sessions, datasets) need what the public API needs: a session bound to a workspace. */
 export const memberOnly: RequestHandler = (_req, res, next) => {
-  if (!visitOf(res).principal?.workspace) throw new NotAllowedError('Choose a workspace first: sessions and datasets belong to one.');
+  if (!visitOf(res).principal?.workspace) throw new NotAllowedError('Choose a workspace first: sessions, datasets and aliases belong to one.');
   next();
 };
 
