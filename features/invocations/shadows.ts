@@ -7,8 +7,15 @@ import { invocationState, QueueFullError, type AppendedInvocation } from './stat
 /** A shadow runs after every other queued invocation of its workspace: the lowest priority. */
 export const SHADOW_PRIORITY = 0;
 
+/**
+ * Copies started and not yet ended in one process: past it a prediction's copy
+ * is dropped at once, so copies the database cannot keep up with never pile
+ * up in memory nor crowd the primaries out of the connection pool.
+ */
+export const MAX_COPIES_IN_FLIGHT = 256;
+
 /** Why a shadow invocation was not queued. */
-export type ShadowDrop = 'queue_full' | 'failed';
+export type ShadowDrop = 'queue_full' | 'backlog' | 'failed';
 
 /**
  * Copies an appended prediction to the shadow sessions of its session, as
@@ -21,7 +28,7 @@ export type ShadowDrop = 'queue_full' | 'failed';
  */
 export class ShadowDispatch {
   /** Shadow invocations dropped by this process, by reason. */
-  readonly dropped: Record<ShadowDrop, number> = { queue_full: 0, failed: 0 };
+  readonly dropped: Record<ShadowDrop, number> = { queue_full: 0, backlog: 0, failed: 0 };
   private readonly copying = new Set<Promise<void>>();
   /** The copy started last for each primary session, the next one's turn. */
   private readonly lastCopyOf = new Map<string, Promise<void>>();
@@ -30,6 +37,7 @@ export class ShadowDispatch {
     private readonly db: Db,
     private readonly sessions: Pick<SessionsStore, 'shadowsOf'>,
     private readonly logger: Pick<Logger, 'warn'>,
+    private readonly maxInFlight = MAX_COPIES_IN_FLIGHT,
   ) {}
 
   /**
@@ -39,6 +47,11 @@ export class ShadowDispatch {
    * the order its predictions were answered in by this process.
    */
   copyAfter(primary: AppendedInvocation, queued: () => void): void {
+    if (this.copying.size >= this.maxInFlight) {
+      this.dropped.backlog += 1;
+      this.logger.warn({ invocation_id: primary.id, reason: 'backlog' }, 'shadow invocations dropped');
+      return;
+    }
     const session = primary.session_id;
     const copy: Promise<void> = (this.lastCopyOf.get(session) ?? Promise.resolve())
       .then(() => this.copy(primary))
