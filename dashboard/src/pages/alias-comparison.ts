@@ -29,11 +29,13 @@ export interface VersionOutcomes {
   queue_wait_ms: Percentiles;
   run_time_ms: Percentiles;
   feedback: { count: number; properties: FeedbackMetric[] };
+  /** A shadow version's outputs against its primaries'; null for the others. */
+  agreement?: { compared: number; agreed: number; rate: number | null; interval: { low: number; high: number } | null; truncated: boolean } | null;
 }
 
 export interface AliasComparisonPage {
   codes: Choice[];
-  query: { model: string; alias: string; since: string; until: string };
+  query: { model: string; alias: string; since: string; until: string; tolerance: string };
   comparison?: { since: string; until: string; versions: VersionOutcomes[] };
 }
 
@@ -44,6 +46,7 @@ export function aliasComparisonBody(page: AliasComparisonPage): Html {
   ${textField({ name: 'alias', label: 'Alias', value: page.query.alias, required: true, pattern: '[a-z][a-z0-9\\-]{0,39}', hint: 'production, staging, …' })}
   ${textField({ name: 'since', label: 'Since', value: page.query.since, hint: 'RFC 3339; 7 days before until by default' })}
   ${textField({ name: 'until', label: 'Until', value: page.query.until, hint: 'RFC 3339; now by default' })}
+  ${textField({ name: 'tolerance', label: 'Tolerance', value: page.query.tolerance, hint: 'shadows: how far numbers may differ and still agree; 1e-6 by default' })}
   <button type="submit" class="button primary">Compare</button>
 </form>
 ${page.query.model ? html`<p><a href="${aliasesPath(page.query.model)}">The aliases of ${page.query.model}</a>: where each points, its traffic policy and history.</p>` : ''}
@@ -80,6 +83,7 @@ function cellsOf(v: VersionOutcomes): Map<string, string> {
     ['run time p50 / p99', percentiles(v.run_time_ms)],
     ['feedback', String(v.feedback.count)],
   ]);
+  if (v.agreement) cells.set('agreement with the primary', agreementText(v.agreement));
   for (const metric of v.feedback.properties) {
     if (metric.kind === 'enum') {
       for (const item of metric.values ?? []) cells.set(`${metric.name} = ${JSON.stringify(item.value)}`, `${item.count} of ${metric.count}`);
@@ -91,6 +95,12 @@ function cellsOf(v: VersionOutcomes): Map<string, string> {
     cells.set(`${metric.name} (${metric.kind === 'boolean' ? 'rate' : 'mean'})`, `${shown}${interval}, n = ${metric.count}`);
   }
   return cells;
+}
+
+function agreementText(a: NonNullable<VersionOutcomes['agreement']>): string {
+  if (!a.compared) return 'no pair compared yet';
+  const interval = a.interval ? ` [${percent(a.interval.low)} – ${percent(a.interval.high)}]` : '';
+  return `${a.agreed} of ${a.compared} (${percent(a.rate!)})${interval}${a.truncated ? ', the oldest pairs only' : ''}`;
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;

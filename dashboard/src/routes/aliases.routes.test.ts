@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { PASSWORD, startTestPlatform, unique, type TestPlatform } from '../../../test/support/platform.js';
 import { colleague, startDemoModelServer, workspaceWithIris, type Tenant } from '../../../test/support/fixtures.js';
 import { DashboardClient } from '../../../test/support/dashboard-client.js';
+import { metricRows } from '../pages/alias-comparison.js';
 
 describe('dashboard: the comparison of the versions behind an alias', () => {
   const version = unique('v');
@@ -49,5 +50,20 @@ describe('dashboard: the comparison of the versions behind an alias', () => {
     const inverted = await client.get('/dashboard/aliases?model=iris-classifier&alias=production&since=2026-03-10T00:00:00Z&until=2026-03-01T00:00:00Z');
     expect(inverted.status).to.equal(400);
     expect(inverted.text).to.include('since: must be before until.');
+    const badTolerance = await client.get('/dashboard/aliases?model=iris-classifier&alias=production&tolerance=-1');
+    expect(badTolerance.status).to.equal(400);
+    expect(badTolerance.text).to.include('tolerance: a number from 0 to');
+  });
+
+  it("shows a shadow version's agreement with the primary, and nothing of it for the others", () => {
+    const base = { invocations: 7, outcomes: { completed: 7, error: 0, cancelled: 0, pending: 0 }, errors: 0, queue_wait_ms: { count: 0, p50: null, p99: null }, run_time_ms: { count: 0, p50: null, p99: null }, feedback: { count: 0, properties: [] } };
+    const rows = new Map(
+      metricRows([
+        { ...base, version: '1', agreement: null },
+        { ...base, version: '2', agreement: { compared: 7, agreed: 4, rate: 4 / 7, interval: { low: 0.25, high: 0.842 }, truncated: false } },
+        { ...base, version: '3', agreement: { compared: 0, agreed: 0, rate: null, interval: null, truncated: false } },
+      ]),
+    );
+    expect(rows.get('agreement with the primary')).to.deep.equal(['–', '4 of 7 (57.1%) [25.0% – 84.2%]', 'no pair compared yet']);
   });
 });
