@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { credentialsNamespaceOf } from './kube.js';
+import { credentialsNamespaceOf, waitFor } from './kube.js';
 import type { Client } from './http.js';
 import { requireEnv } from './services.js';
 
@@ -92,16 +92,39 @@ export async function freshTestNamespace(cluster: Cluster, namespace: string): P
     fs.rmSync(path.join(volumesDir(cluster), name), { recursive: true, force: true });
     // The chart's credentials namespace too: helm uninstall keeps it.
     await kubectl(cluster, 'delete', 'namespace', name, credentialsNamespaceOf(name), '--wait=false', '--ignore-not-found');
-    // Their operator is gone with them: nobody else would ever release its finalizers.
-    for (const object of (await kubectl(cluster, '-n', name, 'get', 'mdep,stcfg', '-o', 'name')).split('\n').filter(Boolean)) {
-      await kubectl(cluster, '-n', name, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
-    }
+    await releaseFinalizers(cluster, name);
   }
   await testNamespace(cluster, namespace);
 }
 
-/** Creates a namespace labelled as a suite's, so that a later suite deletes it if this run is interrupted. */
+/**
+ * Waits until no suite's namespace is still being deleted: while one tears
+ * down, the node's NetworkPolicy firewall rewrites its rules and a new pod's
+ * connections may stall for seconds, which a suite would take for its own fault.
+ */
+async function settledNamespaces(cluster: Cluster): Promise<void> {
+  await waitFor(
+    "earlier suites' namespaces to be deleted",
+    async () => {
+      const terminating = (await kubectlJson(cluster, 'get', 'namespaces', '-l', TEST_NAMESPACE_LABEL)).items.filter((item: any) => item.status?.phase === 'Terminating');
+      for (const item of terminating) await releaseFinalizers(cluster, item.metadata.name);
+      return terminating.length === 0;
+    },
+    300_000,
+    1000,
+  );
+}
+
+/** Drops the finalizers of a deleted suite namespace's custom resources: its operator is gone with it, and nobody else would ever release them. */
+async function releaseFinalizers(cluster: Cluster, namespace: string): Promise<void> {
+  for (const object of (await kubectl(cluster, '-n', namespace, 'get', 'mdep,stcfg', '-o', 'name').catch(() => '')).split('\n').filter(Boolean)) {
+    await kubectl(cluster, '-n', namespace, 'patch', object, '--type=merge', '-p', '{"metadata":{"finalizers":null}}').catch(() => undefined);
+  }
+}
+
+/** Creates a namespace labelled as a suite's, so that a later suite deletes it if this run is interrupted, once earlier ones are gone. */
 export async function testNamespace(cluster: Cluster, namespace: string): Promise<void> {
+  await settledNamespaces(cluster);
   await kubectl(cluster, 'create', 'namespace', namespace);
   await kubectl(cluster, 'label', 'namespace', namespace, `${TEST_NAMESPACE_LABEL}=${RUN_OWNER}`);
   await installCrds(cluster);
