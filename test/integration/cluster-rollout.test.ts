@@ -4,7 +4,7 @@ import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
-import { dropHostDatabase, freshTestNamespace, helm, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, managedDatabaseValues, managedHostDatabase, NODE_VALUES, runningCluster, suiteNames, withHostDatabase, type Cluster } from '../support/cluster.js';
+import { dropHostDatabase, freshTestNamespace, helm, hostRoleOf, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, managedDatabaseValues, managedHostDatabase, NODE_VALUES, runningCluster, suiteNames, withHostDatabase, type Cluster } from '../support/cluster.js';
 
 const RELEASE = 'didyma';
 const CHART = 'charts/didyma';
@@ -252,15 +252,14 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
   });
 
   it('holds its database connections as the runtime user over TLS only, the schema owned by the migration user', async () => {
-    const user = (variable: string) => new URL(requireEnv(variable, 'postgres')).username;
     await withHostDatabase(database, async (db) => {
       const { rows } = await db.query(
         'SELECT a.usename, s.ssl, count(*)::int AS connections FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.datname = $1 AND a.pid <> pg_backend_pid() GROUP BY 1, 2',
         [database],
       );
-      expect(rows, 'connections to the release database').to.deep.equal([{ usename: user('TEST_DATABASE_RUNTIME_URL'), ssl: true, connections: rows[0]?.connections }]);
+      expect(rows, 'connections to the release database').to.deep.equal([{ usename: hostRoleOf('TEST_DATABASE_RUNTIME_URL'), ssl: true, connections: rows[0]?.connections }]);
       const owners = await db.query(`SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'`);
-      expect(owners.rows.map((row) => row.tableowner)).to.deep.equal([user('TEST_DATABASE_MIGRATION_URL')]);
+      expect(owners.rows.map((row) => row.tableowner)).to.deep.equal([hostRoleOf('TEST_DATABASE_MIGRATION_URL')]);
     });
   });
 });

@@ -338,7 +338,10 @@ export async function createHostDatabase(name: string, owner?: string): Promise<
 
 const MANAGED_DATABASE_SECRET = 'managed-database';
 
-/** A user's password in one of the host's test URLs (postgres.sh's roles). */
+/** The user of one of the host's test URLs (postgres.sh's roles): `TEST_DATABASE_RUNTIME_URL` or `TEST_DATABASE_MIGRATION_URL`. */
+export const hostRoleOf = (variable: string): string => new URL(requireEnv(variable, 'postgres')).username;
+
+/** That user's password. */
 const passwordOf = (variable: string): string => decodeURIComponent(new URL(requireEnv(variable, 'postgres')).password);
 
 /**
@@ -347,7 +350,7 @@ const passwordOf = (variable: string): string => decodeURIComponent(new URL(requ
  * migration user's passwords and the server's CA in a Secret. Its objects.
  */
 export async function managedHostDatabase(namespace: string, database: string): Promise<object[]> {
-  const migrator = new URL(requireEnv('TEST_DATABASE_MIGRATION_URL', 'postgres')).username;
+  const migrator = hostRoleOf('TEST_DATABASE_MIGRATION_URL');
   await createHostDatabase(database, migrator);
   const secret = {
     apiVersion: 'v1',
@@ -367,10 +370,10 @@ export const managedDatabaseValues = (database: string): string[] => [
   'externalDatabase.host=pgbouncer',
   'externalDatabase.port=5432',
   `externalDatabase.database=${database}`,
-  `externalDatabase.user=${new URL(requireEnv('TEST_DATABASE_RUNTIME_URL', 'postgres')).username}`,
+  `externalDatabase.user=${hostRoleOf('TEST_DATABASE_RUNTIME_URL')}`,
   `externalDatabase.existingSecret=${MANAGED_DATABASE_SECRET}`,
   'externalDatabase.passwordKey=password',
-  `externalDatabase.migration.user=${new URL(requireEnv('TEST_DATABASE_MIGRATION_URL', 'postgres')).username}`,
+  `externalDatabase.migration.user=${hostRoleOf('TEST_DATABASE_MIGRATION_URL')}`,
   'externalDatabase.migration.passwordKey=migration-password',
   'externalDatabase.tls.enabled=true',
   `externalDatabase.tls.caSecret=${MANAGED_DATABASE_SECRET}`,
