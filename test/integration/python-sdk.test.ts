@@ -9,7 +9,11 @@ import { createDemoModelServer, type DemoModelServer } from '../../demo/model-se
 const SDK = path.resolve('sdk/python');
 const SLOW_INFERENCE_MS = 2000;
 
-/** pytest's output and exit code. */
+// The whole suite's bound, under mocha's timeout so that a run cut short still shows its output
+// (a test past pyproject.toml's faulthandler_timeout has printed every thread's stack by then).
+const PYTEST_BOUND_MS = 540_000;
+
+/** pytest's output and exit code (null when it was killed at PYTEST_BOUND_MS). */
 function pytest(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const python = path.join(process.env.TEST_PYTHON_VENV!, 'python');
   return new Promise((resolve, reject) => {
@@ -21,8 +25,15 @@ function pytest(env: Record<string, string>): Promise<{ code: number | null; out
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
+    const bound = setTimeout(() => {
+      output += `\n[killed after ${PYTEST_BOUND_MS / 1000} s]\n`;
+      child.kill('SIGKILL');
+    }, PYTEST_BOUND_MS);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
+    child.on('close', (code) => {
+      clearTimeout(bound);
+      resolve({ code, output });
+    });
   });
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -45,8 +46,11 @@ def sign_in_answered_with(query: str, capsys: pytest.CaptureFixture[str]) -> Bas
     thread = threading.Thread(target=run)
     thread.start()
     url = ""
+    deadline = time.monotonic() + 10
     while "Sign in in your browser: " not in url:
+        assert thread.is_alive() and time.monotonic() < deadline, f"the sign-in never printed its URL: {failure}"
         url += capsys.readouterr().err
+        time.sleep(0.01)
     start = url.split("Sign in in your browser: ", 1)[1].split()[0]
     params = dict(pair.split("=", 1) for pair in start.split("?", 1)[1].split("&"))
     redirect = urllib.parse.unquote(params["redirect_uri"])
