@@ -35,7 +35,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { cli, freePort, nodeOptionsOf, runCli, script, startNode, waitReady, type Child } from './lib/processes.js';
 import { load, median, type Brief } from './lib/load.js';
-import { cpuOfDatabaseSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
+import { cpuOfDatabaseSince, cpuOfRabbitmqSince, cpuOfServerSince, cpuSince, parentPid, postmasterOf, withCpu } from './lib/cpu.js';
 import { fairnessTable, notificationsTable, renderTable, segmentsText, tracingTable, type BenchReport, type GaugesMs, type OneCallLatency, oneCallTable } from './lib/report.js';
 import { brokerHop, postgresRoundTrips } from './lib/floors.js';
 import { modelServerKind, startModelServer, type BenchModelServer } from './lib/model-server.js';
@@ -363,15 +363,21 @@ async function main() {
         {
           round: async (shadowed) => {
             const sessions = await aliases.sessions(shadowed ? SHADOWED_ALIAS : PLAIN_ALIAS, SESSIONS);
+            const processes = cpuSince([pidOf('public'), executorPid, shadowModel.pid]);
+            const postgres = cpuOfServerSince(postmasterPid);
+            const rabbitmq = cpuOfRabbitmqSince();
             if (SHADOW_EXECUTOR_PAUSED) process.kill(executorPid, 'SIGSTOP');
             const posted = await post(sessions, DURATION).finally(() => SHADOW_EXECUTOR_PAUSED && process.kill(executorPid, 'SIGCONT'));
             const shadowSessions = await shadowSessionsOf(sessions);
             // Every shadow finishes too, so that none runs into the next round.
             await waitFinal(db, [...sessions, ...shadowSessions], `(10)'s invocations to finish`, DRAIN_TIMEOUT_MS);
+            const [publicCpu, executorCpu, modelCpu] = processes();
+            const perPrimary = (seconds: number) => (seconds * 1000) / Math.max(1, posted.requests);
+            const cpuMsPerPrimary = { public: perPrimary(publicCpu!), executor: perPrimary(executorCpu!), modelServer: perPrimary(modelCpu!), postgres: perPrimary(postgres()), rabbitmq: perPrimary(rabbitmq()) };
             const primaries = await latencies(db, sessions);
             const shadows = shadowSessions.length ? await db('invocations').whereIn('session_id', shadowSessions).count('* as n').first() : undefined;
             console.log(`bench: (10) ${shadowed ? 'one shadow' : 'no shadow'}: POST p50 ${posted.p50} ms, queued p50 ${primaries.legs.queued!.p50.toFixed(1)} ms`);
-            return { post: posted, queued: primaries.legs.queued!, total: { p50: primaries.p50, p99: primaries.p99 }, completed: primaries.count, shadows: Number(shadows?.n ?? 0) };
+            return { post: posted, queued: primaries.legs.queued!, total: { p50: primaries.p50, p99: primaries.p99 }, completed: primaries.count, shadows: Number(shadows?.n ?? 0), cpuMsPerPrimary };
           },
         },
         SHADOW_ROUNDS,

@@ -7,6 +7,7 @@ const round = (post: number, queued: number, shadows = 0): ShadowRound => ({
   total: { p50: queued + 12, p99: queued * 2 + 20 },
   completed: 1000,
   shadows,
+  cpuMsPerPrimary: { public: 0.5, executor: 1 + shadows / 1000, modelServer: 0.2, postgres: 1.5, rabbitmq: 0.1 },
 });
 
 /** Rounds answered in turn from the lists, with the order of calls recorded. */

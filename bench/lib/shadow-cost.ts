@@ -20,6 +20,16 @@ export interface ShadowRound {
   completed: number;
   /** Shadow invocations queued for the round's primaries (0 without a shadow). */
   shadows: number;
+  /** CPU ms per primary from the first POST until every invocation of the round was final, by process group: where a shadow's cost lands. */
+  cpuMsPerPrimary: ShadowCpu;
+}
+
+export interface ShadowCpu {
+  public: number;
+  executor: number;
+  modelServer: number;
+  postgres: number;
+  rabbitmq: number;
 }
 
 export interface ShadowControl {
@@ -58,11 +68,13 @@ export async function shadowCost(control: ShadowControl, rounds: number, rate: n
 
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : 'n/a');
 
+const cpu = (c: ShadowCpu) => [c.public, c.executor, c.modelServer, c.postgres, c.rabbitmq].map((value) => value.toFixed(2)).join(' / ');
+
 /** Each round's figures (plain | shadowed), as a markdown table. */
 export function shadowTable(report: ShadowCostReport, modelLabel: string): string {
   const header = `(10) POSTs through an alias, ${report.rate}/s, without and with one shadow version (${modelLabel}); ms`;
   const row = (turn: number, name: string, r: ShadowRound) =>
-    `| ${turn + 1} | ${name} | ${ms(r.post.p50)} / ${ms(r.post.p99)} | ${ms(r.queued.p50)} / ${ms(r.queued.p99)} | ${ms(r.total.p50)} / ${ms(r.total.p99)} | ${r.completed} | ${r.shadows} |`;
+    `| ${turn + 1} | ${name} | ${ms(r.post.p50)} / ${ms(r.post.p99)} | ${ms(r.queued.p50)} / ${ms(r.queued.p99)} | ${ms(r.total.p50)} / ${ms(r.total.p99)} | ${r.completed} | ${r.shadows} | ${cpu(r.cpuMsPerPrimary)} |`;
   const rows = report.rounds.flatMap(({ plain, shadowed }, turn) => [row(turn, 'no shadow', plain), row(turn, 'one shadow', shadowed)]);
-  return [header, '', '| turn | alias | POST p50 / p99 | queued p50 / p99 | completed p50 / p99 | primaries | shadows |', '|---|---|---|---|---|---|---|', ...rows].join('\n');
+  return [header, '', '| turn | alias | POST p50 / p99 | queued p50 / p99 | completed p50 / p99 | primaries | shadows | CPU ms per primary: public / executor / model server / PostgreSQL / RabbitMQ |', '|---|---|---|---|---|---|---|---|', ...rows].join('\n');
 }
