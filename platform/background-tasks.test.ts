@@ -30,6 +30,28 @@ describe('the platform’s background tasks', () => {
     expect(t.platform.shutdown.closing.pending()).to.deep.equal([]);
   });
 
+  it('count on /metrics every run the sweeper returns to the queue when its lease ran out', async () => {
+    // A platform that sweeps only when told: other lanes' platforms may sweep this row first, so a pass's count is what is compared.
+    const iris = await startStillIrisSession(unique('v'));
+    try {
+      const { t, owner, modelId, sessionId } = iris;
+      const expired = async () => Number(/^didyma_invocation_leases_expired_total (\d+)$/m.exec((await t.public.get('/metrics')).text)?.[1]);
+      const before = await expired();
+      let returned = 0;
+      await until(async () => {
+        const [row] = await invocationState.appendQueued(t.platform.db, [queuedPredict({ workspaceId: owner.ws.id, sessionId, userId: owner.user.id, modelId })]);
+        // Test setup only: a run whose executor vanished, its lease run out.
+        await t.platform.db('invocations').where({ id: row!.id }).update({ status: 'IN_PROGRESS', attempts: 1, lease_expires_at: new Date(Date.now() - 1000) });
+        returned += await t.platform.sweeper.runOnce();
+        return returned > 0;
+      }, 'a sweep of this platform returning a run');
+      expect(await expired()).to.equal(before + returned);
+      expect((await t.private.get('/metrics')).text, 'every server of a process that sweeps shows the figure').to.match(/^didyma_invocation_leases_expired_total \d+$/m);
+    } finally {
+      await iris.close();
+    }
+  });
+
   it('are each a closing step: close waits for a run in progress and names its task meanwhile', async () => {
     const t = await startTestPlatform();
     let release!: () => void;

@@ -214,7 +214,10 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
   const doorbell = new Doorbell(queue);
   const idempotency = new IdempotencyService(db, idempotencyStore, { ...DEFAULT_IDEMPOTENCY_OPTIONS, retentionMs: config.idempotencyRetentionHours * 3_600_000 }, now, logger.child({ component: 'idempotency' }));
   // What the sweeper returns to the queue wakes executors at once, not at their next poll.
-  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.sweepIntervalMs }, scheduler, (count) => doorbell.ring(count));
+  const sweeper = new Sweeper(db, logger.child({ component: 'sweeper' }), { intervalMs: config.sweepIntervalMs }, scheduler, (count) => {
+    metrics.leases.returned(count);
+    doorbell.ring(count);
+  });
   // Each purge a task of its own: a slow one holds neither lease recovery nor the other purges.
   const purges = [
     idempotency.purgeTask(),

@@ -37,11 +37,12 @@ export class Sweeper {
     await this.task.stop();
   }
 
-  /** One pass over the leases that ran out. */
-  async runOnce(): Promise<void> {
+  /** One pass over the leases that ran out: how many runs it returned to the queue. */
+  async runOnce(): Promise<number> {
     const expired = await invocationState.expireLeases(this.db);
-    if (!expired) return;
+    if (!expired) return 0;
     this.logger.warn({ recovered: expired }, 'returned invocations of vanished workers to the queue');
     this.onReturned(expired);
+    return expired;
   }
 }

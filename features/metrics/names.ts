@@ -36,6 +36,8 @@ export const metricNames = {
   backgroundTaskFailures: `${METRIC_PREFIX}background_task_failures_total`,
   /** Histogram, where background tasks run: seconds per run by task. */
   backgroundTaskDuration: `${METRIC_PREFIX}background_task_duration_seconds`,
+  /** Counter, where sweepers run: runs returned to the queue because their executor stopped renewing the lease. */
+  invocationLeasesExpired: `${METRIC_PREFIX}invocation_leases_expired_total`,
   /** Counter, from the private server in Kubernetes mode: cluster writes refused, by kind and operation. */
   clusterWriteFailures: `${METRIC_PREFIX}cluster_write_failures_total`,
   /** Gauge, from the private server in Kubernetes mode: rows by kind and state of their resource (applied, failed, removing). */

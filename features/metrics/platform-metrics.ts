@@ -12,6 +12,7 @@ import { shadowRegistry } from './shadow-metrics.js';
 import type { ShadowDispatch } from '../invocations/shadows.js';
 import { BackgroundTaskMetrics } from './background-metrics.js';
 import { ClusterWriteMetrics } from './cluster-metrics.js';
+import { LeaseMetrics } from './lease-metrics.js';
 import type { AuditTrail } from '../audit/trail.js';
 import type { ModelsStore } from '../models/store.js';
 
@@ -25,6 +26,8 @@ export interface PlatformMetrics {
   webhooks: WebhookMetrics;
   /** Fed by the platform's scheduler: every run of a background task. */
   background: BackgroundTaskMetrics;
+  /** Fed by the sweeper: runs returned to the queue when their lease ran out. */
+  leases: LeaseMetrics;
   /** Fed by the reconciler of the custom resources (Kubernetes mode, private server). */
   cluster: ClusterWriteMetrics;
   /** The `/metrics` handler of one component, or of several that share a process (each part once). */
@@ -37,7 +40,7 @@ export interface PlatformMetrics {
  * there is a database; the database figures only on the private server;
  * per-run figures only on the executors, which observe them; webhook
  * attempts where the deliverer runs (public server, executors);
- * background tasks where they run (servers, executors).
+ * background tasks and the sweeper's recoveries where they run (servers, executors).
  */
 /** The stores the figures read: workspace and model names for the executor's, the counts for the private server's. */
 export type MetricsStores = GaugeStores & { workspaces: Pick<WorkspacesStore, 'nameById'>; models: Pick<ModelsStore, 'byId'> };
@@ -48,6 +51,7 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const webhooks = new WebhookMetrics();
   const background = new BackgroundTaskMetrics();
   const cluster = new ClusterWriteMetrics();
+  const leases = new LeaseMetrics();
   const base: MetricsPart = { registry: processRegistry() };
   // The trail is the process's, like the process figures: each server of the process shows it.
   const audit: MetricsPart[] = options.audit ? [{ registry: auditRegistry(options.audit) }] : [];
@@ -57,16 +61,17 @@ export function createPlatformMetrics(db: Db, stores: MetricsStores, logger: Log
   const poolRegistry = databasePoolRegistry(db);
   const pool: MetricsPart[] = poolRegistry ? [{ registry: poolRegistry }] : [];
   const parts: Record<MetricsComponent, MetricsPart[]> = {
-    auth: [base, ...pool, ...audit, background],
-    public: [base, ...pool, ...audit, ...shadows, webhooks, background],
-    private: [base, ...pool, ...audit, background, cluster, { registry: database.registry, refresh: () => database.refresh() }],
-    executor: [base, ...pool, invocations, webhooks, background],
+    auth: [base, ...pool, ...audit, background, leases],
+    public: [base, ...pool, ...audit, ...shadows, webhooks, background, leases],
+    private: [base, ...pool, ...audit, background, leases, cluster, { registry: database.registry, refresh: () => database.refresh() }],
+    executor: [base, ...pool, invocations, webhooks, background, leases],
     operator: [base],
   };
   return {
     invocations,
     webhooks,
     background,
+    leases,
     cluster,
     handler: (...components) => metricsHandler([...new Set(components.flatMap((component) => parts[component]))], { token: options.token, logger }),
   };

@@ -45,7 +45,7 @@ describe("alerts: the chart's PrometheusRule, checked by promtool", function () 
   it('passes promtool check rules, every alert with a severity, a summary, a description and a runbook section of docs/metrics.md', async () => {
     const rule = await renderRule();
     writeRules(rule);
-    expect(await tool(promtool, ['check', 'rules', path.join(dir, 'rules.yaml')])).to.match(/SUCCESS: 10 rules found/);
+    expect(await tool(promtool, ['check', 'rules', path.join(dir, 'rules.yaml')])).to.match(/SUCCESS: 11 rules found/);
     const metricsDoc = fs.readFileSync('docs/metrics.md', 'utf8');
     for (const { alert, labels, annotations } of rulesOf(rule)) {
       expect(labels.severity, alert).to.be.oneOf(['warning', 'critical']);
@@ -73,14 +73,15 @@ describe("alerts: the chart's PrometheusRule, checked by promtool", function () 
   });
 
   it('takes each threshold, duration and severity from its values, and refuses values out of range', async () => {
-    const rule = await renderRule('alerts.invocationsFailing.ratio=0.25', 'alerts.invocationsFailing.for=1m', 'alerts.queueWaitTooLong.seconds=300', 'alerts.operatorLeaderMissing.severity=page', 'alerts.databasePoolSaturated.waiting=3');
+    const rule = await renderRule('alerts.invocationsFailing.ratio=0.25', 'alerts.invocationsFailing.for=1m', 'alerts.queueWaitTooLong.seconds=300', 'alerts.operatorLeaderMissing.severity=page', 'alerts.databasePoolSaturated.waiting=3', 'alerts.invocationLeasesExpiring.count=20');
     const named = (alert: string) => rulesOf(rule).find((r) => r.alert === alert)!;
     expect(named('DidymaInvocationsFailing').expr).to.match(/ > 0\.25$/);
     expect(named('DidymaInvocationsFailing').for).to.equal('1m');
     expect(named('DidymaQueueWaitTooLong').expr).to.match(/ > 300$/);
     expect(named('DidymaOperatorLeaderMissing').labels.severity).to.equal('page');
     expect(named('DidymaDatabasePoolSaturated').expr).to.match(/pending_acquires\{[^}]*\}\) > 3 and /);
-    for (const wrong of ['alerts.invocationsFailing.ratio=2', 'alerts.webhookDeliveriesFailing.for=soon', 'alerts.queueWaitTooLong.threshold=60', 'alerts.databasePoolSaturated.waiting=-1']) {
+    expect(named('DidymaInvocationLeasesExpiring').expr).to.match(/\[15m\]\)\) > 20$/);
+    for (const wrong of ['alerts.invocationsFailing.ratio=2', 'alerts.webhookDeliveriesFailing.for=soon', 'alerts.queueWaitTooLong.threshold=60', 'alerts.databasePoolSaturated.waiting=-1', 'alerts.invocationLeasesExpiring.count=-1']) {
       const refused = await render('alerts.enabled=true', wrong).then(() => 'rendered', (error: Error) => error.message);
       expect(refused, wrong).to.match(/values don't meet the specifications of the schema/);
     }
