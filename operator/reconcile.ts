@@ -10,11 +10,14 @@ import { nextStatus, sameStatus, transitions, type ConditionUpdate, type Resourc
 import type { EventRecorder } from './events.js';
 import type { KindHandler, Problem } from './kinds.js';
 import type { ProxyConfigMaps } from './proxy-config-maps.js';
+import type { SecretCollector } from './secret-collector.js';
 
 export interface ReconcileDeps {
   kube: KubeConnection;
   handler: KindHandler;
   configMaps: ProxyConfigMaps;
+  /** Deletes a finalized resource's Secrets. */
+  secrets: Pick<SecretCollector, 'release'>;
   events: EventRecorder;
   logger: Logger;
   /** Ready resources are probed again after this long. */
@@ -161,12 +164,13 @@ async function setFinalizers(deps: ReconcileDeps, object: Resource, finalizers: 
   return (await deps.kube.api()).mergePatch<Resource>(patch, FIELD_MANAGERS.operator);
 }
 
-/** Deletion: remove the configuration first, then let the resource go. */
+/** Deletion: remove the configuration and the credentials first, then let the resource go. */
 async function finalize(deps: ReconcileDeps, object: Resource, entryKey: string): Promise<Outcome> {
   const finalizers = object.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return { result: 'finalized' };
   const workspace = workspaceOf(deps, object);
   await deps.configMaps.remove(entryKey, workspace);
+  await deps.secrets.release(deps.handler.kind, object.metadata.name, new Date(object.metadata.deletionTimestamp!));
   await deps.events.record(object, 'Normal', 'ConfigurationRemoved', `Entry ${entryKey} removed from ConfigMap ${deps.configMaps.nameOf(workspace)}.`);
   try {
     await setFinalizers(deps, object, finalizers.filter((finalizer) => finalizer !== FINALIZER));

@@ -18,6 +18,7 @@ import { LeaderElector } from './leader.js';
 import { createOperatorMetrics } from './metrics.js';
 import { ProxyConfigMaps } from './proxy-config-maps.js';
 import { reconcile } from './reconcile.js';
+import { SecretCollector } from './secret-collector.js';
 import { SecretWatch } from './secret-watch.js';
 import { startOperatorServer } from './server.js';
 
@@ -56,14 +57,17 @@ export async function startOperator(config: Config, logger: Logger, connection?:
   const configMaps = new ProxyConfigMaps(fenced, config.proxyConfigMap, informers.informer(proxyConfigMaps), log);
   const events = new EventRecorder(fenced, identity, log);
   const probeIntervalMs = config.operatorProbeSeconds * 1000;
+  const secrets = informers.informer(collections.secrets(kube.credentialsNamespace));
   const group = new ControllerGroup(
     () => {
-      const users = handlers(config, log, new ClusterKServeAccess(config.kserveNamespaces, kube, informers)).map((handler) => ({
+      const kinds = handlers(config, log, new ClusterKServeAccess(config.kserveNamespaces, kube, informers)).map((handler) => ({ handler, resources: informers.informer(collections.resources(handler.kind, kube.namespace)) }));
+      const collector = new SecretCollector({ secrets, users: kinds, kube: fenced, graceMs: config.operatorSecretGraceSeconds * 1000, logger: log });
+      const users = kinds.map(({ handler, resources }) => ({
         handler,
         controller: new Controller({
-          informer: informers.informer(collections.resources(handler.kind, kube.namespace)),
+          informer: resources,
           kind: handler.kind,
-          reconcile: (name) => reconcile({ kube: fenced, handler, configMaps, events, logger: log, probeIntervalMs }, name),
+          reconcile: (name) => reconcile({ kube: fenced, handler, configMaps, secrets: collector, events, logger: log, probeIntervalMs }, name),
           logger: log,
           metrics,
           workers: config.operatorWorkers,
@@ -71,7 +75,7 @@ export async function startOperator(config: Config, logger: Logger, connection?:
           maxBackoffMs: probeIntervalMs,
         }),
       }));
-      return [...users.map((user) => user.controller), new SecretWatch(informers.informer(collections.secrets(kube.credentialsNamespace)), users), configMaps];
+      return [...users.map((user) => user.controller), new SecretWatch(secrets, users), configMaps, collector];
     },
     log,
     (running) => metrics.leader.set(running ? 1 : 0),

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AuthenticationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, HttpMethod, IsomorphicFetchHttpLibrary, KubeConfig, KubernetesObjectApi, ListWatch, PatchStrategy, ServerConfiguration, Watch, createConfiguration, setHeaderOptions, wrapHttpLibrary } from '@kubernetes/client-node';
 import type { CustomObjectsApiPatchNamespacedCustomObjectStatusRequest, HttpLibrary, Informer, KubernetesListObject, KubernetesObject, ObjectCache, RequestContext, ResponseContext } from '@kubernetes/client-node';
 import { parseRetryAfter } from '../net/retry.js';
-import { isNotFound } from './errors.js';
+import { isConflict, isNotFound } from './errors.js';
 
 const THROTTLED_ATTEMPTS = 5;
 const MAX_RETRY_AFTER_MS = 10_000;
@@ -57,6 +57,17 @@ export class KubeApi {
   /** A merge patch of a custom resource's status subresource, which KubernetesObjectApi cannot address. */
   patchStatus(target: StatusTarget, status: unknown): Promise<unknown> {
     return this.custom.patchNamespacedCustomObjectStatus({ ...target, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+  }
+
+  /**
+   * Creates the object unless one of its name is there already: how a
+   * writer that may not read, patch or delete makes an object whose name
+   * stands for its content (a conflict's answer carries no object).
+   */
+  async createOnce(object: KubernetesObject, fieldManager: string): Promise<void> {
+    await this.objects.create(object, undefined, undefined, fieldManager).catch((error: unknown) => {
+      if (!isConflict(error)) throw error;
+    });
   }
 
   /** Deletes; a missing object is not an error (deleting is idempotent). */

@@ -24,6 +24,8 @@ export const LABELS = {
   workspace: 'didyma.io/workspace',
   /** `deployment` or `storage`: which kind of resource a Secret holds credentials for. */
   kind: 'didyma.io/kind',
+  /** On a credentials Secret: the name of the resource whose credentials it holds. */
+  resource: 'didyma.io/resource',
   /** On each proxy ConfigMap, naming its set (DIDYMA_PROXY_CONFIGMAP): what executors and the operator watch by. */
   proxyConfig: 'didyma.io/proxy-config',
 } as const;
@@ -32,8 +34,6 @@ export const ANNOTATIONS = {
   /** Exact workspace name and key, whatever the label and name had to shorten. */
   workspace: 'didyma.io/workspace',
   key: 'didyma.io/key',
-  /** On a resource with credentials: the version of them its Secret was applied with (never the credentials). */
-  credentialsVersion: 'didyma.io/credentials-version',
 } as const;
 
 export const MANAGED_BY = 'didyma';

@@ -32,7 +32,7 @@ describe('Kubernetes names', () => {
     it(`makes a DNS-1123 label of ${JSON.stringify([workspace.slice(0, 12), key.slice(0, 12)])}`, () => {
       const name = resourceName('deployment', workspace, key);
       expect(name).to.match(DNS_LABEL);
-      expect(secretName(name).length).to.be.at.most(253);
+      expect(secretName(name, 'f'.repeat(32))).to.have.length.at.most(253).and.match(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
       expect(configEntryKey('deployment', name)).to.match(/^mdep\.[a-z0-9-]+$/);
     });
   }

@@ -29,8 +29,17 @@ export function resourceName(kind: ResourceKind, workspace: string, key: string)
   return readable ? `${readable}-${hash}` : hash;
 }
 
-/** The Secret holding a resource's credentials. */
-export const secretName = (resource: string) => `${resource}-credentials`;
+/**
+ * The Secret holding one version of a resource's credentials: each version
+ * has a name of its own, so a Secret is created once and never changed, and
+ * the private server needs no right to read, patch or delete one.
+ */
+export const secretName = (resource: string, version: string) => `${resource}-credentials-${version}`;
+
+const UNVERSIONED = '-credentials';
+
+/** The resource whose one Secret, before credentials were versioned, was named `secret`; the operator collects it like a superseded version. */
+export const resourceOfUnversionedSecret = (secret: string) => (secret.endsWith(UNVERSIONED) ? secret.slice(0, -UNVERSIONED.length) : undefined);
 
 /**
  * The ConfigMap of one workspace's proxy configuration, `<prefix>-<workspace>-<digest>`:

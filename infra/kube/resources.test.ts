@@ -14,6 +14,7 @@ const deployment: DesiredDeployment = {
   registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
   serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
   secrets: { server_proxy_pat: 'pat-of-the-proxy' },
+  credentialsVersion: '0123456789abcdef0123456789abcdef',
 };
 
 const storage: DesiredStorage = {
@@ -23,6 +24,7 @@ const storage: DesiredStorage = {
   className: 'didyma.storage.S3Storage',
   init: { endpoint: 'http://minio.example:9000', bucket_name: 'cards', access_key: 'didyma', use_ssl: false },
   secrets: { secret_key: 'very-secret' },
+  credentialsVersion: 'fedcba9876543210fedcba9876543210',
 };
 
 const crd = (file: string) => YAML.parse(fs.readFileSync(new URL(`../../crds/${file}`, import.meta.url), 'utf8'));
@@ -48,17 +50,22 @@ describe('custom resources', () => {
       deploymentKey: 'iris',
       registry: deployment.registry,
       serverProxy: deployment.serverProxy,
-      secretRef: { name: `${object.metadata.name}-credentials` },
+      secretRef: { name: `${object.metadata.name}-credentials-0123456789abcdef0123456789abcdef` },
     });
     expect(JSON.stringify(object)).to.not.include('pat-of-the-proxy');
   });
 
-  it('puts the credentials in the Secret the resource names', () => {
+  it('puts the credentials in the Secret the resource names: one immutable Secret per version, labelled with its resource', () => {
     const object = customResource(deployment, 'didyma');
     const secret = credentialsSecret(deployment, 'didyma')!;
     expect(secret.metadata.name).to.equal((object.spec as { secretRef: { name: string } }).secretRef.name);
-    expect(secret.metadata.labels).to.include({ [LABELS.kind]: 'deployment' });
+    expect(secret.metadata.labels).to.include({ [LABELS.kind]: 'deployment', [LABELS.resource]: object.metadata.name });
+    expect(secret.immutable).to.equal(true);
     expect(Buffer.from((secret.data as Record<string, string>).server_proxy_pat!, 'base64').toString()).to.equal('pat-of-the-proxy');
+    const rotated = { ...deployment, secrets: { server_proxy_pat: 'a-new-pat' }, credentialsVersion: 'aaaabbbbccccddddeeeeffff00001111' };
+    expect(credentialsSecret(rotated, 'didyma')!.metadata.name, 'a new version, a new Secret').to.not.equal(secret.metadata.name);
+    expect((customResource(rotated, 'didyma').spec as { secretRef: { name: string } }).secretRef.name).to.equal(credentialsSecret(rotated, 'didyma')!.metadata.name);
+    expect(() => customResource({ ...deployment, credentialsVersion: undefined }, 'didyma'), 'credentials without a version').to.throw(/no version/);
   });
 
   it('renders no Secret and no secretRef without credentials', () => {

@@ -37,18 +37,21 @@ function metadata(desired: Desired, name: string, namespace: string, kindLabel?:
 const hasSecrets = (desired: Desired) => Object.keys(desired.secrets).length > 0;
 const connector = (c: Connector): Connector => ({ className: c.className, init: { ...c.init } });
 
+/** The name of the Secret of the resource's credentials as they are now, or undefined when it has none. */
+export function credentialsSecretName(desired: Desired): string | undefined {
+  if (!hasSecrets(desired)) return undefined;
+  if (!desired.credentialsVersion) throw new Error(`The credentials of ${KINDS[desired.kind].kind} "${desired.key}" have no version to name their Secret by.`);
+  return secretName(nameOf(desired), desired.credentialsVersion);
+}
+
 /** The spec of the custom resource: classes, init without credentials, and a reference to the Secret. */
 export function specOf(desired: Desired): Record<string, unknown> {
-  const secretRef = hasSecrets(desired) ? { secretRef: { name: secretName(nameOf(desired)) } } : {};
+  const name = credentialsSecretName(desired);
+  const secretRef = name ? { secretRef: { name } } : {};
   if (desired.kind === 'deployment') {
     return { workspace: desired.workspace, deploymentKey: desired.key, registry: connector(desired.registry), serverProxy: connector(desired.serverProxy), ...secretRef };
   }
   return { workspace: desired.workspace, storageKey: desired.key, className: desired.className, init: { ...desired.init }, ...secretRef };
-}
-
-function withCredentialsVersion(meta: ObjectMeta, desired: Desired): ObjectMeta {
-  if (!hasSecrets(desired) || !desired.credentialsVersion) return meta;
-  return { ...meta, annotations: { ...meta.annotations, [ANNOTATIONS.credentialsVersion]: desired.credentialsVersion } };
 }
 
 /** The ModelDeployment or StorageConfig object the API applies (server-side apply, so only what it owns). */
@@ -56,20 +59,27 @@ export function customResource(desired: Desired, namespace: string): KubeObject 
   return {
     apiVersion: API_VERSION,
     kind: KINDS[desired.kind].kind,
-    metadata: withCredentialsVersion(metadata(desired, nameOf(desired), namespace), desired),
+    metadata: metadata(desired, nameOf(desired), namespace),
     spec: specOf(desired),
   };
 }
 
-/** The Secret with the credentials, or null when the resource has none. */
+/**
+ * The Secret of the credentials' current version, or null when the resource
+ * has none: immutable, since a new version is a new Secret, and labelled with
+ * its resource so that the operator finds the versions it supersedes.
+ */
 export function credentialsSecret(desired: Desired, namespace: string): KubeObject | null {
-  if (!hasSecrets(desired)) return null;
+  const name = credentialsSecretName(desired);
+  if (!name) return null;
   const data = Object.fromEntries(Object.entries(desired.secrets).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')]));
+  const meta = metadata(desired, name, namespace, desired.kind);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: metadata(desired, secretName(nameOf(desired)), namespace, desired.kind),
+    metadata: { ...meta, labels: { ...meta.labels, [LABELS.resource]: nameOf(desired) } },
     type: 'Opaque',
+    immutable: true,
     data,
   };
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { DesiredDeployment } from './desired.js';
-import { customResource, credentialsSecret, type KubeObject } from './resources.js';
+import { customResource, type KubeObject } from './resources.js';
 import { planResync, type Removal } from './resync-plan.js';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
@@ -30,10 +30,10 @@ describe('resync plan', () => {
   it('leaves resources in sync alone, their Secrets unread', () => {
     const item = desired('a', { server_proxy_pat: 'p' }, 'v1');
     const plan = planResync({ desired: [item], removals: [] }, { resources: [applied(customResource(item, 'ns'))] }, NAMESPACES, NOW, GRACE);
-    expect(plan).to.deep.equal({ apply: [], inSync: [item], deleteResources: [], deleteSecrets: [], removed: [], removing: [] });
+    expect(plan).to.deep.equal({ apply: [], inSync: [item], deleteResources: [], removed: [], removing: [] });
   });
 
-  it('applies missing resources, edited specs and changed credentials (told by the version the resource carries)', () => {
+  it('applies missing resources, edited specs and changed credentials (told by the Secret version the resource names)', () => {
     const missing = desired('missing');
     const edited = desired('edited');
     const rotated = desired('rotated', { server_proxy_pat: 'new' }, 'v2');
@@ -56,12 +56,11 @@ describe('resync plan', () => {
     expect(plan.apply).to.have.length(1);
   });
 
-  it('deletes resources nobody wants (their Secrets with them), once past the grace period', () => {
+  it('deletes resources nobody wants (the operator deletes their Secrets), once past the grace period', () => {
     const gone = desired('gone', { server_proxy_pat: 'p' }, 'v1');
     const young = desired('young');
     const plan = planResync(NONE, { resources: [applied(customResource(gone, 'ns')), applied(customResource(young, 'ns'), FRESH)] }, NAMESPACES, NOW, GRACE);
     expect(plan.deleteResources).to.deep.equal([{ kind: 'deployment', name: customResource(gone, 'ns').metadata.name }]);
-    expect(plan.deleteSecrets).to.deep.equal([]);
   });
 
   it('ages an object by its creation time, a Date or the string client-node leaves in listed custom resources', () => {
@@ -83,29 +82,26 @@ describe('resync plan', () => {
       const item = desired('young', { server_proxy_pat: 'p' }, 'v1');
       const plan = planResync({ desired: [], removals: [removal('young')] }, { resources: [applied(customResource(item, 'ns'), FRESH)] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources).to.deep.equal([{ kind: 'deployment', name: customResource(item, 'ns').metadata.name }]);
-      // Its Secret goes with the resource.
-      expect(plan.deleteSecrets).to.deep.equal([]);
       expect(plan.removing).to.deep.equal([removal('young')]);
       expect(plan.removed).to.deep.equal([]);
     });
 
-    it('waits for a resource being finalized without deleting it again, and deletes its Secret by name', () => {
+    it('waits for a resource being finalized without deleting it again', () => {
       const item = desired('held', { server_proxy_pat: 'p' }, 'v1');
       const plan = planResync({ desired: [], removals: [removal('held')] }, { resources: [applied(customResource(item, 'ns'), OLD, { deletionTimestamp: FRESH })] }, NAMESPACES, NOW, GRACE);
       expect(plan.deleteResources).to.deep.equal([]);
-      expect(plan.deleteSecrets).to.deep.equal([credentialsSecret(item, 'ns-credentials')!.metadata.name]);
       expect(plan.removing).to.have.length(1);
     });
 
-    it('counts a row removed once its resource is gone, deleting its Secret by name in case one was left', () => {
+    it('counts a row removed once its resource is gone', () => {
       const plan = planResync({ desired: [], removals: [removal('gone')] }, { resources: [] }, NAMESPACES, NOW, GRACE);
-      expect(plan).to.deep.include({ removed: [removal('gone')], removing: [], deleteResources: [], deleteSecrets: [credentialsSecret(desired('gone', { p: 'p' }), 'ns')!.metadata.name] });
+      expect(plan).to.deep.include({ removed: [removal('gone')], removing: [], deleteResources: [] });
     });
 
     it('leaves a resource a live row of the same key wants (a storage key used again) and counts the old row removed', () => {
       const item = desired('again');
       const plan = planResync({ desired: [item], removals: [removal('again')] }, { resources: [applied(customResource(item, 'ns'))] }, NAMESPACES, NOW, GRACE);
-      expect(plan).to.deep.include({ inSync: [item], removed: [removal('again')], removing: [], deleteResources: [], deleteSecrets: [] });
+      expect(plan).to.deep.include({ inSync: [item], removed: [removal('again')], removing: [], deleteResources: [] });
     });
   });
 });

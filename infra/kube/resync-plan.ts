@@ -2,7 +2,6 @@ import { isDeepStrictEqual } from 'node:util';
 import type { KubeConnection } from './connection.js';
 import { KINDS, type ResourceKind } from './constants.js';
 import type { Desired } from './desired.js';
-import { secretName } from './names.js';
 import { customResource, nameOf, type KubeObject } from './resources.js';
 
 /** A deleted deployment or storage configuration whose resource may still be in the cluster. */
@@ -24,9 +23,7 @@ export interface ResyncPlan {
   /** As wanted already. */
   inSync: Desired[];
   deleteResources: Array<{ kind: ResourceKind; name: string }>;
-  /** Secrets deleted by name, whether or not they are still there (deleting a missing one is no error). */
-  deleteSecrets: string[];
-  /** Removals whose resource is gone (or now belongs to a live row of the same name): done once their Secret is deleted. */
+  /** Removals whose resource is gone (or now belongs to a live row of the same name): done. */
   removed: Removal[];
   /** Removals whose resource is still there: deleted by this pass, or still being finalized. */
   removing: Removal[];
@@ -36,9 +33,9 @@ export interface ResyncPlan {
 export type Namespaces = Pick<KubeConnection, 'namespace' | 'credentialsNamespace'>;
 
 /**
- * The managed custom resources. Never the Secrets: the API may write but not
- * read them, so it knows them by the resources that name them, and a
- * resource carries the version of the credentials its Secret was applied with.
+ * The managed custom resources. Never the Secrets: the API may create but not
+ * read them, so it knows them by the resources that name them, each
+ * resource's secretRef naming the version of its credentials.
  */
 export interface ClusterState {
   resources: KubeObject[];
@@ -61,19 +58,19 @@ function inSync(desired: KubeObject, actual: KubeObject | undefined): boolean {
 
 /**
  * Compares the database (wanted) with the cluster (actual). The resource of
- * a deleted row is deleted at once, its Secret by name; resources no row
- * knows of are deleted with their Secrets once older than `graceMs`, since a
- * replica of an earlier version may have applied one inside a transaction
- * that has not committed yet.
+ * a deleted row is deleted at once (the operator's finalizer deletes its
+ * Secrets); resources no row knows of are deleted once older than
+ * `graceMs`, since a replica of an earlier version may have applied one
+ * inside a transaction that has not committed yet.
  */
 export function planResync(wanted: Wanted, actual: ClusterState, namespaces: Namespaces, now: number, graceMs: number): ResyncPlan {
   const resources = new Map(actual.resources.map((object) => [idOf(kindOf(object), object.metadata.name), object]));
-  const plan: ResyncPlan = { apply: [], inSync: [], deleteResources: [], deleteSecrets: [], removed: [], removing: [] };
+  const plan: ResyncPlan = { apply: [], inSync: [], deleteResources: [], removed: [], removing: [] };
   const wantedResources = new Set<string>();
   for (const item of wanted.desired) {
     const id = idOf(item.kind, nameOf(item));
     wantedResources.add(id);
-    // The writer applies (or deletes) the Secret before the resource, so a resource in sync vouches for its Secret.
+    // The writer creates the Secret before it applies the resource, so a resource in sync vouches for its Secret.
     (inSync(customResource(item, namespaces.namespace), resources.get(id)) ? plan.inSync : plan.apply).push(item);
   }
   const removedNow = new Set<string>();
@@ -85,9 +82,7 @@ export function planResync(wanted: Wanted, actual: ClusterState, namespaces: Nam
       plan.removed.push(removal);
       continue;
     }
-    // Deleting the resource deletes its Secret too; one being finalized or gone may have left its Secret behind.
     if (resource && !resource.metadata.deletionTimestamp && !removedNow.has(id)) plan.deleteResources.push({ kind: removal.kind, name });
-    else if (!plan.deleteSecrets.includes(secretName(name))) plan.deleteSecrets.push(secretName(name));
     (resource ? plan.removing : plan.removed).push(removal);
     removedNow.add(id);
   }

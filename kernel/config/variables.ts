@@ -433,6 +433,7 @@ export const variables = {
   proxyConfigMap: variable('DIDYMA_PROXY_CONFIGMAP', 'didyma-proxy-config', 'ConfigMap the operator writes the proxy configuration to and executors read it from.', parsers.string),
   operatorPort: variable('DIDYMA_OPERATOR_PORT', '9465', 'Port of the operator\'s /healthz, /readyz and /metrics.', port),
   operatorProbeSeconds: variable('DIDYMA_OPERATOR_PROBE_SECONDS', '60', 'How often the operator probes the registries and model servers of ready resources.', parsers.integer(5, 86400)),
+  operatorSecretGraceSeconds: variable('DIDYMA_OPERATOR_SECRET_GRACE_SECONDS', '600', 'How long the operator keeps a credentials Secret no resource names (a version the private server has just created for its next apply) before deleting it.', parsers.integer(1, 86400)),
   operatorWorkers: variable('DIDYMA_OPERATOR_WORKERS', '2', 'Resources of one kind the operator reconciles at once (each its own probes); a resource is never reconciled by two workers at once.', parsers.integer(1, 64)),
   operatorRetryMs: variable('DIDYMA_OPERATOR_RETRY_MS', '500', 'First delay before the operator retries a resource that failed (unreachable endpoint, missing Secret, API error); it doubles per failure up to DIDYMA_OPERATOR_PROBE_SECONDS.', parsers.integer(50, 600000)),
   leaderElection: variable('DIDYMA_LEADER_ELECTION', 'true', 'Operator replicas elect one leader through a Lease; only the leader reconciles.', parsers.boolean),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createLogger } from '../../infra/logging/logger.js';
 import { KINDS } from '../../infra/kube/constants.js';
-import { resourceName, secretName } from '../../infra/kube/names.js';
+import { resourceName } from '../../infra/kube/names.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { Scheduler } from '../../infra/process/scheduler.js';
 import { ClusterWriteMetrics } from '../../features/metrics/cluster-metrics.js';
@@ -44,6 +44,11 @@ describe('the reconciler of custom resources: rows to the cluster, states back t
   };
   const row = (key: string) => own.db('deployments').where({ deployment_key: key }).first('cluster_state', 'cluster_reason', 'cluster_message', 'deleted_at');
   const nameOf = (key: string) => resourceName('deployment', owner.ws.name, key);
+  /** The Secret the deployment's resource names. */
+  const secretOf = (key: string) => {
+    const resource = cluster.find(KINDS.deployment.kind, nameOf(key));
+    return cluster.find('Secret', (resource?.spec as { secretRef?: { name: string } } | undefined)?.secretRef?.name ?? '');
+  };
   const metric = async (name: string, labels: string) => (await metrics.registry.getSingleMetricAsString(name)).split('\n').find((line) => line.startsWith(`${name}{${labels}}`));
 
   async function createDeployment(key = unique('dep')): Promise<string> {
@@ -68,20 +73,22 @@ describe('the reconciler of custom resources: rows to the cluster, states back t
     expect(report).to.include({ failed: 0 });
     expect(await row(key)).to.include({ cluster_state: 'applied', cluster_reason: null, cluster_message: null });
     expect(cluster.find(KINDS.deployment.kind, nameOf(key))?.spec).to.include({ deploymentKey: key });
-    expect(cluster.find('Secret', secretName(nameOf(key)))).to.not.equal(undefined);
+    expect(secretOf(key)).to.not.equal(undefined);
     // A second pass finds nothing to do.
     expect(await reconciler().runOnce()).to.include({ applied: 0, failed: 0 });
   });
 
-  it('applies the Secret again when the credentials change, knowing it only by the version its resource carries', async () => {
+  it('creates a Secret of their own for changed credentials and names it in the resource, leaving the old one to the operator', async () => {
     const key = await createDeployment();
     await reconciler().runOnce();
+    const before = secretOf(key)!;
     const sealed = t.platform.box.sealJson({ server_proxy_pat: 'a-new-pat' });
     await own.db('deployments').where({ deployment_key: key }).update({ secrets_sealed: sealed });
     expect(await reconciler().runOnce()).to.include({ applied: 1, failed: 0 });
-    const secret = cluster.find('Secret', secretName(nameOf(key)));
-    expect(Buffer.from((secret?.data as Record<string, string>).server_proxy_pat!, 'base64').toString()).to.equal('a-new-pat');
-    expect(cluster.find(KINDS.deployment.kind, nameOf(key))?.metadata.annotations?.['didyma.io/credentials-version']).to.be.a('string').and.not.include('a-new-pat');
+    const secret = secretOf(key)!;
+    expect(secret.metadata.name).to.not.equal(before.metadata.name).and.not.include('a-new-pat');
+    expect(Buffer.from((secret.data as Record<string, string>).server_proxy_pat!, 'base64').toString()).to.equal('a-new-pat');
+    expect(cluster.find('Secret', before.metadata.name), 'the old version, until the operator collects it').to.not.equal(undefined);
     expect(await reconciler().runOnce()).to.include({ applied: 0, failed: 0 });
   });
 
@@ -120,7 +127,7 @@ describe('the reconciler of custom resources: rows to the cluster, states back t
     const first = await reconciler().runOnce();
     expect(first.removing).to.equal(1);
     expect(cluster.find(KINDS.deployment.kind, nameOf(key))?.metadata.deletionTimestamp).to.not.equal(undefined);
-    expect(cluster.find('Secret', secretName(nameOf(key)))).to.equal(undefined);
+    expect(secretOf(key), 'the operator’s finalizer deletes the Secret, not the private server').to.not.equal(undefined);
     expect(await row(key)).to.include({ cluster_state: 'applied' });
     expect(await metric(metricNames.clusterResources, 'kind="deployment",state="removing"')).to.match(/ 1$/);
     // Still held: the next pass retries, and the row still says so.

@@ -4,8 +4,7 @@ import type { SecretBox } from '../../infra/crypto/secrets.js';
 import { API_VERSION, KINDS, LABELS, MANAGED_BY } from '../../infra/kube/constants.js';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import type { ScheduledTask, Scheduler } from '../../infra/process/scheduler.js';
-import { secretName } from '../../infra/kube/names.js';
-import { nameOf, secretRef, type KubeObject } from '../../infra/kube/resources.js';
+import { nameOf, type KubeObject } from '../../infra/kube/resources.js';
 import { planResync, type ClusterState, type ResyncPlan } from '../../infra/kube/resync-plan.js';
 import type { DesiredStateWriter } from '../../infra/kube/writer.js';
 import type { Desired } from '../../infra/kube/desired.js';
@@ -136,13 +135,13 @@ export class DesiredStateResync {
     const pass = new Pass(wanted.rowOf, this.deps.logger, this.deps.observer, plan.inSync.length);
     for (const item of plan.inSync) pass.settled(item, 'applied');
     for (const item of plan.apply) await this.apply(item, pass);
-    const undeleted = await this.deleteUnwanted(plan, pass);
-    // A removal is done once its resource is gone and its Secret deleted; a resource without a finalizer is gone at once, one being finalized waits for a later pass.
+    await this.deleteUnwanted(plan, pass);
+    // A removal is done once its resource is gone (the operator's finalizer deleted its Secrets); one being finalized waits for a later pass.
     const left = plan.removing.length ? await this.stillThere() : undefined;
     for (const item of [...plan.removed, ...plan.removing]) {
       const name = nameOf(item);
       const gone = plan.removed.includes(item) || (left !== undefined && !left.has(`${KINDS[item.kind].kind}/${name}`));
-      if (gone && !undeleted.has(secretName(name))) pass.settled(item, 'removed');
+      if (gone) pass.settled(item, 'removed');
       else pass.report.removing += 1;
     }
     return pass;
@@ -159,25 +158,12 @@ export class DesiredStateResync {
     }
   }
 
-  /** Deletes what the plan says; returns the Secrets that may still be there (their deletion, or their resource's, was refused). */
-  private async deleteUnwanted(plan: ResyncPlan, pass: Pass): Promise<Set<string>> {
-    const { writer, kube } = this.deps;
-    const undeleted = new Set<string>();
+  /** Deletes the resources the plan says; a refused deletion stays a removal in progress. */
+  private async deleteUnwanted(plan: ResyncPlan, pass: Pass): Promise<void> {
     const deleted = () => void (pass.report.deleted += 1);
     for (const { kind, name } of plan.deleteResources) {
-      await writer.removeByName(kind, name).then(deleted, (error: unknown) => {
-        undeleted.add(secretName(name));
-        pass.refused(kind, 'delete', { kind: KINDS[kind].kind, name }, error);
-      });
+      await this.deps.writer.removeByName(kind, name).then(deleted, (error: unknown) => pass.refused(kind, 'delete', { kind: KINDS[kind].kind, name }, error));
     }
-    const api = await kube.api();
-    for (const name of plan.deleteSecrets) {
-      await api.delete(secretRef(kube.credentialsNamespace, name)).then(deleted, (error: unknown) => {
-        undeleted.add(name);
-        pass.refused('secret', 'delete', { secret: name }, error);
-      });
-    }
-    return undeleted;
   }
 
   /** Kind/name of every managed resource after the deletions; undefined when the cluster does not answer. */

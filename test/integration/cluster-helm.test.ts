@@ -208,8 +208,8 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       throw new Error(`kubectl auth can-i ${verb} ${resource} -n ${where} as ${serviceAccount}: ${answer}`);
     };
     const verbs = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
-    // The private server writes tenants' credentials but never reads them back (platform/kube/resync.ts knows them by their resources).
-    const needs: Record<string, string[]> = { api: ['create', 'patch', 'delete'], executor: ['get'], operator: ['get', 'list', 'watch'], server: [], auth: [] };
+    // The private server creates tenants' credentials and nothing else: never a read, nor a patch or delete, whose answer would be a Secret (platform/kube/resync.ts knows them by their resources); the operator deletes the versions no resource names.
+    const needs: Record<string, string[]> = { api: ['create'], executor: ['get'], operator: ['get', 'list', 'watch', 'delete'], server: [], auth: [] };
     const granted: Record<string, string[]> = {};
     for (const account of Object.keys(needs)) {
       for (const [verb, resource] of [['get', `secrets/${RELEASE}`], ['get', 'secrets'], ['list', 'secrets'], ['watch', 'secrets']]) {
@@ -282,7 +282,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     // The storage's credentials went to the credentials namespace; the release namespace holds Helm's records, the platform's keys and the user's own Secret.
     const secretsIn = async (where: string) => (await kubectlJson(cluster, '-n', where, 'get', 'secrets')).items.map((o: any) => o.metadata.name as string).filter((name: string) => !name.startsWith('sh.helm.release.'));
     expect((await secretsIn(namespace)).sort()).to.deep.equal([RELEASE, 'user-database'].sort());
-    expect(await secretsIn(credentials)).to.have.length(1).and.to.satisfy((names: string[]) => /^default-cards-.*-credentials$/.test(names[0]!));
+    expect(await secretsIn(credentials)).to.have.length(1).and.to.satisfy((names: string[]) => /^default-cards-.*-credentials-[0-9a-f]{32}$/.test(names[0]!));
   });
 
   it('runs the README walkthrough through the Services: model → session → predict + explain → feedback → metrics', async () => {
@@ -501,7 +501,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
     expect(await kubectl(cluster, 'get', 'clusterroles,clusterrolebindings', '--field-selector', `metadata.name=${namespace}-${RELEASE}-auth`, '-o', 'name')).to.equal('');
     // Their credentials, in the kept credentials namespace.
     const credentialSecrets = (await kubectlJson(cluster, '-n', credentials, 'get', 'secrets', '-l', 'app.kubernetes.io/managed-by=didyma')).items.map((o: any) => o.metadata.name as string);
-    expect(credentialSecrets.sort()).to.satisfy((names: string[]) => names.length === 1 + FAIR.length && names.every((name) => /-cards-.*-credentials$/.test(name)));
+    expect(credentialSecrets.sort()).to.satisfy((names: string[]) => names.length === 1 + FAIR.length && names.every((name) => /-cards-.*-credentials-[0-9a-f]{32}$/.test(name)));
     await kubectl(cluster, 'delete', 'namespace', credentials, '--wait=false');
     // The uninstall hook took the operator's finalizers off: what is left can still go, with its namespace.
     await kubectl(cluster, 'delete', 'namespace', namespace, '--wait', '--timeout', '120s');

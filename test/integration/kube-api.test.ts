@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { KubeConnection } from '../../infra/kube/connection.js';
 import { LABELS } from '../../infra/kube/constants.js';
-import { configEntryKey, proxyConfigMapName, resourceName, secretName } from '../../infra/kube/names.js';
+import { configEntryKey, proxyConfigMapName, resourceName } from '../../infra/kube/names.js';
 import type { KubeApi } from '../../infra/kube/api.js';
 import { isNotFound } from '../../infra/kube/errors.js';
 import { DesiredStateResync } from '../../platform/kube/resync.js';
@@ -12,7 +12,7 @@ import { startTestPlatform, unique, type TestPlatform } from '../support/platfor
 import { IRIS, OPEN_INFERENCE_PROXY, OPEN_INFERENCE_REGISTRY, filesystemStorage, modelPayload, startDemoModelServer, tenant, upload, type Tenant } from '../support/fixtures.js';
 import { startExecutor } from '../../executor/start.js';
 import { ownDatabase } from '../support/database.js';
-import { createTestNamespace, credentialsNamespaceOf, kubeOverrides, kubectlApply, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
+import { createTestNamespace, kubeOverrides, kubectlApply, startTestOperator, testNamespace, testNamespaceName, waitFor } from '../support/kube.js';
 
 const PAT = 'pat-that-must-stay-in-the-secret';
 
@@ -96,12 +96,14 @@ describe('Kubernetes: the reconciler writes the custom resources of committed ro
       deploymentKey: key,
       registry: { className: OPEN_INFERENCE_REGISTRY, init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
       serverProxy: { className: OPEN_INFERENCE_PROXY, init: { server_proxy_url: demo.url } },
-      secretRef: { name: secretName(name) },
+      secretRef: { name: resource.spec.secretRef.name },
     });
+    expect(resource.spec.secretRef.name).to.match(new RegExp(`^${name}-credentials-[0-9a-f]{32}$`));
     expect(JSON.stringify(resource)).to.not.include(PAT);
-    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.credentialsNamespace });
+    const secret = await api.core.readNamespacedSecret({ name: resource.spec.secretRef.name, namespace: kube.credentialsNamespace });
     expect(Buffer.from(secret.data!.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
-    expect(secret.metadata!.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment' });
+    expect(secret.metadata!.labels).to.include({ [LABELS.workspace]: owner.ws.name, [LABELS.kind]: 'deployment', [LABELS.resource]: name });
+    expect(secret.immutable).to.equal(true);
   });
 
   it('deleting a deployment deletes its resource once the operator has removed its configuration (finalizer), and its Secret', async () => {
@@ -114,10 +116,11 @@ describe('Kubernetes: the reconciler writes the custom resources of committed ro
       const configMap = await proxyConfig();
       return resource.metadata.finalizers?.includes('didyma.io/proxy-configuration') && configMap.data?.[entry];
     });
+    const secret = (await read('deployment', name)).spec.secretRef.name as string;
     const reply = await t.private.delete(`/api/deployment/${key}`, { token: owner.token });
     expect(reply.status).to.equal(204);
     await finalized('the ModelDeployment', resourceRef('deployment', kube.namespace, name));
-    expect(await gone(secretRef(kube.credentialsNamespace, secretName(name)))).to.equal(true);
+    expect(await gone(secretRef(kube.credentialsNamespace, secret)), 'the finalizer deletes the Secret').to.equal(true);
     const configMap = await proxyConfig();
     expect(configMap.data ?? {}).to.not.have.property(entry);
   });
@@ -169,7 +172,6 @@ describe('Kubernetes: the reconciler writes the custom resources of committed ro
       await api.mergePatch({ ...resourceRef('deployment', namespace, name), metadata: { name, namespace, finalizers: [] } });
       await waitFor('the row to say its resource is gone', async () => (await stateOfRow()) === 'removed');
       expect(await gone(resourceRef('deployment', namespace, name))).to.equal(true);
-      expect(await gone(secretRef(credentialsNamespaceOf(namespace), secretName(name)))).to.equal(true);
     } finally {
       await broken.close();
       await late.drop();
@@ -194,13 +196,15 @@ describe('Kubernetes: the reconciler writes the custom resources of committed ro
     expect((await read('deployment', name)).spec.serverProxy.init.server_proxy_url).to.equal(demo.url);
     await finalized('the stray resource', resourceRef('deployment', kube.namespace, stray.metadata.name));
 
+    const deletedSecret = (await read('deployment', name)).spec.secretRef.name as string;
     await api.delete(resourceRef('deployment', kube.namespace, name));
     await finalized('the deleted resource', resourceRef('deployment', kube.namespace, name));
-    // A credentials namespace still empty (an upgrade from a chart that kept the Secrets beside the resources) is filled from the database.
-    await api.delete(secretRef(kube.credentialsNamespace, secretName(name)));
+    // The operator's finalizer took the Secret with the resource; both come back from the database.
+    expect(await gone(secretRef(kube.credentialsNamespace, deletedSecret))).to.equal(true);
     await resync.runOnce();
-    expect((await read('deployment', name)).spec.deploymentKey).to.equal(key);
-    const secret = await api.core.readNamespacedSecret({ name: secretName(name), namespace: kube.credentialsNamespace });
+    const restored = await read('deployment', name);
+    expect(restored.spec.deploymentKey).to.equal(key);
+    const secret = await api.core.readNamespacedSecret({ name: restored.spec.secretRef.name, namespace: kube.credentialsNamespace });
     expect(Buffer.from(secret.data!.server_proxy_pat!, 'base64').toString()).to.equal(PAT);
     const again = await resync.runOnce();
     expect(again.applied).to.equal(0);

@@ -721,10 +721,14 @@ describe('Kubernetes: the Helm chart', function () {
         registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: demo.url, tracking_server_url: demo.url } },
         serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: demo.url } },
         secrets: { server_proxy_pat: 'rbac-pat' },
+        credentialsVersion: '0123456789abcdef0123456789abcdef',
       });
-      // It writes tenants' credentials but can neither read them back nor learn their names by listing.
+      const secret = secretName(metadata.name, '0123456789abcdef0123456789abcdef');
+      // It creates tenants' credentials but can neither read them back, nor learn their names by listing, nor get them in the answer to a patch or a delete.
       expect(await forbidden(asApi.list('v1', 'Secret', credentialsNamespace, { labelSelector: 'app.kubernetes.io/managed-by=didyma' })), 'the API lists credentials').to.equal(true);
-      expect(await forbidden(asApi.core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace })), 'the API reads credentials back').to.equal(true);
+      expect(await forbidden(asApi.core.readNamespacedSecret({ name: secret, namespace: credentialsNamespace })), 'the API reads credentials back').to.equal(true);
+      expect(await forbidden(asApi.mergePatch({ ...secretRef(credentialsNamespace, secret), metadata: { name: secret, namespace: credentialsNamespace, labels: { touched: 'yes' } } })), 'the API patches credentials').to.equal(true);
+      expect(await forbidden(asApi.core.deleteNamespacedSecret({ name: secret, namespace: credentialsNamespace })), 'the API deletes credentials').to.equal(true);
       await noReleaseSecrets('api');
 
       // The operator, as its ServiceAccount, reconciles it to Ready (Lease, Secret watch and read, ConfigMap, status, Events).
@@ -734,7 +738,7 @@ describe('Kubernetes: the Helm chart', function () {
       });
       const operatorApi = as('operator');
       await noReleaseSecrets('operator');
-      expect(await forbidden(operatorApi.delete(secretRef(credentialsNamespace, secretName(metadata.name))))).to.equal(true);
+      expect(await forbidden(operatorApi.core.createNamespacedSecret({ namespace: credentialsNamespace, body: { metadata: { name: 'operator-write' } } })), 'the operator writes credentials').to.equal(true);
       expect(await forbidden(operatorApi.delete(resourceRef('deployment', namespace, metadata.name)))).to.equal(true);
 
       // Executors read the proxy ConfigMaps (watched by label) and the Secret they name, nothing else.
@@ -742,7 +746,7 @@ describe('Kubernetes: the Helm chart', function () {
       const entries = await executor.core.listNamespacedConfigMap({ namespace, labelSelector: proxyConfigSelector('dy-didyma-proxy-config') });
       expect(entries.items.map((item) => item.metadata?.name)).to.deep.equal([proxyConfigMapName('dy-didyma-proxy-config', 'default')]);
       expect(entries.items[0]!.data).to.have.property(configEntryKey('deployment', metadata.name));
-      expect(await readSecret({ namespace, credentialsNamespace, api: async () => executor }, secretName(metadata.name))).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
+      expect(await readSecret({ namespace, credentialsNamespace, api: async () => executor }, secret)).to.deep.equal({ server_proxy_pat: 'rbac-pat' });
       await noReleaseSecrets('executor');
       expect(await forbidden(executor.core.createNamespacedConfigMap({ namespace, body: { metadata: { name: 'executor-write' } } }))).to.equal(true);
       expect(await forbidden(executor.core.listNamespacedSecret({ namespace: credentialsNamespace }))).to.equal(true);
@@ -750,7 +754,7 @@ describe('Kubernetes: the Helm chart', function () {
 
       // The auth and public servers' account may do nothing at all.
       expect(await forbidden(as('server').core.readNamespacedConfigMap({ name: proxyConfigMapName('dy-didyma-proxy-config', 'default'), namespace }))).to.equal(true);
-      expect(await forbidden(as('server').core.readNamespacedSecret({ name: secretName(metadata.name), namespace: credentialsNamespace }))).to.equal(true);
+      expect(await forbidden(as('server').core.readNamespacedSecret({ name: secret, namespace: credentialsNamespace }))).to.equal(true);
     } finally {
       await operator.close();
       await demo.close();

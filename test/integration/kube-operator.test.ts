@@ -1,13 +1,14 @@
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { KubeConnection } from '../../infra/kube/connection.js';
-import { configEntryKey, proxyConfigMapName, secretName } from '../../infra/kube/names.js';
-import { API_VERSION } from '../../infra/kube/constants.js';
+import { configEntryKey, proxyConfigMapName } from '../../infra/kube/names.js';
+import { API_VERSION, LABELS, MANAGED_BY } from '../../infra/kube/constants.js';
 import { isNotFound } from '../../infra/kube/errors.js';
-import { customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
+import { credentialsSecret, customResource, resourceRef, secretRef, type KubeObject } from '../../infra/kube/resources.js';
 import type { DesiredDeployment } from '../../infra/kube/desired.js';
 import { DesiredStateWriter } from '../../infra/kube/writer.js';
 import { createLogger } from '../../infra/logging/logger.js';
@@ -31,8 +32,12 @@ function deployment(url: string, secrets: Record<string, string> = { server_prox
     registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
     serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
     secrets,
+    credentialsVersion: newVersion(),
   };
 }
+
+/** A version of credentials, as the private server names their Secret by. */
+const newVersion = () => crypto.randomBytes(16).toString('hex');
 
 /** A model server whose health checks can be made to hang: the operator is then caught in the middle of a reconcile. */
 async function hangingServer() {
@@ -79,6 +84,7 @@ describe('Kubernetes: the operator', function () {
   });
 
   const read = async (name: string) => (await kube.api()).objects.read<Resource>(resourceRef('deployment', kube.namespace, name));
+  const secretExists = async (name: string) => (await kube.api()).objects.read(secretRef(kube.credentialsNamespace, name)).then(() => true, (error: unknown) => (isNotFound(error) ? false : Promise.reject(error)));
   const condition = (resource: Resource, type: string) => resource.status?.conditions?.find((c) => c.type === type);
   /** A workspace's proxy ConfigMap; none (deleted once empty) reads as empty. */
   const configMap = async (workspace = 'default') =>
@@ -108,7 +114,7 @@ describe('Kubernetes: the operator', function () {
       key: item.key,
       registry: item.registry,
       serverProxy: item.serverProxy,
-      secretRef: { name: secretName(metadata.name) },
+      secretRef: { name: credentialsSecret(item, kube.credentialsNamespace)!.metadata.name },
     });
     expect(JSON.stringify(await configMap())).to.not.include(PAT);
     expect((await eventsOf(metadata.name)).map((e) => `${e.type}/${e.reason}`)).to.include('Normal/Configured');
@@ -173,7 +179,12 @@ describe('Kubernetes: the operator', function () {
     const { metadata } = await writer.apply(deployment(demo.url, { server_proxy_pat: 'not a token' }));
     const invalid = await untilCondition(metadata.name, 'Ready', (c) => c.reason === 'InvalidInit');
     expect(condition(invalid, 'Ready')!.message).to.include('server_proxy_pat');
-    await (await kube.api()).mergePatch({ ...secretRef(kube.credentialsNamespace, secretName(metadata.name)), data: { server_proxy_pat: Buffer.from(PAT).toString('base64') } }, 'kubectl-test');
+    // The Secret is immutable: an administrator fixes it by making it anew under its name.
+    const api = await kube.api();
+    const broken = await api.objects.read<KubeObject>(secretRef(kube.credentialsNamespace, invalid.spec.secretRef.name));
+    await api.delete(broken);
+    await waitFor('the broken Secret to be gone', () => api.objects.read(broken).then(() => false, isNotFound));
+    await api.objects.create({ ...secretRef(kube.credentialsNamespace, broken.metadata.name), metadata: { name: broken.metadata.name, namespace: kube.credentialsNamespace, labels: broken.metadata.labels }, immutable: true, data: { server_proxy_pat: Buffer.from(PAT).toString('base64') } } as KubeObject);
     await waitFor('Ready right after the Secret was fixed', async () => condition(await read(metadata.name), 'Ready')?.status === 'True', 10_000);
   });
 
@@ -259,12 +270,37 @@ describe('Kubernetes: the operator', function () {
     );
   });
 
-  it('removes the configuration of a resource deleted with kubectl (finalizer)', async () => {
-    const { metadata } = await writer.apply(deployment(demo.url));
+  it('removes the configuration and the credentials of a resource deleted with kubectl (finalizer)', async () => {
+    const item = deployment(demo.url);
+    const { metadata } = await writer.apply(item);
     await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
     await (await kube.api()).delete(resourceRef('deployment', kube.namespace, metadata.name));
     await waitFor('the resource to be gone', () => read(metadata.name).then(() => false, isNotFound));
     expect((await configMap()).data ?? {}).to.not.have.property(configEntryKey('deployment', metadata.name));
+    expect(await secretExists(credentialsSecret(item, kube.credentialsNamespace)!.metadata.name), 'its Secret, deleted before the finalizer let go').to.equal(false);
+  });
+
+  it('deletes the credentials Secrets no resource names once past their grace period: a superseded version, a stray, the one Secret of earlier versions', async () => {
+    await operator!.close();
+    operator = await startTestOperator(kube.namespace, { DIDYMA_OPERATOR_SECRET_GRACE_SECONDS: '2' });
+    const first = deployment(demo.url);
+    const { metadata } = await writer.apply(first);
+    await untilCondition(metadata.name, 'Ready', (c) => c.status === 'True');
+    // New credentials: the private server creates their Secret and names it in the resource.
+    const rotated = { ...first, credentialsVersion: newVersion() };
+    await writer.apply(rotated);
+    const [oldName, newName] = [first, rotated].map((item) => credentialsSecret(item, kube.credentialsNamespace)!.metadata.name) as [string, string];
+    // A version created for an apply that never came, and the single Secret an earlier version of the platform kept per resource.
+    const stray = credentialsSecret({ ...first, credentialsVersion: newVersion() }, kube.credentialsNamespace)!;
+    const unversioned = { ...secretRef(kube.credentialsNamespace, `${metadata.name}-credentials`), metadata: { name: `${metadata.name}-credentials`, namespace: kube.credentialsNamespace, labels: { [LABELS.managedBy]: MANAGED_BY, [LABELS.kind]: 'deployment' } }, data: {} } as KubeObject;
+    const unrelated = { ...secretRef(kube.credentialsNamespace, `${metadata.name}-not-ours`), metadata: { name: `${metadata.name}-not-ours`, namespace: kube.credentialsNamespace }, data: {} } as KubeObject;
+    const api = await kube.api();
+    for (const secret of [stray, unversioned, unrelated]) await api.objects.create(secret);
+    await waitFor('the superseded, stray and unversioned Secrets to be deleted', async () => !(await secretExists(oldName)) && !(await secretExists(stray.metadata.name)) && !(await secretExists(unversioned.metadata.name)), 30_000);
+    expect(await secretExists(newName), 'the version the resource names').to.equal(true);
+    expect(await secretExists(unrelated.metadata.name), 'a Secret the platform did not make').to.equal(true);
+    expect(condition(await read(metadata.name), 'Ready')).to.include({ status: 'True' });
+    await api.delete(unrelated);
   });
 });
 

@@ -7,10 +7,11 @@ const refusal = (code: number) => Object.assign(new Error(`HTTP ${code}`), { cod
 
 /**
  * A test double of the few Kubernetes API calls the reconciler makes
- * (server-side apply, delete, list by label: what the chart's RBAC lets the
- * private server do, no get, and no list of Secrets), keeping objects in
- * memory: a finalizer holds a deleted object until `finalize`, and `refuse`
- * makes every write fail as an API server refusing it would.
+ * (server-side apply, create once, delete, list by label: what the chart's
+ * RBAC lets the private server do, no get, and of Secrets only create),
+ * keeping objects in memory: a finalizer holds a deleted object until
+ * `finalize`, and `refuse` makes every write fail as an API server refusing
+ * it would.
  */
 export class MemoryCluster {
   readonly objects = new Map<string, KubeObject>();
@@ -55,8 +56,14 @@ export class MemoryCluster {
         this.objects.set(this.id(object), applied);
         return structuredClone(applied);
       },
+      createOnce: async (object: KubeObject) => {
+        this.write();
+        if (this.objects.has(this.id(object))) return;
+        this.objects.set(this.id(object), { ...structuredClone(object), metadata: { ...structuredClone(object.metadata), creationTimestamp: new Date(Date.now() - ++this.created) } });
+      },
       delete: async (ref: KubeObject) => {
         this.write();
+        if (ref.kind === 'Secret') throw refusal(403);
         const object = this.objects.get(this.id(ref));
         if (!object) return;
         if (object.metadata.finalizers?.length) object.metadata.deletionTimestamp = new Date();
