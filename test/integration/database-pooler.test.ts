@@ -22,7 +22,9 @@ import { createLogger } from '../../infra/logging/logger.js';
 // user that only reads and writes rows, the platform's processes through a
 // transaction-pooling PgBouncer (scripts/services/pgbouncer.sh), and the
 // change feed on a direct connection of its own, or off. RabbitMQ over
-// amqps with a CA file, through a TLS terminator in front of the shared broker.
+// amqps with a CA file: the broker's own TLS listener for the client's
+// checks, and a TLS terminator in front of the broker for the processes,
+// since it counts the sessions that came through it.
 
 const START_MS = 120_000;
 
@@ -250,11 +252,12 @@ describe('PostgreSQL as a team runs it: TLS, a migration user, a runtime user th
     });
   });
 
-  it('reaches RabbitMQ over amqps with the CA file, and refuses a broker whose certificate another CA signed', async () => {
+  it('reaches RabbitMQ’s own TLS listener over amqps with its CA file, and refuses it with another CA', async () => {
     const logger = createLogger('silent');
     const queue = unique('dy-amqps');
-    const trusted = new RabbitQueue({ url: amqpsUrl(broker), queue, logger, ca: fs.readFileSync(broker.caFile, 'utf8') });
-    const wrong = new RabbitQueue({ url: amqpsUrl(broker), queue, logger, ca: fs.readFileSync(strangerCaFile(), 'utf8') });
+    const url = requireEnv('TEST_AMQPS_URL', 'rabbitmq');
+    const trusted = new RabbitQueue({ url, queue, logger, ca: fs.readFileSync(requireEnv('TEST_AMQP_CA_FILE', 'rabbitmq'), 'utf8') });
+    const wrong = new RabbitQueue({ url, queue, logger, ca: fs.readFileSync(strangerCaFile(), 'utf8') });
     try {
       const rings: number[] = [];
       await trusted.listen((ring) => rings.push(ring.count));
