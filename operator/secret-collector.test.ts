@@ -20,12 +20,15 @@ const resource = (name: string, secretRef?: string, deleting = false): KubeObjec
   spec: secretRef ? { secretRef: { name: secretRef } } : {},
 });
 
-/** The collector over Secrets and resources as the API server has them; what it deleted, in order. */
-function collectorOver(secrets: KubeObject[], resources: Array<KubeObject & { spec: unknown }>) {
+/** The collector over Secrets and resources as the API server has them (`cached`: as the operator's cache has them); what it deleted, in order, and what it read. */
+function collectorOver(secrets: KubeObject[], resources: Array<KubeObject & { spec: unknown }>, cached = resources) {
   const deleted: string[] = [];
-  const cache = { list: () => secrets.filter((s) => !deleted.includes(s.metadata.name)), whenSynced: async () => undefined } as unknown as SharedInformer<KubeObject>;
+  const reads: string[] = [];
+  const secretCache = { list: () => secrets.filter((s) => !deleted.includes(s.metadata.name)), whenSynced: async () => undefined } as unknown as SharedInformer<KubeObject>;
+  const resourceCache = { get: (name: string) => cached.find((r) => r.metadata.name === name), whenSynced: async () => undefined } as unknown as SharedInformer<KubeObject>;
   const objects = {
     read: async (ref: KubeObject) => {
+      reads.push(ref.metadata.name);
       const found = resources.find((r) => r.metadata.name === ref.metadata.name);
       if (!found) throw Object.assign(new Error('HTTP 404'), { code: 404 });
       return found;
@@ -37,8 +40,8 @@ function collectorOver(secrets: KubeObject[], resources: Array<KubeObject & { sp
   };
   const kube = { namespace: 'ns', credentialsNamespace: 'ns-credentials', api: async () => ({ objects }) } as unknown as KubeConnection;
   const handler = { kind: 'deployment' as const, secretName: (spec: unknown) => (spec as { secretRef?: { name: string } }).secretRef?.name };
-  const collector = new SecretCollector({ secrets: cache, users: [{ handler, resources: cache }], kube, graceMs: GRACE_MS, logger: createLogger('silent'), now: () => NOW });
-  return { collector, deleted };
+  const collector = new SecretCollector({ secrets: secretCache, users: [{ handler, resources: resourceCache }], kube, graceMs: GRACE_MS, logger: createLogger('silent'), now: () => NOW });
+  return { collector, deleted, reads };
 }
 
 describe('the operator’s collection of credentials Secrets', () => {
@@ -57,10 +60,19 @@ describe('the operator’s collection of credentials Secrets', () => {
     expect(await collector.sweep(), 'a second sweep finds nothing more').to.equal(0);
   });
 
-  it('keeps the Secret its resource names, however old', async () => {
+  it('keeps the Secrets their resources name, reading none of them when the cache names them too', async () => {
     const named = versioned('a', 'v2');
-    const { collector, deleted } = collectorOver([named], [resource('a', named.metadata.name)]);
+    const { collector, deleted, reads } = collectorOver([named], [resource('a', named.metadata.name)]);
     await collector.sweep();
+    expect(deleted).to.deep.equal([]);
+    expect(reads, 'a Secret in use costs no read').to.deep.equal([]);
+  });
+
+  it('reads the resource afresh before deleting, and keeps a Secret its cache has not seen it name yet', async () => {
+    const moved = versioned('a', 'v2');
+    const { collector, deleted, reads } = collectorOver([moved], [resource('a', moved.metadata.name)], [resource('a', 'a-credentials-v1')]);
+    await collector.sweep();
+    expect(reads).to.deep.equal(['a']);
     expect(deleted).to.deep.equal([]);
   });
 

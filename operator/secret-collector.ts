@@ -69,8 +69,9 @@ export class SecretCollector {
       const owner = ownerOf(secret);
       if (!owner || now - createdAt(secret) < this.deps.graceMs) continue;
       const user = this.deps.users.find((candidate) => candidate.handler.kind === owner.kind);
+      if (!user || this.namedInCache(user, owner.name) === secret.metadata.name) continue;
       // The cache may lag: the resource is read afresh before its Secret goes.
-      if (!user || (await this.named(user, owner.name)) === secret.metadata.name) continue;
+      if ((await this.named(user, owner.name)) === secret.metadata.name) continue;
       if (await this.delete(secret, `superseded or unused for ${Math.round(this.deps.graceMs / 1000)} s`)) deleted += 1;
     }
     return deleted;
@@ -80,6 +81,12 @@ export class SecretCollector {
     this.sweeping = this.sweeping
       .then(() => this.sweep())
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'the sweep of credentials Secrets failed; the next one tries again'));
+  }
+
+  /** The Secret the resource names in the operator's cache: what spares the Secrets in use a read each. */
+  private namedInCache(user: CredentialsUser, name: string): string | undefined {
+    const resource = user.resources.get(name) as (KubeObject & Spec) | undefined;
+    return resource && !resource.metadata.deletionTimestamp ? user.handler.secretName(resource.spec) : undefined;
   }
 
   /** The Secret the resource names now, or undefined when it names none or is gone. */
