@@ -54,6 +54,8 @@ function desired(d: BenchDeployment, url: string): DesiredDeployment {
     registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: url, tracking_server_url: url } },
     serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: url } },
     secrets: { server_proxy_pat: `pat-${d.id}` },
+    // One version per deployment: the private server names it by a digest of the sealed credentials.
+    credentialsVersion: d.id.toString(16).padStart(32, '0'),
   };
 }
 

@@ -14,6 +14,7 @@ const valid: DesiredDeployment = {
   registry: { className: 'didyma.registry.OpenInferenceRegistryConnector', init: { model_registry_url: 'http://models.example:8080', tracking_server_url: 'http://models.example:8080' } },
   serverProxy: { className: 'didyma.proxy.OpenInferenceServerProxy', init: { server_proxy_url: 'http://models.example:8080' } },
   secrets: { server_proxy_pat: 'p' },
+  credentialsVersion: '0123456789abcdef0123456789abcdef',
 };
 
 /** The server's rejection of a ModelDeployment with `spec` changed by `edit`: its status and message. */
