@@ -160,7 +160,7 @@ describe('shadow versions of an alias: each prediction copied, never shown', () 
 });
 
 // No executor here, so what a POST queues stays QUEUED and the quota counts it.
-describe('shadow versions of an alias past the queue quota', () => {
+describe('shadow versions of an alias while nothing runs', () => {
   let t: TestPlatform;
   let demo: DemoModelServer & { url: string };
   before(async () => {
@@ -186,5 +186,20 @@ describe('shadow versions of an alias past the queue quota', () => {
     expect(await shadowsOf(t, [created.body.id])).to.deep.equal([]);
     expect(t.platform.shadows.dropped.queue_full).to.equal(dropped + 1);
     expect((await t.public.get('/metrics')).text).to.match(new RegExp(`^didyma_shadow_invocations_dropped_total\\{reason="queue_full"\\} ${dropped + 1}$`, 'm'));
+  });
+
+  it('cancels the queued copies of a prediction with it, and answers only the caller’s invocation', async () => {
+    const { owner } = await shadowedAlias(t, demo.url);
+    const session = await openOnAlias(t, owner, 'production');
+    const [kept, cancelled] = [await t.public.post(`${session.path}/invocation`, { token: owner.token, json: PREDICT }), await t.public.post(`${session.path}/invocation`, { token: owner.token, json: PREDICT })];
+    await t.platform.shadows.settled();
+    expect((await shadowsOf(t, [kept.body.id, cancelled.body.id])).map((row) => row.status)).to.deep.equal(['QUEUED', 'QUEUED']);
+    const reply = await t.public.post(`${session.path}/invocation/${cancelled.body.id}/cancel`, { token: owner.token });
+    expect(reply.status, reply.text).to.equal(200);
+    expect(reply.body).to.include({ id: cancelled.body.id, status: 'CANCELLED' });
+    expect((await shadowsOf(t, [cancelled.body.id]))[0]).to.include({ status: 'CANCELLED' });
+    expect((await shadowsOf(t, [kept.body.id]))[0], 'another prediction’s copy').to.include({ status: 'QUEUED' });
+    const listed = await t.public.get(`${session.path}/invocation`, { token: owner.token });
+    expect(listed.body.map((row: { id: string }) => row.id).sort()).to.deep.equal([kept.body.id, cancelled.body.id].sort());
   });
 });

@@ -527,21 +527,24 @@ export const invocationState = {
 
   /**
    * `cancel` of a session's invocations not yet finished: the named ones and
-   * what they queued (the explanation of a prediction), or, without `ids`,
-   * all of them (those in `status` only, when given). The rows cancelled;
-   * the attempts of those that ran end CANCELLED.
+   * what they queued (the explanation of a prediction, its shadow copies),
+   * or, without `ids`, all of them (those in `status` only, when given). The
+   * session's rows cancelled; the attempts of those that ran end CANCELLED.
    */
   cancel: async (db: Runner, sessionId: string, ids?: string[], status?: 'QUEUED' | 'IN_PROGRESS'): Promise<InvocationRow[]> => {
-    const cancelled = await db.transaction(async (trx) => {
+    const ended = { status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: db.fn.now() };
+    const { cancelled, copies } = await db.transaction(async (trx) => {
       const rows = movable(trx, 'cancel').where({ session_id: sessionId });
       if (ids) rows.where((scope) => scope.whereIn('id', ids).orWhereIn('related_to', ids));
       if (status) rows.where({ status });
-      const cancelled = (await rows.update({ status: TRANSITIONS.cancel.to, error: null, lease_expires_at: null, completed_at: trx.fn.now() }).returning('*')) as InvocationRow[];
-      await endAttempts(trx, cancelled, 'CANCELLED');
+      const cancelled = (await rows.update(ended).returning('*')) as InvocationRow[];
+      // A shadow copy only answers what its prediction asked: once that is not wanted, neither is the copy.
+      const copies = cancelled.length ? ((await movable(trx, 'cancel').whereIn('shadow_of', cancelled.map((row) => row.id)).update(ended).returning('*')) as InvocationRow[]) : [];
+      await endAttempts(trx, [...cancelled, ...copies], 'CANCELLED');
       await queueOutcomeDeliveries(trx, cancelled.map((row) => row.id));
-      return cancelled;
+      return { cancelled, copies };
     });
-    return announced(db, sessionsOf(cancelled), cancelled);
+    return announced(db, sessionsOf([...cancelled, ...copies]), cancelled);
   },
 
   /**
