@@ -69,7 +69,7 @@ export class SecretCollector {
       const owner = ownerOf(secret);
       if (!owner || now - createdAt(secret) < this.deps.graceMs) continue;
       const user = this.deps.users.find((candidate) => candidate.handler.kind === owner.kind);
-      if (!user || this.namedInCache(user, owner.name) === secret.metadata.name) continue;
+      if (!user || secretNamedBy(user, user.resources.get(owner.name)) === secret.metadata.name) continue;
       // The cache may lag: the resource is read afresh before its Secret goes.
       if ((await this.named(user, owner.name)) === secret.metadata.name) continue;
       if (await this.delete(secret, `superseded or unused for ${Math.round(this.deps.graceMs / 1000)} s`)) deleted += 1;
@@ -83,17 +83,10 @@ export class SecretCollector {
       .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'the sweep of credentials Secrets failed; the next one tries again'));
   }
 
-  /** The Secret the resource names in the operator's cache: what spares the Secrets in use a read each. */
-  private namedInCache(user: CredentialsUser, name: string): string | undefined {
-    const resource = user.resources.get(name) as (KubeObject & Spec) | undefined;
-    return resource && !resource.metadata.deletionTimestamp ? user.handler.secretName(resource.spec) : undefined;
-  }
-
-  /** The Secret the resource names now, or undefined when it names none or is gone. */
+  /** The Secret the resource names now, read afresh, or undefined when it names none or is gone. */
   private async named(user: CredentialsUser, name: string): Promise<string | undefined> {
     try {
-      const resource = await (await this.deps.kube.api()).objects.read<KubeObject & Spec>(resourceRef(user.handler.kind, this.deps.kube.namespace, name));
-      return resource.metadata.deletionTimestamp ? undefined : user.handler.secretName(resource.spec);
+      return secretNamedBy(user, await (await this.deps.kube.api()).objects.read<KubeObject>(resourceRef(user.handler.kind, this.deps.kube.namespace, name)));
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -117,6 +110,11 @@ export class SecretCollector {
     this.deps.logger.info({ secret: secret.metadata.name, why }, 'credentials Secret deleted');
     return true;
   }
+}
+
+/** The Secret a resource names, or undefined when it names none, is being deleted or is not there (the cache spares the Secrets in use a read each). */
+function secretNamedBy(user: CredentialsUser, resource: (KubeObject & Spec) | undefined): string | undefined {
+  return resource && !resource.metadata.deletionTimestamp ? user.handler.secretName(resource.spec) : undefined;
 }
 
 const createdAt = (object: KubeObject) => new Date(object.metadata.creationTimestamp ?? 0).getTime();

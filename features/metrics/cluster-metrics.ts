@@ -7,7 +7,7 @@ export type ClusterCount = 'applied' | 'failed' | 'removing';
 
 /** What the reconciler of the custom resources reports: each refused write, and the rows' states after each pass. */
 export interface ClusterWriteObserver {
-  failed(kind: ClusterKind | 'secret', operation: 'apply' | 'delete'): void;
+  failed(kind: ClusterKind, operation: 'apply' | 'delete'): void;
   counted(counts: Record<ClusterKind, Record<ClusterCount, number>>): void;
 }
 
@@ -16,7 +16,7 @@ export class ClusterWriteMetrics implements ClusterWriteObserver {
   readonly registry = new Registry();
   private readonly failures = new Counter({
     name: metricNames.clusterWriteFailures,
-    help: 'Writes of custom resources and their Secrets the Kubernetes API refused or did not answer, by kind (deployment, storage, secret) and operation (apply, delete); each is retried on the next pass.',
+    help: 'Writes of custom resources and their Secrets the Kubernetes API refused or did not answer, by kind of resource (deployment, storage) and operation (apply, delete); each is retried on the next pass.',
     labelNames: ['kind', 'operation'] as const,
     registers: [this.registry],
   });
@@ -27,7 +27,7 @@ export class ClusterWriteMetrics implements ClusterWriteObserver {
     registers: [this.registry],
   });
 
-  failed(kind: ClusterKind | 'secret', operation: 'apply' | 'delete'): void {
+  failed(kind: ClusterKind, operation: 'apply' | 'delete'): void {
     this.failures.inc({ kind, operation });
   }
 

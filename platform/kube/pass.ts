@@ -40,7 +40,7 @@ export class Pass {
   }
 
   /** A write the cluster refused: logged (never with a credential), counted, retried on the next pass. */
-  refused(kind: ResourceKind | 'secret', operation: 'apply' | 'delete', what: Record<string, unknown>, error: unknown): void {
+  refused(kind: ResourceKind, operation: 'apply' | 'delete', what: Record<string, unknown>, error: unknown): void {
     this.report.failed += 1;
     this.observer?.failed(kind, operation);
     this.logger.warn({ err: error, ...what, operation }, 'cluster write failed; retried on the next pass');

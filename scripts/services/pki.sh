@@ -30,6 +30,28 @@ new_ca() {
   (cd "$1" && umask 077 && openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -keyout ca.key -out ca.crt -subj "/CN=$2" 2>/dev/null)
 }
 
+# ensure_server_cert DIR CA_NAME SUBJECT_ALT_NAMES: DIR's CA (made once and
+# kept: it is what clients check against) and a server certificate for the
+# names, signed again under the same CA when the names change. Sets
+# CERT_SIGNED to 1 when it signed one (a running server must reload), else 0;
+# it is not a test's condition, so that a failing openssl still stops the script.
+ensure_server_cert() {
+  local dir="$1" ca_name="$2" sans="$3"
+  CERT_SIGNED=0
+  [ -s "$dir/ca.crt" ] || new_ca "$dir" "$ca_name"
+  if printf '%s\n' "subjectAltName=$sans" 'extendedKeyUsage=serverAuth' | cmp -s - "$dir/server.ext" && [ -s "$dir/server.crt" ]; then
+    return 0
+  fi
+  (
+    cd "$dir"
+    umask 077
+    printf '%s\n' "subjectAltName=$sans" 'extendedKeyUsage=serverAuth' >server.ext
+    sign_cert server "/CN=localhost" server.ext
+    chmod 644 ca.crt server.crt server.ext
+  )
+  CERT_SIGNED=1
+}
+
 # sign_cert NAME SUBJECT EXTFILE: NAME.key + NAME.crt signed by ca.crt.
 sign_cert() {
   openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null

@@ -190,22 +190,14 @@ host    all   all   ::1/128        scram-sha-256
 EOF
 }
 
-# The server's certificate, signed by a CA of its own (kept: the CA file is
-# what clients check against), and `ssl = on` in a file postgresql.conf
-# includes; plain connections keep working (pg_hba's `host` takes both).
-# True when that file or the certificate changed (a running server must reload).
+# The server's certificate, signed by a CA of its own, and `ssl = on` in a
+# file postgresql.conf includes; plain connections keep working (pg_hba's
+# `host` takes both). True when that file or the certificate changed (a
+# running server must reload).
 ensure_tls() {
   local signed=1
-  [ -s "$PG_TLS/ca.crt" ] || new_ca "$PG_TLS" didyma-test-postgres-ca
-  # A certificate naming other hosts than these is signed again under the same CA.
-  if ! printf '%s\n' "subjectAltName=$PG_TLS_NAMES" 'extendedKeyUsage=serverAuth' | cmp -s - "$PG_TLS/server.ext" || [ ! -s "$PG_TLS/server.crt" ]; then
-    (
-      cd "$PG_TLS"
-      umask 077
-      printf '%s\n' "subjectAltName=$PG_TLS_NAMES" 'extendedKeyUsage=serverAuth' >server.ext
-      sign_cert server "/CN=localhost" server.ext
-      chmod 644 ca.crt server.crt server.ext
-    )
+  ensure_server_cert "$PG_TLS" didyma-test-postgres-ca "$PG_TLS_NAMES"
+  if [ "$CERT_SIGNED" = 1 ]; then
     log "signed the server certificate of PostgreSQL for $PG_TLS_NAMES in $PG_TLS"
     signed=0
   fi

@@ -84,18 +84,10 @@ ensure_installed() {
   stop_system_daemons rabbitmq beam.smp
 }
 
-# The listener's certificate, signed by a CA of its own (kept: the CA file is
-# what clients check against); signed again when the names change.
+# The listener's certificate, signed by a CA of its own.
 ensure_tls() {
-  [ -s "$RMQ_TLS/ca.crt" ] || new_ca "$RMQ_TLS" didyma-test-rabbitmq-ca
-  if ! printf '%s\n' "subjectAltName=$RMQ_TLS_NAMES" 'extendedKeyUsage=serverAuth' | cmp -s - "$RMQ_TLS/server.ext" || [ ! -s "$RMQ_TLS/server.crt" ]; then
-    (
-      cd "$RMQ_TLS"
-      umask 077
-      printf '%s\n' "subjectAltName=$RMQ_TLS_NAMES" 'extendedKeyUsage=serverAuth' >server.ext
-      sign_cert server "/CN=localhost" server.ext
-      chmod 644 ca.crt server.crt server.ext
-    )
+  ensure_server_cert "$RMQ_TLS" didyma-test-rabbitmq-ca "$RMQ_TLS_NAMES"
+  if [ "$CERT_SIGNED" = 1 ]; then
     log "signed the listener certificate of RabbitMQ for $RMQ_TLS_NAMES in $RMQ_TLS"
   fi
 }
