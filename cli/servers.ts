@@ -29,15 +29,27 @@ export interface RunningServer {
 interface Traffic {
   inFlight: number;
   lastRequestAt: number;
+  /** Resolves once no response is open: each has run its close callbacks (log line, audit record). */
+  settled(): Promise<void>;
 }
 
 /** How many requests the server is answering, and when the last one came. */
 function trafficOf(server: http.Server): Traffic {
-  const traffic = { inFlight: 0, lastRequestAt: 0 };
+  let waiting: Array<() => void> = [];
+  const traffic: Traffic = {
+    inFlight: 0,
+    lastRequestAt: 0,
+    settled: () => (traffic.inFlight === 0 ? Promise.resolve() : new Promise((resolve) => waiting.push(resolve))),
+  };
   server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     traffic.inFlight += 1;
     traffic.lastRequestAt = Date.now();
-    onResponseClose(res, () => (traffic.inFlight -= 1));
+    onResponseClose(res, () => {
+      traffic.inFlight -= 1;
+      if (traffic.inFlight > 0) return;
+      for (const resolve of waiting) resolve();
+      waiting = [];
+    });
   });
   return traffic;
 }
@@ -64,6 +76,9 @@ async function drainAndClose(server: http.Server, traffic: Traffic, drainMs: num
   // A kept-alive connection whose request ends after the listener closed would otherwise wait out its keep-alive timeout.
   const idle = setInterval(() => server.closeIdleConnections(), 100);
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  // A cut connection's response closes after the server does (libuv's close phase): the platform, its audit trail
+  // and database with it, closes only once each response has handed in its record.
+  await traffic.settled();
   clearTimeout(cut);
   clearInterval(idle);
 }
