@@ -135,6 +135,9 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     await killContainer(cluster, leader);
     // Gone for good, so that the takeover is the standby's and not a restarted container's in the same pod.
     await kubectl(cluster, '-n', namespace, 'delete', 'pod', leader.metadata.name, '--grace-period=0', '--force');
+    // The dead leader's last renewal, from which the standby counts the lease out.
+    const last = await leaseSpec();
+    expect(last.holderIdentity).to.equal(before.holderIdentity);
     const holders = [before.holderIdentity as string];
     const after = await waitFor('the standby operator to hold the Lease', async () => {
       const spec = await leaseSpec();
@@ -144,6 +147,12 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     // Straight from the dead leader to the standby: never handed back (an empty holder), one transition.
     expect(holders).to.deep.equal([before.holderIdentity, after.holderIdentity]);
     expect(after.leaseTransitions).to.equal((before.leaseTransitions ?? 0) + 1);
+    // Never before a whole lease without renewal (two leaders), and within it once the standby's retries are counted:
+    // it sees the last record within one retry period (a fifth of the lease) and tries again at most one later.
+    const leaseMs = (last.leaseDurationSeconds as number) * 1000;
+    const tookOver = Date.parse(after.acquireTime) - Date.parse(last.renewTime);
+    expect(tookOver, 'ms from the last renewal to the takeover').to.be.within(leaseMs, leaseMs + (2 * leaseMs) / 5 + 5_000);
+    console.log(`      takeover ${tookOver} ms after the dead leader's last renewal (lease ${leaseMs} ms)`);
 
     const token = await login();
     const deployment = await readyDeployment(token, 'after-failover');
