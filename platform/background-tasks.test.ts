@@ -76,6 +76,32 @@ describe('the platform’s background tasks', () => {
     expect(t.platform.shutdown.closing.pending()).to.deep.equal([]);
   });
 
+  it('writes the audit record a task makes while it stops before the platform has closed', async () => {
+    const t = await startTestPlatform();
+    const db = t.platform.db;
+    const requestId = crypto.randomUUID();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let running = false;
+    const task = t.platform.scheduler.add({
+      name: 'records_as_it_stops',
+      intervalMs: 3_600_000,
+      run: async () => {
+        running = true;
+        await released;
+        t.platform.audit.record({ actor_type: 'platform', actor_user_id: null, actor_id: 'test', workspace_id: null, action: 'held.by.test', method: 'POST', path: '/held', resource_type: null, resource_id: null, outcome: 201, request_id: requestId, trace_id: null, source_address: null });
+      },
+    });
+    task.start();
+    await until(async () => running, 'the run');
+    const closed = t.close();
+    await until(async () => t.platform.shutdown.closing.pending().some(({ step }) => step === 'records_as_it_stops'), 'the task among the closing steps');
+    release();
+    await closed;
+    // The test's database outlives the platform: the platform's own would be closed by now.
+    expect(await db('audit_records').where({ request_id: requestId }).select('action')).to.deep.equal([{ action: 'held.by.test' }]);
+  });
+
   it('recover a run whose lease ran out while a purge is held up: the sweeper never waits for a purge', async function () {
     needsPostgres(this, 'PGlite has one connection: a held lock there blocks every other statement');
     // A session whose own platform sweeps nothing: only the platform under test can recover its run.

@@ -359,10 +359,11 @@ export function createPlatform(config: Config, options: PlatformOptions = {}) {
       await Promise.all([
         ...scheduler.tasks().map((task) => step(task.name, () => task.stop())),
         step('validation threads', () => validation.close()),
-        step('audit records', () => audit.drain()),
         step('shadow copies', () => shadows.settled()),
         ...(kube ? [step('kubernetes watches', () => kube.informers.stop())] : []),
       ]);
+      // After the tasks: a record one of them made while stopping must reach the database before it closes.
+      await step('audit records', () => audit.drain());
       if (!options.queue) await step('queue', () => queue.close());
       if (changes) await step('change feed', () => releaseChangeFeed(db));
       // A database handed in (tests share one) belongs to whoever made it.
