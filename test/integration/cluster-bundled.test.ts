@@ -4,7 +4,7 @@ import { Client as S3Client } from 'minio';
 import { Client } from '../support/http.js';
 import { completedPrediction, demoDeployment, modelPayload, upload } from '../support/fixtures.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlJson, LOCAL_STORAGE_CLASS, localVolumes, NODE_VALUES, removeLocalVolumes, runningCluster, serviceClient, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'bundled';
@@ -34,11 +34,8 @@ describe('Cluster: helm install with the bundled PostgreSQL, RabbitMQ and MinIO'
   let firstInvocation: string;
 
   const service = async (name: string): Promise<string> => (await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-didyma-${name}`)).spec.clusterIP;
-  const clients = async () => ({
-    auth: new Client(`http://${await service('auth')}:8080`),
-    priv: new Client(`http://${await service('private')}:8081`),
-    pub: new Client(`http://${await service('public')}:8082`),
-  });
+  const client = (name: string, port: number) => serviceClient(cluster, namespace, `${RELEASE}-didyma-${name}`, port);
+  const clients = async () => ({ auth: await client('auth', 8080), priv: await client('private', 8081), pub: await client('public', 8082) });
   const login = async (auth: Client): Promise<string> => {
     const reply = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(reply.status, reply.text).to.equal(200);

@@ -24,6 +24,7 @@ import {
   removeRetaggedImage,
   retagImage,
   runningCluster,
+  serviceClient,
   testNamespace,
   type Cluster,
 } from '../support/cluster.js';
@@ -42,7 +43,7 @@ function releaseView(cluster: Cluster, namespace: string) {
       (pod: any) => !pod.metadata.deletionTimestamp && COMPONENTS.includes(pod.metadata.labels['app.kubernetes.io/component']),
     );
   const ready = (pod: any): boolean => pod.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') ?? false;
-  const auth = async (): Promise<Client> => new Client(`http://${(await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-auth`)).spec.clusterIP}:8080`);
+  const auth = (): Promise<Client> => serviceClient(cluster, namespace, `${RELEASE}-auth`, 8080);
   return {
     componentPods,
     ready,

@@ -8,7 +8,7 @@ import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
 import { lineage, modelCallsOf, runsOf, tag, traceOf } from '../support/jaeger.js';
-import { freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, createHostDatabase, dropHostDatabase, hostServices, imageValues, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, portForward, runningCluster, serviceClient, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 // The README's release name: its Services are didyma-auth, didyma-private and didyma-public.
@@ -79,10 +79,7 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       ...NODE_VALUES,
     ].flatMap((value) => ['--set', value]);
 
-  const serviceClient = async (component: string, port: number): Promise<Client> => {
-    const service = await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`);
-    return new Client(`http://${service.spec.clusterIP}:${port}`);
-  };
+  const componentClient = (component: string, port: number): Promise<Client> => serviceClient(cluster, namespace, `${RELEASE}-${component}`, port);
 
   /** This release's scrape targets for the host's Prometheus (scripts/services/prometheus.sh reads targets.d). */
   const scrapeTargets = () => path.join(path.dirname(requireEnv('TEST_PROMETHEUS_TARGETS_FILE', 'prometheus')), 'targets.d', `${namespace}.json`);
@@ -183,9 +180,9 @@ describe('Cluster: helm install, the walkthrough through the Services, upgrades 
       expect(pods[0].spec.containers[0].image).to.equal(image);
     }
     // The bootstrap step of the hook made the first staff user.
-    auth = await serviceClient('auth', 8080);
-    priv = await serviceClient('private', 8081);
-    pub = await serviceClient('public', 8082);
+    auth = await componentClient('auth', 8080);
+    priv = await componentClient('private', 8081);
+    pub = await componentClient('public', 8082);
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
     token = login.body.access;

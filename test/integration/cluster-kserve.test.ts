@@ -5,7 +5,7 @@ import { upload } from '../support/fixtures.js';
 import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, KSERVE_CRD_FILE, waitFor } from '../support/kube.js';
-import { createHostDatabase, dropHostDatabase, freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, hostServices, imageValues, importKServeImage, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
+import { createHostDatabase, dropHostDatabase, freshTestNamespace, helm, hostDatabaseSecret, hostServiceValues, invitedSupervisor, hostServices, imageValues, importKServeImage, importProjectImage, kubectl, kubectlApply, NODE_VALUES, runningCluster, serviceClient, testNamespace, type Cluster } from '../support/cluster.js';
 
 const RELEASE = 'didyma';
 const CHART = 'charts/didyma';
@@ -150,10 +150,10 @@ describe('Cluster: a KServe InferenceService served through didyma', function ()
       'egress.allowCidrs={10.88.0.1/32,10.96.0.0/16}',
     ];
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values.flatMap((value) => ['--set', value]), '--wait', '--timeout', '5m');
-    const address = async (component: string, port: number) => `http://${(await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`)).spec.clusterIP}:${port}`;
-    const auth = new Client(await address('auth', 8080));
-    priv = new Client(await address('private', 8081));
-    pub = new Client(await address('public', 8082));
+    const service = (component: string, port: number) => serviceClient(cluster, namespace, `${RELEASE}-${component}`, port);
+    const auth = await service('auth', 8080);
+    priv = await service('private', 8081);
+    pub = await service('public', 8082);
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
     token = login.body.access;

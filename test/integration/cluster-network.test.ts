@@ -4,10 +4,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { Client as S3Client } from 'minio';
-import { Client } from '../support/http.js';
 import { completedPrediction, demoDeployment, modelPayload, upload } from '../support/fixtures.js';
 import { waitFor } from '../support/kube.js';
-import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, testNamespace, type Cluster } from '../support/cluster.js';
+import { freshTestNamespace, helm, imageValues, importDependencyImages, importProjectImage, kubectl, kubectlApply, kubectlJson, NODE_VALUES, runningCluster, serviceClient, testNamespace, type Cluster } from '../support/cluster.js';
 
 const CHART = 'charts/didyma';
 const RELEASE = 'netpol';
@@ -127,9 +126,9 @@ describe('Cluster: NetworkPolicies of the chart', function () {
     const kubeApi = (await kubectlJson(cluster, '-n', namespace, 'get', 'networkpolicy', `${RELEASE}-didyma-kube-api`)).spec.egress;
     expect(kubeApi).to.deep.equal([{ to: [{ ipBlock: { cidr: `${cluster.hostIp}/32` } }], ports: [443, 6443, apiPort].map((port) => ({ port, protocol: 'TCP' })) }]);
 
-    const auth = new Client(`http://${await service('auth')}:8080`);
-    const priv = new Client(`http://${await service('private')}:8081`);
-    const pub = new Client(`http://${await service('public')}:8082`);
+    const auth = await serviceClient(cluster, namespace, `${RELEASE}-didyma-auth`, 8080);
+    const priv = await serviceClient(cluster, namespace, `${RELEASE}-didyma-private`, 8081);
+    const pub = await serviceClient(cluster, namespace, `${RELEASE}-didyma-public`, 8082);
     const login = await auth.post('/api/auth/token/obtain', { json: { email: 'admin@didyma.local', password: PASSWORD, workspace: 'default' } });
     expect(login.status, login.text).to.equal(200);
     const token = login.body.access as string;

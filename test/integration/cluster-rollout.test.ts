@@ -4,7 +4,7 @@ import { IRIS, modelPayload, upload } from '../support/fixtures.js';
 import { emptyAndRemoveBucket, s3Admin } from '../support/s3-admin.js';
 import { deleteWorkQueue, requireEnv } from '../support/services.js';
 import { credentialsNamespaceOf, waitFor } from '../support/kube.js';
-import { dropHostDatabase, freshTestNamespace, helm, hostRoleOf, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, managedDatabaseValues, managedHostDatabase, NODE_VALUES, runningCluster, suiteNames, withHostDatabase, type Cluster } from '../support/cluster.js';
+import { dropHostDatabase, freshTestNamespace, helm, hostRoleOf, hostServiceValues, hostServices, imageValues, importProjectImage, killContainer, kubectl, kubectlApply, kubectlJson, managedDatabaseValues, managedHostDatabase, NODE_VALUES, runningCluster, serviceClient, suiteNames, withHostDatabase, type Cluster } from '../support/cluster.js';
 
 const RELEASE = 'didyma';
 const CHART = 'charts/didyma';
@@ -103,10 +103,10 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     await kubectl(cluster, '-n', namespace, 'expose', 'deployment', 'demo-model');
     await helm(cluster, 'install', RELEASE, CHART, '-n', namespace, ...values(), '--wait', '--timeout', '8m');
     await kubectl(cluster, '-n', namespace, 'rollout', 'status', 'deployment/demo-model', '--timeout=300s');
-    const address = async (component: string, port: number) => `http://${(await kubectlJson(cluster, '-n', namespace, 'get', 'service', `${RELEASE}-${component}`)).spec.clusterIP}:${port}`;
-    auth = new Client(await address('auth', 8080));
-    priv = new Client(await address('private', 8081));
-    pub = new Client(await address('public', 8082));
+    const service = (component: string, port: number) => serviceClient(cluster, namespace, `${RELEASE}-${component}`, port);
+    auth = await service('auth', 8080);
+    priv = await service('private', 8081);
+    pub = await service('public', 8082);
   });
 
   after(async () => {

@@ -1,12 +1,13 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { credentialsNamespaceOf, waitFor } from './kube.js';
-import type { Client } from './http.js';
+import { Client } from './http.js';
 import { requireEnv } from './services.js';
 
 // The end-to-end tests' view of the real cluster of scripts/services/cluster.sh:
@@ -472,3 +473,25 @@ export async function withHostDatabase<T>(database: string, body: (db: pg.Client
 /** How many migrations a release's database on the host's PostgreSQL has recorded as applied. */
 export const appliedMigrations = (database: string): Promise<number> =>
   withHostDatabase(database, async (db) => Number((await db.query('SELECT count(*) AS n FROM knex_migrations')).rows[0].n));
+
+/** Whether a TCP connection to `host:port` opens. */
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * A client of a Service's cluster address once it takes connections: a pod
+ * Ready is not yet an endpoint kube-proxy routes to, and until it is, the
+ * address refuses connections.
+ */
+export async function serviceClient(cluster: Cluster, namespace: string, service: string, port: number): Promise<Client> {
+  const { clusterIP } = (await kubectlJson(cluster, '-n', namespace, 'get', 'service', service)).spec as { clusterIP: string };
+  await waitFor(`Service ${service} to take connections`, () => connects(clusterIP, port), 60_000, 250);
+  return new Client(`http://${clusterIP}:${port}`);
+}
