@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { Client, type Reply } from '../support/http.js';
 import { IRIS, modelPayload, upload } from '../support/fixtures.js';
@@ -46,6 +47,12 @@ function every(periodMs: number, body: () => Promise<void>): { stop(): Promise<v
  * database is run as a managed one: the runtime user through a PgBouncer in
  * transaction mode, the migration user apart, TLS checked against the CA.
  */
+/** A socket closed before any byte of the answer (undici's `other side closed`), or reset. */
+function closedBeforeAnswer(cause: Error | undefined): boolean {
+  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET';
+}
+
 describe('Cluster: operator failover and helm upgrade under steady load', function () {
   this.timeout(900_000);
   const { suffix, namespace, database, queue, bucket } = suiteNames('ro');
@@ -189,7 +196,8 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     // Every request of the load, and each one that failed: a connection error, or any answer but the expected one.
     const counts: Record<string, number> = { post: 0, poll: 0, private: 0, auth: 0 };
     const failures: string[] = [];
-    const call = async (what: string, expected: number, send: () => Promise<Reply>): Promise<Reply | undefined> => {
+    const resent: string[] = [];
+    const call = async (what: string, expected: number, send: () => Promise<Reply>, again = true): Promise<Reply | undefined> => {
       counts[what]!++;
       try {
         const reply = await send();
@@ -197,7 +205,14 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
         failures.push(`${new Date().toISOString()} ${what}: ${reply.status} ${reply.text.slice(0, 200)}`);
       } catch (error) {
         const { message, cause } = error as Error & { cause?: Error };
-        failures.push(`${new Date().toISOString()} ${what}: ${message}${cause ? ` (${cause.message})` : ''}`);
+        const line = `${new Date().toISOString()} ${what}: ${message}${cause ? ` (${cause.message})` : ''}`;
+        // An idle kept-alive connection the old pod closes as the client sends on it: HTTP lets a client send an
+        // idempotent request again on a new connection (RFC 9112, 9.3.1), as a posted invocation with an Idempotency-Key is.
+        if (again && closedBeforeAnswer(cause)) {
+          resent.push(line);
+          return call(what, expected, send, false);
+        }
+        failures.push(line);
       }
       return undefined;
     };
@@ -205,7 +220,8 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     let next = 0;
     const load = [
       every(500, async () => {
-        const reply = await call('post', 201, () => pub.post(invocations, { token, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } }));
+        const key = crypto.randomUUID();
+        const reply = await call('post', 201, () => pub.post(invocations, { token, headers: { 'idempotency-key': key }, json: { type: 'PREDICT', request: { type: 'FEATURES', body: IRIS } } }));
         if (reply) statuses.set(reply.body.id, reply.body.status ?? 'QUEUED');
       }),
       every(250, async () => {
@@ -248,11 +264,15 @@ describe('Cluster: operator failover and helm upgrade under steady load', functi
     const completed = final.filter((status) => status === 'COMPLETED').length;
     const requests = Object.values(counts).reduce((sum, count) => sum + count, 0);
     console.log(
-      `      helm upgrade under load: ${requests} requests (${counts.post} posted invocations, ${counts.poll} polls, ${counts.private} private, ${counts.auth} auth), ${failures.length} failed; ` +
+      `      helm upgrade under load: ${requests} requests (${counts.post} posted invocations, ${counts.poll} polls, ${counts.private} private, ${counts.auth} auth), ${failures.length} failed, ${resent.length} sent again; ` +
         `${ids.length} invocations, ${completed} completed, ${ids.length - completed} not`,
     );
+    if (resent.length) console.log(`      sent again after a connection closed before any answer:\n${resent.map((line) => `        ${line}`).join('\n')}`);
     expect(failures).to.deep.equal([]);
+    // Each invocation once: a post sent again was answered from its Idempotency-Key, never queued twice.
     expect(final).to.deep.equal(ids.map(() => 'COMPLETED'));
+    const listed = (await pub.get(`${invocations}?limit=1000`, { token })).body as Array<{ id: string }>;
+    expect(listed.map((row) => row.id).sort(), 'the invocations the session holds').to.deep.equal([...ids].sort());
     for (const component of COMPONENTS) {
       const rolled = (await podsOf(component)).map((pod) => pod.metadata.annotations?.rollout);
       expect(rolled, `${component} pods rolled`).to.have.length.greaterThan(0);
