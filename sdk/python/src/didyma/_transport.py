@@ -69,7 +69,8 @@ class Transport:
 
                     raise NotAuthenticated("No credentials: log in first.", "not_authenticated", 401)
                 sent["authorization"] = f"Bearer {self.credentials.access_token(self)}"
-            response = self.http.request(method, target, json=json, params=clean or None, data=data, files=files, headers=sent, timeout=timeout)
+            resendable = files is None and (method in ("GET", "HEAD") or idempotency_key is not None)
+            response = self._send(method, target, resendable, json=json, params=clean or None, data=data, files=files, headers=sent, timeout=timeout)
             if response.status_code == 401 and authenticated and attempt == 1:
                 self.credentials.invalidate()
                 continue
@@ -77,6 +78,17 @@ class Transport:
                 raise error_from_response(response)
             return response
         raise AssertionError("unreachable")
+
+    def _send(self, method: str, target: str, resendable: bool, **options: Any) -> httpx.Response:
+        """One request, sent once more on a new connection when it is idempotent and its connection closed before
+        any answer: a server that stops (a rolling upgrade) closes its idle kept-alive connections, and one may
+        close as the request goes out, which HTTP lets a client recover from (RFC 9112, section 9.3.1)."""
+        try:
+            return self.http.request(method, target, **options)
+        except (httpx.RemoteProtocolError, httpx.ReadError):
+            if not resendable:
+                raise
+            return self.http.request(method, target, **options)
 
     def stream_lines(self, server: Server, path: str, *, headers: dict[str, str] | None = None, read_timeout: float | None = None) -> Iterator[str]:
         """The lines of an answer that stays open (Server-Sent Events), as they come, each read waiting at most
