@@ -21,7 +21,8 @@ import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const TOTAL = 1200;
 const CONCURRENCY = 8;
-const LEASE_SECONDS = 5;
+/** Long enough that the survivor renews in time on a loaded host (two lanes of the suite on two cores). */
+const LEASE_SECONDS = 10;
 /** Slow enough that both executors keep their model calls busy. */
 const MODEL_DELAY_MS = 200;
 /** Bounds of the waits: generous, the machine may be slow and shared. */
