@@ -52,54 +52,48 @@ describe('the platform’s background tasks', () => {
     }
   });
 
-  it('are each a closing step: close waits for a run in progress and names its task meanwhile', async () => {
-    const t = await startTestPlatform();
+  /**
+   * Starts a task `name` whose run waits until the platform closes, then ends
+   * with `ending`; resolves once the platform's close has resolved.
+   */
+  async function closeDuringRun(t: TestPlatform, name: string, ending: () => void = () => undefined): Promise<void> {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let running = false;
-    const task = t.platform.scheduler.add({
-      name: 'held_by_test',
-      intervalMs: 3_600_000,
-      run: async () => {
-        running = true;
-        await released;
-        running = false;
-      },
-    });
-    task.start();
+    t.platform.scheduler
+      .add({
+        name,
+        intervalMs: 3_600_000,
+        run: async () => {
+          running = true;
+          await released;
+          ending();
+          running = false;
+        },
+      })
+      .start();
     await until(async () => running, 'the run');
     const closed = t.close();
-    await until(async () => t.platform.shutdown.closing.pending().some(({ step }) => step === 'held_by_test'), 'the task among the closing steps');
+    await until(async () => t.platform.shutdown.closing.pending().some(({ step }) => step === name), 'the task among the closing steps');
     release();
     await closed;
     expect(running).to.equal(false);
+  }
+
+  it('are each a closing step: close waits for a run in progress and names its task meanwhile', async () => {
+    const t = await startTestPlatform();
+    await closeDuringRun(t, 'held_by_test');
     expect(t.platform.shutdown.closing.pending()).to.deep.equal([]);
   });
 
   it('writes the audit record a task makes while it stops before the platform has closed', async () => {
     const t = await startTestPlatform();
-    const db = t.platform.db;
     const requestId = crypto.randomUUID();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let running = false;
-    const task = t.platform.scheduler.add({
-      name: 'records_as_it_stops',
-      intervalMs: 3_600_000,
-      run: async () => {
-        running = true;
-        await released;
-        t.platform.audit.record({ actor_type: 'platform', actor_user_id: null, actor_id: 'test', workspace_id: null, action: 'held.by.test', method: 'POST', path: '/held', resource_type: null, resource_id: null, outcome: 201, request_id: requestId, trace_id: null, source_address: null });
-      },
-    });
-    task.start();
-    await until(async () => running, 'the run');
-    const closed = t.close();
-    await until(async () => t.platform.shutdown.closing.pending().some(({ step }) => step === 'records_as_it_stops'), 'the task among the closing steps');
-    release();
-    await closed;
+    await closeDuringRun(t, 'records_as_it_stops', () =>
+      t.platform.audit.record({ actor_type: 'platform', actor_user_id: null, actor_id: 'test', workspace_id: null, action: 'held.by.test', method: 'POST', path: '/held', resource_type: null, resource_id: null, outcome: 201, request_id: requestId, trace_id: null, source_address: null }),
+    );
     // The test's database outlives the platform: the platform's own would be closed by now.
-    expect(await db('audit_records').where({ request_id: requestId }).select('action')).to.deep.equal([{ action: 'held.by.test' }]);
+    expect(await t.platform.db('audit_records').where({ request_id: requestId }).select('action')).to.deep.equal([{ action: 'held.by.test' }]);
   });
 
   it('recover a run whose lease ran out while a purge is held up: the sweeper never waits for a purge', async function () {
